@@ -1,0 +1,1 @@
+"""popvision_py: the PySide6 + pyqtgraph application."""

@@ -1,0 +1,27 @@
+"""The one exception family of profiler_core: every problem with a file a user gave us."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ReportError(Exception):
+    """A report or trace file that cannot be read, named with what is wrong.
+
+    The message always starts with the file, so a user can act on it without
+    reading a traceback: ``profile.pop: truncated after 120 of 4096 bytes``.
+    """
+
+    def __init__(self, path: str | Path | None, problem: str) -> None:
+        self.path = None if path is None else Path(path)
+        self.problem = problem
+        where = f"{self.path}: " if self.path is not None else ""
+        super().__init__(f"{where}{problem}")
+
+
+class FormatVersionError(ReportError):
+    """The file was written by a newer format major version than this reader knows."""
+
+
+class LoadCancelled(ReportError):
+    """The user (or a caller) cancelled a long load; nothing was kept half-loaded."""
