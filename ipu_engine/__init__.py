@@ -1,1 +1,114 @@
-"""ipu_engine: an embedded IPU execution engine in the spirit of Poplar's IPU Model."""
+"""ipu_engine: an embedded IPU execution engine in the spirit of Poplar's IPU Model.
+
+Build a graph (variables, tile mapping, compute sets of vertices, programs), compile it
+into an Engine, run it with numpy, and read the results; Poplar's names in snake_case.
+"""
+
+from ipu_engine.debug import name_scope
+from ipu_engine.engine import Engine
+from ipu_engine.errors import (
+    CodeletError,
+    EngineError,
+    ExecutionError,
+    GraphError,
+    HandleError,
+    OptionError,
+    OutOfMemoryError,
+    ProgramError,
+    ShapeError,
+    StreamError,
+    TileMappingError,
+    TypeMismatchError,
+    VertexConnectionError,
+)
+from ipu_engine.graph import Function, Graph
+from ipu_engine.program import (
+    Call,
+    Copy,
+    Execute,
+    If,
+    PrintTensor,
+    Program,
+    Repeat,
+    RepeatWhileFalse,
+    RepeatWhileTrue,
+    Sequence,
+    Sync,
+    WriteUndef,
+)
+from ipu_engine.streams import DataStream
+from ipu_engine.target import Device, IPUModel, Target
+from ipu_engine.tensor import Tensor, concat
+from ipu_engine.types import (
+    BOOL,
+    CHAR,
+    FLOAT,
+    HALF,
+    INT,
+    LONGLONG,
+    SHORT,
+    UNSIGNED_CHAR,
+    UNSIGNED_INT,
+    UNSIGNED_LONGLONG,
+    UNSIGNED_SHORT,
+    Type,
+)
+from ipu_engine.vertex import InOut, Input, Output, State, Vector, Vertex
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BOOL",
+    "CHAR",
+    "FLOAT",
+    "HALF",
+    "INT",
+    "LONGLONG",
+    "SHORT",
+    "UNSIGNED_CHAR",
+    "UNSIGNED_INT",
+    "UNSIGNED_LONGLONG",
+    "UNSIGNED_SHORT",
+    "Call",
+    "CodeletError",
+    "Copy",
+    "DataStream",
+    "Device",
+    "Engine",
+    "EngineError",
+    "Execute",
+    "ExecutionError",
+    "Function",
+    "Graph",
+    "GraphError",
+    "HandleError",
+    "IPUModel",
+    "If",
+    "InOut",
+    "Input",
+    "OptionError",
+    "OutOfMemoryError",
+    "Output",
+    "PrintTensor",
+    "Program",
+    "ProgramError",
+    "Repeat",
+    "RepeatWhileFalse",
+    "RepeatWhileTrue",
+    "Sequence",
+    "ShapeError",
+    "State",
+    "StreamError",
+    "Sync",
+    "Target",
+    "Tensor",
+    "TileMappingError",
+    "Type",
+    "TypeMismatchError",
+    "Vector",
+    "Vertex",
+    "VertexConnectionError",
+    "WriteUndef",
+    "concat",
+    "name_scope",
+]

@@ -23,5 +23,5 @@ class FormatVersionError(ReportError):
     """The file was written by a newer format major version than this reader knows."""
 
 
-class LoadCancelled(ReportError):
+class LoadCancelledError(ReportError):
     """The user (or a caller) cancelled a long load; nothing was kept half-loaded."""

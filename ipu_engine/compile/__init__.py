@@ -1,0 +1,1 @@
+"""Compiling a graph and its programs: checks, lowering to program steps, vertex plans."""

@@ -1,0 +1,84 @@
+"""Checks made when an engine compiles: every tensor and vertex mapped, every field connected.
+
+Each failure names the tensor or vertex and says how to fix it, before anything runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ipu_engine.errors import TileMappingError, VertexConnectionError
+from ipu_engine.graph import Graph
+from ipu_engine.pool import UNMAPPED
+from ipu_engine.vertices import EdgeColumn, VertexBlock, VertexRef
+
+_MAX_NAMED = 5
+
+
+def check_tile_mapping(graph: Graph) -> None:
+    """Every element of every variable and constant must live on a tile."""
+    problems: list[str] = []
+    for elem_type, pool in graph.pools.items():
+        unmapped = np.flatnonzero(pool.tile_of.data == UNMAPPED)
+        if unmapped.size == 0:
+            continue
+        var_ids = pool.variables_of(unmapped)
+        ids, counts = np.unique(var_ids, return_counts=True)
+        for var_id, count in zip(ids.tolist(), counts.tolist(), strict=True):
+            info = graph.variables[var_id]
+            first = int(unmapped[np.searchsorted(var_ids, var_id)] - info.base)
+            kind = "constant" if info.is_constant else "tensor"
+            problems.append(
+                f"{kind} {info.name!r} ({elem_type!r} {list(info.shape)}) has {count} of "
+                f"{info.size} elements with no tile mapping (first: flat element {first})"
+            )
+    if problems:
+        shown = problems[:_MAX_NAMED]
+        more = (
+            f"\n  ... and {len(problems) - _MAX_NAMED} more" if len(problems) > _MAX_NAMED else ""
+        )
+        raise TileMappingError(
+            "every variable and constant needs a tile mapping before the engine compiles:\n  "
+            + "\n  ".join(shown)
+            + more
+            + "\nmap them with graph.set_tile_mapping(tensor, tile) or "
+            "poputil.map_tensor_linearly(graph, tensor)"
+        )
+
+
+def check_vertices(graph: Graph) -> None:
+    """Every vertex is on a tile and every one of its fields is connected."""
+    for block in graph.vertex_blocks:
+        finalize_pending_edges(block)
+        unmapped = np.flatnonzero(block.tiles == UNMAPPED)
+        if unmapped.size:
+            vertex = VertexRef(graph, block, int(unmapped[0]))
+            raise TileMappingError(
+                f"{vertex.describe()} has no tile; call graph.set_tile_mapping(vertex, tile)"
+            )
+        missing = [name for name in block.codelet.fields if name not in block.edges]
+        if missing:
+            vertex = VertexRef(graph, block, 0)
+            raise VertexConnectionError(
+                f"{vertex.describe()}: field {missing[0]!r} is not connected; connect it with "
+                f"graph.connect(vertex[{missing[0]!r}], tensor) (the codelet is "
+                f"{block.codelet.describe()})"
+            )
+
+
+def finalize_pending_edges(block: VertexBlock) -> None:
+    """Turn vector-of-edges fields connected one edge at a time into an EdgeColumn."""
+    for name, edges in list(block.pending.items()):
+        indices = sorted(edges)
+        if indices != list(range(len(indices))):
+            gap = next(i for i in range(len(indices) + 1) if i not in edges)
+            raise VertexConnectionError(
+                f"vertex {block.first_id} ({block.codelet.type_name}): edge {gap} of vector "
+                f"field {name!r} is not connected (connected: {indices})"
+            )
+        arrays = [edges[i] for i in indices]
+        sizes = np.array([a.size for a in arrays], dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        addr = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+        block.edges[name] = EdgeColumn(addr, offsets, np.array([0, len(arrays)], dtype=np.int64))
+        del block.pending[name]

@@ -1,0 +1,63 @@
+"""Compiling an engine's programs into an Executable: checked, lowered, ready to run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ipu_engine.compile.checks import check_tile_mapping, check_vertices
+from ipu_engine.compile.lower import Lowering
+from ipu_engine.compile.steps import Node, Step
+from ipu_engine.compile.vertex_plans import ComputeSetPlan
+from ipu_engine.errors import ProgramError
+from ipu_engine.executor import Runner, build_runner
+from ipu_engine.graph import Graph
+from ipu_engine.program import Program
+
+
+@dataclass
+class Executable:
+    """What an engine runs: one control tree per program, and every program step."""
+
+    graph: Graph
+    programs: list[Program]
+    roots: list[Node]
+    steps: list[Step]
+    plans: dict[int, ComputeSetPlan]
+    function_nodes: dict[int, Node]
+    streams_used: list[set[str]]
+    may_fail: bool
+    runners: list[Runner] = field(default_factory=list)
+    function_runners: dict[int, Runner] = field(default_factory=dict)
+
+
+def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Executable:
+    """Check the graph, lower each program and build its runner."""
+    programs = [programs] if isinstance(programs, Program) else list(programs)
+    if not programs:
+        raise ProgramError("an engine needs at least one program")
+    for i, p in enumerate(programs):
+        if not isinstance(p, Program):
+            raise ProgramError(f"program {i} is a {type(p).__name__}, not a program")
+    check_tile_mapping(graph)
+    check_vertices(graph)
+    lowering = Lowering(graph)
+    roots, streams_used = [], []
+    for p in programs:
+        lowering.streams_used = set()
+        roots.append(lowering.lower(p))
+        streams_used.append(lowering.streams_used)
+    exe = Executable(
+        graph,
+        programs,
+        roots,
+        lowering.steps,
+        lowering.plans,
+        lowering.functions,
+        streams_used,
+        lowering.may_fail,
+    )
+    for fid, node in exe.function_nodes.items():
+        exe.function_runners[fid] = build_runner(node, exe.function_runners)
+    exe.runners = [build_runner(root, exe.function_runners) for root in roots]
+    return exe

@@ -1,0 +1,218 @@
+"""How a compute set runs: one batched numpy call per codelet, or a loop over vertices.
+
+Codelets that define ``compute_batch`` get every vertex of the compute set at once as
+concatenated columns (an ``Access`` per field); other codelets run vertex by vertex
+with each field bound as a numpy array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_engine.access import Access, Memory
+from ipu_engine.errors import ExecutionError
+from ipu_engine.graph import Graph
+from ipu_engine.types import Type
+from ipu_engine.vertex import Field, Vertex, VertexBatch
+from ipu_engine.vertices import ComputeSet, EdgeColumn, VertexBlock
+
+
+@dataclass(eq=False)
+class MergedField:
+    """One field over every vertex of a codelet group, with its element type."""
+
+    spec: Field
+    type: Type
+    column: EdgeColumn
+
+
+class CodeletGroup:
+    """Every vertex of one codelet in one compute set."""
+
+    def __init__(self, graph: Graph, cs: ComputeSet, blocks: Sequence[VertexBlock]) -> None:
+        self.codelet: type[Vertex] = blocks[0].codelet
+        self.compute_set = cs
+        self.graph = graph
+        self.first_ids = np.concatenate([np.arange(b.count) + b.first_id for b in blocks])
+        self.tiles = np.concatenate([b.tiles for b in blocks])
+        self.count = int(self.tiles.size)
+        self.fields = {
+            name: _merge(graph, blocks, name, spec) for name, spec in self.codelet.fields.items()
+        }
+        self.state = {
+            name: np.concatenate([b.state[name] for b in blocks]) for name in self.codelet.state
+        }
+        perf = [
+            b.perf_estimate if b.perf_estimate is not None else np.full(b.count, -1, np.int64)
+            for b in blocks
+        ]
+        self.perf_estimate = np.concatenate(perf)
+
+
+def _merge(graph: Graph, blocks: Sequence[VertexBlock], name: str, spec: Field) -> MergedField:
+    columns = [b.edges[name] for b in blocks]
+    elem_type = _edge_type(graph, blocks[0], name, spec)
+    if len(columns) == 1:
+        return MergedField(spec, elem_type, columns[0])
+    addr = np.concatenate([c.addr for c in columns])
+    starts = np.cumsum([0] + [c.addr.size for c in columns[:-1]])
+    offsets = np.concatenate(
+        [c.offsets[:-1] + s for c, s in zip(columns, starts, strict=True)] + [[addr.size]]
+    ).astype(np.int64)
+    edges_of_vertex = None
+    if spec.vector_of_edges:
+        edge_starts = np.cumsum([0] + [len(c.offsets) - 1 for c in columns[:-1]])
+        parts = [c.edges_of_vertex[:-1] + s for c, s in zip(columns, edge_starts, strict=True)]
+        edges_of_vertex = np.concatenate([*parts, [len(offsets) - 1]]).astype(np.int64)
+    return MergedField(spec, elem_type, EdgeColumn(addr, offsets, edges_of_vertex))
+
+
+def _edge_type(graph: Graph, block: VertexBlock, name: str, spec: Field) -> Type:
+    """Templated fields take the type of what they are connected to."""
+    return spec.type or block.edge_types[name]
+
+
+class ComputeSetPlan:
+    """Runs one compute set against engine memory."""
+
+    def __init__(self, graph: Graph, cs: ComputeSet) -> None:
+        # Templated codelets connected to different element types are different groups.
+        by_codelet: dict[tuple, list[VertexBlock]] = {}
+        for block in cs.blocks:
+            key = (block.codelet, tuple(sorted((k, t.name) for k, t in block.edge_types.items())))
+            by_codelet.setdefault(key, []).append(block)
+        self.groups = [CodeletGroup(graph, cs, blocks) for blocks in by_codelet.values()]
+        self.runners = [
+            _BatchRunner(g) if g.codelet.compute_batch is not None else _VertexRunner(g)
+            for g in self.groups
+        ]
+        self.may_fail = any(not g.codelet.builtin for g in self.groups)
+
+    def __call__(self, memory: Memory) -> None:
+        for runner in self.runners:
+            runner(memory)
+
+
+class _BatchRunner:
+    """One ``compute_batch`` call over every vertex of the group."""
+
+    def __init__(self, group: CodeletGroup) -> None:
+        self.group = group
+        self.access = {n: Access(f.type, f.column.addr) for n, f in group.fields.items()}
+        self.offsets = {n: f.column.offsets for n, f in group.fields.items()}
+        self.edge_offsets = {
+            n: f.column.edges_of_vertex
+            for n, f in group.fields.items()
+            if f.column.edges_of_vertex is not None
+        }
+
+    def __call__(self, memory: Memory) -> None:
+        g = self.group
+        data = {}
+        for name, f in g.fields.items():
+            acc = self.access[name]
+            data[name] = acc.writable(memory) if f.spec.direction.writes else acc.read(memory)
+        batch = VertexBatch(g.count, g.tiles, data, self.offsets, self.edge_offsets, g.state)
+        try:
+            g.codelet.compute_batch(batch)  # type: ignore[misc]
+        except Exception as exc:
+            raise ExecutionError(
+                f"codelet {g.codelet.type_name} failed in compute set "
+                f"{g.compute_set.name!r} ({g.count} vertices): {exc}"
+            ) from exc
+        for name, f in g.fields.items():
+            if f.spec.direction.writes:
+                self.access[name].store_back(memory, data[name])
+
+
+class _VertexRunner:
+    """Calls ``compute`` once per vertex with its fields bound as numpy arrays."""
+
+    def __init__(self, group: CodeletGroup) -> None:
+        self.group = group
+        self.vertices = [self._bind(i) for i in range(group.count)]
+
+    def _bind(self, i: int) -> list[tuple[str, Field, list[Access] | Access]]:
+        bound = []
+        for name, f in self.group.fields.items():
+            col = f.column
+            if f.spec.vector_of_edges:
+                e0, e1 = int(col.edges_of_vertex[i]), int(col.edges_of_vertex[i + 1])
+                bound.append(
+                    (
+                        name,
+                        f.spec,
+                        [
+                            Access(f.type, col.addr[col.offsets[e] : col.offsets[e + 1]])
+                            for e in range(e0, e1)
+                        ],
+                    )
+                )
+            else:
+                acc = Access(f.type, col.addr[col.offsets[i] : col.offsets[i + 1]])
+                bound.append((name, f.spec, acc))
+        return bound
+
+    def __call__(self, memory: Memory) -> None:
+        g = self.group
+        cls = g.codelet
+        attrs = cls.attributes
+        for i, bound in enumerate(self.vertices):
+            vertex = cls.__new__(cls)
+            given: dict[str, object] = {}
+            for name, spec, acc in bound:
+                value = _bind_value(memory, spec, acc)
+                given[name] = value
+                vertex.__dict__[attrs[name]] = value
+            for name, values in g.state.items():
+                vertex.__dict__[attrs[name]] = values[i]
+            try:
+                ok = vertex.compute()
+            except Exception as exc:
+                raise ExecutionError(
+                    f"{self._describe(i)} raised {type(exc).__name__}: {exc}"
+                ) from exc
+            if ok is False:
+                raise ExecutionError(f"{self._describe(i)} returned False from compute()")
+            for name, spec, acc in bound:
+                if spec.direction.writes:
+                    self._store(
+                        memory, i, name, spec, acc, given[name], vertex.__dict__[attrs[name]]
+                    )
+
+    def _describe(self, i: int) -> str:
+        g = self.group
+        return (
+            f"vertex {int(g.first_ids[i])} ({g.codelet.type_name}) on tile {int(g.tiles[i])} "
+            f"in compute set {g.compute_set.name!r}"
+        )
+
+    def _store(self, memory, i, name, spec, acc, given, result) -> None:  # noqa: ANN001
+        if spec.vector_of_edges:
+            for e, (edge_acc, edge_value) in enumerate(zip(acc, result, strict=True)):
+                self._store_one(memory, i, f"{name}[{e}]", edge_acc, given[e], edge_value)
+        else:
+            self._store_one(memory, i, name, acc, given, result)
+
+    def _store_one(self, memory, i, name, acc, given, result) -> None:  # noqa: ANN001
+        if result is given and isinstance(given, np.ndarray):
+            acc.store_back(memory, given)
+            return
+        values = np.asarray(result)
+        if values.size != acc.size:
+            raise ExecutionError(
+                f"{self._describe(i)}: output {name!r} got {values.size} values for a field "
+                f"of {acc.size} elements"
+            )
+        acc.store(memory, values.reshape(-1))
+
+
+def _bind_value(memory: Memory, spec: Field, acc: list[Access] | Access) -> object:
+    if isinstance(acc, list):
+        return [a.writable(memory) if spec.direction.writes else a.read(memory) for a in acc]
+    if spec.scalar:
+        return acc.read(memory)[0]
+    return acc.writable(memory) if spec.direction.writes else acc.read(memory)

@@ -1,0 +1,110 @@
+"""Debug contexts: who created each variable, compute set and program, and in which layer.
+
+``with name_scope("layer1"):`` prefixes the names of everything created inside it, as
+Poplar's ``DebugContext`` and the frameworks' name scopes do; reports show those names
+as layers and operations.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_scopes = threading.local()
+
+
+@dataclass(frozen=True)
+class DebugContext:
+    """One debug context: a name in a scope, the API that made it and where it was called."""
+
+    id: int
+    name: str
+    parent: int  # -1 for a top-level context
+    layer: str  # the outermost scope, "" if none
+    op: str  # the library op ("popops::add") or "" for user code
+    api: str  # the API call that created it ("Graph.add_variable")
+    args: dict[str, Any] = field(default_factory=dict)
+    location: tuple[str, int] = ("", 0)
+
+
+def current_scopes() -> tuple[str, ...]:
+    return tuple(getattr(_scopes, "stack", ()))
+
+
+@contextlib.contextmanager
+def name_scope(name: str) -> Iterator[None]:
+    """Name everything created inside: variables, compute sets, programs, library ops."""
+    if not name or "/" in name:
+        raise ValueError(f"a name scope must be a non-empty name without '/', got {name!r}")
+    stack = getattr(_scopes, "stack", ())
+    _scopes.stack = (*stack, name)
+    try:
+        yield
+    finally:
+        _scopes.stack = stack
+
+
+def scoped_name(name: str) -> str:
+    scopes = current_scopes()
+    return "/".join((*scopes, name)) if scopes else name
+
+
+def caller_location() -> tuple[str, int]:
+    """The first frame outside ipu_engine: the user's line that asked for this."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return ("", 0)
+    return (frame.f_code.co_filename, frame.f_lineno)
+
+
+class DebugContexts:
+    """The debug contexts of one graph, in creation order (ids are list positions)."""
+
+    def __init__(self) -> None:
+        self.items: list[DebugContext] = []
+        self._op_stack: list[int] = []
+
+    def add(self, name: str, api: str, args: dict[str, Any] | None = None, op: str = "") -> int:
+        scopes = current_scopes()
+        parent = self._op_stack[-1] if self._op_stack else -1
+        if parent >= 0 and not op:
+            op = self.items[parent].op
+        full = "/".join((*scopes, name)) if scopes else name
+        if parent >= 0:
+            full = f"{self.items[parent].name}/{name}" if name else self.items[parent].name
+        ctx = DebugContext(
+            id=len(self.items),
+            name=full,
+            parent=parent,
+            layer=scopes[0] if scopes else "",
+            op=op,
+            api=api,
+            args=dict(args or {}),
+            location=caller_location(),
+        )
+        self.items.append(ctx)
+        return ctx.id
+
+    @contextlib.contextmanager
+    def op(self, op: str, name: str, args: dict[str, Any] | None = None) -> Iterator[int]:
+        """Everything created while a library op builds its vertices belongs to the op."""
+        ctx = self.add(name or op.split("::")[-1], api=op, args=args, op=op)
+        self._op_stack.append(ctx)
+        try:
+            yield ctx
+        finally:
+            self._op_stack.pop()
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> DebugContext:
+        return self.items[index]

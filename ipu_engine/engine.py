@@ -1,0 +1,179 @@
+"""The Engine: compiles a graph's programs, loads them on a device and runs them.
+
+As Poplar's ``poplar::Engine``: ``Engine(graph, programs, options)``, ``load(device)``,
+``run(index)``, ``write_tensor``/``read_tensor`` through host handles and
+``connect_stream`` for FIFOs. A failed run restores every tensor and stream position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, Any
+
+import numpy as np
+
+from ipu_engine.access import Access, Memory
+from ipu_engine.compile.executable import Executable, compile_programs
+from ipu_engine.errors import EngineError, ExecutionError, HandleError, StreamError
+from ipu_engine.executor import RunContext
+from ipu_engine.graph import Graph
+from ipu_engine.host_streams import CallbackStream, CircularBuffer
+from ipu_engine.options import EngineOptions, parse_options
+from ipu_engine.program import Program
+from ipu_engine.streams import StreamDirection
+from ipu_engine.target import Device
+
+
+class Engine:
+    """Compiled programs of one graph, runnable on an IPU Model device."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        programs: Program | Sequence[Program],
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.graph = graph
+        self.options: EngineOptions = parse_options(options)
+        self.executable: Executable = compile_programs(graph, programs)
+        self.device: Device | None = None
+        self._memory: Memory | None = None
+        self._streams: dict[str, CircularBuffer | CallbackStream] = {}
+        self._print_stream: IO[str] | None = None
+        self.run_count = 0
+
+    # -- device -------------------------------------------------------------------------
+    def load(self, device: Device) -> None:
+        """Put the executable on a device: allocate tile memory and write the constants."""
+        if device.target != self.graph.target:
+            raise EngineError(
+                f"the graph was made for {self.graph.target.describe()} but the device is "
+                f"{device.target.describe()}"
+            )
+        memory: Memory = {}
+        for elem_type, pool in self.graph.pools.items():
+            memory[elem_type] = np.zeros(pool.size, dtype=elem_type.numpy_dtype)
+        for var_id, values in self.graph.constant_values.items():
+            info = self.graph.variables[var_id]
+            memory[info.type][info.base : info.base + info.size] = values.reshape(-1)
+        self._memory = memory
+        self.device = device
+
+    def _loaded(self, what: str) -> Memory:
+        if self._memory is None:
+            raise EngineError(f"{what}: the engine is not loaded; call engine.load(device) first")
+        return self._memory
+
+    # -- running ------------------------------------------------------------------------
+    def run(self, index: int = 0) -> None:
+        """Run program ``index``. On failure every tensor and stream is as before the run."""
+        memory = self._loaded(f"run({index})")
+        exe = self.executable
+        if not 0 <= index < len(exe.runners):
+            count = len(exe.runners)
+            raise EngineError(f"run({index}): the engine has {count} program(s), 0..{count - 1}")
+        missing = sorted(exe.streams_used[index] - self._streams.keys())
+        if missing:
+            name = missing[0]
+            raise StreamError(
+                f"stream {name!r} has no host data connected; call "
+                f"engine.connect_stream({name!r}, array) before engine.run({index})"
+            )
+        ctx = RunContext(memory, self._streams, self._print_stream)
+        snapshot = self._snapshot() if self._may_fail(index) else None
+        try:
+            with np.errstate(all="ignore"):
+                exe.runners[index](ctx)
+        except BaseException as exc:
+            if snapshot is not None:
+                self._restore(snapshot)
+            if isinstance(exc, EngineError) or not isinstance(exc, Exception):
+                raise
+            raise ExecutionError(f"run({index}) failed: {type(exc).__name__}: {exc}") from exc
+        self.run_count += 1
+        self.last_run_steps = np.frombuffer(ctx.executed, dtype=np.int32).copy()
+
+    def _may_fail(self, index: int) -> bool:
+        callbacks = any(
+            isinstance(self._streams.get(s), CallbackStream)
+            for s in self.executable.streams_used[index]
+        )
+        return self.executable.may_fail or callbacks
+
+    def _snapshot(self) -> tuple[dict, dict]:
+        assert self._memory is not None
+        memory = {t: a.copy() for t, a in self._memory.items()}
+        positions = {n: s.position for n, s in self._streams.items()}
+        return memory, positions
+
+    def _restore(self, snapshot: tuple[dict, dict]) -> None:
+        assert self._memory is not None
+        memory, positions = snapshot
+        for t, saved in memory.items():
+            self._memory[t][...] = saved
+        for name, pos in positions.items():
+            self._streams[name].position = pos
+
+    def set_print_stream(self, stream: IO[str] | None) -> None:
+        """Where PrintTensor writes (standard output when None)."""
+        self._print_stream = stream
+
+    # -- host handles ---------------------------------------------------------------------
+    def write_tensor(self, handle: str, data: Any) -> None:
+        memory = self._loaded(f"write_tensor({handle!r})")
+        tensor = self.graph.host_writes.get(handle)
+        if tensor is None:
+            known = ", ".join(sorted(self.graph.host_writes)) or "none"
+            raise HandleError(
+                f"no host write handle {handle!r} (known: {known}); create it with "
+                "graph.create_host_write(handle, tensor)"
+            )
+        values = np.asarray(data)
+        if values.size != tensor.num_elements:
+            raise HandleError(
+                f"write_tensor({handle!r}): {values.size} values given for tensor "
+                f"{tensor.name!r} of shape {tensor.shape} ({tensor.num_elements} elements)"
+            )
+        Access(tensor.type, tensor.flat_addr()).store(
+            memory, values.reshape(-1).astype(tensor.type.numpy_dtype, copy=False)
+        )
+
+    def read_tensor(self, handle: str, out: np.ndarray | None = None) -> np.ndarray:
+        """The tensor's values, shaped like it; also written into ``out`` when given."""
+        memory = self._loaded(f"read_tensor({handle!r})")
+        tensor = self.graph.host_reads.get(handle)
+        if tensor is None:
+            known = ", ".join(sorted(self.graph.host_reads)) or "none"
+            raise HandleError(
+                f"no host read handle {handle!r} (known: {known}); create it with "
+                "graph.create_host_read(handle, tensor)"
+            )
+        values = Access(tensor.type, tensor.flat_addr()).read(memory).reshape(tensor.shape).copy()
+        if out is not None:
+            if out.size != values.size:
+                raise HandleError(
+                    f"read_tensor({handle!r}): the output array has {out.size} elements but "
+                    f"tensor {tensor.name!r} has {values.size}"
+                )
+            out.reshape(-1)[...] = values.reshape(-1)
+        return values
+
+    # -- streams ----------------------------------------------------------------------------
+    def connect_stream(self, name: str, data: np.ndarray | Callable[[np.ndarray], object]) -> None:
+        """Connect host data (a circular buffer) or a callback to a stream."""
+        stream = self.graph.streams.get(name)
+        if stream is None:
+            known = ", ".join(sorted(self.graph.streams)) or "none"
+            raise StreamError(f"no stream named {name!r} in the graph (streams: {known})")
+        if callable(data) and not isinstance(data, np.ndarray):
+            self._streams[name] = CallbackStream(stream, data)
+        else:
+            self._streams[name] = CircularBuffer(stream, data)
+
+    def connect_stream_to_callback(
+        self, name: str, callback: Callable[[np.ndarray], object]
+    ) -> None:
+        self.connect_stream(name, callback)
+
+    def stream_direction(self, name: str) -> StreamDirection:
+        return self.graph.streams[name].direction

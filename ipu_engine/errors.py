@@ -1,0 +1,60 @@
+"""The EngineError family: every mistake in a graph, program or run, named with its fix.
+
+Errors are raised while the graph is built or when the engine compiles, so a user
+sees the tensor, vertex or stream at fault instead of a numpy traceback from deep
+inside an execution.
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base of every error the IPU engine raises."""
+
+
+class GraphError(EngineError):
+    """A graph that cannot be built as asked."""
+
+
+class TypeMismatchError(GraphError):
+    """Element types that must agree do not (a Copy between FLOAT and INT, say)."""
+
+
+class ShapeError(GraphError):
+    """Shapes or element counts that do not fit together."""
+
+
+class TileMappingError(GraphError):
+    """A tensor or vertex with no tile, or a tile outside the target."""
+
+
+class VertexConnectionError(GraphError):
+    """A vertex field left unconnected, connected twice or to the wrong kind of tensor."""
+
+
+class CodeletError(GraphError):
+    """A codelet that is unknown to the graph or malformed."""
+
+
+class ProgramError(EngineError):
+    """A control program that cannot be compiled (bad predicate, unknown compute set...)."""
+
+
+class StreamError(EngineError):
+    """A host stream used without data connected, or connected with the wrong data."""
+
+
+class HandleError(EngineError):
+    """An unknown host read/write handle, or data of the wrong size for it."""
+
+
+class ExecutionError(EngineError):
+    """A vertex or stream callback failed while the engine ran; the tensors were restored."""
+
+
+class OptionError(EngineError):
+    """An engine option with an unknown key or a bad value."""
+
+
+class OutOfMemoryError(EngineError):
+    """A tile needs more memory than the target has (Poplar's ``Out of memory on tile``)."""

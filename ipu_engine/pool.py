@@ -1,0 +1,64 @@
+"""Element pools: the graph's storage for one element type, and each element's tile.
+
+Every variable and constant of a type is a contiguous range of its pool, so an element
+address is one integer, views are integer arrays, and the tile of every element is one
+int32 column (-1 while unmapped).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ipu_engine.types import Type
+
+UNMAPPED = -1
+
+
+class GrowableColumn:
+    """A numpy column that grows by doubling, so appending n items costs O(n) overall."""
+
+    def __init__(self, dtype: np.dtype | type, fill: int | float = 0, capacity: int = 1024) -> None:
+        self._fill = fill
+        self._data = np.full(capacity, fill, dtype=dtype)
+        self.size = 0
+
+    def extend(self, n: int) -> tuple[int, int]:
+        """Make room for n more items and return their [begin, end) range."""
+        begin, end = self.size, self.size + n
+        if end > len(self._data):
+            grown = np.full(max(end, 2 * len(self._data)), self._fill, dtype=self._data.dtype)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self.size = end
+        return begin, end
+
+    @property
+    def data(self) -> np.ndarray:
+        """The used part: a view that later growth may detach, so do not keep it."""
+        return self._data[: self.size]
+
+
+class ElementPool:
+    """All elements of one type in a graph: their count, their tiles, their variables."""
+
+    def __init__(self, elem_type: Type) -> None:
+        self.type = elem_type
+        self.tile_of = GrowableColumn(np.int32, UNMAPPED)
+        self.var_base: list[int] = []  # first address of each variable in this pool
+        self.var_id: list[int] = []  # graph-wide variable id of each of those
+
+    @property
+    def size(self) -> int:
+        return self.tile_of.size
+
+    def allocate(self, n: int, var_id: int) -> int:
+        begin, _ = self.tile_of.extend(n)
+        self.var_base.append(begin)
+        self.var_id.append(var_id)
+        return begin
+
+    def variables_of(self, addr: np.ndarray) -> np.ndarray:
+        """Graph-wide variable id of each address."""
+        bases = np.asarray(self.var_base, dtype=np.int64)
+        ids = np.asarray(self.var_id, dtype=np.int64)
+        return ids[np.searchsorted(bases, addr, side="right") - 1]

@@ -1,0 +1,246 @@
+"""Tensors: views onto graph variables that alias their storage, as in Poplar.
+
+A tensor is an array of element addresses into the graph's memory pool for its
+element type. Slicing, reshaping and transposing are numpy views of that address
+array, so they cost nothing and always alias the variable they came from; ``concat``
+builds a new address array from its parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.types import Type
+
+if TYPE_CHECKING:
+    from ipu_engine.graph import Graph
+
+
+class Tensor:
+    """A reference to a set of elements of one or more variables, with a shape."""
+
+    __slots__ = ("addr", "graph", "name", "type")
+
+    def __init__(self, graph: Graph, elem_type: Type, addr: np.ndarray, name: str) -> None:
+        self.graph = graph
+        self.type = elem_type
+        self.addr = addr
+        self.name = name
+
+    # -- what it is -------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(int(n) for n in self.addr.shape)
+
+    @property
+    def rank(self) -> int:
+        return self.addr.ndim
+
+    @property
+    def num_elements(self) -> int:
+        return int(self.addr.size)
+
+    @property
+    def element_type(self) -> Type:
+        return self.type
+
+    dtype = element_type
+
+    def __len__(self) -> int:
+        if self.rank == 0:
+            raise ShapeError(f"tensor {self.name!r} is a scalar and has no length")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.name!r}, {self.type!r}, shape={self.shape})"
+
+    def _view(self, addr: np.ndarray, suffix: str) -> Tensor:
+        return Tensor(self.graph, self.type, addr, f"{self.name}{suffix}")
+
+    # -- views ------------------------------------------------------------------------
+    def __getitem__(self, key: int | slice | tuple) -> Tensor:
+        try:
+            addr = self.addr[key]
+        except IndexError as exc:
+            raise ShapeError(f"tensor {self.name!r} of shape {self.shape}: {exc}") from None
+        return self._view(np.asarray(addr), f"[{_key_text(key)}]")
+
+    def slice(
+        self,
+        begin: int | Sequence[int],
+        end: int | Sequence[int] | None = None,
+        dim: int = 0,
+    ) -> Tensor:
+        """``t.slice(b, e, dim)`` or Poplar's multi-dim ``t.slice([b0, b1], [e0, e1])``."""
+        if isinstance(begin, Sequence):
+            if end is None or not isinstance(end, Sequence) or len(begin) != len(end):
+                raise ShapeError(
+                    f"slice of {self.name!r}: begin {list(begin)} and end "
+                    f"{end!r} must be lists of the same length"
+                )
+            if len(begin) > self.rank:
+                raise ShapeError(
+                    f"slice of {self.name!r}: {len(begin)} dimensions given "
+                    f"but the tensor has shape {self.shape}"
+                )
+            key = []
+            for d, (b, e) in enumerate(zip(begin, end, strict=True)):
+                self._check_bounds(d, b, e)
+                key.append(slice(b, e))
+            text = ",".join(f"{b}:{e}" for b, e in zip(begin, end, strict=True))
+            return self._view(self.addr[tuple(key)], f"[{text}]")
+        if end is None:
+            raise ShapeError(f"slice of {self.name!r} needs an end index")
+        dim = self._dim(dim, "slice")
+        self._check_bounds(dim, int(begin), int(end))
+        key = (slice(None),) * dim + (slice(int(begin), int(end)),)
+        return self._view(self.addr[key], f".slice({begin},{end},{dim})")
+
+    def _check_bounds(self, dim: int, begin: int, end: int) -> None:
+        size = self.shape[dim]
+        if not 0 <= begin <= end <= size:
+            raise ShapeError(
+                f"slice [{begin}, {end}) of dimension {dim} of tensor {self.name!r} "
+                f"is outside its shape {self.shape}"
+            )
+
+    def _dim(self, dim: int, what: str) -> int:
+        if not -self.rank <= dim < max(self.rank, 1):
+            raise ShapeError(
+                f"{what}: dimension {dim} is outside tensor {self.name!r} {self.shape}"
+            )
+        return dim % max(self.rank, 1)
+
+    def reshape(self, shape: Sequence[int]) -> Tensor:
+        shape = tuple(int(n) for n in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.num_elements:
+            raise ShapeError(
+                f"cannot reshape tensor {self.name!r} of shape {self.shape} "
+                f"({self.num_elements} elements) to {shape}"
+            )
+        return self._view(self.addr.reshape(shape), f".reshape{shape}")
+
+    def flatten(self, begin: int | None = None, end: int | None = None) -> Tensor:
+        """All dimensions into one, or Poplar's ``flatten(dimBegin, dimEnd)``."""
+        if begin is None:
+            return self._view(self.addr.reshape(-1), ".flatten()")
+        end = self.rank if end is None else end
+        if not 0 <= begin < end <= self.rank:
+            raise ShapeError(
+                f"flatten({begin}, {end}) is outside tensor {self.name!r} {self.shape}"
+            )
+        shape = (*self.shape[:begin], -1, *self.shape[end:])
+        return self._view(self.addr.reshape(shape), f".flatten({begin},{end})")
+
+    def transpose(self) -> Tensor:
+        """Swap the two dimensions of a matrix (Poplar transposes 2-D tensors only)."""
+        if self.rank != 2:
+            raise ShapeError(
+                f"transpose needs a 2-D tensor but {self.name!r} has shape {self.shape}; "
+                "use dim_shuffle for other ranks"
+            )
+        return self._view(self.addr.T, ".transpose()")
+
+    def dim_shuffle(self, permutation: Sequence[int]) -> Tensor:
+        perm = [int(p) for p in permutation]
+        if sorted(perm) != list(range(self.rank)):
+            raise ShapeError(
+                f"dim_shuffle {perm} is not a permutation of the {self.rank} "
+                f"dimensions of {self.name!r}"
+            )
+        return self._view(self.addr.transpose(perm), f".dim_shuffle({perm})")
+
+    def dim_roll(self, dim: int, new_dim: int = 0) -> Tensor:
+        dim, new_dim = self._dim(dim, "dim_roll"), self._dim(new_dim, "dim_roll")
+        return self._view(np.moveaxis(self.addr, dim, new_dim), f".dim_roll({dim},{new_dim})")
+
+    def expand(self, dims: Sequence[int]) -> Tensor:
+        """Insert singleton dimensions at the given positions."""
+        addr = self.addr
+        for d in sorted(int(d) for d in dims):
+            if not 0 <= d <= addr.ndim:
+                raise ShapeError(f"expand: position {d} is outside tensor {self.name!r}")
+            addr = np.expand_dims(addr, d)
+        return self._view(addr, f".expand({list(dims)})")
+
+    def squeeze(self, dims: Sequence[int] | None = None) -> Tensor:
+        if dims is None:
+            return self._view(np.squeeze(self.addr), ".squeeze()")
+        for d in dims:
+            if self.shape[d] != 1:
+                raise ShapeError(f"squeeze: dimension {d} of {self.name!r} {self.shape} is not 1")
+        return self._view(np.squeeze(self.addr, axis=tuple(dims)), f".squeeze({list(dims)})")
+
+    def broadcast(self, times: int, dim: int) -> Tensor:
+        """Repeat the tensor ``times`` along ``dim``: the copies alias the same elements."""
+        dim = self._dim(dim, "broadcast")
+        return self._view(
+            np.concatenate([self.addr] * int(times), axis=dim), f".broadcast({times})"
+        )
+
+    def reverse(self, dim: int) -> Tensor:
+        dim = self._dim(dim, "reverse")
+        key = (slice(None),) * dim + (slice(None, None, -1),)
+        return self._view(self.addr[key], f".reverse({dim})")
+
+    def subsample(self, stride: int, dim: int) -> Tensor:
+        dim = self._dim(dim, "subsample")
+        if stride < 1:
+            raise ShapeError(f"subsample stride must be at least 1, got {stride}")
+        key = (slice(None),) * dim + (slice(None, None, int(stride)),)
+        return self._view(self.addr[key], f".subsample({stride},{dim})")
+
+    def concat(self, other: Tensor, dim: int = 0) -> Tensor:
+        return concat([self, other], dim)
+
+    # -- helpers for the engine -------------------------------------------------------
+    def flat_addr(self) -> np.ndarray:
+        """Element addresses in row-major order, as one contiguous int64 array."""
+        return np.ascontiguousarray(self.addr.reshape(-1))
+
+
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors along ``dim``; the result aliases every part."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ShapeError("concat needs at least one tensor")
+    first = tensors[0]
+    for t in tensors[1:]:
+        if t.graph is not first.graph:
+            raise GraphError(f"concat: {t.name!r} belongs to another graph than {first.name!r}")
+        if t.type != first.type:
+            raise TypeMismatchError(
+                f"concat: {t.name!r} is {t.type!r} but {first.name!r} is {first.type!r}"
+            )
+    if first.rank == 0:
+        raise ShapeError(f"concat: {first.name!r} is a scalar; reshape it to [1] first")
+    dim = first._dim(dim, "concat")
+    try:
+        addr = np.concatenate([t.addr for t in tensors], axis=dim)
+    except ValueError:
+        shapes = ", ".join(f"{t.name!r} {t.shape}" for t in tensors)
+        raise ShapeError(
+            f"concat along dimension {dim} needs equal other dimensions: {shapes}"
+        ) from None
+    addr.flags.writeable = False
+    names = ",".join(t.name for t in tensors[:4]) + (",..." if len(tensors) > 4 else "")
+    return Tensor(first.graph, first.type, addr, f"concat({names})")
+
+
+def _key_text(key: object) -> str:
+    parts = key if isinstance(key, tuple) else (key,)
+    out = []
+    for p in parts:
+        if isinstance(p, slice):
+            out.append(f"{'' if p.start is None else p.start}:{'' if p.stop is None else p.stop}")
+        else:
+            out.append(str(p))
+    return ",".join(out)

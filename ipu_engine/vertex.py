@@ -1,0 +1,178 @@
+"""Codelets: vertex types with typed fields and a ``compute`` method, as Poplar's C++ vertices.
+
+A codelet is a Python class::
+
+    class SumVertex(Vertex):
+        in_ = Input(FLOAT)               # Input<Vector<float>>; addressed as "in"
+        out = Output(FLOAT, scalar=True) # Output<float>
+
+        def compute(self):
+            self.out = self.in_.sum()
+
+Inside ``compute`` every edge field is a numpy array (inputs read-only); an output may
+be written in place (``self.out[:] = ...``) or rebound (``self.out = ...``). A codelet
+that knows how to run many vertices at once defines ``compute_batch(batch)``, and the
+engine then makes one numpy call per codelet type per compute set.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ipu_engine.errors import CodeletError
+from ipu_engine.types import Type, as_type
+
+
+class Direction(enum.Enum):
+    INPUT = "Input"
+    OUTPUT = "Output"
+    INOUT = "InOut"
+
+    @property
+    def reads(self) -> bool:
+        return self is not Direction.OUTPUT
+
+    @property
+    def writes(self) -> bool:
+        return self is not Direction.INPUT
+
+
+@dataclass(frozen=True)
+class Field:
+    """An edge of a vertex: a tensor it reads, writes or both."""
+
+    direction: Direction
+    type: Type | None = None  # None: any element type (a templated field)
+    scalar: bool = False  # Input<float> rather than Input<Vector<float>>
+    vector_of_edges: bool = False  # Vector<Input<Vector<float>>>
+    name: str = ""
+
+    def describe(self) -> str:
+        elem = "T" if self.type is None else self.type.name
+        inner = elem if self.scalar else f"Vector<{elem}>"
+        text = f"{self.direction.value}<{inner}>"
+        return f"Vector<{text}>" if self.vector_of_edges else text
+
+
+@dataclass(frozen=True)
+class State:
+    """A vertex state field that is not an edge (Poplar's ``unsigned n;``), set per vertex."""
+
+    type: Type
+    default: float | int | bool = 0
+    name: str = ""
+
+
+def Input(dtype: Any = None, *, scalar: bool = False) -> Field:
+    return Field(Direction.INPUT, None if dtype is None else as_type(dtype), scalar)
+
+
+def Output(dtype: Any = None, *, scalar: bool = False) -> Field:
+    return Field(Direction.OUTPUT, None if dtype is None else as_type(dtype), scalar)
+
+
+def InOut(dtype: Any = None, *, scalar: bool = False) -> Field:
+    return Field(Direction.INOUT, None if dtype is None else as_type(dtype), scalar)
+
+
+def Vector(field: Field) -> Field:
+    """A vector of edges, each its own tensor: ``Vector<Input<Vector<float>>>``."""
+    if field.vector_of_edges:
+        raise CodeletError("Vector(Vector(...)) is not a vertex field type")
+    return replace(field, vector_of_edges=True)
+
+
+def field_key(attribute: str) -> str:
+    """The name a field is connected by: ``in_`` is reachable as Poplar's ``in``."""
+    return attribute[:-1] if attribute.endswith("_") else attribute
+
+
+class Vertex:
+    """Base of every codelet. Subclasses declare fields and define ``compute``."""
+
+    type_name: ClassVar[str] = "Vertex"
+    fields: ClassVar[dict[str, Field]] = {}
+    state: ClassVar[dict[str, State]] = {}
+    attributes: ClassVar[dict[str, str]] = {}  # connection name -> Python attribute
+    builtin: ClassVar[bool] = False
+    # One numpy call for all vertices of this codelet in a compute set, when defined.
+    compute_batch: ClassVar[Callable[[VertexBatch], None] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "type_name" not in cls.__dict__:
+            cls.type_name = cls.__name__
+        fields: dict[str, Field] = {}
+        state: dict[str, State] = {}
+        attributes: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                if isinstance(value, Field):
+                    fields[field_key(attr)] = replace(value, name=field_key(attr))
+                    attributes[field_key(attr)] = attr
+                elif isinstance(value, State):
+                    state[field_key(attr)] = replace(value, name=field_key(attr))
+                    attributes[field_key(attr)] = attr
+        cls.fields, cls.state, cls.attributes = fields, state, attributes
+
+    def compute(self) -> bool | None:
+        raise CodeletError(
+            f"codelet {type(self).type_name} defines no compute method; add "
+            "`def compute(self): ...`"
+        )
+
+    @classmethod
+    def describe(cls) -> str:
+        parts = [f"{f.describe()} {name}" for name, f in cls.fields.items()]
+        parts += [f"{s.type.name} {name}" for name, s in cls.state.items()]
+        return f"{cls.type_name}({'; '.join(parts)})"
+
+
+class VertexBatch:
+    """Every vertex of one codelet in one compute set, as concatenated numpy columns.
+
+    ``batch[name]`` is the concatenation of that field's data over all vertices (for
+    outputs a writable array whose contents the engine stores back);
+    ``batch.offsets(name)`` gives where each vertex's part starts (length count + 1).
+    """
+
+    def __init__(
+        self,
+        count: int,
+        tiles: np.ndarray,
+        data: dict[str, np.ndarray],
+        offsets: dict[str, np.ndarray],
+        edge_offsets: dict[str, np.ndarray],
+        state: dict[str, np.ndarray],
+    ) -> None:
+        self.count = count
+        self.tiles = tiles
+        self._data = data
+        self._offsets = offsets
+        self._edge_offsets = edge_offsets
+        self._state = state
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._data[name]
+
+    def offsets(self, name: str) -> np.ndarray:
+        """Start of each vertex's data in ``batch[name]``, plus the end (count + 1 values).
+
+        For a vector-of-edges field these are the starts of each *edge*; see
+        ``edge_offsets`` for where each vertex's edges start.
+        """
+        return self._offsets[name]
+
+    def edge_offsets(self, name: str) -> np.ndarray:
+        return self._edge_offsets[name]
+
+    def sizes(self, name: str) -> np.ndarray:
+        return np.diff(self._offsets[name])
+
+    def state(self, name: str) -> np.ndarray:
+        return self._state[name]
