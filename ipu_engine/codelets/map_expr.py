@@ -1,0 +1,60 @@
+"""Fused element-wise codelets made from a popops expression: one per expression and type."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ipu_engine.codelets import register_builtin
+from ipu_engine.codelets.elementwise import ElementwiseVertex
+from ipu_engine.popops.expr import Expr
+from ipu_engine.types import BOOL, Type
+from ipu_engine.vertex import Input, Output, VertexBatch
+
+
+class MapExprVertex(ElementwiseVertex):
+    expr: ClassVar[Expr]
+    num_inputs: ClassVar[int]
+
+    @classmethod
+    def cycles_per_element(cls) -> float:
+        return max(cls.expr.cost()[0], 0.5)
+
+    @classmethod
+    def flops_per_element(cls) -> int:
+        return cls.expr.cost()[1]
+
+
+_CACHE: dict[tuple[str, tuple[Type, ...]], type] = {}
+
+
+def _map_codelet(text: str, expr: Expr, in_types: tuple[Type, ...], out_type: Type) -> type:
+    key = (text, in_types)
+    if key in _CACHE:
+        return _CACHE[key]
+    fields = {f"in{i}": Input(t) for i, t in enumerate(in_types)}
+    dtype = in_types[0].numpy_dtype
+
+    def compute_batch(cls: type, batch: VertexBatch) -> None:
+        inputs = [batch[f"in{i}"] for i in range(cls.num_inputs)]
+        batch["out"][...] = cls.expr.evaluate(inputs, dtype)
+
+    types = ",".join(t.name for t in in_types)
+    cls = type(
+        "MapExpr",
+        (MapExprVertex,),
+        {
+            **fields,
+            "out": Output(out_type),
+            "expr": expr,
+            "num_inputs": len(in_types),
+            "type_name": f"popops::map::MapExpr<{text},{types}>",
+            "compute_batch": classmethod(compute_batch),
+        },
+    )
+    _CACHE[key] = register_builtin(cls)
+    return cls
+
+
+def map_codelet(expr: Expr, in_types: tuple[Type, ...]) -> type:
+    out_type = BOOL if expr.bool_result() else in_types[0]
+    return _map_codelet(expr.text(), expr, in_types, out_type)

@@ -1,0 +1,51 @@
+"""The matmul partial codelet: one tile's block product ``out = in @ weights``."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ipu_engine.codelets import register_builtin
+from ipu_engine.types import UNSIGNED_INT, Type
+from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch
+
+
+class MatMulPartialVertex(Vertex):
+    """A supervisor vertex driving the tile's AMP unit for an [m,k] x [k,n] block."""
+
+    supervisor = True
+
+
+@functools.cache
+def matmul_partial(dtype: Type) -> type[Vertex]:
+    def compute_batch(cls: type, batch: VertexBatch) -> None:
+        m, k, n = (batch.state(s).astype(np.int64) for s in ("m", "k", "n"))
+        shapes = np.stack([m, k, n], axis=1)
+        a_off, b_off, o_off = (batch.offsets(f)[:-1] for f in ("in", "weights", "out"))
+        a, b, out = batch["in"], batch["weights"], batch["out"]
+        # one batched matmul per distinct block shape (edge blocks may be smaller)
+        unique, inverse = np.unique(shapes, axis=0, return_inverse=True)
+        for u, (mm, kk, nn) in enumerate(unique.tolist()):
+            sel = np.flatnonzero(inverse.reshape(-1) == u)
+            a_idx = a_off[sel, None] + np.arange(mm * kk)
+            b_idx = b_off[sel, None] + np.arange(kk * nn)
+            o_idx = o_off[sel, None] + np.arange(mm * nn)
+            prod = np.matmul(a[a_idx].reshape(-1, mm, kk), b[b_idx].reshape(-1, kk, nn))
+            out[o_idx] = prod.reshape(len(sel), mm * nn)
+
+    cls = type(
+        "MatMulPartial",
+        (MatMulPartialVertex,),
+        {
+            "in_": Input(dtype),
+            "weights": Input(dtype),
+            "out": Output(dtype),
+            "m": State(UNSIGNED_INT, 1),
+            "k": State(UNSIGNED_INT, 1),
+            "n": State(UNSIGNED_INT, 1),
+            "type_name": f"poplin::MatMulPartial<{dtype.name},{dtype.name}>",
+            "compute_batch": classmethod(compute_batch),
+        },
+    )
+    return register_builtin(cls)

@@ -1,0 +1,73 @@
+"""Reduction codelets: each vertex reduces groups of ``num_partials`` inputs to one output."""
+
+from __future__ import annotations
+
+import functools
+from typing import ClassVar
+
+import numpy as np
+
+from ipu_engine.codelets import register_builtin
+from ipu_engine.types import FLOAT, UNSIGNED_INT, Type
+from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch
+
+REDUCE_UFUNCS: dict[str, np.ufunc] = {
+    "ADD": np.add,
+    "SQUARE_ADD": np.add,
+    "MUL": np.multiply,
+    "MAX": np.maximum,
+    "MIN": np.minimum,
+    "LOGICAL_AND": np.logical_and,
+    "LOGICAL_OR": np.logical_or,
+}
+
+
+class ReduceVertex(Vertex):
+    """Outputs of a vertex each reduce ``num_partials`` consecutive inputs."""
+
+    op: ClassVar[str]
+    cycles_per_partial: ClassVar[float] = 0.5
+
+    @classmethod
+    def group_starts(cls, batch: VertexBatch) -> np.ndarray:
+        """Start of every output's group in ``batch["in"]``, vectorised over vertices."""
+        out_counts = batch.sizes("out")
+        in_starts = batch.offsets("in")[:-1]
+        out_starts = batch.offsets("out")[:-1]
+        g = batch.state("numPartials").astype(np.int64)
+        local = np.arange(int(out_counts.sum()), dtype=np.int64) - np.repeat(out_starts, out_counts)
+        return np.repeat(in_starts, out_counts) + local * np.repeat(g, out_counts)
+
+
+@functools.cache
+def reduce_codelet(op: str, dtype: Type) -> type[Vertex]:
+    ufunc = REDUCE_UFUNCS[op]
+    square = op == "SQUARE_ADD"
+
+    def compute_batch(cls: type, batch: VertexBatch) -> None:
+        data = batch["in"]
+        if data.size == 0:
+            return
+        if square:
+            data = np.square(data)
+        starts = cls.group_starts(batch)
+        result = ufunc.reduceat(data, starts)
+        scale = np.repeat(batch.state("scale"), batch.sizes("out"))
+        if np.any(scale != 1):
+            result = result * scale
+        batch["out"][...] = result
+
+    cls = type(
+        "Reduce",
+        (ReduceVertex,),
+        {
+            "in_": Input(dtype),
+            "out": Output(dtype),
+            "numPartials": State(UNSIGNED_INT, 1),
+            "scale": State(FLOAT, 1.0),
+            "op": op,
+            "type_name": f"popops::Reduce<popops::ReduceOperation::{op},{dtype.name}>",
+            "compute_batch": classmethod(compute_batch),
+        },
+    )
+    return register_builtin(cls)

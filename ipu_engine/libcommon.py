@@ -1,0 +1,109 @@
+"""What every library op needs: its debug context, broadcasting, per-tile vertex splits.
+
+Element-wise ops make one vertex per tile holding output elements, with every
+operand's matching elements as its edges (so an operand mapped elsewhere is exchanged).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.errors import GraphError, ProgramError, ShapeError
+from ipu_engine.graph import Graph
+from ipu_engine.program import Program
+from ipu_engine.program import Sequence as SequenceProgram
+from ipu_engine.tensor import Tensor
+
+
+@contextlib.contextmanager
+def op_context(
+    graph: Graph, op: str, debug_prefix: str, args: dict[str, Any] | None = None
+) -> Iterator[int]:
+    """Everything a library op creates belongs to one debug context named after it."""
+    with graph.debug.op(op, debug_prefix, args) as debug_id:
+        yield debug_id
+
+
+def add_program(prog: Program, program: Program, debug_id: int) -> None:
+    if not isinstance(prog, SequenceProgram):
+        raise ProgramError(f"library ops append to a Sequence program; got {type(prog).__name__}")
+    program.debug_id = debug_id
+    prog.add(program)
+
+
+def check_tensors(graph: Graph, op: str, *tensors: Tensor) -> None:
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise GraphError(f"{op}: expected a Tensor, got {type(t).__name__}")
+        if t.graph is not graph:
+            raise GraphError(f"{op}: tensor {t.name!r} belongs to another graph")
+
+
+def broadcast_shape(op: str, tensors: Sequence[Tensor]) -> tuple[int, ...]:
+    try:
+        return tuple(int(n) for n in np.broadcast_shapes(*(t.shape for t in tensors)))
+    except ValueError:
+        shapes = " and ".join(f"{t.name!r} {t.shape}" for t in tensors)
+        raise ShapeError(f"{op}: shapes do not broadcast: {shapes}") from None
+
+
+def broadcast_to(tensor: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A view of ``tensor`` repeated to ``shape`` (numpy broadcasting rules)."""
+    if tensor.shape == shape:
+        return tensor
+    addr = np.broadcast_to(tensor.addr, shape)
+    return Tensor(tensor.graph, tensor.type, addr, f"{tensor.name}.broadcast{shape}")
+
+
+def output_like(
+    graph: Graph, name: str, dtype: Any, shape: tuple[int, ...], candidates: Sequence[Tensor]
+) -> Tensor:
+    """A new variable mapped like the first operand that has the output's shape.
+
+    If every operand is broadcast (none has the full shape) the output is spread
+    linearly over the graph's tiles.
+    """
+    from ipu_engine.poputil import map_tensor_linearly
+
+    out = graph.add_variable(dtype, shape, name)
+    for t in candidates:
+        if t.shape == shape:
+            graph.set_tile_mapping_array(out, graph.tile_array(t))
+            return out
+    map_tensor_linearly(graph, out)
+    return out
+
+
+@dataclass(frozen=True)
+class TileSplit:
+    """The elements of a tensor grouped by tile: one vertex per tile that holds any."""
+
+    tiles: np.ndarray  # (V,) tile of each vertex
+    order: np.ndarray | None  # flat element order grouped by tile, None if already grouped
+    offsets: np.ndarray  # (V + 1,) start of each vertex's elements in that order
+
+    def edge(self, tensor: Tensor) -> tuple[np.ndarray, np.ndarray]:
+        """(addresses, offsets) of ``tensor``'s elements matching each vertex."""
+        addr = tensor.flat_addr()
+        if self.order is not None:
+            addr = addr[self.order]
+        return addr, self.offsets
+
+
+def split_by_tile(graph: Graph, tensor: Tensor) -> TileSplit:
+    tiles = graph.tile_array(tensor)
+    order = None
+    if tiles.size > 1 and np.any(tiles[1:] < tiles[:-1]):
+        order = np.argsort(tiles, kind="stable")
+        tiles = tiles[order]
+    if tiles.size == 0:
+        return TileSplit(np.zeros(0, np.int32), None, np.zeros(1, np.int64))
+    cuts = np.flatnonzero(np.diff(tiles)) + 1
+    starts = np.concatenate(([0], cuts))
+    offsets = np.concatenate((starts, [tiles.size])).astype(np.int64)
+    return TileSplit(tiles[starts].astype(np.int32), order, offsets)

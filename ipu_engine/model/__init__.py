@@ -1,0 +1,1 @@
+"""The documented model of the IPU: constants, cycle estimates and memory layout."""

@@ -1,0 +1,152 @@
+"""``poplin.mat_mul(graph, A, B, prog)``: a planned, tiled matrix product.
+
+The plan (see ``planner``) gives each tile one block product in a ``Convolve`` compute
+set; when the shared dimension is split, a ``Reduce`` compute set sums the partials
+on the tiles of the output blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.codelets.matmul import matmul_partial
+from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.graph import Graph
+from ipu_engine.libcommon import add_program, check_tensors, op_context
+from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
+from ipu_engine.popops.reduce import reduce_to
+from ipu_engine.program import Execute
+from ipu_engine.program import Sequence as SequenceProgram
+from ipu_engine.tensor import Tensor
+
+_OPTIONS = {"availableMemoryProportion", "partialsType", "fullyConnectedPass"}
+
+
+def _memory_proportion(options: Mapping[str, Any] | None) -> float:
+    options = dict(options or {})
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise GraphError(
+            f"poplin::matMul: unknown option {sorted(unknown)[0]!r}; known: {sorted(_OPTIONS)}"
+        )
+    try:
+        value = float(options.get("availableMemoryProportion", 0.6))
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise GraphError(
+            f"poplin::matMul: availableMemoryProportion must be in (0, 1], got "
+            f"{options.get('availableMemoryProportion')!r}"
+        )
+    return value
+
+
+def mat_mul_plan(
+    graph: Graph, a: Tensor, b: Tensor, options: Mapping[str, Any] | None = None
+) -> MatMulPlan:
+    """The plan ``mat_mul`` would use for ``a @ b``."""
+    (m, k), n = a.shape, b.shape[1]
+    return plan_matmul(
+        m,
+        k,
+        n,
+        a.type.size,
+        a.type.name,
+        len(graph.tile_range),
+        graph.target.bytes_per_tile,
+        _memory_proportion(options),
+    )
+
+
+def mat_mul(
+    graph: Graph,
+    a: Tensor,
+    b: Tensor,
+    prog: SequenceProgram,
+    debug_prefix: str = "",
+    options: Mapping[str, Any] | None = None,
+) -> Tensor:
+    """``a @ b`` for 2-D tensors, as a new tensor [M, N] spread over the tiles."""
+    api = "poplin::matMul"
+    check_tensors(graph, api, a, b)
+    if a.rank != 2 or b.rank != 2 or a.shape[1] != b.shape[0]:
+        raise ShapeError(
+            f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}; "
+            "needs [M,K] x [K,N]"
+        )
+    if a.type != b.type:
+        raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
+    if a.type.numpy_dtype.kind != "f":
+        raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
+    plan = mat_mul_plan(graph, a, b, options)
+    m, n = a.shape[0], b.shape[1]
+    args = {"A": list(a.shape), "B": list(b.shape), "plan": [plan.sm, plan.sn, plan.sk]}
+    with op_context(graph, api, debug_prefix, args) as debug_id:
+        out = graph.add_variable(a.type, [m, n], debug_prefix or "matmul")
+        _build(graph, plan, a, b, out, prog, debug_id)
+    return out
+
+
+def _blocks(size: int, block: int) -> list[tuple[int, int]]:
+    return [(s, min(s + block, size)) for s in range(0, size, block)]
+
+
+def _build(
+    graph: Graph,
+    plan: MatMulPlan,
+    a: Tensor,
+    b: Tensor,
+    out: Tensor,
+    prog: SequenceProgram,
+    debug_id: int,
+) -> None:
+    m, k = a.shape
+    n = b.shape[1]
+    rows, cols, depth = _blocks(m, plan.bm), _blocks(n, plan.bn), _blocks(k, plan.bk)
+    tiles_avail = graph.tile_range
+    count = len(rows) * len(cols) * len(depth)
+    # spread the partial products evenly over the available tiles
+    tile_of = tiles_avail.start + (np.arange(count) * len(tiles_avail)) // count
+    split_k = len(depth) > 1
+    if split_k:
+        partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
+    a_parts, b_parts, o_parts, shapes, tiles = [], [], [], [], []
+    out_tiles = np.zeros((m, n), dtype=np.int32)
+    i = 0
+    for r0, r1 in rows:
+        for c0, c1 in cols:
+            for d, (k0, k1) in enumerate(depth):
+                tile = int(tile_of[i])
+                i += 1
+                a_parts.append(a.addr[r0:r1, k0:k1].reshape(-1))
+                b_parts.append(b.addr[k0:k1, c0:c1].reshape(-1))
+                target = partials.addr[d, r0:r1, c0:c1] if split_k else out.addr[r0:r1, c0:c1]
+                o_parts.append(target.reshape(-1))
+                if split_k:
+                    graph.set_tile_mapping(partials[d].slice([r0, c0], [r1, c1]), tile)
+                if d == 0:
+                    out_tiles[r0:r1, c0:c1] = tile
+                shapes.append((r1 - r0, k1 - k0, c1 - c0))
+                tiles.append(tile)
+    graph.set_tile_mapping_array(out, out_tiles)
+    cs = graph.add_compute_set("Conv_1/Convolve")
+    block = graph.add_vertex_block(
+        cs,
+        matmul_partial(a.type),
+        np.asarray(tiles, dtype=np.int32),
+        {"in": _column(a_parts), "weights": _column(b_parts), "out": _column(o_parts)},
+    )
+    shape_arr = np.asarray(shapes, dtype=np.uint32)
+    for j, name in enumerate(("m", "k", "n")):
+        block.state[name][:] = shape_arr[:, j]
+    add_program(prog, Execute(cs), debug_id)
+    if split_k:
+        reduce_to(graph, partials, [1, 2], [0], out, "ADD", 1.0, prog, debug_id)
+
+
+def _column(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    sizes = np.array([p.size for p in parts], dtype=np.int64)
+    return np.concatenate(parts), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)

@@ -1,0 +1,193 @@
+"""popops element-wise operations: ``popops.add(graph, a, b, prog)`` and friends.
+
+Each op makes one compute set with one vertex per tile of the output and appends its
+Execute to ``prog``; operands broadcast with numpy's rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ipu_engine.codelets import elementwise as codelets
+from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS
+from ipu_engine.errors import ShapeError, TypeMismatchError
+from ipu_engine.graph import Graph
+from ipu_engine.libcommon import (
+    add_program,
+    broadcast_shape,
+    broadcast_to,
+    check_tensors,
+    op_context,
+    output_like,
+    split_by_tile,
+)
+from ipu_engine.program import Execute, Sequence
+from ipu_engine.tensor import Tensor
+from ipu_engine.types import BOOL, Type, as_type
+
+
+def _check_float(op_name: str, api: str, t: Tensor) -> None:
+    if t.type.numpy_dtype.kind != "f":
+        raise TypeMismatchError(
+            f"{api}: {op_name} needs float or half tensors; {t.name!r} is {t.type!r}"
+        )
+
+
+def binary(
+    graph: Graph, op_name: str, a: Tensor, b: Tensor, prog: Sequence, debug_prefix: str = ""
+) -> Tensor:
+    """``out = a OP b`` element-wise, as a new tensor mapped like the operands."""
+    api = f"popops::{op_name.lower()}"
+    check_tensors(graph, api, a, b)
+    if a.type != b.type:
+        raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
+    op = BINARY_OPS[op_name]
+    if op.float_only:
+        _check_float(op_name, api, a)
+    shape = broadcast_shape(api, [a, b])
+    with op_context(graph, api, debug_prefix, {"shape": list(shape)}) as debug_id:
+        out_type = BOOL if op.bool_result else a.type
+        out = output_like(graph, debug_prefix or op_name.lower(), out_type, shape, [a, b])
+        cs = graph.add_compute_set(op_name.lower())
+        split = split_by_tile(graph, out)
+        graph.add_vertex_block(
+            cs,
+            codelets.binary_op(op_name, a.type),
+            split.tiles,
+            {
+                "in1": split.edge(broadcast_to(a, shape)),
+                "in2": split.edge(broadcast_to(b, shape)),
+                "out": split.edge(out),
+            },
+        )
+        add_program(prog, Execute(cs), debug_id)
+    return out
+
+
+def binary_in_place(
+    graph: Graph, op_name: str, a: Tensor, b: Tensor, prog: Sequence, debug_prefix: str = ""
+) -> None:
+    """``a = a OP b`` in place (Poplar's ``addInPlace`` etc.)."""
+    api = f"popops::{op_name.lower()}InPlace"
+    check_tensors(graph, api, a, b)
+    if a.type != b.type:
+        raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
+    if BINARY_OPS[op_name].bool_result:
+        raise TypeMismatchError(f"{api}: {op_name} gives booleans and cannot run in place")
+    shape = broadcast_shape(api, [a, b])
+    if shape != a.shape:
+        raise ShapeError(f"{api}: {b.name!r} {b.shape} must broadcast to {a.name!r} {a.shape}")
+    with op_context(graph, api, debug_prefix) as debug_id:
+        cs = graph.add_compute_set(f"{op_name.lower()}InPlace")
+        split = split_by_tile(graph, a)
+        graph.add_vertex_block(
+            cs,
+            codelets.binary_op(op_name, a.type, in_place=True),
+            split.tiles,
+            {"in1Out": split.edge(a), "in2": split.edge(broadcast_to(b, shape))},
+        )
+        add_program(prog, Execute(cs), debug_id)
+
+
+def unary(graph: Graph, op_name: str, a: Tensor, prog: Sequence, debug_prefix: str = "") -> Tensor:
+    api = f"popops::{op_name.lower()}"
+    check_tensors(graph, api, a)
+    op = UNARY_OPS[op_name]
+    if op.float_only:
+        _check_float(op_name, api, a)
+    with op_context(graph, api, debug_prefix) as debug_id:
+        out = output_like(
+            graph, debug_prefix or op_name.lower(), BOOL if op.bool_result else a.type, a.shape, [a]
+        )
+        cs = graph.add_compute_set(op_name.lower())
+        split = split_by_tile(graph, out)
+        graph.add_vertex_block(
+            cs,
+            codelets.unary_op(op_name, a.type),
+            split.tiles,
+            {"in": split.edge(a), "out": split.edge(out)},
+        )
+        add_program(prog, Execute(cs), debug_id)
+    return out
+
+
+def unary_in_place(
+    graph: Graph, op_name: str, a: Tensor, prog: Sequence, debug_prefix: str = ""
+) -> None:
+    api = f"popops::{op_name.lower()}InPlace"
+    check_tensors(graph, api, a)
+    op = UNARY_OPS[op_name]
+    if op.float_only:
+        _check_float(op_name, api, a)
+    with op_context(graph, api, debug_prefix) as debug_id:
+        cs = graph.add_compute_set(f"{op_name.lower()}InPlace")
+        split = split_by_tile(graph, a)
+        graph.add_vertex_block(
+            cs,
+            codelets.unary_op(op_name, a.type, in_place=True),
+            split.tiles,
+            {"inOut": split.edge(a)},
+        )
+        add_program(prog, Execute(cs), debug_id)
+
+
+def cast(graph: Graph, a: Tensor, dtype: Any, prog: Sequence, debug_prefix: str = "") -> Tensor:
+    """A copy of ``a`` converted to ``dtype`` (numpy's conversion rules)."""
+    check_tensors(graph, "popops::cast", a)
+    dst: Type = as_type(dtype)
+    with op_context(graph, "popops::cast", debug_prefix) as debug_id:
+        out = output_like(graph, debug_prefix or "cast", dst, a.shape, [a])
+        graph.set_tile_mapping_array(out, graph.tile_array(a))
+        cs = graph.add_compute_set("cast")
+        split = split_by_tile(graph, out)
+        graph.add_vertex_block(
+            cs,
+            codelets.cast(a.type, dst),
+            split.tiles,
+            {"src": split.edge(a), "out": split.edge(out)},
+        )
+        add_program(prog, Execute(cs), debug_id)
+    return out
+
+
+def fill(graph: Graph, t: Tensor, value: float, prog: Sequence, debug_prefix: str = "") -> None:
+    """Set every element of ``t`` to ``value``."""
+    check_tensors(graph, "popops::fill", t)
+    with op_context(graph, "popops::fill", debug_prefix) as debug_id:
+        cs = graph.add_compute_set("fill")
+        split = split_by_tile(graph, t)
+        block = graph.add_vertex_block(
+            cs, codelets.fill(t.type), split.tiles, {"out": split.edge(t)}
+        )
+        block.state["value"][:] = value
+        add_program(prog, Execute(cs), debug_id)
+
+
+def zero(graph: Graph, t: Tensor, prog: Sequence, debug_prefix: str = "") -> None:
+    fill(graph, t, 0, prog, debug_prefix or "zero")
+
+
+def scaled_add_to(
+    graph: Graph, a: Tensor, b: Tensor, scale: float, prog: Sequence, debug_prefix: str = ""
+) -> None:
+    """``a += scale * b`` in place (PopLibs' ``scaledAddTo``, the SGD weight update)."""
+    check_tensors(graph, "popops::scaledAddTo", a, b)
+    if a.shape != b.shape:
+        raise ShapeError(
+            f"popops::scaledAddTo: {a.name!r} {a.shape} and {b.name!r} {b.shape} differ"
+        )
+    if a.type != b.type:
+        raise TypeMismatchError(
+            f"popops::scaledAddTo: {a.name!r} is {a.type!r}, {b.name!r} is {b.type!r}"
+        )
+    with op_context(graph, "popops::scaledAddTo", debug_prefix) as debug_id:
+        cs = graph.add_compute_set("scaledAdd")
+        split = split_by_tile(graph, a)
+        block = graph.add_vertex_block(
+            cs,
+            codelets.scaled_add(a.type),
+            split.tiles,
+            {"data": split.edge(a), "deltas": split.edge(b)},
+        )
+        block.state["scaleB"][:] = scale
+        add_program(prog, Execute(cs), debug_id)

@@ -1,0 +1,226 @@
+"""Expressions for ``popops.map``: ``_1 + _2 * 2`` built with Python operators.
+
+As PopLibs' ``popops::expr``: placeholders ``_1``..``_6`` stand for the tensors passed
+to ``map``; an expression is evaluated on whole numpy arrays at once and knows its cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS
+
+
+class Expr:
+    """A node of an element-wise expression."""
+
+    def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+        raise NotImplementedError
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def placeholders(self) -> set[int]:
+        return set()
+
+    def cost(self) -> tuple[float, int]:
+        """(cycles per element, FLOPs per element) on one worker."""
+        return (0.0, 0)
+
+    def bool_result(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    # Python operators build expressions
+    def __add__(self, o: Any) -> Expr:
+        return Binary("ADD", self, _wrap(o))
+
+    def __radd__(self, o: Any) -> Expr:
+        return Binary("ADD", _wrap(o), self)
+
+    def __sub__(self, o: Any) -> Expr:
+        return Binary("SUBTRACT", self, _wrap(o))
+
+    def __rsub__(self, o: Any) -> Expr:
+        return Binary("SUBTRACT", _wrap(o), self)
+
+    def __mul__(self, o: Any) -> Expr:
+        return Binary("MULTIPLY", self, _wrap(o))
+
+    def __rmul__(self, o: Any) -> Expr:
+        return Binary("MULTIPLY", _wrap(o), self)
+
+    def __truediv__(self, o: Any) -> Expr:
+        return Binary("DIVIDE", self, _wrap(o))
+
+    def __rtruediv__(self, o: Any) -> Expr:
+        return Binary("DIVIDE", _wrap(o), self)
+
+    def __pow__(self, o: Any) -> Expr:
+        return Binary("POWER", self, _wrap(o))
+
+    def __neg__(self) -> Expr:
+        return Unary("NEGATE", self)
+
+    def __abs__(self) -> Expr:
+        return Unary("ABSOLUTE", self)
+
+    def __lt__(self, o: Any) -> Expr:
+        return Binary("LESS_THAN", self, _wrap(o))
+
+    def __le__(self, o: Any) -> Expr:
+        return Binary("LESS_THAN_EQUAL", self, _wrap(o))
+
+    def __gt__(self, o: Any) -> Expr:
+        return Binary("GREATER_THAN", self, _wrap(o))
+
+    def __ge__(self, o: Any) -> Expr:
+        return Binary("GREATER_THAN_EQUAL", self, _wrap(o))
+
+
+class Placeholder(Expr):
+    def __init__(self, index: int) -> None:
+        if index < 1:
+            raise ValueError("placeholders count from _1")
+        self.index = index
+
+    def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+        return inputs[self.index - 1]
+
+    def text(self) -> str:
+        return f"_{self.index}"
+
+    def placeholders(self) -> set[int]:
+        return {self.index}
+
+
+class Const(Expr):
+    def __init__(self, value: float | int | bool) -> None:
+        self.value = value
+
+    def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+        return np.asarray(self.value, dtype=dtype)
+
+    def text(self) -> str:
+        return repr(self.value)
+
+
+class Unary(Expr):
+    def __init__(self, op: str, arg: Expr) -> None:
+        self.op = UNARY_OPS[op]
+        self.arg = arg
+
+    def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+        x = np.asarray(self.arg.evaluate(inputs, dtype))
+        out = np.empty(x.shape, dtype=bool if self.op.bool_result else x.dtype)
+        return self.op.fn(x, out=out)
+
+    def text(self) -> str:
+        return f"{self.op.name.lower()}({self.arg.text()})"
+
+    def placeholders(self) -> set[int]:
+        return self.arg.placeholders()
+
+    def cost(self) -> tuple[float, int]:
+        c, f = self.arg.cost()
+        return (c + self.op.cycles_per_element, f + self.op.flops_per_element)
+
+    def bool_result(self) -> bool:
+        return self.op.bool_result
+
+
+class Binary(Expr):
+    def __init__(self, op: str, lhs: Expr, rhs: Expr) -> None:
+        self.op = BINARY_OPS[op]
+        self.lhs, self.rhs = lhs, rhs
+
+    def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+        a = np.asarray(self.lhs.evaluate(inputs, dtype))
+        b = np.asarray(self.rhs.evaluate(inputs, dtype))
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        out = np.empty(shape, dtype=bool if self.op.bool_result else np.result_type(a, b))
+        return self.op.fn(a, b, out=out)
+
+    def text(self) -> str:
+        symbols = {"ADD": "+", "SUBTRACT": "-", "MULTIPLY": "*", "DIVIDE": "/"}
+        if self.op.name in symbols:
+            return f"({self.lhs.text()} {symbols[self.op.name]} {self.rhs.text()})"
+        return f"{self.op.name.lower()}({self.lhs.text()}, {self.rhs.text()})"
+
+    def placeholders(self) -> set[int]:
+        return self.lhs.placeholders() | self.rhs.placeholders()
+
+    def cost(self) -> tuple[float, int]:
+        (c1, f1), (c2, f2) = self.lhs.cost(), self.rhs.cost()
+        return (c1 + c2 + self.op.cycles_per_element, f1 + f2 + self.op.flops_per_element)
+
+    def bool_result(self) -> bool:
+        return self.op.bool_result
+
+
+class Select(Expr):
+    """``select(a, b, cond)``: a where cond is true, else b (PopLibs' TernaryOp SELECT)."""
+
+    def __init__(self, a: Expr, b: Expr, cond: Expr) -> None:
+        self.a, self.b, self.cond = a, b, cond
+
+    def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+        a = np.asarray(self.a.evaluate(inputs, dtype))
+        return np.where(
+            self.cond.evaluate(inputs, dtype), a, self.b.evaluate(inputs, dtype)
+        ).astype(a.dtype)
+
+    def text(self) -> str:
+        return f"select({self.a.text()}, {self.b.text()}, {self.cond.text()})"
+
+    def placeholders(self) -> set[int]:
+        return self.a.placeholders() | self.b.placeholders() | self.cond.placeholders()
+
+    def cost(self) -> tuple[float, int]:
+        parts = [self.a.cost(), self.b.cost(), self.cond.cost()]
+        return (sum(c for c, _ in parts) + 1.0, sum(f for _, f in parts))
+
+
+def _wrap(value: Any) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, bool | int | float | np.number):
+        return Const(value)
+    raise TypeError(f"cannot use {value!r} in a popops expression")
+
+
+_1, _2, _3, _4, _5, _6 = (Placeholder(i) for i in range(1, 7))
+
+
+def _unary(op: str):
+    return lambda x: Unary(op, _wrap(x))
+
+
+exp = _unary("EXPONENT")
+log = _unary("LOGARITHM")
+sqrt = _unary("SQRT")
+rsqrt = _unary("RSQRT")
+tanh = _unary("TANH")
+sigmoid = _unary("SIGMOID")
+relu = _unary("RELU")
+square = _unary("SQUARE")
+neg = _unary("NEGATE")
+abs_ = _unary("ABSOLUTE")
+inv = _unary("INVERSE")
+logical_not = _unary("LOGICAL_NOT")
+
+
+def max_(a: Any, b: Any) -> Expr:
+    return Binary("MAXIMUM", _wrap(a), _wrap(b))
+
+
+def min_(a: Any, b: Any) -> Expr:
+    return Binary("MINIMUM", _wrap(a), _wrap(b))
+
+
+def select(a: Any, b: Any, cond: Any) -> Expr:
+    return Select(_wrap(a), _wrap(b), _wrap(cond))

@@ -1,0 +1,57 @@
+"""PopLibs' poputil: tile mapping helpers, as ``poputil::mapTensorLinearly``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ipu_engine.graph import Graph
+from ipu_engine.tensor import Tensor
+
+
+def linear_tile_array(
+    num_elements: int,
+    tiles: range,
+    min_elements_per_tile: int = 1,
+    grain_size: int = 1,
+) -> np.ndarray:
+    """The tile of each element when spread evenly in order, in whole grains.
+
+    As Poplar's ``calcLinearTileMapping``: elements are cut into grains; each tile in
+    turn takes ``ceil(grains / tiles)`` grains (at least ``min_elements_per_tile``
+    elements), so the first tiles are full and the last used one takes the rest.
+    """
+    grain_size = max(int(grain_size), 1)
+    num_grains = -(-num_elements // grain_size)
+    grains_per_tile = max(
+        -(-num_grains // len(tiles)), -(-max(min_elements_per_tile, 1) // grain_size)
+    )
+    per_tile = grains_per_tile * grain_size
+    return (tiles.start + np.arange(num_elements, dtype=np.int64) // per_tile).astype(np.int32)
+
+
+def map_tensor_linearly(
+    graph: Graph,
+    tensor: Tensor,
+    min_elements_per_tile: int = 1,
+    grain_size: int = 1,
+) -> None:
+    """Spread ``tensor`` evenly over every tile of the graph, in row-major order."""
+    tiles = linear_tile_array(
+        tensor.num_elements, graph.tile_range, min_elements_per_tile, grain_size
+    )
+    graph.set_tile_mapping_array(tensor, tiles)
+
+
+def calc_linear_tile_mapping(
+    graph: Graph, tensor: Tensor, min_elements_per_tile: int = 1, grain_size: int = 1
+) -> list[list[tuple[int, int]]]:
+    """The mapping ``map_tensor_linearly`` would set, as per-tile interval lists."""
+    tiles = linear_tile_array(
+        tensor.num_elements, graph.tile_range, min_elements_per_tile, grain_size
+    )
+    mapping: list[list[tuple[int, int]]] = [[] for _ in range(graph.target.num_tiles)]
+    if tiles.size:
+        cuts = np.flatnonzero(np.diff(tiles)) + 1
+        for b, e in zip(np.r_[0, cuts].tolist(), np.r_[cuts, tiles.size].tolist(), strict=True):
+            mapping[int(tiles[b])].append((b, e))
+    return mapping
