@@ -1,0 +1,1 @@
+"""Benchmarks: each prints what it measured beside its target, as ratios from one run."""
