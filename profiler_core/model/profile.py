@@ -1,0 +1,195 @@
+"""The content of ``profile.pop`` and ``debug.cbor`` as plain dataclasses of numpy columns.
+
+The engine fills these and hands them to the writers; the readers give them back. Every
+per-item table is a set of equal-length columns named ``<table>_<column>``; names are
+indices into the graph's string table. Index columns use -1 for "none".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from profiler_core.model.strings import Strings
+
+FORMAT_MAJOR = 1
+FORMAT_MINOR = 0
+
+
+@dataclass
+class Header:
+    """Who wrote the report, for which program, and whether it fitted."""
+
+    format_major: int
+    format_minor: int
+    producer: str  # "ipu_engine"
+    producer_version: str
+    program_name: str
+    created_unix: float
+    report_id: str  # shared with debug.cbor, so a mismatched pair is detected
+    options: dict[str, str] = field(default_factory=dict)
+    out_of_memory: bool = False
+
+
+@dataclass
+class TargetInfo:
+    version: str
+    num_ipus: int
+    tiles_per_ipu: int
+    bytes_per_tile: int
+    clock_hz: float
+
+    @property
+    def num_tiles(self) -> int:
+        return self.num_ipus * self.tiles_per_ipu
+
+
+@dataclass
+class GraphData:
+    """Variables with their tile mapping, compute sets and vertex counts."""
+
+    strings: Strings
+    # variables and constants (V rows)
+    var_name: np.ndarray  # int32 string index
+    var_type: np.ndarray  # uint8 index into kinds.ELEMENT_TYPES
+    var_elements: np.ndarray  # int64
+    var_bytes: np.ndarray  # int64 (elements x element size, before alignment)
+    var_is_constant: np.ndarray  # bool
+    var_always_live: np.ndarray  # bool
+    var_debug: np.ndarray  # int32 debug context id
+    var_shape_offsets: np.ndarray  # int64 (V + 1): var i's dims are shape_dims[o[i]:o[i+1]]
+    var_shape_dims: np.ndarray  # int64
+    # tile mapping: contiguous runs of a variable's flat elements on one tile (R rows)
+    region_var: np.ndarray  # int32
+    region_tile: np.ndarray  # int32
+    region_start: np.ndarray  # int64 first flat element
+    region_elements: np.ndarray  # int64
+    # compute sets (C rows)
+    cs_name: np.ndarray  # int32 string index
+    cs_debug: np.ndarray  # int32
+    # vertex types (T rows): codelets
+    vt_name: np.ndarray  # int32 string index
+    vt_code_bytes: np.ndarray  # int32 code size, paid once per tile that runs it
+    vt_supervisor: np.ndarray  # bool
+    # vertex counts per (compute set, vertex type, tile) (N rows)
+    vc_cs: np.ndarray  # int32
+    vc_type: np.ndarray  # int32
+    vc_tile: np.ndarray  # int32
+    vc_count: np.ndarray  # int32
+    vc_flops: np.ndarray  # int64 floating-point operations of those vertices per execution
+
+    @property
+    def num_variables(self) -> int:
+        return len(self.var_name)
+
+    def shape_of(self, var: int) -> tuple[int, ...]:
+        begin, end = self.var_shape_offsets[var], self.var_shape_offsets[var + 1]
+        return tuple(int(d) for d in self.var_shape_dims[begin:end])
+
+
+@dataclass
+class MemoryData:
+    """Bytes per tile by category: ``by_category[c, tile]`` for ``MemoryCategory(c)``."""
+
+    by_category: np.ndarray  # int64 (num categories, num tiles)
+    interleaved: np.ndarray  # int64 (num tiles,) bytes in the interleaved region
+
+    @property
+    def total_including_gaps(self) -> np.ndarray:
+        return self.by_category.sum(axis=0)
+
+
+@dataclass
+class ProgramData:
+    """The program tree, its program steps with modelled cycles, and exchange traffic."""
+
+    # program tree nodes (P rows), in depth-first order; a node's parent precedes it
+    node_kind: np.ndarray  # uint8 kinds.ProgramKind
+    node_name: np.ndarray  # int32 string index (into GraphData.strings)
+    node_parent: np.ndarray  # int32, -1 for roots
+    node_step: np.ndarray  # int32 first program step the node lowered to, -1 if none
+    node_count: np.ndarray  # int64 repeat count (Repeat), else 0
+    node_debug: np.ndarray  # int32
+    node_function: np.ndarray  # int32 function id (FUNCTION and CALL nodes), else -1
+    roots: np.ndarray  # int32 root node of each engine program (index = program index)
+    # program steps (S rows), in the order they were lowered
+    step_kind: np.ndarray  # uint8 kinds.StepKind
+    step_name: np.ndarray  # int32 string index
+    step_cs: np.ndarray  # int32 compute set, -1 if none
+    step_debug: np.ndarray  # int32
+    step_node: np.ndarray  # int32 program tree node
+    step_cycles: np.ndarray  # int64 (S, num IPUs): modelled cycles of the step on each IPU
+    step_global_bytes: np.ndarray  # int64 bytes crossing IPU-Links in the step
+    # exchange traffic of exchange steps, per tile (E rows)
+    exch_step: np.ndarray  # int32
+    exch_tile: np.ndarray  # int32
+    exch_bytes_in: np.ndarray  # int64
+    exch_bytes_out: np.ndarray  # int64
+    # compute cycles per tile of each compute set, where it has vertices (K rows)
+    cst_cs: np.ndarray  # int32
+    cst_tile: np.ndarray  # int32
+    cst_cycles: np.ndarray  # int64
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.step_kind)
+
+
+@dataclass
+class LivenessData:
+    """Which not-always-live variables are live at each program step."""
+
+    always_live_bytes: int
+    step_live_bytes: np.ndarray  # int64 (S,) not-always-live bytes live during each step
+    interval_var: np.ndarray  # int32 variable
+    interval_first: np.ndarray  # int32 first step of a live range
+    interval_last: np.ndarray  # int32 last step (inclusive)
+
+
+@dataclass
+class RunData:
+    """One run of an engine program: the steps executed, in order, with start cycles."""
+
+    program: int
+    name: str
+    step_ids: np.ndarray  # int32 program step of each executed instance
+    start_cycles: np.ndarray  # int64 cycle at which each instance starts (all IPUs in step)
+    total_cycles: int  # cycles from the run's start to the end of its last step
+
+
+@dataclass
+class ExecutionData:
+    runs: list[RunData]
+
+
+@dataclass
+class ProfileData:
+    """Everything in one ``profile.pop``. ``execution`` is None before any run."""
+
+    header: Header
+    target: TargetInfo
+    graph: GraphData
+    memory: MemoryData
+    programs: ProgramData
+    liveness: LivenessData
+    execution: ExecutionData | None = None
+
+
+@dataclass
+class DebugData:
+    """Everything in one ``debug.cbor``: debug contexts by id (C rows)."""
+
+    report_id: str
+    name: list[str]
+    parent: np.ndarray  # int32, -1 for none
+    layer: list[str]
+    op: list[str]
+    api: list[str]
+    file: list[str]
+    line: np.ndarray  # int32
+    args: list[dict[str, Any]]
+
+    def __len__(self) -> int:
+        return len(self.name)
