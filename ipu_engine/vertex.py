@@ -102,6 +102,38 @@ class Vertex:
     builtin: ClassVar[bool] = False
     # One numpy call for all vertices of this codelet in a compute set, when defined.
     compute_batch: ClassVar[Callable[[VertexBatch], None] | None] = None
+    # For the compile model (see ipu_engine/model): a supervisor vertex drives all six
+    # worker contexts itself; code is paid once per tile that runs the codelet.
+    supervisor: ClassVar[bool] = False
+    code_bytes: ClassVar[int] = 256
+    stack_bytes: ClassVar[int] = 64
+
+    @classmethod
+    def estimate_cycles(cls, sizes: VertexSizes) -> np.ndarray:
+        """Cycles of each vertex (worker cycles; tile cycles for a supervisor vertex).
+
+        The default charges a fixed entry cost plus one cycle per element of every edge;
+        codelets override it, and ``graph.set_perf_estimate`` wins over both.
+        """
+        from ipu_engine.model.constants import VERTEX_OVERHEAD_CYCLES
+
+        total = np.zeros(sizes.count, dtype=np.float64)
+        for name in cls.fields:
+            total += sizes.elements(name)
+        return VERTEX_OVERHEAD_CYCLES + total
+
+    @classmethod
+    def flops(cls, sizes: VertexSizes) -> np.ndarray:
+        """Floating-point operations of each vertex per execution (0 when unknown)."""
+        return np.zeros(sizes.count, dtype=np.int64)
+
+    @classmethod
+    def state_bytes(cls) -> int:
+        """Bytes of one vertex's instance state: a pointer and a count per vector edge,
+        a pointer per scalar edge or vector of edges, and its state fields."""
+        edges = sum(4 if f.scalar or f.vector_of_edges else 8 for f in cls.fields.values())
+        state = sum(s.type.size for s in cls.state.values())
+        return -(-(edges + state) // 4) * 4
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -131,6 +163,33 @@ class Vertex:
         parts = [f"{f.describe()} {name}" for name, f in cls.fields.items()]
         parts += [f"{s.type.name} {name}" for name, s in cls.state.items()]
         return f"{cls.type_name}({'; '.join(parts)})"
+
+
+class VertexSizes:
+    """Per-vertex sizes of each field of a group of vertices, for cycle estimates."""
+
+    def __init__(
+        self,
+        count: int,
+        elements: dict[str, np.ndarray],
+        edges: dict[str, np.ndarray],
+        state: dict[str, np.ndarray],
+    ) -> None:
+        self.count = count
+        self._elements = elements
+        self._edges = edges
+        self._state = state
+
+    def elements(self, name: str) -> np.ndarray:
+        """Elements of field ``name`` per vertex (all edges of a vector of edges)."""
+        return self._elements[name]
+
+    def edges(self, name: str) -> np.ndarray:
+        """Edges per vertex of a vector-of-edges field (1 for other fields)."""
+        return self._edges[name]
+
+    def state(self, name: str) -> np.ndarray:
+        return self._state[name]
 
 
 class VertexBatch:

@@ -13,15 +13,19 @@ import numpy as np
 
 from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS, ElementOp
+from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import BOOL, Type
-from ipu_engine.vertex import InOut, Input, Output, State, Vertex, VertexBatch
+from ipu_engine.vertex import InOut, Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 
 class ElementwiseVertex(Vertex):
-    """Base of the element-wise codelets: cost per element and FLOPs known per op."""
+    """Base of the element-wise codelets: a supervisor vertex splitting its elements over
+    the six workers, so the tile issues about one element's work per ``cycles_per_element``."""
 
     op: ClassVar[ElementOp | None] = None
     elements_field: ClassVar[str] = "out"
+    supervisor = True
+    code_bytes = 320
 
     @classmethod
     def cycles_per_element(cls) -> float:
@@ -30,6 +34,19 @@ class ElementwiseVertex(Vertex):
     @classmethod
     def flops_per_element(cls) -> int:
         return cls.op.flops_per_element if cls.op else 0
+
+    @classmethod
+    def estimate_cycles(cls, sizes: VertexSizes) -> np.ndarray:
+        n = sizes.elements(cls.elements_field)
+        return SUPERVISOR_OVERHEAD_CYCLES + n * cls.cycles_per_element()
+
+    @classmethod
+    def flops(cls, sizes: VertexSizes) -> np.ndarray:
+        field = cls.fields[cls.elements_field]
+        floating = any(f.type is not None and f.type.is_float for f in cls.fields.values())
+        if not floating or field is None:
+            return np.zeros(sizes.count, dtype=np.int64)
+        return (sizes.elements(cls.elements_field) * cls.flops_per_element()).astype(np.int64)
 
 
 @functools.cache

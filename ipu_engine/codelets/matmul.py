@@ -7,14 +7,28 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
+from ipu_engine.model.constants import MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import UNSIGNED_INT, Type
-from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch
+from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 
 class MatMulPartialVertex(Vertex):
     """A supervisor vertex driving the tile's AMP unit for an [m,k] x [k,n] block."""
 
     supervisor = True
+    code_bytes = 2400
+
+    @classmethod
+    def estimate_cycles(cls, sizes: VertexSizes) -> np.ndarray:
+        m, k, n = (sizes.state(s).astype(np.float64) for s in ("m", "k", "n"))
+        dtype = cls.fields["in"].type
+        macs = MACS_PER_CYCLE.get(dtype.name if dtype else "float", MACS_PER_CYCLE["float"])
+        return SUPERVISOR_OVERHEAD_CYCLES + m * n * k / macs
+
+    @classmethod
+    def flops(cls, sizes: VertexSizes) -> np.ndarray:
+        m, k, n = (sizes.state(s).astype(np.int64) for s in ("m", "k", "n"))
+        return 2 * m * n * k
 
 
 @functools.cache

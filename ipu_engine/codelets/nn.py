@@ -7,12 +7,23 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
+from ipu_engine.model.constants import VERTEX_OVERHEAD_CYCLES
 from ipu_engine.types import UNSIGNED_INT, Type
-from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch
+from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 
 class LossVertex(Vertex):
     """Rows of ``numClasses`` probabilities with their label, on one tile."""
+
+    code_bytes = 640
+
+    @classmethod
+    def estimate_cycles(cls, sizes: VertexSizes) -> np.ndarray:
+        return VERTEX_OVERHEAD_CYCLES + sizes.elements("probs") * 3 + sizes.elements("label") * 20
+
+    @classmethod
+    def flops(cls, sizes: VertexSizes) -> np.ndarray:
+        return (sizes.elements("probs") * 2).astype(np.int64)
 
 
 @functools.cache

@@ -8,8 +8,9 @@ from typing import ClassVar
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
+from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import FLOAT, UNSIGNED_INT, Type
-from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch
+from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 REDUCE_UFUNCS: dict[str, np.ufunc] = {
     "ADD": np.add,
@@ -27,6 +28,20 @@ class ReduceVertex(Vertex):
 
     op: ClassVar[str]
     cycles_per_partial: ClassVar[float] = 0.5
+    supervisor = True
+    code_bytes = 520
+
+    @classmethod
+    def estimate_cycles(cls, sizes: VertexSizes) -> np.ndarray:
+        return (
+            SUPERVISOR_OVERHEAD_CYCLES
+            + sizes.elements("in") * cls.cycles_per_partial
+            + sizes.elements("out") * 4
+        )
+
+    @classmethod
+    def flops(cls, sizes: VertexSizes) -> np.ndarray:
+        return sizes.elements("in").astype(np.int64)
 
     @classmethod
     def group_starts(cls, batch: VertexBatch) -> np.ndarray:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.arrays import unique_counts
 from ipu_engine.errors import TileMappingError, VertexConnectionError
 from ipu_engine.graph import Graph
 from ipu_engine.pool import UNMAPPED
@@ -23,7 +24,7 @@ def check_tile_mapping(graph: Graph) -> None:
         if unmapped.size == 0:
             continue
         var_ids = pool.variables_of(unmapped)
-        ids, counts = np.unique(var_ids, return_counts=True)
+        ids, counts = unique_counts(var_ids)
         for var_id, count in zip(ids.tolist(), counts.tolist(), strict=True):
             info = graph.variables[var_id]
             first = int(unmapped[np.searchsorted(var_ids, var_id)] - info.base)

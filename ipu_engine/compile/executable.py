@@ -27,6 +27,7 @@ class Executable:
     function_nodes: dict[int, Node]
     streams_used: list[set[str]]
     may_fail: bool
+    lowering: Lowering
     runners: list[Runner] = field(default_factory=list)
     function_runners: dict[int, Runner] = field(default_factory=dict)
 
@@ -42,11 +43,13 @@ def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Exe
     check_tile_mapping(graph)
     check_vertices(graph)
     lowering = Lowering(graph)
-    roots, streams_used = [], []
+    roots, streams_used, root_nodes = [], [], []
     for p in programs:
         lowering.streams_used = set()
+        root_nodes.append(len(lowering.nodes))
         roots.append(lowering.lower(p))
         streams_used.append(lowering.streams_used)
+    lowering.root_nodes = root_nodes
     exe = Executable(
         graph,
         programs,
@@ -56,6 +59,7 @@ def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Exe
         lowering.functions,
         streams_used,
         lowering.may_fail,
+        lowering,
     )
     for fid, node in exe.function_nodes.items():
         exe.function_runners[fid] = build_runner(node, exe.function_runners)

@@ -1,18 +1,30 @@
 """Lowering: a program tree becomes a control tree of program steps with actions.
 
-Every Execute, Copy, stream copy and print becomes one or more steps with Poplar's
-kinds; Repeat, RepeatWhile, If and Call become control nodes. Actions are built here
-once, so running a program is a walk over prepared closures.
+Every Execute becomes a Sync, the exchanges that bring remote inputs (DoExchange on one
+IPU, GlobalExchange across IPU-Links), the OnTileExecute itself and the exchanges that
+send remote outputs home; copies become exchanges (or on-tile copies); stream copies
+become StreamCopyBegin/Mid/End. Repeat, RepeatWhile, If and Call become control nodes.
+Actions are built once here, so a run is a walk over prepared closures. Lowering also
+records the program tree (``nodes``) that reports show above the steps.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ipu_engine.access import Access
+from ipu_engine.compile.access_sets import (
+    ComputeSetFacts,
+    compute_set_facts,
+    copy_exchange,
+    variables_of,
+)
 from ipu_engine.compile.steps import (
     Block,
     Branch,
@@ -27,6 +39,7 @@ from ipu_engine.compile.steps import (
 from ipu_engine.compile.vertex_plans import ComputeSetPlan
 from ipu_engine.errors import GraphError, ProgramError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
+from ipu_engine.model.exchange import ExchangePlan
 from ipu_engine.printing import print_line
 from ipu_engine.program import (
     Call,
@@ -45,39 +58,79 @@ from ipu_engine.streams import DataStream, StreamDirection
 from ipu_engine.tensor import Tensor
 from ipu_engine.types import BOOL
 
+_NO_VARS = np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class TreeNode:
+    """A node of the program tree as written: kind, name, parent, where its steps start."""
+
+    kind: str  # profiler_core ProgramKind name
+    name: str
+    parent: int
+    first_step: int = -1
+    count: int = 0
+    debug_id: int = -1
+    function: int = -1
+
 
 class Lowering:
-    """Lowers the programs of one engine; steps are numbered in lowering order."""
+    """Lowers the programs of one engine; steps are numbered in program order."""
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self.steps: list[Step] = []
+        self.nodes: list[TreeNode] = []
         self.plans: dict[int, ComputeSetPlan] = {}
+        self.cs_facts: dict[int, ComputeSetFacts] = {}
         self.functions: dict[int, Node] = {}
         self.function_streams: dict[int, set[str]] = {}
+        self.function_spans: dict[int, tuple[int, int]] = {}
+        self.call_counts: dict[int, int] = {}
+        self.loop_spans: list[tuple[int, int]] = []
         self._calling: set[int] = set()
+        self._parent = -1
+        self.root_nodes: list[int] = []  # the tree node of each engine program
         self.streams_used: set[str] = set()
         self.may_fail = False  # a user codelet or callback can raise mid-run
 
+    # -- bookkeeping ------------------------------------------------------------------
     def _step(self, kind: StepKind, name: str, debug_id: int = -1, **kw: Any) -> Step:
         step = Step(len(self.steps), kind, name, debug_id, **kw)
+        step.facts.setdefault("reads", _NO_VARS)
+        step.facts.setdefault("writes", _NO_VARS)
+        step.facts["node"] = self._parent
+        node = self.nodes[self._parent] if self._parent >= 0 else None
+        if node is not None and node.first_step < 0:
+            node.first_step = step.id
         self.steps.append(step)
         return step
 
+    @contextlib.contextmanager
+    def _node(
+        self, kind: str, name: str, program: Program | None = None, **kw: Any
+    ) -> Iterator[int]:
+        node = TreeNode(
+            kind, name, self._parent, debug_id=program.debug_id if program else -1, **kw
+        )
+        self.nodes.append(node)
+        outer, self._parent = self._parent, len(self.nodes) - 1
+        try:
+            yield self._parent
+        finally:
+            self._parent = outer
+
     def lower(self, program: Program) -> Node:
-        handler = getattr(self, f"_lower_{type(program).__name__}", None)
-        if handler is None:
-            for base in type(program).__mro__:
-                handler = getattr(self, f"_lower_{base.__name__}", None)
-                if handler is not None:
-                    break
-        if handler is None:
-            raise ProgramError(f"the engine cannot run a {type(program).__name__} program")
-        return handler(program)
+        for base in type(program).__mro__:
+            handler = getattr(self, f"_lower_{base.__name__}", None)
+            if handler is not None:
+                return handler(program)
+        raise ProgramError(f"the engine cannot run a {type(program).__name__} program")
 
     # -- one method per program kind ---------------------------------------------------
     def _lower_Sequence(self, p: Sequence) -> Node:
-        return Block(items=[self.lower(q) for q in p.programs])
+        with self._node("SEQUENCE", p.name or "Sequence", p):
+            return Block(items=[self.lower(q) for q in p.programs])
 
     def _lower_Execute(self, p: Execute) -> Node:
         cs = p.compute_set
@@ -86,15 +139,54 @@ class Lowering:
         plan = self.plans.get(cs.id)
         if plan is None:
             plan = self.plans[cs.id] = ComputeSetPlan(self.graph, cs)
+            self.cs_facts[cs.id] = compute_set_facts(self.graph, plan)
             self.may_fail |= plan.may_fail
-        step = self._step(
-            StepKind.ON_TILE_EXECUTE,
-            cs.name,
-            cs.debug_id,
-            action=lambda ctx, plan=plan: plan(ctx.memory),
-            compute_set=cs.id,
-        )
-        return StepNode(step)
+        facts = self.cs_facts[cs.id]
+        with self._node("EXECUTE", cs.name, p):
+            items = self._exchange_steps(
+                facts.pre, f"{cs.name}/ExchangePre", cs.debug_id, reads=facts.reads
+            )
+            step = self._step(
+                StepKind.ON_TILE_EXECUTE,
+                cs.name,
+                cs.debug_id,
+                action=lambda ctx, plan=plan: plan(ctx.memory),
+                compute_set=cs.id,
+            )
+            step.facts.update(reads=facts.reads, writes=facts.writes)
+            items.append(StepNode(step))
+            items += self._exchange_steps(
+                facts.post, f"{cs.name}/ExchangePost", cs.debug_id, writes=facts.writes
+            )
+        return Block(items=items)
+
+    def _exchange_steps(
+        self,
+        plan: ExchangePlan,
+        name: str,
+        debug_id: int,
+        reads: np.ndarray = _NO_VARS,
+        writes: np.ndarray = _NO_VARS,
+        action: Any = None,
+    ) -> list[Node]:
+        """A Sync, then the on-IPU and cross-IPU exchanges of ``plan`` (if any traffic)."""
+        if plan.on_ipu.empty and plan.cross_ipu.empty:
+            return []
+        cross = not plan.cross_ipu.empty
+        sync = self._step(StepKind.SYNC, "Sync" if not cross else "GlobalSync", debug_id)
+        sync.facts["global"] = cross
+        items: list[Node] = [StepNode(sync)]
+        for kind, traffic in (
+            (StepKind.DO_EXCHANGE, plan.on_ipu),
+            (StepKind.GLOBAL_EXCHANGE, plan.cross_ipu),
+        ):
+            if traffic.empty:
+                continue
+            step = self._step(kind, name, debug_id, action=action)
+            action = None  # the data moves once, in the first exchange step
+            step.facts.update(reads=reads, writes=writes, traffic=traffic)
+            items.append(StepNode(step))
+        return items
 
     def _lower_Copy(self, p: Copy) -> Node:
         if isinstance(p.src, DataStream) or isinstance(p.dst, DataStream):
@@ -113,24 +205,24 @@ class Lowering:
                 f"{src.num_elements} elements cannot fill {dst.num_elements}"
             )
         src_acc, dst_acc = Access(src.type, src.flat_addr()), Access(dst.type, dst.flat_addr())
-        kind = self._copy_kind(src, dst)
-        name = p.name or f"Copy {src.name} -> {dst.name}"
 
         def action(ctx: Any) -> None:
             dst_acc.store(ctx.memory, src_acc.read(ctx.memory))
 
-        step = self._step(kind, name, p.debug_id, action=action)
-        step.facts["copy"] = (src, dst)
-        return StepNode(step)
-
-    def _copy_kind(self, src: Tensor, dst: Tensor) -> StepKind:
-        src_tiles, dst_tiles = self.graph.tile_array(src), self.graph.tile_array(dst)
-        if np.array_equal(src_tiles, dst_tiles) and np.unique(src_tiles).size <= 1:
-            return StepKind.ON_TILE_EXECUTE
-        per_ipu = self.graph.target.tiles_per_ipu
-        if np.any(src_tiles // per_ipu != dst_tiles // per_ipu):
-            return StepKind.GLOBAL_EXCHANGE
-        return StepKind.DO_EXCHANGE
+        name = p.name or f"Copy {src.name} -> {dst.name}"
+        reads, writes = variables_of(self.graph, src), variables_of(self.graph, dst)
+        with self._node("COPY", name, p):
+            items = self._exchange_steps(
+                copy_exchange(self.graph, src, dst), name, p.debug_id, reads, writes, action
+            )
+            if not items:  # every element stays on its tile: an on-tile copy
+                step = self._step(StepKind.ON_TILE_EXECUTE, name, p.debug_id, action=action)
+                tiles = self.graph.tile_array(dst)
+                step.facts.update(
+                    reads=reads, writes=writes, copy_tiles=tiles, copy_bytes=dst.type.size
+                )
+                items = [StepNode(step)]
+        return Block(items=items)
 
     def _lower_stream_copy(self, p: Copy) -> Node:
         to_device = isinstance(p.src, DataStream)
@@ -138,6 +230,44 @@ class Lowering:
         tensor = p.dst if to_device else p.src
         if not isinstance(tensor, Tensor):
             raise ProgramError("a stream copy needs a tensor at the other end")
+        self._check_stream(stream, tensor, to_device)
+        self.streams_used.add(stream.name)
+        acc = Access(tensor.type, tensor.flat_addr())
+        name, count = stream.name, stream.num_elements
+        if to_device:
+
+            def action(ctx: Any) -> None:
+                acc.store(ctx.memory, ctx.streams[name].pull(count))
+
+        else:
+
+            def action(ctx: Any) -> None:
+                ctx.streams[name].push(acc.read(ctx.memory))
+
+        variables = variables_of(self.graph, tensor)
+        facts = {
+            "stream": stream,
+            "tiles": self.graph.tile_array(tensor),
+            "elem_size": tensor.type.size,
+            "reads": _NO_VARS if to_device else variables,
+            "writes": variables if to_device else _NO_VARS,
+        }
+        items: list[Node] = []
+        with self._node("STREAM_COPY", p.name or name, p):
+            sync = self._step(StepKind.SYNC, "HostSync", stream.debug_id)
+            sync.facts["global"] = True
+            items.append(StepNode(sync))
+            for kind, act in (
+                (StepKind.STREAM_COPY_BEGIN, None),
+                (StepKind.STREAM_COPY_MID, action),
+                (StepKind.STREAM_COPY_END, None),
+            ):
+                step = self._step(kind, name, stream.debug_id, action=act)
+                step.facts.update(facts)
+                items.append(StepNode(step))
+        return Block(items=items)
+
+    def _check_stream(self, stream: DataStream, tensor: Tensor, to_device: bool) -> None:
         self._own(tensor, "stream copy")
         if self.graph.streams.get(stream.name) is not stream:
             raise ProgramError(f"stream {stream.name!r} is not in this engine's graph")
@@ -157,67 +287,63 @@ class Lowering:
                 f"stream {stream.name!r} moves {stream.num_elements} elements per copy but "
                 f"tensor {tensor.name!r} has {tensor.num_elements}"
             )
-        self.streams_used.add(stream.name)
-        acc = Access(tensor.type, tensor.flat_addr())
-        name = stream.name
-        if to_device:
-
-            def action(ctx: Any) -> None:
-                acc.store(ctx.memory, ctx.streams[name].pull(stream.num_elements))
-
-        else:
-
-            def action(ctx: Any) -> None:
-                ctx.streams[name].push(acc.read(ctx.memory))
-
-        facts = {"stream": stream, "tensor": tensor}
-        items: list[Node] = []
-        for kind, act in (
-            (StepKind.STREAM_COPY_BEGIN, None),
-            (StepKind.STREAM_COPY_MID, action),
-            (StepKind.STREAM_COPY_END, None),
-        ):
-            step = self._step(kind, f"{name}", stream.debug_id, action=act)
-            step.facts.update(facts)
-            items.append(StepNode(step))
-        return Block(items=items)
 
     def _lower_Repeat(self, p: Repeat) -> Node:
-        step = self._step(StepKind.REPEAT, p.name or f"Repeat x{p.count}", p.debug_id)
-        return Loop(step, count=p.count, body=self.lower(p.body))
+        with self._node("REPEAT", p.name or f"Repeat x{p.count}", p, count=p.count):
+            step = self._step(StepKind.REPEAT, p.name or f"Repeat x{p.count}", p.debug_id)
+            body = self.lower(p.body)
+        self.loop_spans.append((step.id, len(self.steps) - 1))
+        return Loop(step, count=p.count, body=body)
 
     def _lower_RepeatWhileTrue(self, p: RepeatWhileTrue) -> Node:
-        step = self._step(StepKind.REPEAT_WHILE, p.name or p.kind, p.debug_id)
-        pred = self._predicate(p.predicate, p.kind)
-        return WhileLoop(
-            step, cond=self.lower(p.cond), predicate=pred, body=self.lower(p.body), until=p.until
-        )
+        with self._node("REPEAT_WHILE", p.name or p.kind, p):
+            step = self._step(StepKind.REPEAT_WHILE, p.name or p.kind, p.debug_id)
+            pred = self._predicate(p.predicate, p.kind)
+            step.facts["reads"] = variables_of(self.graph, p.predicate)
+            cond, body = self.lower(p.cond), self.lower(p.body)
+        self.loop_spans.append((step.id, len(self.steps) - 1))
+        return WhileLoop(step, cond=cond, predicate=pred, body=body, until=p.until)
 
     def _lower_If(self, p: If) -> Node:
-        step = self._step(StepKind.IF, p.name or "If", p.debug_id)
-        pred = self._predicate(p.predicate, "If")
-        return Branch(step, predicate=pred, then=self.lower(p.then), else_=self.lower(p.else_))
+        with self._node("IF", p.name or "If", p):
+            step = self._step(StepKind.IF, p.name or "If", p.debug_id)
+            pred = self._predicate(p.predicate, "If")
+            step.facts["reads"] = variables_of(self.graph, p.predicate)
+            then, else_ = self.lower(p.then), self.lower(p.else_)
+        return Branch(step, predicate=pred, then=then, else_=else_)
 
     def _lower_Call(self, p: Call) -> Node:
         fid = p.function.id
-        if self.graph.functions[fid] is not p.function if fid < len(self.graph.functions) else True:
+        functions = self.graph.functions
+        if fid >= len(functions) or functions[fid] is not p.function:
             raise ProgramError(f"Call: function {p.function.name!r} is not in this engine's graph")
         if fid in self._calling:
             raise ProgramError(
                 f"function {p.function.name!r} calls itself; IPU programs cannot recurse"
             )
+        self.call_counts[fid] = self.call_counts.get(fid, 0) + 1
+        with self._node("CALL", p.name or p.function.name, p, function=fid):
+            step = self._step(StepKind.CALL, p.name or p.function.name, p.debug_id)
         if fid not in self.functions:
-            self._calling.add(fid)
-            outer, self.streams_used = self.streams_used, set()
-            try:
-                self.functions[fid] = self.lower(p.function.program)
-                self.function_streams[fid] = self.streams_used
-            finally:
-                self._calling.discard(fid)
-                self.streams_used = outer
+            self._lower_function(fid)
         self.streams_used |= self.function_streams[fid]
-        step = self._step(StepKind.CALL, p.name or p.function.name, p.debug_id)
         return CallNode(step, function=fid)
+
+    def _lower_function(self, fid: int) -> None:
+        function = self.graph.functions[fid]
+        self._calling.add(fid)
+        outer_streams, self.streams_used = self.streams_used, set()
+        outer_parent, self._parent = self._parent, -1
+        first = len(self.steps)
+        try:
+            with self._node("FUNCTION", function.name, function=fid):
+                self.functions[fid] = self.lower(function.program)
+            self.function_streams[fid] = self.streams_used
+            self.function_spans[fid] = (first, len(self.steps) - 1)
+        finally:
+            self._calling.discard(fid)
+            self.streams_used = outer_streams
+            self._parent = outer_parent
 
     def _lower_PrintTensor(self, p: PrintTensor) -> Node:
         self._own(p.tensor, "PrintTensor")
@@ -229,17 +355,27 @@ class Lowering:
             out = ctx.print_stream or sys.stdout
             out.write(print_line(title, values) + "\n")
 
-        return StepNode(
-            self._step(StepKind.PRINT, f"PrintTensor {title}", p.debug_id, action=action)
+        with self._node("PRINT_TENSOR", f"PrintTensor {title}", p):
+            step = self._step(
+                StepKind.PRINT_TENSOR, f"PrintTensor {title}", p.debug_id, action=action
+            )
+        step.facts.update(
+            reads=variables_of(self.graph, p.tensor),
+            tiles=self.graph.tile_array(p.tensor),
+            elem_size=p.tensor.type.size,
         )
+        return StepNode(step)
 
     def _lower_Sync(self, p: Sync) -> Node:
-        return StepNode(self._step(StepKind.SYNC, p.name or "Sync", p.debug_id))
+        with self._node("SYNC", p.name or "Sync", p):
+            step = self._step(StepKind.SYNC, p.name or "Sync", p.debug_id)
+        step.facts["global"] = p.global_
+        return StepNode(step)
 
     def _lower_WriteUndef(self, p: WriteUndef) -> Node:
         self._own(p.tensor, "WriteUndef")
-        step = self._step(StepKind.WRITE_UNDEF, f"WriteUndef {p.tensor.name}", p.debug_id)
-        step.facts["tensor"] = p.tensor
+        with self._node("WRITE_UNDEF", f"WriteUndef {p.tensor.name}", p):
+            step = self._step(StepKind.WRITE_UNDEF, f"WriteUndef {p.tensor.name}", p.debug_id)
         return StepNode(step)
 
     # -- helpers ------------------------------------------------------------------------

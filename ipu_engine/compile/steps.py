@@ -7,28 +7,24 @@ and the compile model gives each step its cycles and live memory.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ipu_engine.access import Access
+from profiler_core.model.kinds import StepKind
 
-
-class StepKind(enum.Enum):
-    ON_TILE_EXECUTE = "OnTileExecute"
-    DO_EXCHANGE = "DoExchange"
-    GLOBAL_EXCHANGE = "GlobalExchange"
-    STREAM_COPY_BEGIN = "StreamCopyBegin"
-    STREAM_COPY_MID = "StreamCopyMid"
-    STREAM_COPY_END = "StreamCopyEnd"
-    SYNC = "Sync"
-    REPEAT = "Repeat"
-    REPEAT_WHILE = "RepeatWhile"
-    IF = "If"
-    CALL = "Call"
-    PRINT = "PrintTensor"
-    WRITE_UNDEF = "WriteUndef"
+__all__ = [
+    "Block",
+    "Branch",
+    "CallNode",
+    "Loop",
+    "Node",
+    "Step",
+    "StepKind",
+    "StepNode",
+    "WhileLoop",
+]
 
 
 Action = Callable[[Any], None]

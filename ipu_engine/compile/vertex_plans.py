@@ -16,7 +16,7 @@ from ipu_engine.access import Access, Memory
 from ipu_engine.errors import ExecutionError
 from ipu_engine.graph import Graph
 from ipu_engine.types import Type
-from ipu_engine.vertex import Field, Vertex, VertexBatch
+from ipu_engine.vertex import Field, Vertex, VertexBatch, VertexSizes
 from ipu_engine.vertices import ComputeSet, EdgeColumn, VertexBlock
 
 
@@ -50,6 +50,29 @@ class CodeletGroup:
             for b in blocks
         ]
         self.perf_estimate = np.concatenate(perf)
+
+    def element_vertex(self, name: str) -> np.ndarray:
+        """Index (within the group) of the vertex owning each element of field ``name``."""
+        col = self.fields[name].column
+        edge_sizes = np.diff(col.offsets)
+        if col.edges_of_vertex is None:
+            edge_vertex = np.arange(self.count)
+        else:
+            edge_vertex = np.repeat(np.arange(self.count), np.diff(col.edges_of_vertex))
+        return np.repeat(edge_vertex, edge_sizes)
+
+    def sizes(self) -> VertexSizes:
+        elements, edges = {}, {}
+        for name, f in self.fields.items():
+            col = f.column
+            if col.edges_of_vertex is None:
+                elements[name] = np.diff(col.offsets)
+                edges[name] = np.ones(self.count, dtype=np.int64)
+            else:
+                bounds = col.offsets[col.edges_of_vertex]
+                elements[name] = np.diff(bounds)
+                edges[name] = np.diff(col.edges_of_vertex)
+        return VertexSizes(self.count, elements, edges, self.state)
 
 
 def _merge(graph: Graph, blocks: Sequence[VertexBlock], name: str, spec: Field) -> MergedField:

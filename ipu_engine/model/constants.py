@@ -54,3 +54,48 @@ links, ~25 GB/s; we use the PCIe figure of the C600/IPU-POD setups)."""
 
 STREAM_COPY_LATENCY_CYCLES = 2_000
 """Host sync and DMA set-up for a stream copy (our estimate: ~1.5 us)."""
+
+# -- memory -----------------------------------------------------------------------------
+DATA_ALIGNMENT = 8
+"""Bytes a variable's region on a tile is aligned to: 64-bit loads need 8-byte alignment
+(IPU Programmer's Guide, "Memory architecture")."""
+
+INTERLEAVED_BYTES = {"ipu1": 192 * 1024, "ipu2": 496 * 1024, "bow": 496 * 1024}
+"""Size of the interleaved region of tile memory (our model: the top of the tile; the
+rest is non-interleaved, where code must live, as the Graph Analyser's memory report
+describes). Data fills the interleaved region first and spills into the other."""
+
+VERTEX_DESCRIPTOR_BYTES = 4
+"""Each vertex has a pointer in its compute set's vertex list on its tile."""
+
+EDGE_DESCRIPTOR_BYTES = 8
+"""Each edge of a vector of edges has a pointer and a count (SPAN layout)."""
+
+COMPUTE_SET_LIST_BYTES = 8
+"""Header of a compute set's vertex list on a tile that runs it."""
+
+CONTROL_CODE_BASE_BYTES = 256
+CONTROL_CODE_PER_STEP_BYTES = 8
+"""Every tile runs the control program: a fixed part plus instructions per program step
+(our estimate, in line with Poplar's control code growing with the number of steps)."""
+
+CONTROL_CODE_PER_COMPUTE_BYTES = 12
+"""Extra instructions on a tile to start its vertices for one compute step."""
+
+EXCHANGE_CODE_PER_STEP_BYTES = 24
+EXCHANGE_CODE_PER_PACKET_BYTES = 4
+EXCHANGE_PACKET_BYTES = 256
+"""Exchange code on a tile taking part in an exchange: set-up instructions, plus a
+send or receive instruction per packet of data (our estimate)."""
+
+HOST_EXCHANGE_CODE_BYTES = 32
+"""Per stream copy, on each tile the copied tensor lives on."""
+
+HOST_PACKET_HEADER_BYTES = 8
+"""Host exchange packet headers, one per 256-byte packet, kept in tile memory."""
+
+SUPERVISOR_STACK_BYTES = 128
+"""Supervisor stack on every tile (our estimate)."""
+
+INSTRUMENTATION_BYTES_PER_STEP = 8
+"""With instrumentation on, each tile keeps a 64-bit cycle count per program step."""

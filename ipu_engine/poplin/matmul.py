@@ -118,19 +118,24 @@ def _build(
     i = 0
     for r0, r1 in rows:
         for c0, c1 in cols:
+            block_tiles = []
             for d, (k0, k1) in enumerate(depth):
                 tile = int(tile_of[i])
                 i += 1
+                block_tiles.append(tile)
                 a_parts.append(a.addr[r0:r1, k0:k1].reshape(-1))
                 b_parts.append(b.addr[k0:k1, c0:c1].reshape(-1))
                 target = partials.addr[d, r0:r1, c0:c1] if split_k else out.addr[r0:r1, c0:c1]
                 o_parts.append(target.reshape(-1))
                 if split_k:
                     graph.set_tile_mapping(partials[d].slice([r0, c0], [r1, c1]), tile)
-                if d == 0:
-                    out_tiles[r0:r1, c0:c1] = tile
                 shapes.append((r1 - r0, k1 - k0, c1 - c0))
                 tiles.append(tile)
+            # the output block is spread over the tiles of its partials, so that each
+            # reduces a share of it (as PopLibs spreads the reduction)
+            size = (r1 - r0) * (c1 - c0)
+            share = np.arange(size) * len(block_tiles) // size
+            out_tiles[r0:r1, c0:c1] = np.asarray(block_tiles)[share].reshape(r1 - r0, c1 - c0)
     graph.set_tile_mapping_array(out, out_tiles)
     cs = graph.add_compute_set("Conv_1/Convolve")
     block = graph.add_vertex_block(

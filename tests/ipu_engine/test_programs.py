@@ -136,7 +136,7 @@ def test_call_runs_one_function_from_several_places(device4):
     engine.run(1)
     assert int(engine.read_tensor("counter")) == 6
     # the function's program steps exist once, however many Calls name it
-    executes = [s for s in engine.executable.steps if s.kind.value == "OnTileExecute"]
+    executes = [s for s in engine.executable.steps if s.kind.poplar_name == "OnTileExecute"]
     assert len(executes) == 2
 
 
@@ -212,5 +212,5 @@ def test_programs_are_logged_as_program_steps_in_order(device4):
     engine.load(device4)
     engine.write_tensor("counter", np.array(0))
     engine.run()
-    kinds = [engine.executable.steps[i].kind.value for i in engine.last_run_steps]
+    kinds = [engine.executable.steps[i].kind.poplar_name for i in engine.last_run_steps]
     assert kinds == ["OnTileExecute", "Repeat", "OnTileExecute", "OnTileExecute"]

@@ -1,0 +1,184 @@
+"""The compile model of one engine: liveness, memory per tile by category, cycles of
+every program step, and the out-of-memory check -- the facts a compile profile reports."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_engine.compile.executable import Executable
+from ipu_engine.errors import OutOfMemoryError
+from ipu_engine.graph import Graph
+from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
+from ipu_engine.model.cycles import ComputeSetCycles, compute_set_cycles, step_cycles
+from ipu_engine.model.liveness import Liveness, analyse_liveness, live_bytes_per_step, peak_per_tile
+from ipu_engine.model.memory import TileMemory, VariableRegions, data_categories, region_gaps
+from ipu_engine.model.program_memory import program_memory
+from ipu_engine.model.regions import variable_regions
+from ipu_engine.model.vertex_memory import VertexCounts, vertex_memory
+from ipu_engine.tensor import Tensor
+from profiler_core.model.kinds import MemoryCategory as M
+
+log = logging.getLogger("poplar")
+
+
+@dataclass
+class CompileModel:
+    regions: VariableRegions
+    var_bytes: np.ndarray
+    liveness: Liveness
+    memory: TileMemory
+    step_cycles: np.ndarray  # (steps, IPUs)
+    cs_cycles: dict[int, ComputeSetCycles]
+    vertex_counts: VertexCounts
+    vertex_flops: dict[tuple[int, int, int], int]  # (cs, type, tile) -> FLOPs per execution
+    live_bytes: np.ndarray  # (steps,) not-always-live bytes
+    always_live_bytes: int
+    bytes_per_tile: int
+
+    @property
+    def tiles_over(self) -> np.ndarray:
+        return np.flatnonzero(self.memory.total > self.bytes_per_tile)
+
+    @property
+    def step_duration(self) -> np.ndarray:
+        """Cycles each step takes: IPUs step together, so the slowest IPU's."""
+        return self.step_cycles.max(axis=1) if self.step_cycles.size else np.zeros(0, np.int64)
+
+    def out_of_memory_message(self) -> str:
+        over = self.tiles_over
+        tile = int(over[0])
+        used = int(self.memory.total[tile])
+        message = (
+            f"Out of memory on tile {tile}: {used} bytes used but tiles only have "
+            f"{self.bytes_per_tile} bytes of memory"
+        )
+        if over.size > 1:
+            worst = int(over[np.argmax(self.memory.total[over])])
+            message += (
+                f" ({over.size} tiles are over; the fullest is tile {worst} with "
+                f"{int(self.memory.total[worst])} bytes). Set the engine option "
+                '"debug.allowOutOfMemory": "true" to get a report of the layout.'
+            )
+        return message
+
+
+def _host_variables(graph: Graph) -> np.ndarray:
+    ids: list[np.ndarray] = []
+    for t in (*graph.host_writes.values(), *graph.host_reads.values()):
+        ids.append(graph.variable_of_address(t.type, t.flat_addr()))
+    return np.unique(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.int64)
+
+
+def build_compile_model(graph: Graph, exe: Executable, instrumented: bool) -> CompileModel:
+    t0 = time.perf_counter()
+    target = graph.target
+    num_tiles = target.num_tiles
+    low = exe.lowering
+    cs_cycles = {cs: compute_set_cycles(plan, num_tiles) for cs, plan in exe.plans.items()}
+    cycles = step_cycles(target, exe.steps, cs_cycles)
+    t1 = time.perf_counter()
+    log.info("PO: cycle model: %d program steps in %.3f s", len(exe.steps), t1 - t0)
+
+    variables = graph.variables
+    is_constant = np.array([v.is_constant for v in variables], dtype=bool)
+    var_bytes = np.array([v.size * v.type.size for v in variables], dtype=np.int64)
+    program_spans = _program_spans(low.root_nodes, low.nodes, len(exe.steps))
+    shared = [low.function_spans[f] for f, n in low.call_counts.items() if n > 1]
+    liveness = analyse_liveness(
+        len(variables),
+        exe.steps,
+        is_constant,
+        _host_variables(graph),
+        low.loop_spans,
+        program_spans,
+        shared,
+    )
+    live_bytes = live_bytes_per_step(liveness, var_bytes, len(exe.steps))
+    always_live_bytes = int(var_bytes[liveness.always_live].sum())
+    t2 = time.perf_counter()
+    log.info("PO: liveness analysis: %d variables in %.3f s", len(variables), t2 - t1)
+
+    regions = variable_regions(graph)
+    nal_peak = peak_per_tile(liveness, regions.var, regions.tile, regions.bytes, num_tiles)
+    data = data_categories(regions, is_constant, liveness.always_live, nal_peak, num_tiles)
+    vmem = vertex_memory(graph)
+    categories = {
+        **data,
+        M.VERTEX_CODE: vmem.code,
+        M.VERTEX_STATE: vmem.state,
+        M.VERTEX_DESCRIPTORS: vmem.descriptors,
+        M.STACK: vmem.stack,
+        **program_memory(exe.steps, cs_cycles, num_tiles, instrumented),
+    }
+    data_total = sum(data[c] for c in data) + categories[M.EXCHANGE_BUFFERS]
+    interleaved_bytes = C.INTERLEAVED_BYTES.get(target.version, target.bytes_per_tile)
+    gaps, interleaved = region_gaps(
+        regions, liveness.always_live, nal_peak, data_total, interleaved_bytes
+    )
+    categories[M.REGION_GAPS] = gaps
+    by_category = np.zeros((len(M), num_tiles), dtype=np.int64)
+    for category, values in categories.items():
+        by_category[category] = values
+    t3 = time.perf_counter()
+    log.info("PO: memory layout: %d tiles in %.3f s", num_tiles, t3 - t2)
+    if log.isEnabledFor(5):
+        for tile in range(num_tiles):
+            log.log(5, "PO: tile %d: %d bytes", tile, int(by_category[:, tile].sum()))
+    return CompileModel(
+        regions,
+        var_bytes,
+        liveness,
+        TileMemory(by_category, interleaved),
+        cycles,
+        cs_cycles,
+        vmem.counts,
+        _vertex_flops(exe, cs_cycles, vmem.counts, num_tiles),
+        live_bytes,
+        always_live_bytes,
+        target.bytes_per_tile,
+    )
+
+
+def _program_spans(root_nodes: list[int], nodes: list, num_steps: int) -> list[tuple[int, int]]:
+    """The step range of each engine program (its steps are lowered contiguously)."""
+    starts = [nodes[r].first_step if r < len(nodes) else -1 for r in root_nodes]
+    spans = []
+    for i, start in enumerate(starts):
+        later = [s for s in starts[i + 1 :] if s >= 0]
+        end = (later[0] - 1) if later else num_steps - 1
+        spans.append((start, end) if start >= 0 else (0, -1))
+    return spans
+
+
+def _vertex_flops(
+    exe: Executable, cs_cycles: dict[int, ComputeSetCycles], counts: VertexCounts, num_tiles: int
+) -> dict[tuple[int, int, int], int]:
+    type_index = {t: i for i, t in enumerate(counts.types)}
+    flops: dict[tuple[int, int, int], int] = {}
+    for cs, plan in exe.plans.items():
+        for group, per_vertex in zip(plan.groups, cs_cycles[cs].flops_by_group, strict=True):
+            if not per_vertex.any():
+                continue
+            by_tile = np.bincount(group.tiles, weights=per_vertex, minlength=num_tiles)
+            t = type_index[group.codelet]
+            for tile in np.flatnonzero(by_tile):
+                flops[(cs, t, int(tile))] = flops.get((cs, t, int(tile)), 0) + int(by_tile[tile])
+    return flops
+
+
+def check_memory(model: CompileModel, allow_out_of_memory: bool) -> None:
+    """Poplar's out-of-memory error, or a warning when the option lets it through."""
+    if model.tiles_over.size == 0:
+        return
+    message = model.out_of_memory_message()
+    if not allow_out_of_memory:
+        raise OutOfMemoryError(message)
+    log.warning("PO: %s; continuing because debug.allowOutOfMemory is set", message.split(" (")[0])
+
+
+def tensor_tiles(graph: Graph, tensor: Tensor) -> np.ndarray:
+    return graph.tile_array(tensor)
