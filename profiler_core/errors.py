@@ -23,5 +23,5 @@ class FormatVersionError(ReportError):
     """The file was written by a newer format major version than this reader knows."""
 
 
-class LoadCancelled(ReportError):
+class LoadCancelled(ReportError):  # noqa: N818 - a cancel, not an error, by name
     """The user (or a caller) cancelled a long load; nothing was kept half-loaded."""
