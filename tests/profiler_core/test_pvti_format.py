@@ -171,3 +171,11 @@ def test_a_closed_writer_refuses_more_events(tmp_path: Path) -> None:
     writer = write_small_trace(tmp_path)
     with pytest.raises(ReportError, match="closed"):
         writer.add_instant(MAIN_TID, "c", "late", 0)
+
+
+def test_a_writer_that_cannot_create_its_file_names_the_folder(tmp_path: Path) -> None:
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file where the trace folder should be")
+    with pytest.raises(ReportError, match="cannot create a trace file") as err:
+        PvtiWriter(blocker / "traces")
+    assert "taken" in str(err.value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
+import sqlite3
 import time
 from pathlib import Path
 
@@ -123,3 +124,19 @@ def reserve_trace_file(directory: str | Path, pid: int | None = None) -> Path:
                 return path
         except FileExistsError:
             n += 1
+
+
+def create_tables(conn: sqlite3.Connection, meta: dict[str, object]) -> None:
+    """Create every table and fill ``meta``, ``processes`` and ``event_columns``, in one
+    transaction, so a reader sees either no tables or all of them."""
+    conn.execute("BEGIN")
+    for statement in SCHEMA_SQL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
+    conn.execute(
+        "INSERT INTO processes VALUES (0, ?, ?, ?)",
+        (meta["pid"], meta["hostname"], meta["process_name"]),
+    )
+    conn.executemany("INSERT INTO event_columns VALUES (?, ?)", EVENT_COLUMNS.items())
+    conn.execute("COMMIT")

@@ -33,18 +33,17 @@ from profiler_core.formats.pvti.batch import (
     Interner,
     columns_from_records,
     drop_completed_spans,
-    pack_batch,
     span_keys,
     split_columns,
 )
+from profiler_core.formats.pvti.commit import PendingCommit, write_commit
 from profiler_core.formats.pvti.schema import (
-    EVENT_COLUMNS,
     FORMAT_MAJOR,
     FORMAT_MINOR,
     MAX_BATCH_EVENTS,
     PRODUCER,
-    SCHEMA_SQL,
     EventKind,
+    create_tables,
     reserve_trace_file,
 )
 
@@ -53,11 +52,6 @@ OpenSpansSource = Callable[[], Iterable[tuple[Any, str, str, int, int]]]
 
 #: Connections inherited across fork(): kept alive forever so the child never closes them.
 _FORKED_AWAY: list[sqlite3.Connection] = []
-
-_INSERT_BATCH = (
-    f"INSERT INTO event_batches(n, {', '.join(EVENT_COLUMNS)}) "
-    f"VALUES (?{', ?' * len(EVENT_COLUMNS)})"
-)
 
 
 class PvtiWriter:
@@ -76,7 +70,10 @@ class PvtiWriter:
         flush_interval_s: float = 0.1,
         background: bool = True,
     ) -> None:
-        self.path: Path = reserve_trace_file(directory)
+        try:
+            self.path: Path = reserve_trace_file(directory)
+        except OSError as exc:
+            raise ReportError(directory, f"cannot create a trace file: {exc.strerror}") from None
         self.origin_monotonic_ns = time.monotonic_ns()
         self.origin_wall_ns = time.time_ns()
         self.flush_interval_s = flush_interval_s
@@ -103,7 +100,10 @@ class PvtiWriter:
         self._closed = False
         self._stop = threading.Event()
 
-        self._conn = self._create(process_name or _process_name())
+        try:
+            self._conn = self._create(process_name or _process_name())
+        except sqlite3.Error as exc:
+            raise ReportError(self.path, f"cannot be written as SQLite ({exc})") from None
         atexit.register(self.close)
         self._flusher: threading.Thread | None = None
         if background:
@@ -286,17 +286,7 @@ class PvtiWriter:
             "origin_wall_ns": self.origin_wall_ns,
             "origin_monotonic_ns": self.origin_monotonic_ns,
         }
-        conn.execute("BEGIN")
-        for statement in SCHEMA_SQL.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
-        conn.execute(
-            "INSERT INTO processes VALUES (0, ?, ?, ?)",
-            (meta["pid"], meta["hostname"], process_name),
-        )
-        conn.executemany("INSERT INTO event_columns VALUES (?, ?)", EVENT_COLUMNS.items())
-        conn.execute("COMMIT")
+        create_tables(conn, meta)
         return conn
 
     def _run(self) -> None:
@@ -320,6 +310,12 @@ class PvtiWriter:
         return spans
 
     def _commit(self) -> None:
+        pending = self._collect()
+        if pending is not None:
+            self._write(pending)
+
+    def _collect(self) -> PendingCommit | None:
+        """Take everything recorded so far and turn it into rows, or None if nothing new."""
         records = self._take(self._records)
         # Snapshot the open spans after taking the records: a span that ended in between
         # is in neither, so the records that arrived meanwhile (`late`) are counted open.
@@ -330,70 +326,58 @@ class PvtiWriter:
         heat = self._take(self._heat_samples)
         bulk, self._bulk = self._bulk, []
         if not (records or samples or heat or bulk) and open_spans == self._last_open:
-            return
-        batches: list[tuple[dict[str, np.ndarray], dict[int, str]]] = []
+            return None
+        pending = PendingCommit(open_spans)
         if records:
-            batches.append(
+            pending.batches.append(
                 columns_from_records(records, self._threads, self._channels, self._labels)
             )
         for cols in bulk:
-            batches.extend((piece, {}) for piece in split_columns(cols, MAX_BATCH_EVENTS))
-        open_rows = [
+            pending.batches += [(p, {}) for p in split_columns(cols, MAX_BATCH_EVENTS)]
+        pending.open_rows = [
             (self._threads.id(t), self._channels.id(c), self._labels.id(lab), s, d, as_of)
             for t, c, lab, s, d in open_spans
         ]
-        if records and open_rows:
-            open_rows = drop_completed_spans(open_rows, batches[0][0])
-        series_rows = []
+        if records and pending.open_rows:
+            pending.open_rows = drop_completed_spans(pending.open_rows, pending.batches[0][0])
         for graph, unit, series, t, value in samples:
             self._series_units.setdefault((graph, series), unit)
-            series_rows.append((self._series.id((graph, series)), t, value))
-        heat_rows = [
+            pending.series_rows.append((self._series.id((graph, series)), t, value))
+        pending.heat_rows = [
             (self._heatmaps.id(name), t, counts.astype("<u4").tobytes(), "<u4")
             for name, t, counts in heat
         ]
+        return pending
 
-        conn = self._conn
-        conn.execute("BEGIN")
-        self._write_dictionaries(conn)
-        n_events = 0
-        for cols, args in batches:
-            cursor = conn.execute(_INSERT_BATCH, pack_batch(cols))
-            conn.executemany(
-                "INSERT INTO event_args VALUES (?, ?, ?)",
-                [(cursor.lastrowid, i, text) for i, text in args.items()],
-            )
-            n_events += len(cols["start_ns"])
-        conn.executemany("INSERT INTO series_samples VALUES (?, ?, ?)", series_rows)
-        conn.executemany("INSERT INTO heatmap_samples VALUES (?, ?, ?, ?)", heat_rows)
-        conn.execute("DELETE FROM open_spans")
-        conn.executemany("INSERT INTO open_spans VALUES (?, ?, ?, ?, ?, ?)", open_rows)
-        conn.execute("COMMIT")
-        self._last_open = open_spans
-        self.committed_events += n_events
+    def _write(self, pending: PendingCommit) -> None:
+        pending.dictionaries = self._dictionary_rows()
+        write_commit(self._conn, pending)
+        self._last_open = pending.open_spans
+        self.committed_events += sum(len(cols["start_ns"]) for cols, _ in pending.batches)
         self.commits += 1
 
-    def _write_dictionaries(self, conn: sqlite3.Connection) -> None:
+    def _dictionary_rows(self) -> dict[str, list[tuple]]:
         """Rows for threads, channels, labels, series and heatmaps first seen since last."""
         threads = []
         for tid, key in self._threads.take_unwritten():
             if isinstance(key, str):
                 threads.append((tid, 0, None, key, "track"))
             else:
-                name = self.thread_names.get(key, f"Thread {key}")
-                threads.append((tid, 0, key, name, "thread"))
-        conn.executemany("INSERT INTO threads VALUES (?, ?, ?, ?, ?)", threads)
-        conn.executemany("INSERT INTO channels VALUES (?, ?)", self._channels.take_unwritten())
-        conn.executemany("INSERT INTO labels VALUES (?, ?)", self._labels.take_unwritten())
-        conn.executemany(
-            "INSERT INTO series VALUES (?, ?, ?, ?)",
-            [(i, g, self._series_units[(g, s)], s) for i, (g, s) in self._series.take_unwritten()],
-        )
+                threads.append((tid, 0, key, self.thread_names.get(key, f"Thread {key}"), "thread"))
         heatmaps = []
         for i, name in self._heatmaps.take_unwritten():
             unit, edges = self._heatmap_defs[name]
             heatmaps.append((i, name, unit, edges.tobytes(), "<f8"))
-        conn.executemany("INSERT INTO heatmaps VALUES (?, ?, ?, ?, ?)", heatmaps)
+        series = [
+            (i, g, self._series_units[(g, s)], s) for i, (g, s) in self._series.take_unwritten()
+        ]
+        return {
+            "threads": threads,
+            "channels": self._channels.take_unwritten(),
+            "labels": self._labels.take_unwritten(),
+            "series": series,
+            "heatmaps": heatmaps,
+        }
 
 
 def _json(args: dict | None) -> str | None:
