@@ -1,0 +1,7 @@
+"""The pvti API's error: a malformed PVTI_OPTIONS value or enable() argument."""
+
+from __future__ import annotations
+
+
+class PvtiOptionsError(ValueError):
+    """PVTI_OPTIONS (or an ``enable()`` argument) is malformed; the message names the key."""
