@@ -32,7 +32,8 @@ class TraceChannel:
 
 
 class ThreadStack(list):
-    """One thread's open tracepoints as (tracepoint, start_ns); knows its OS thread id."""
+    """One thread's open tracepoints as (tracepoint, start_ns, depth at start); knows its
+    OS thread id."""
 
     __slots__ = ("__weakref__", "gen", "tid")
 
@@ -86,7 +87,7 @@ def open_spans() -> list[tuple[int, str, str, int, int]]:
     for stack in list(session.stacks.values()):
         if stack.gen != gen:
             continue
-        for depth, (tracepoint, start) in enumerate(list(stack)):
+        for tracepoint, start, depth in list(stack):
             out.append((stack.tid, tracepoint.channel.name, tracepoint.label, start, depth))
     return out
 

@@ -20,14 +20,28 @@ _INSTANT = int(EventKind.INSTANT)
 
 
 def _close_top(stack: list, end_ns: int) -> None:
-    tracepoint, start = stack[-1]
+    tracepoint, start, depth = stack[-1]
     # Record before popping: a concurrent commit then sees the span open or finished,
     # never neither.
     session.record(
         (start, end_ns, stack.tid, tracepoint.channel.name, tracepoint.label, _SPAN,
-         len(stack) - 1, None)
+         depth, None)
     )  # fmt: skip
     stack.pop()
+
+
+def _close_inside(stack: list, tracepoint: Tracepoint, end_ns: int) -> None:
+    """Close ``tracepoint`` where it sits below the top (spans of interleaved coroutines
+    end out of order); it keeps the depth it had when it began."""
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i][0] is tracepoint:
+            _, start, depth = stack[i]
+            session.record(
+                (start, end_ns, stack.tid, tracepoint.channel.name, tracepoint.label, _SPAN,
+                 depth, None)
+            )  # fmt: skip
+            del stack[i]
+            return
 
 
 class Tracepoint:
@@ -42,7 +56,8 @@ class Tracepoint:
 
     def __enter__(self) -> Tracepoint:
         if session.recording and self.channel.enabled:
-            thread_stack().append((self, monotonic_ns()))
+            stack = thread_stack()
+            stack.append((self, monotonic_ns(), len(stack)))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -51,8 +66,11 @@ class Tracepoint:
                 stack = thread_local.stack
             except AttributeError:
                 return
-            if stack and stack[-1][0] is self and stack.gen == session.gen:
-                _close_top(stack, monotonic_ns())
+            if stack and stack.gen == session.gen:
+                if stack[-1][0] is self:
+                    _close_top(stack, monotonic_ns())
+                else:
+                    _close_inside(stack, self, monotonic_ns())
 
     def __call__(self, func: F) -> F:
         @functools.wraps(func)

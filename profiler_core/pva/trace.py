@@ -150,7 +150,9 @@ class TraceProcess:
 class TraceSeries:
     """One metric series: ``times`` in µs from the trace origin, ``values``."""
 
-    def __init__(self, graph: str, name: str, unit: str, t_ns: np.ndarray, values: np.ndarray):
+    def __init__(
+        self, graph: str, name: str, unit: str, t_ns: np.ndarray, values: np.ndarray
+    ) -> None:
         self.graph, self.name, self.unit = graph, name, unit
         self.times = t_ns / 1000
         self.values = values

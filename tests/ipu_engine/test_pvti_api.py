@@ -218,3 +218,18 @@ def test_a_forked_child_writes_its_own_file(trace_dir: Path) -> None:
     assert by_pid.pop(child.pid).labels == ("in child",)
     (parent,) = by_pid.values()
     assert parent.labels == ("in parent",)
+
+
+def test_spans_ending_out_of_order_are_all_recorded(trace_dir: Path) -> None:
+    # Coroutines sharing a thread can end their spans in any order.
+    channel = pvti.createTraceChannel("Async")
+    first, second = pvti.Tracepoint(channel, "first"), pvti.Tracepoint(channel, "second")
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    with pvti.Tracepoint(channel, "after"):
+        pass
+    second.__exit__(None, None, None)
+    trace = finish(trace_dir)
+    rows = thread_rows(trace, threading.current_thread().name)
+    assert sorted(rows) == [("after", 1, 0), ("first", 0, 0), ("second", 1, 0)]
