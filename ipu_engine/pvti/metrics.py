@@ -1,0 +1,83 @@
+"""libpvti's metric API: Graph/Series line charts and HeatmapDouble/HeatmapInt64 histograms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from time import monotonic_ns
+
+import numpy as np
+
+from ipu_engine.pvti.session import resolve, session
+from profiler_core.formats.pvti import PvtiWriter
+
+
+class Series:
+    """One line of a Graph; ``add(value)`` records a sample at the current time."""
+
+    __slots__ = ("graph", "name")
+
+    def __init__(self, graph: Graph, name: str) -> None:
+        self.graph = graph
+        self.name = name
+
+    def add(self, value: float) -> None:
+        if session.recording and session.writer is not None:
+            session.writer.add_sample(
+                self.graph.name, self.name, monotonic_ns(), float(value), self.graph.unit
+            )
+
+
+class Graph:
+    """A chart of named series sharing one unit, e.g. ``Graph("Loss", "")``."""
+
+    def __init__(self, name: str, unit: str = "") -> None:
+        resolve()
+        self.name = name
+        self.unit = unit
+
+    def addSeries(self, name: str) -> Series:
+        return Series(self, name)
+
+    add_series = addSeries
+
+
+class _Heatmap:
+    """Samples of many values counted into buckets: below edges[0], between each pair of
+    edges (lower edge inclusive), and from edges[-1] up: ``len(edges) + 1`` buckets."""
+
+    _dtype: type = np.float64
+
+    def __init__(self, name: str, edges: Sequence[float], units: str = "") -> None:
+        resolve()
+        edges_array = np.asarray(edges, dtype=np.float64)
+        if edges_array.ndim != 1 or len(edges_array) == 0 or np.any(np.diff(edges_array) <= 0):
+            raise ValueError(f"heatmap {name!r}: edges must be a non-empty increasing list")
+        self.name = name
+        self.edges = edges_array
+        self.units = units
+        self._declared_in: PvtiWriter | None = None
+
+    def bucket_counts(self, values: Sequence[float] | np.ndarray) -> np.ndarray:
+        """How many of ``values`` fall in each bucket."""
+        v = np.asarray(values, dtype=self._dtype).ravel()
+        buckets = np.searchsorted(self.edges, v, side="right")
+        return np.bincount(buckets, minlength=len(self.edges) + 1)
+
+    def add(self, values: Sequence[float] | np.ndarray) -> None:
+        writer = session.writer
+        if not session.recording or writer is None:
+            return
+        if self._declared_in is not writer:
+            writer.declare_heatmap(self.name, self.edges, self.units)
+            self._declared_in = writer
+        writer.add_heatmap_sample(self.name, monotonic_ns(), self.bucket_counts(values))
+
+
+class HeatmapDouble(_Heatmap):
+    """A heatmap of floating-point values (libpvti's HeatmapDouble)."""
+
+
+class HeatmapInt64(_Heatmap):
+    """A heatmap of integer values (libpvti's HeatmapInt64)."""
+
+    _dtype = np.int64

@@ -1,0 +1,207 @@
+"""The process-wide pvti session: whether tracing is on, its writer, channels, thread stacks.
+
+Tracing is decided at first use (the first channel, graph, heatmap or ``current_writer()``
+call) from PVTI_OPTIONS, or explicitly by ``enable()``/``disable()``. The hot path of a
+Tracepoint reads only ``session.recording`` and appends to ``session.record``, so a
+disabled trace costs a flag check.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.util
+import os
+import threading
+import weakref
+from pathlib import Path
+
+from ipu_engine.pvti.options import ENV_VAR, PvtiOptions, parse_options
+from profiler_core.formats.pvti import PvtiWriter
+
+
+class TraceChannel:
+    """A named category of tracepoints that can be switched on and off (libpvti's)."""
+
+    __slots__ = ("enabled", "name")
+
+    def __init__(self, name: str, enabled: bool = True) -> None:
+        self.name = name
+        self.enabled = enabled
+
+    def __repr__(self) -> str:
+        return f"TraceChannel({self.name!r}, enabled={self.enabled})"
+
+
+class ThreadStack(list):
+    """One thread's open tracepoints as (tracepoint, start_ns, depth at start); knows its
+    OS thread id."""
+
+    __slots__ = ("__weakref__", "gen", "tid")
+
+
+def _no_record(_: tuple) -> None:
+    pass
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.recording = False  # the one flag the hot path reads
+        self.record = _no_record  # the writer's fast append while recording
+        self.gen = 0  # bumped per writer, so stacks left from an old writer reset
+        self.resolved = False
+        self.writer: PvtiWriter | None = None
+        self.options: PvtiOptions | None = None
+        self.channels: dict[str, TraceChannel] = {}
+        # OS thread id -> that thread's stack, dropped when the thread ends.
+        self.stacks: weakref.WeakValueDictionary[int, ThreadStack] = weakref.WeakValueDictionary()
+        self.thread_names: dict[int, str] = {}
+        self.lock = threading.RLock()
+        self.timer: threading.Timer | None = None
+        self.finalizer: multiprocessing.util.Finalize | None = None
+
+
+session = _Session()
+#: Per-thread state; ``thread_local.stack`` is the thread's ThreadStack once it has one.
+thread_local = threading.local()
+
+
+def thread_stack() -> ThreadStack:
+    """The calling thread's stack for the current writer (created on first use)."""
+    try:
+        stack = thread_local.stack
+    except AttributeError:
+        stack = thread_local.stack = ThreadStack()
+        stack.tid = threading.get_native_id()
+        stack.gen = session.gen
+        session.thread_names[stack.tid] = threading.current_thread().name
+        session.stacks[stack.tid] = stack
+    if stack.gen != session.gen:
+        stack.clear()
+        stack.gen = session.gen
+    return stack
+
+
+def open_spans() -> list[tuple[int, str, str, int, int]]:
+    """Every thread's open tracepoints, for the writer's open_spans table."""
+    out = []
+    gen = session.gen
+    for stack in list(session.stacks.values()):
+        if stack.gen != gen:
+            continue
+        for tracepoint, start, depth in list(stack):
+            out.append((stack.tid, tracepoint.channel.name, tracepoint.label, start, depth))
+    return out
+
+
+def resolve() -> None:
+    """Read PVTI_OPTIONS once, at first use, unless enable()/disable() decided already."""
+    if session.resolved:
+        return
+    with session.lock:
+        if session.resolved:
+            return
+        options = parse_options(os.environ.get(ENV_VAR))
+        session.resolved = True
+        if options is not None and options.enable:
+            _start(options)
+
+
+def _start(options: PvtiOptions, process_name: str | None = None) -> None:
+    writer = PvtiWriter(options.directory, process_name=process_name)
+    writer.thread_names = session.thread_names
+    writer.open_spans_source = open_spans
+    session.options = options
+    session.writer = writer
+    _close_at_multiprocessing_exit(session)
+    session.gen += 1
+    for channel in session.channels.values():
+        channel.enabled = options.channels is None or channel.name in options.channels
+    session.record = writer.record
+    session.recording = True
+    if options.duration_s > 0:
+        session.timer = threading.Timer(options.duration_s, _stop_recording)
+        session.timer.daemon = True
+        session.timer.start()
+
+
+def _stop_recording() -> None:
+    session.recording = False
+    session.record = _no_record
+
+
+def enable(
+    directory: str | Path = ".",
+    *,
+    channels: list[str] | None = None,
+    duration_s: float = 0.0,
+    process_name: str | None = None,
+) -> Path:
+    """Start tracing to a new file in ``directory`` (closing any current one); its path."""
+    with session.lock:
+        disable()
+        _start(
+            PvtiOptions(True, Path(directory), tuple(channels) if channels else None, duration_s),
+            process_name,
+        )
+        assert session.writer is not None
+        return session.writer.path
+
+
+def disable() -> None:
+    """Stop tracing and close the current file (libpvti's closeTrace)."""
+    with session.lock:
+        session.resolved = True
+        _stop_recording()
+        if session.timer is not None:
+            session.timer.cancel()
+            session.timer = None
+        if session.finalizer is not None:
+            session.finalizer.cancel()
+            session.finalizer = None
+        writer, session.writer = session.writer, None
+        if writer is not None:
+            writer.close()
+
+
+def current_writer() -> PvtiWriter | None:
+    """The writer of this process's trace, or None when tracing is off."""
+    resolve()
+    return session.writer if session.recording else None
+
+
+def create_channel(name: str) -> TraceChannel:
+    resolve()
+    with session.lock:
+        channel = session.channels.get(name)
+        if channel is None:
+            options = session.options
+            enabled = options is None or options.channels is None or name in options.channels
+            channel = session.channels[name] = TraceChannel(name, enabled)
+        return channel
+
+
+def _after_fork_in_child() -> None:
+    # The parent's SQLite connection must never be used or closed here; a child that
+    # traces gets its own file (its own pid in the name).
+    session.lock = threading.RLock()  # another thread may have held it at the fork
+    writer, was_recording = session.writer, session.recording
+    if writer is None:
+        return
+    _stop_recording()
+    session.writer = session.timer = session.finalizer = None
+    writer.detach_after_fork()
+    if was_recording and session.options is not None:
+        _start(session.options)
+
+
+def _close_at_multiprocessing_exit(state: _Session) -> None:
+    # multiprocessing workers end in os._exit, skipping atexit, but run multiprocessing's
+    # own finalizers: closing there commits a worker's last batch too. (A worker clears
+    # the finalizers inherited at fork, hence the after-fork registration below.)
+    if state.writer is not None:
+        state.finalizer = multiprocessing.util.Finalize(
+            state.writer, state.writer.close, exitpriority=100
+        )
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+multiprocessing.util.register_after_fork(session, _close_at_multiprocessing_exit)

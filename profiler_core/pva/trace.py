@@ -1,0 +1,194 @@
+"""openTrace: libpvti-reader style objects over a Trace, made lazily from its columns.
+
+``trace.processes[].threads[].events[]`` gives events with ``.label``, ``.channel``,
+``.start`` and ``.duration`` in microseconds (floats, from the trace's origin) and
+``.children()``; ``trace.series`` lists the metric series. Only what a script touches
+becomes a Python object.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, overload
+
+import numpy as np
+
+from profiler_core.formats.pvti import EventKind
+from profiler_core.trace import Trace, open_trace
+
+
+class TraceEvent:
+    """One event of a Trace, viewed through its index."""
+
+    __slots__ = ("_i", "_trace")
+
+    def __init__(self, trace: Trace, index: int) -> None:
+        self._trace = trace
+        self._i = index
+
+    @property
+    def label(self) -> str:
+        return self._trace.labels[int(self._trace.label[self._i])]
+
+    @property
+    def channel(self) -> str:
+        return self._trace.channels[int(self._trace.channel[self._i])]
+
+    @property
+    def start(self) -> float:
+        """Start in µs from the trace origin."""
+        return int(self._trace.start_ns[self._i]) / 1000
+
+    @property
+    def duration(self) -> float:
+        """Duration in µs (0 for an instant)."""
+        return int(self._trace.end_ns[self._i] - self._trace.start_ns[self._i]) / 1000
+
+    @property
+    def end(self) -> float:
+        return int(self._trace.end_ns[self._i]) / 1000
+
+    @property
+    def depth(self) -> int:
+        return int(self._trace.depth[self._i])
+
+    @property
+    def isInstant(self) -> bool:
+        return int(self._trace.kind[self._i]) == EventKind.INSTANT
+
+    @property
+    def isOpen(self) -> bool:
+        """A span that had not ended when the trace was last written (e.g. a crash)."""
+        return int(self._trace.kind[self._i]) == EventKind.OPEN
+
+    @property
+    def args(self) -> Any:
+        text = self._trace.args.get(self._i)
+        return None if text is None else json.loads(text)
+
+    def children(self) -> list[TraceEvent]:
+        """The events directly nested in this one, in start order."""
+        t = self._trace
+        i = self._i
+        part = t.thread_slice(int(t.thread[i]))
+        end = t.end_ns[i]
+        hi = part.start + int(np.searchsorted(t.start_ns[part], end, side="right"))
+        starts, depths = t.start_ns[i + 1 : hi], t.depth[i + 1 : hi]
+        hit = (depths == t.depth[i] + 1) & (starts < end)
+        return [TraceEvent(t, i + 1 + int(j)) for j in np.flatnonzero(hit)]
+
+    def __repr__(self) -> str:
+        return f"TraceEvent({self.label!r}, start={self.start}, duration={self.duration})"
+
+
+class EventList(Sequence[TraceEvent]):
+    """The events of one thread in start order; items are made when indexed."""
+
+    def __init__(self, trace: Trace, part: slice) -> None:
+        self._trace = trace
+        self._part = part
+
+    def __len__(self) -> int:
+        return self._part.stop - self._part.start
+
+    @overload
+    def __getitem__(self, index: int) -> TraceEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[TraceEvent]: ...
+    def __getitem__(self, index: int | slice) -> TraceEvent | list[TraceEvent]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"event {index} of {n}")
+        return TraceEvent(self._trace, self._part.start + (index % n))
+
+    def __iter__(self) -> Iterator[TraceEvent]:
+        return (TraceEvent(self._trace, i) for i in range(self._part.start, self._part.stop))
+
+
+class TraceThread:
+    def __init__(self, trace: Trace, index: int) -> None:
+        self._trace = trace
+        self._index = index
+        info = trace.threads[index]
+        self.name = info.name
+        self.id = info.os_tid  # None for a pseudo track such as "IPU 0"
+        self.kind = info.kind
+
+    @cached_property
+    def events(self) -> EventList:
+        return EventList(self._trace, self._trace.thread_slice(self._index))
+
+    @property
+    def rootEvents(self) -> list[TraceEvent]:
+        """The outermost events (depth 0)."""
+        part = self._trace.thread_slice(self._index)
+        roots = np.flatnonzero(self._trace.depth[part] == 0)
+        return [TraceEvent(self._trace, part.start + int(i)) for i in roots]
+
+
+class TraceProcess:
+    def __init__(self, trace: Trace, index: int) -> None:
+        info = trace.processes[index]
+        self.pid, self.name, self.hostname = info.pid, info.name, info.hostname
+        self._trace = trace
+        self._index = index
+
+    @cached_property
+    def threads(self) -> list[TraceThread]:
+        return [
+            TraceThread(self._trace, i)
+            for i, t in enumerate(self._trace.threads)
+            if t.process == self._index
+        ]
+
+
+class TraceSeries:
+    """One metric series: ``times`` in µs from the trace origin, ``values``."""
+
+    def __init__(
+        self, graph: str, name: str, unit: str, t_ns: np.ndarray, values: np.ndarray
+    ) -> None:
+        self.graph, self.name, self.unit = graph, name, unit
+        self.times = t_ns / 1000
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+class PvaTrace:
+    """A trace opened for scripting; ``columns`` is the underlying Trace model."""
+
+    def __init__(self, path: Path, trace: Trace) -> None:
+        self.path = path
+        self.columns = trace
+
+    @cached_property
+    def processes(self) -> list[TraceProcess]:
+        return [TraceProcess(self.columns, i) for i in range(len(self.columns.processes))]
+
+    @cached_property
+    def series(self) -> list[TraceSeries]:
+        units = self.columns.series_units
+        return [
+            TraceSeries(graph, name, units.get(graph, ""), t, v)
+            for graph, by_name in self.columns.series.items()
+            for name, (t, v) in by_name.items()
+        ]
+
+    @property
+    def graphs(self) -> dict[str, dict[str, TraceSeries]]:
+        out: dict[str, dict[str, TraceSeries]] = {}
+        for s in self.series:
+            out.setdefault(s.graph, {})[s.name] = s
+        return out
+
+
+def openTrace(path: str | Path) -> PvaTrace:
+    """Open a .pvti file, a folder of them, or Chrome trace JSON for scripting."""
+    return PvaTrace(Path(path), open_trace(path))

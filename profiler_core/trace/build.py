@@ -1,0 +1,123 @@
+"""Build Trace models: sort raw event columns, and merge .pvti files onto one time axis."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from profiler_core.formats.pvti import PvtiContents
+from profiler_core.trace.model import Heatmap, Process, SeriesMap, Thread, Trace
+
+EVENT_FIELDS = ("start_ns", "end_ns", "depth", "thread", "channel", "label", "kind")
+_DTYPES = {
+    "start_ns": np.int64,
+    "end_ns": np.int64,
+    "depth": np.int32,
+    "thread": np.int32,
+    "channel": np.int32,
+    "label": np.int32,
+    "kind": np.uint8,
+}
+
+
+def build_trace(
+    columns: dict[str, np.ndarray],
+    *,
+    origin_wall_ns: int,
+    labels: Sequence[str],
+    channels: Sequence[str],
+    threads: Sequence[Thread],
+    processes: Sequence[Process],
+    series: SeriesMap | None = None,
+    series_units: dict[str, str] | None = None,
+    heatmaps: dict[str, Heatmap] | None = None,
+    args: dict[int, str] | None = None,
+) -> Trace:
+    """A Trace from unsorted event columns (times already relative to ``origin_wall_ns``)."""
+    cols = {k: np.asarray(columns[k], dtype=_DTYPES[k]) for k in EVENT_FIELDS}
+    order = np.lexsort((cols["depth"], cols["start_ns"], cols["thread"]))
+    if len(order) and not np.array_equal(order, np.arange(len(order))):
+        cols = {k: v[order] for k, v in cols.items()}
+    new_index = np.empty_like(order)
+    new_index[order] = np.arange(len(order))
+    offsets = np.searchsorted(cols["thread"], np.arange(len(threads) + 1), side="left")
+    return Trace(
+        origin_wall_ns=int(origin_wall_ns),
+        **cols,
+        labels=tuple(labels),
+        channels=tuple(channels),
+        threads=tuple(threads),
+        processes=tuple(processes),
+        thread_offsets=offsets.astype(np.int64),
+        series=series or {},
+        series_units=series_units or {},
+        heatmaps=heatmaps or {},
+        args={int(new_index[i]): text for i, text in (args or {}).items()},
+    )
+
+
+class _Names:
+    """Global ids for strings met across several files."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def remap(self, names: Sequence[str]) -> np.ndarray:
+        return np.array([self.ids.setdefault(n, len(self.ids)) for n in names], dtype=np.int32)
+
+    def names(self) -> list[str]:
+        return list(self.ids)
+
+
+def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
+    """One Trace of one or several .pvti files, aligned by their wall-clock origins."""
+    origin = min(f.meta.origin_wall_ns for f in files)
+    labels, channels = _Names(), _Names()
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in EVENT_FIELDS}
+    threads: list[Thread] = []
+    processes: list[Process] = []
+    series: SeriesMap = {}
+    units: dict[str, str] = {}
+    heatmaps: dict[str, Heatmap] = {}
+    args: dict[int, str] = {}
+    n_events = 0
+    for f in sorted(files, key=lambda f: (f.meta.origin_wall_ns, f.meta.pid)):
+        # file time t (its monotonic ns) -> trace time: t - mono_origin + (wall - origin)
+        shift = f.meta.origin_wall_ns - origin - f.meta.origin_monotonic_ns
+        ev = f.events
+        parts["start_ns"].append(ev["start_ns"] + shift)
+        parts["end_ns"].append(ev["end_ns"] + shift)
+        parts["depth"].append(ev["depth"])
+        parts["kind"].append(ev["kind"])
+        parts["thread"].append(ev["thread"] + len(threads))
+        parts["label"].append(labels.remap(f.labels)[ev["label"]])
+        parts["channel"].append(channels.remap(f.channels)[ev["channel"]])
+        args.update({n_events + i: text for i, text in f.args.items()})
+        n_events += len(ev["start_ns"])
+        base = len(processes)
+        threads += [Thread(t.name, base + t.process, t.os_tid, t.kind) for t in f.threads]
+        processes += [
+            Process(p.pid, p.hostname, p.name, f.meta.origin_wall_ns) for p in f.processes
+        ]
+        for sdef, t, values in f.series:
+            graph = series.setdefault(sdef.graph, {})
+            name = sdef.name if sdef.name not in graph else f"{sdef.name} (pid {f.meta.pid})"
+            graph[name] = (t + shift, values)
+            units.setdefault(sdef.graph, sdef.unit)
+        for hdef, t, counts in f.heatmaps:
+            name = hdef.name if hdef.name not in heatmaps else f"{hdef.name} (pid {f.meta.pid})"
+            heatmaps[name] = Heatmap(name, hdef.unit, hdef.edges, t + shift, counts)
+    columns = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+    return build_trace(
+        columns,
+        origin_wall_ns=origin,
+        labels=labels.names(),
+        channels=channels.names(),
+        threads=threads,
+        processes=processes,
+        series=series,
+        series_units=units,
+        heatmaps=heatmaps,
+        args=args,
+    )

@@ -1,0 +1,151 @@
+"""TraceTail: follow a .pvti file while another process writes it, reading only new rows.
+
+Each ``poll()`` runs one read transaction that fetches batch rows, samples and
+dictionary rows with ids above the last ones seen (WAL lets this run beside the writer)
+and returns just the new columns, ready to append to what a view already shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from profiler_core.formats.pvti import PvtiReader
+from profiler_core.formats.pvti.reader import PvtiNotStartedError
+from profiler_core.trace.build import EVENT_FIELDS, build_trace
+from profiler_core.trace.model import Heatmap, Process, SeriesMap, Thread, Trace
+
+
+def _empty_columns() -> dict[str, np.ndarray]:
+    return {k: np.zeros(0, np.int64) for k in EVENT_FIELDS}
+
+
+@dataclass
+class TailUpdate:
+    """What one poll found. Times are ns relative to the tail's ``origin_wall_ns``."""
+
+    events: dict[str, np.ndarray] = field(default_factory=_empty_columns)  # new, finished
+    open_spans: dict[str, np.ndarray] = field(default_factory=_empty_columns)  # all, now
+    series: SeriesMap = field(default_factory=dict)  # new samples only
+
+    @property
+    def n_events(self) -> int:
+        return len(self.events["start_ns"])
+
+
+class TraceTail:
+    """Incremental reader of one .pvti file; ``snapshot()`` gives all read so far."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._reader: PvtiReader | None = None
+        self._events: list[dict[str, np.ndarray]] = []
+        self._open = _empty_columns()
+        self._args: dict[int, str] = {}
+        self._series: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._heat: dict[int, list[tuple[int, np.ndarray]]] = {}
+        self._shift = 0
+        self.origin_wall_ns = 0
+        #: The writer's monotonic clock at time 0 (add it to get back the writer's clock).
+        self.origin_monotonic_ns = 0
+
+    @property
+    def started(self) -> bool:
+        """Whether the writer has committed the file's tables yet."""
+        return self._reader is not None and self._reader.meta is not None
+
+    def poll(self) -> TailUpdate:
+        """Events, open spans and samples committed since the previous poll."""
+        if self._reader is None:
+            if not self.path.exists() or self.path.stat().st_size == 0:
+                return TailUpdate()  # the writer has not created the file yet
+            self._reader = PvtiReader(self.path)
+        try:
+            delta = self._reader.read_new()
+        except PvtiNotStartedError:
+            return TailUpdate()
+        meta = self._reader.meta
+        assert meta is not None
+        self.origin_wall_ns = meta.origin_wall_ns
+        self.origin_monotonic_ns = meta.origin_monotonic_ns
+        self._shift = -meta.origin_monotonic_ns
+        update = TailUpdate(
+            events=self._shifted(delta.events), open_spans=self._shifted(delta.open_spans)
+        )
+        self._args.update(delta.args)  # keyed by position among all committed events
+        self._events.append(update.events)
+        self._open = update.open_spans
+        for sid in np.unique(delta.series_id).tolist():
+            sdef = self._reader.series[sid]
+            pick = delta.series_id == sid
+            sample = (delta.series_t_ns[pick] + self._shift, delta.series_value[pick])
+            update.series.setdefault(sdef.graph, {})[sdef.name] = sample
+            self._series.setdefault((sdef.graph, sdef.name), []).append(sample)
+        for hid, t, counts in zip(
+            delta.heatmap_id.tolist(),
+            delta.heatmap_t_ns.tolist(),
+            delta.heatmap_counts,
+            strict=True,
+        ):
+            self._heat.setdefault(hid, []).append((t + self._shift, counts))
+        return update
+
+    def _shifted(self, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        out = dict(cols)
+        out["start_ns"] = cols["start_ns"] + self._shift
+        out["end_ns"] = cols["end_ns"] + self._shift
+        return out
+
+    def snapshot(self) -> Trace:
+        """A Trace of everything read so far, open spans included."""
+        reader = self._reader
+        if reader is None or reader.meta is None:
+            return build_trace(
+                _empty_columns(), origin_wall_ns=0, labels=[], channels=[], threads=[], processes=[]
+            )
+        parts = [*self._events, self._open]
+        cols = {k: np.concatenate([p[k] for p in parts]) for k in EVENT_FIELDS}
+        series: SeriesMap = {}
+        units: dict[str, str] = {}
+        for sdef in reader.series:
+            samples = self._series.get((sdef.graph, sdef.name), [])
+            t = np.concatenate([s[0] for s in samples]) if samples else np.zeros(0, np.int64)
+            v = np.concatenate([s[1] for s in samples]) if samples else np.zeros(0)
+            series.setdefault(sdef.graph, {})[sdef.name] = (t, v)
+            units.setdefault(sdef.graph, sdef.unit)
+        heatmaps = {}
+        for i, hdef in enumerate(reader.heatmaps):
+            samples = self._heat.get(i, [])
+            counts = np.zeros((len(samples), len(hdef.edges) + 1), np.int64)
+            for row, (_, c) in enumerate(samples):
+                counts[row] = c
+            t = np.array([s[0] for s in samples], np.int64)
+            heatmaps[hdef.name] = Heatmap(hdef.name, hdef.unit, hdef.edges, t, counts)
+        meta = reader.meta
+        return build_trace(
+            cols,
+            origin_wall_ns=meta.origin_wall_ns,
+            labels=reader.labels,
+            channels=reader.channels,
+            threads=[Thread(t.name, t.process, t.os_tid, t.kind) for t in reader.threads],
+            processes=[
+                Process(p.pid, p.hostname, p.name, meta.origin_wall_ns) for p in reader.processes
+            ],
+            series=series,
+            series_units=units,
+            heatmaps=heatmaps,
+            args=self._args,
+        )
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def __enter__(self) -> TraceTail:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
