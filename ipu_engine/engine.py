@@ -7,21 +7,39 @@ As Poplar's ``poplar::Engine``: ``Engine(graph, programs, options)``, ``load(dev
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 import numpy as np
 
+from ipu_engine import pvti
 from ipu_engine.access import Access, Memory
 from ipu_engine.compile.executable import Executable, compile_programs
-from ipu_engine.errors import EngineError, ExecutionError, HandleError, StreamError
+from ipu_engine.errors import (
+    EngineError,
+    ExecutionError,
+    HandleError,
+    OutOfMemoryError,
+    StreamError,
+)
 from ipu_engine.executor import RunContext
 from ipu_engine.graph import Graph
 from ipu_engine.host_streams import CallbackStream, CircularBuffer
+from ipu_engine.log import configure_logging
+from ipu_engine.model.compile_model import CompileModel, build_compile_model, check_memory
 from ipu_engine.options import EngineOptions, parse_options
 from ipu_engine.program import Program
+from ipu_engine.report.autoreport import AutoReport
+from ipu_engine.report.builder import build_debug, build_profile, build_run, new_report_id
+from ipu_engine.report.ipu_tracks import project_run
+from ipu_engine.report.summary import profile_summary
 from ipu_engine.streams import StreamDirection
 from ipu_engine.target import Device
+from profiler_core.model.profile import ExecutionData, ProfileData, RunData
+
+log = logging.getLogger("poplar")
 
 
 class Engine:
@@ -33,18 +51,79 @@ class Engine:
         programs: Program | Sequence[Program],
         options: Mapping[str, Any] | None = None,
     ) -> None:
+        configure_logging()
         self.graph = graph
         self.options: EngineOptions = parse_options(options)
-        self.executable: Executable = compile_programs(graph, programs)
+        with pvti.Tracepoint(pvti.tracePoplar, "Engine::compile"):
+            t0 = time.perf_counter()
+            self.executable: Executable = compile_programs(graph, programs)
+            self.model: CompileModel = build_compile_model(
+                graph, self.executable, self.options.instrument
+            )
+            log.info(
+                "PO: compiled %d vertices, %d program steps in %.3f s",
+                graph.num_vertices,
+                len(self.executable.steps),
+                time.perf_counter() - t0,
+            )
+            check_memory(self.model, self.options["debug.allowOutOfMemory"])
+        self.out_of_memory = self.model.tiles_over.size > 0
+        self.program_name = self.executable.programs[0].name
+        self.report_id = new_report_id()
+        self.runs: dict[int, list[RunData]] = {}
         self.device: Device | None = None
         self._memory: Memory | None = None
         self._streams: dict[str, CircularBuffer | CallbackStream] = {}
         self._print_stream: IO[str] | None = None
         self.run_count = 0
+        self.last_run_steps = np.zeros(0, dtype=np.int32)
+        self._report = AutoReport(self.options, self.program_name)
+        self._profile: ProfileData | None = None
+        if self._report.enabled:
+            with pvti.Tracepoint(pvti.tracePoplar, "Engine::writeReport"):
+                self._report.write(self.profile(), build_debug(graph, self.report_id))
+
+    # -- profiles -------------------------------------------------------------------------
+    def profile(self) -> ProfileData:
+        """The report model of this engine: compile profile plus the runs recorded so far."""
+        if self._profile is None:
+            self._profile = build_profile(
+                self.graph,
+                self.executable,
+                self.model,
+                self.options,
+                self.program_name,
+                self.report_id,
+                None,
+                self.out_of_memory,
+            )
+        runs = [r for program in sorted(self.runs) for r in self.runs[program]]
+        self._profile.execution = None
+        if runs:
+            self._profile.execution = ExecutionData(runs)
+        return self._profile
+
+    @property
+    def report_folder(self) -> str | None:
+        """Where autoReport writes this engine's files, or None when it does not."""
+        return str(self._report.folder) if self._report.enabled else None
+
+    def print_profile_summary(
+        self, out: IO[str] | None = None, show_execution_steps: bool = False
+    ) -> None:
+        """A text summary like Poplar's ``printProfileSummary``."""
+        import sys
+
+        text = profile_summary(self.profile(), show_execution_steps=show_execution_steps)
+        (out or sys.stdout).write(text)
 
     # -- device -------------------------------------------------------------------------
     def load(self, device: Device) -> None:
         """Put the executable on a device: allocate tile memory and write the constants."""
+        with pvti.Tracepoint(pvti.tracePoplar, "Engine::load"):
+            self._load(device)
+
+    def _load(self, device: Device) -> None:
         if device.target != self.graph.target:
             raise EngineError(
                 f"the graph was made for {self.graph.target.describe()} but the device is "
@@ -68,6 +147,11 @@ class Engine:
     def run(self, index: int = 0) -> None:
         """Run program ``index``. On failure every tensor and stream is as before the run."""
         memory = self._loaded(f"run({index})")
+        if self.out_of_memory:
+            raise OutOfMemoryError(
+                f"run({index}): this engine does not fit in tile memory; debug.allowOutOfMemory "
+                "gives the report, not a run. " + self.model.out_of_memory_message().split(" (")[0]
+            )
         exe = self.executable
         if not 0 <= index < len(exe.runners):
             count = len(exe.runners)
@@ -81,8 +165,12 @@ class Engine:
             )
         ctx = RunContext(memory, self._streams, self._print_stream)
         snapshot = self._snapshot() if self._may_fail(index) else None
+        started_ns = time.monotonic_ns()
         try:
-            with np.errstate(all="ignore"):
+            with (
+                pvti.Tracepoint(pvti.tracePoplar, f"Engine::run({index})"),
+                np.errstate(all="ignore"),
+            ):
                 exe.runners[index](ctx)
         except BaseException as exc:
             if snapshot is not None:
@@ -92,6 +180,21 @@ class Engine:
             raise ExecutionError(f"run({index}) failed: {type(exc).__name__}: {exc}") from exc
         self.run_count += 1
         self.last_run_steps = np.frombuffer(ctx.executed, dtype=np.int32).copy()
+        self._record_run(index, started_ns)
+
+    def _record_run(self, index: int, started_ns: int) -> None:
+        program = self.executable.programs[index]
+        run = build_run(self.model, index, program.name or f"program {index}", self.last_run_steps)
+        self.last_run = run
+        if pvti.current_writer() is not None:
+            project_run(self, run, started_ns)
+        kept = self.runs.setdefault(index, [])
+        if len(kept) >= self.options["autoReport.executionProfileProgramRunCount"]:
+            return
+        kept.append(run)
+        if self._report.enabled and self.options.output("ExecutionProfile"):
+            with pvti.Tracepoint(pvti.tracePoplar, "Engine::writeReport"):
+                self._report.write(self.profile(), None)
 
     def _may_fail(self, index: int) -> bool:
         callbacks = any(
@@ -120,6 +223,10 @@ class Engine:
 
     # -- host handles ---------------------------------------------------------------------
     def write_tensor(self, handle: str, data: Any) -> None:
+        with pvti.Tracepoint(pvti.tracePoplar, f"Engine::writeTensor({handle})"):
+            self._write_tensor(handle, data)
+
+    def _write_tensor(self, handle: str, data: Any) -> None:
         memory = self._loaded(f"write_tensor({handle!r})")
         tensor = self.graph.host_writes.get(handle)
         if tensor is None:
@@ -140,6 +247,10 @@ class Engine:
 
     def read_tensor(self, handle: str, out: np.ndarray | None = None) -> np.ndarray:
         """The tensor's values, shaped like it; also written into ``out`` when given."""
+        with pvti.Tracepoint(pvti.tracePoplar, f"Engine::readTensor({handle})"):
+            return self._read_tensor(handle, out)
+
+    def _read_tensor(self, handle: str, out: np.ndarray | None) -> np.ndarray:
         memory = self._loaded(f"read_tensor({handle!r})")
         tensor = self.graph.host_reads.get(handle)
         if tensor is None:
