@@ -62,3 +62,12 @@ class ElementPool:
         bases = np.asarray(self.var_base, dtype=np.int64)
         ids = np.asarray(self.var_id, dtype=np.int64)
         return ids[np.searchsorted(bases, addr, side="right") - 1]
+
+    def variables_touched(self, addr: np.ndarray) -> np.ndarray:
+        """The distinct variable ids of ``addr``, sorted, in one pass (no sort of addr)."""
+        if addr.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        bases = np.asarray(self.var_base, dtype=np.int64)
+        touched = np.zeros(len(bases), dtype=bool)
+        touched[np.searchsorted(bases, addr, side="right") - 1] = True
+        return np.asarray(self.var_id, dtype=np.int64)[touched]

@@ -26,7 +26,11 @@ def linear_tile_array(
         -(-num_grains // len(tiles)), -(-max(min_elements_per_tile, 1) // grain_size)
     )
     per_tile = grains_per_tile * grain_size
-    return (tiles.start + np.arange(num_elements, dtype=np.int64) // per_tile).astype(np.int32)
+    used = -(-num_elements // per_tile) if num_elements else 0
+    counts = np.full(used, per_tile, dtype=np.int64)
+    if used:
+        counts[-1] = num_elements - per_tile * (used - 1)
+    return np.repeat(np.arange(tiles.start, tiles.start + used, dtype=np.int32), counts)
 
 
 def map_tensor_linearly(

@@ -28,7 +28,7 @@ class ComputeSetFacts:
 
 
 def variables_of(graph: Graph, tensor: Tensor) -> np.ndarray:
-    return unique(graph.variable_of_address(tensor.type, tensor.flat_addr()))
+    return graph.pool(tensor.type).variables_touched(tensor.flat_addr())
 
 
 def compute_set_facts(graph: Graph, plan: ComputeSetPlan) -> ComputeSetFacts:
@@ -40,7 +40,7 @@ def compute_set_facts(graph: Graph, plan: ComputeSetPlan) -> ComputeSetFacts:
             if addr.size == 0:
                 continue
             pool = graph.pool(f.type)
-            var_ids = unique(pool.variables_of(addr))
+            var_ids = pool.variables_touched(addr)
             element_tiles = pool.tile_of.data[addr]
             vertex_tiles = group.tiles[group.element_vertex(name)]
             if f.spec.direction.reads:

@@ -15,7 +15,13 @@ from ipu_engine.graph import Graph
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 from ipu_engine.model.cycles import ComputeSetCycles, compute_set_cycles, step_cycles
 from ipu_engine.model.liveness import Liveness, analyse_liveness, live_bytes_per_step, peak_per_tile
-from ipu_engine.model.memory import TileMemory, VariableRegions, data_categories, region_gaps
+from ipu_engine.model.memory import (
+    TileMemory,
+    VariableRegions,
+    aligned,
+    data_categories,
+    region_gaps,
+)
 from ipu_engine.model.program_memory import program_memory
 from ipu_engine.model.regions import variable_regions
 from ipu_engine.model.vertex_memory import VertexCounts, vertex_memory
@@ -67,10 +73,10 @@ class CompileModel:
 
 
 def _host_variables(graph: Graph) -> np.ndarray:
-    ids: list[np.ndarray] = []
+    touched = np.zeros(len(graph.variables), dtype=bool)
     for t in (*graph.host_writes.values(), *graph.host_reads.values()):
-        ids.append(graph.variable_of_address(t.type, t.flat_addr()))
-    return np.unique(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.int64)
+        touched[graph.pool(t.type).variables_touched(t.flat_addr())] = True
+    return np.flatnonzero(touched)
 
 
 def build_compile_model(graph: Graph, exe: Executable, instrumented: bool) -> CompileModel:
@@ -114,6 +120,9 @@ def build_compile_model(graph: Graph, exe: Executable, instrumented: bool) -> Co
         M.STACK: vmem.stack,
         **program_memory(exe.steps, cs_cycles, num_tiles, instrumented),
     }
+    categories[M.EXCHANGE_BUFFERS] = categories[M.EXCHANGE_BUFFERS] + _receive_buffers(
+        low.cs_facts, num_tiles
+    )
     data_total = sum(data[c] for c in data) + categories[M.EXCHANGE_BUFFERS]
     interleaved_bytes = C.INTERLEAVED_BYTES.get(target.version, target.bytes_per_tile)
     gaps, interleaved = region_gaps(
@@ -141,6 +150,20 @@ def build_compile_model(graph: Graph, exe: Executable, instrumented: bool) -> Co
         always_live_bytes,
         target.bytes_per_tile,
     )
+
+
+def _receive_buffers(cs_facts: dict, num_tiles: int) -> np.ndarray:
+    """Per tile, the most exchanged data held at once: a compute set's remote inputs land
+    in a buffer before it runs, and its remote outputs wait in one until sent."""
+    peak = np.zeros(num_tiles, dtype=np.int64)
+    for facts in cs_facts.values():
+        held = np.zeros(num_tiles, dtype=np.int64)
+        for traffic in (facts.pre.on_ipu, facts.pre.cross_ipu):
+            held[traffic.tiles] += aligned(traffic.bytes_in)
+        for traffic in (facts.post.on_ipu, facts.post.cross_ipu):
+            held[traffic.tiles] += aligned(traffic.bytes_out)
+        np.maximum(peak, held, out=peak)
+    return peak
 
 
 def _program_spans(root_nodes: list[int], nodes: list, num_steps: int) -> list[tuple[int, int]]:

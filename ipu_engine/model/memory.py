@@ -4,7 +4,9 @@ Variables are laid out per tile as their regions (contiguous runs of a variable'
 elements), each aligned to ``DATA_ALIGNMENT`` bytes (the padding is the alignment gap).
 Always-live variables and constants each keep their own space; not-always-live
 variables share one area as big as the most of them live at once on that tile. Code,
-vertex state and descriptors, exchange code and stacks follow ``constants.py``. Data
+vertex state and descriptors, exchange code and stacks follow ``constants.py``. Exchange
+buffers hold what a compute set receives from other tiles before it runs (and remote
+outputs until they are sent): the largest such set per tile. Data
 fills the interleaved region first; when a tile's data spills over, the space left at
 the end of the interleaved region that no spilled allocation fits is a region gap.
 """
