@@ -40,7 +40,7 @@ class CompileModel:
     step_cycles: np.ndarray  # (steps, IPUs)
     cs_cycles: dict[int, ComputeSetCycles]
     vertex_counts: VertexCounts
-    vertex_flops: dict[tuple[int, int, int], int]  # (cs, type, tile) -> FLOPs per execution
+    vertex_flops: np.ndarray  # FLOPs per execution of each vertex_counts row
     live_bytes: np.ndarray  # (steps,) not-always-live bytes
     always_live_bytes: int
     bytes_per_tile: int
@@ -179,17 +179,20 @@ def _program_spans(root_nodes: list[int], nodes: list, num_steps: int) -> list[t
 
 def _vertex_flops(
     exe: Executable, cs_cycles: dict[int, ComputeSetCycles], counts: VertexCounts, num_tiles: int
-) -> dict[tuple[int, int, int], int]:
+) -> np.ndarray:
+    """FLOPs per execution of each (compute set, vertex type, tile) row of ``counts``."""
     type_index = {t: i for i, t in enumerate(counts.types)}
-    flops: dict[tuple[int, int, int], int] = {}
+    num_types = max(len(counts.types), 1)
+    row_keys = (counts.cs.astype(np.int64) * num_types + counts.type) * num_tiles + counts.tile
+    flops = np.zeros(row_keys.size, dtype=np.int64)
     for cs, plan in exe.plans.items():
         for group, per_vertex in zip(plan.groups, cs_cycles[cs].flops_by_group, strict=True):
             if not per_vertex.any():
                 continue
-            by_tile = np.bincount(group.tiles, weights=per_vertex, minlength=num_tiles)
-            t = type_index[group.codelet]
-            for tile in np.flatnonzero(by_tile):
-                flops[(cs, t, int(tile))] = flops.get((cs, t, int(tile)), 0) + int(by_tile[tile])
+            keys = (cs * num_types + type_index[group.codelet]) * num_tiles + group.tiles.astype(
+                np.int64
+            )
+            np.add.at(flops, np.searchsorted(row_keys, keys), per_vertex)
     return flops
 
 

@@ -94,13 +94,6 @@ def _graph(graph: Graph, model: CompileModel, strings: StringInterner) -> GraphD
     shapes = [v.shape for v in variables]
     shape_sizes = np.array([len(s) for s in shapes], dtype=np.int64)
     counts = model.vertex_counts
-    flops = np.array(
-        [
-            model.vertex_flops.get((int(c), int(ty), int(ti)), 0)
-            for c, ty, ti in zip(counts.cs, counts.type, counts.tile, strict=True)
-        ],
-        dtype=np.int64,
-    )
     return GraphData(
         strings=None,  # type: ignore[arg-type] - set by build_profile once every name is in
         var_name=strings.many(v.name for v in variables),
@@ -125,7 +118,7 @@ def _graph(graph: Graph, model: CompileModel, strings: StringInterner) -> GraphD
         vc_type=counts.type,
         vc_tile=counts.tile,
         vc_count=counts.count,
-        vc_flops=flops,
+        vc_flops=model.vertex_flops,
     )
 
 
