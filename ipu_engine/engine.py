@@ -52,6 +52,7 @@ class Engine:
         options: Mapping[str, Any] | None = None,
     ) -> None:
         configure_logging()
+        pvti.current_writer()  # decides from PVTI_OPTIONS whether this process traces
         self.graph = graph
         self.options: EngineOptions = parse_options(options)
         with pvti.Tracepoint(pvti.tracePoplar, "Engine::compile"):

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ipu_engine import pvti
 from ipu_engine.errors import StreamError
 from ipu_engine.streams import DataStream, StreamDirection
 
@@ -48,14 +49,16 @@ class CircularBuffer:
         self.position = 0
 
     def pull(self, n: int) -> np.ndarray:
-        out = self.flat[self.position : self.position + n]
-        self.position = (self.position + n) % max(self.flat.size, 1)
-        return out
+        with pvti.Tracepoint(pvti.tracePoplar, f"StreamCopy {self.stream.name}"):
+            out = self.flat[self.position : self.position + n]
+            self.position = (self.position + n) % max(self.flat.size, 1)
+            return out
 
     def push(self, values: np.ndarray) -> None:
-        n = values.size
-        self.flat[self.position : self.position + n] = values
-        self.position = (self.position + n) % max(self.flat.size, 1)
+        with pvti.Tracepoint(pvti.tracePoplar, f"StreamCopy {self.stream.name}"):
+            n = values.size
+            self.flat[self.position : self.position + n] = values
+            self.position = (self.position + n) % max(self.flat.size, 1)
 
 
 class CallbackStream:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine import pvti
 from ipu_engine.errors import GraphError, ProgramError, ShapeError
 from ipu_engine.graph import Graph
 from ipu_engine.program import Program
@@ -24,8 +25,13 @@ from ipu_engine.tensor import Tensor
 def op_context(
     graph: Graph, op: str, debug_prefix: str, args: dict[str, Any] | None = None
 ) -> Iterator[int]:
-    """Everything a library op creates belongs to one debug context named after it."""
-    with graph.debug.op(op, debug_prefix, args) as debug_id:
+    """Everything a library op creates belongs to one debug context named after it; with
+    PVTI on, building the op is a span on the host's Poplar channel."""
+    pvti.current_writer()  # decides from PVTI_OPTIONS whether this process traces
+    with (
+        pvti.Tracepoint(pvti.tracePoplar, f"{op}({debug_prefix})" if debug_prefix else op),
+        graph.debug.op(op, debug_prefix, args) as debug_id,
+    ):
         yield debug_id
 
 
