@@ -1,0 +1,181 @@
+"""``open_report(path)``: a report folder (or its ``profile.pop``) as a ``Report``.
+
+Opening reads ``profile.pop`` once and checks its header; each section (target, graph,
+memory, liveness, programs, execution, debug) is decoded the first time it is used.
+``load`` decodes several with progress and cancellation, for the GUI's worker thread. A
+damaged section raises ``ReportError`` when used while the others still load, so a
+partial report shows what it can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from profiler_core.errors import LoadCancelledError, ReportError
+from profiler_core.formats.debug_cbor import check_pair, read_debug
+from profiler_core.formats.profile_pop import ProfileReader
+from profiler_core.model.profile import (
+    DebugData,
+    ExecutionData,
+    GraphData,
+    Header,
+    LivenessData,
+    MemoryData,
+    ProgramData,
+    TargetInfo,
+)
+
+PROFILE_FILE = "profile.pop"
+DEBUG_FILE = "debug.cbor"
+SECTIONS = ("target", "graph", "memory", "liveness", "programs", "execution", "debug")
+
+Progress = Callable[[float, str], None]
+Cancel = Callable[[], bool]
+
+
+class Report:
+    """One opened report: sections as attributes, decoded on first use and cached."""
+
+    def __init__(self, folder: Path, profile_path: Path, debug_path: Path | None) -> None:
+        self.folder = folder
+        self.profile_path = profile_path
+        self.debug_path = debug_path
+        self._reader = ProfileReader(profile_path)
+        self._debug: DebugData | ReportError | None = None
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def files(self) -> list[Path]:
+        """The report files present in the folder (profile.pop, debug.cbor, traces)."""
+        found = [self.profile_path]
+        if self.debug_path is not None:
+            found.append(self.debug_path)
+        found += sorted(self.folder.glob("*.pvti"))
+        return found
+
+    @property
+    def header(self) -> Header:
+        return self._reader.header
+
+    @property
+    def target(self) -> TargetInfo:
+        return self._reader.target
+
+    @property
+    def graph(self) -> GraphData:
+        return self._reader.graph
+
+    @property
+    def memory(self) -> MemoryData:
+        return self._reader.memory
+
+    @property
+    def liveness(self) -> LivenessData:
+        return self._reader.liveness
+
+    @property
+    def programs(self) -> ProgramData:
+        return self._reader.programs
+
+    @property
+    def execution(self) -> ExecutionData | None:
+        return self._reader.execution
+
+    @property
+    def debug(self) -> DebugData | None:
+        """Debug contexts, or None when the folder has no debug.cbor."""
+        if self.debug_path is None:
+            return None
+        if self._debug is None:
+            try:
+                debug = read_debug(self.debug_path)
+                check_pair(self.header, debug)
+                self._debug = debug
+            except ReportError as error:
+                self._debug = error
+        if isinstance(self._debug, ReportError):
+            raise self._debug
+        return self._debug
+
+    def debug_or_none(self) -> DebugData | None:
+        """Debug contexts if they load, else None (views that can do without them)."""
+        try:
+            return self.debug
+        except ReportError:
+            return None
+
+    def section_error(self, section: str) -> ReportError | None:
+        """The error of a damaged section, or None when it loads."""
+        try:
+            getattr(self, section)
+        except ReportError as error:
+            return error
+        return None
+
+    def load(
+        self,
+        sections: Iterable[str] = SECTIONS,
+        progress: Progress | None = None,
+        cancel: Cancel | None = None,
+    ) -> dict[str, ReportError]:
+        """Decode ``sections`` now; returns the errors of damaged ones by section.
+
+        ``progress(fraction, section)`` is called before each; ``cancel()`` returning true
+        stops with ``LoadCancelledError`` between sections.
+        """
+        sections = list(sections)
+        errors: dict[str, ReportError] = {}
+        for i, section in enumerate(sections):
+            if cancel is not None and cancel():
+                raise LoadCancelledError(self.profile_path, "opening was cancelled")
+            if progress is not None:
+                progress(i / len(sections), section)
+            error = self.section_error(section)
+            if error is not None:
+                errors[section] = error
+        if progress is not None:
+            progress(1.0, "done")
+        return errors
+
+    def close(self) -> None:
+        self._reader.close()
+
+    def __enter__(self) -> Report:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Report({str(self.folder)!r})"
+
+
+def open_report(
+    path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None
+) -> Report:
+    """Open a report folder, or the ``profile.pop`` inside one."""
+    path = Path(path)
+    if cancel is not None and cancel():
+        raise LoadCancelledError(path, "opening was cancelled")
+    if path.is_dir():
+        folder, profile = path, path / PROFILE_FILE
+        if not profile.is_file():
+            found = _report_folders(path)
+            hint = f"; it holds reports in {', '.join(found[:5])}" if found else ""
+            raise ReportError(path, f"no {PROFILE_FILE} in this folder{hint}")
+    elif path.is_file():
+        folder, profile = path.parent, path
+    else:
+        raise ReportError(path, "no such file or folder")
+    if progress is not None:
+        progress(0.0, "reading")
+    debug = folder / DEBUG_FILE
+    return Report(folder, profile, debug if debug.is_file() else None)
+
+
+def _report_folders(path: Path) -> list[str]:
+    return sorted(p.parent.name for p in path.glob(f"*/{PROFILE_FILE}"))
