@@ -1,0 +1,21 @@
+"""Fixtures for profiler_core tests: a synthetic report and its files, written to tmp_path."""
+
+from __future__ import annotations
+
+import pytest
+
+from profiler_core.formats.profile_pop import write_profile
+from tests.profiler_core.factories import make_report
+
+
+@pytest.fixture
+def report():
+    """(ProfileData, DebugData) of seed 7: 2 IPUs x 4 tiles, 10 steps, 2 runs."""
+    return make_report(7)
+
+
+@pytest.fixture
+def profile_path(tmp_path, report):
+    path = tmp_path / "profile.pop"
+    write_profile(path, report[0])
+    return path
