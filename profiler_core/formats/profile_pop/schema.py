@@ -49,6 +49,10 @@ def describe(error: BaseException) -> str:
     """One readable line for an exception from pycapnp (whose messages carry C++ stacks)."""
     if isinstance(error, capnp.KjException):
         text = str(getattr(error, "description", "") or error)
+        # "expected boundsCheck(...); Message contained out-of-bounds ..." -> the sentence.
+        if text.startswith("expected ") and "; " in text:
+            text = text.split("; ", 1)[1].split(" This usually indicates", 1)[0]
+        text = f"damaged Cap'n Proto data: {text}"
     elif isinstance(error, MemoryError):
         text = "not enough memory to decode it"
     elif isinstance(error, RecursionError):
