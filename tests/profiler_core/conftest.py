@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.formats.profile_pop import write_profile
 from tests.profiler_core.factories import make_report
 
@@ -18,4 +19,11 @@ def report():
 def profile_path(tmp_path, report):
     path = tmp_path / "profile.pop"
     write_profile(path, report[0])
+    return path
+
+
+@pytest.fixture
+def debug_path(tmp_path, report):
+    path = tmp_path / "debug.cbor"
+    write_debug(path, report[1])
     return path
