@@ -1,6 +1,6 @@
 """Numpy arrays in and out of the schema's ``Array`` struct (dtype, shape, little-endian data).
 
-Reading never copies: an array is ``np.frombuffer`` over the message's own bytes, so it is
+Reading does not copy: an array is ``np.frombuffer`` over the file's bytes, so it is
 read-only. Every array read is checked against a whitelist of dtypes and its byte count, so a
 damaged file can never yield an array of the wrong size.
 """
@@ -43,10 +43,19 @@ def write_array(builder: Any, array: np.ndarray) -> None:
     builder.data = memoryview(array.reshape(-1).view(np.uint8))
 
 
-def read_array(reader: Any, name: str, dtype: np.dtype, ndim: int) -> np.ndarray:
+def read_array(
+    reader: Any,
+    name: str,
+    dtype: np.dtype,
+    ndim: int,
+    file_data: bytes | None = None,
+    span: tuple[int, int] | None = None,
+) -> np.ndarray:
     """The array in an ``Array`` reader, checked to be ``dtype`` with ``ndim`` dimensions.
 
-    Raises ``ReportError`` without a path (the caller adds the file and the section).
+    ``span`` (offset, length) locates its ``data`` inside ``file_data``, the message's bytes:
+    then the array is a view of them. Without it, pycapnp copies the data. Raises
+    ``ReportError`` without a path (the caller adds the file and the section).
     """
     dtype_text = reader.dtype
     if dtype_text == "":
@@ -62,15 +71,24 @@ def read_array(reader: Any, name: str, dtype: np.dtype, ndim: int) -> np.ndarray
             None, f"array '{name}' has {len(shape_reader)} dimensions but must have {ndim}"
         )
     shape = tuple(int(size) for size in shape_reader)
-    data = reader.get_data_as_view("data")
-    needed = math.prod(shape) * found.itemsize
-    if data.nbytes != needed:
+    count = math.prod(shape)
+    data: bytes | None = None
+    if span is None or file_data is None:
+        data = reader.data
+        length = len(data)
+    else:
+        length = span[1]
+    if length != count * found.itemsize:
         raise ReportError(
             None,
-            f"array '{name}' has {data.nbytes} bytes but dtype {found.str} and shape "
-            f"{_shape_text(shape)} need {needed}",
+            f"array '{name}' has {length} bytes but dtype {found.str} and shape "
+            f"{_shape_text(shape)} need {count * found.itemsize}",
         )
-    array = np.frombuffer(data, dtype=found).reshape(shape)
+    if data is None:
+        array = np.frombuffer(file_data, dtype=found, count=count, offset=span[0])
+    else:
+        array = np.frombuffer(data, dtype=found)
+    array = array.reshape(shape)
     if found.kind == "b" and array.size and array.view(np.uint8).max() > 1:
         raise ReportError(None, f"array '{name}' is bool but holds bytes other than 0 and 1")
     return array

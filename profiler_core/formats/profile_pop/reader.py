@@ -20,6 +20,7 @@ import numpy as np
 from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import read_array
+from profiler_core.formats.profile_pop.locate import Locator, StructRef, pointer_slot
 from profiler_core.formats.profile_pop.schema import (
     DECODE_ERRORS,
     MAGIC,
@@ -61,7 +62,9 @@ class ProfileReader:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         data = _read_file(self.path)
-        _check_framing(self.path, data)
+        segments = _check_framing(self.path, data)
+        self._data: bytes | None = data
+        self._locator = Locator(data, segments)
         self._exit = contextlib.ExitStack()
         try:
             reader = profile_schema().Profile.from_bytes(
@@ -76,6 +79,7 @@ class ProfileReader:
         except DECODE_ERRORS as error:
             raise ReportError(self.path, f"not a profile.pop: {describe(error)}") from error
         _check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
+        self._root_ref = self._locator.root()
         self._cache: dict[str, Any] = {}
 
     def __enter__(self) -> ProfileReader:
@@ -86,7 +90,7 @@ class ProfileReader:
 
     def close(self) -> None:
         self._exit.close()
-        self._root = None
+        self._root = self._data = None
 
     @property
     def header(self) -> Header:
@@ -176,25 +180,29 @@ class ProfileReader:
         return info
 
     def _decode_graph(self, root: Any) -> GraphData:
-        graph = root.graph
-        strings = _decode_strings(graph.strings)
-        columns = _decode_columns(graph, cols.GRAPH_COLUMNS)
+        graph, where = root.graph, self._section_ref("graph")
+        strings = self._decode_strings(
+            graph.strings, self._locator.child(where, _slot("Graph", "strings"))
+        )
+        columns = self._decode_columns(graph, where, "Graph", cols.GRAPH_COLUMNS)
         cols.check_graph(columns, len(strings))
         return GraphData(strings=strings, **columns)
 
     def _decode_memory(self, root: Any) -> MemoryData:
-        columns = _decode_columns(root.memory, cols.MEMORY_COLUMNS)
+        where = self._section_ref("memory")
+        columns = self._decode_columns(root.memory, where, "Memory", cols.MEMORY_COLUMNS)
         cols.check_tables(columns, cols.MEMORY_COLUMNS, {})
         return MemoryData(**columns)
 
     def _decode_programs(self, root: Any) -> ProgramData:
-        columns = _decode_columns(root.programs, cols.PROGRAM_COLUMNS)
+        where = self._section_ref("programs")
+        columns = self._decode_columns(root.programs, where, "Programs", cols.PROGRAM_COLUMNS)
         cols.check_programs(columns)
         return ProgramData(**columns)
 
     def _decode_liveness(self, root: Any) -> LivenessData:
-        liveness = root.liveness
-        columns = _decode_columns(liveness, cols.LIVENESS_COLUMNS)
+        liveness, where = root.liveness, self._section_ref("liveness")
+        columns = self._decode_columns(liveness, where, "Liveness", cols.LIVENESS_COLUMNS)
         cols.check_tables(columns, cols.LIVENESS_COLUMNS, {})
         return LivenessData(always_live_bytes=int(liveness.alwaysLiveBytes), **columns)
 
@@ -202,10 +210,12 @@ class ProfileReader:
         execution = root.execution
         if execution.which() != "profile":
             return None
+        where = self._locator.child(self._root_ref, _slot("Profile.execution", "profile"))
         runs = []
         for index, run in enumerate(execution.profile.runs):
+            run_where = self._locator.element(where, _slot("Execution", "runs"), index)
             try:
-                columns = _decode_columns(run, cols.RUN_COLUMNS)
+                columns = self._decode_columns(run, run_where, "Run", cols.RUN_COLUMNS)
                 cols.check_tables(columns, cols.RUN_COLUMNS, {})
             except ReportError as error:
                 raise ReportError(None, f"run {index}: {error.problem}") from error
@@ -219,28 +229,50 @@ class ProfileReader:
             )
         return ExecutionData(runs=runs)
 
+    def _section_ref(self, field: str) -> StructRef | None:
+        return self._locator.child(self._root_ref, _slot("Profile", field))
+
+    def _decode_columns(
+        self, section: Any, where: StructRef | None, struct_name: str, spec: tuple[cols.Column, ...]
+    ) -> dict[str, np.ndarray]:
+        data_slot = _slot("Array", "data")
+        columns = {}
+        for column in spec:
+            array_where = self._locator.child(where, _slot(struct_name, column.field))
+            columns[column.name] = read_array(
+                getattr(section, column.field),
+                column.name,
+                column.dtype,
+                column.ndim,
+                self._data,
+                self._locator.data_span(array_where, data_slot),
+            )
+        return columns
+
+    def _decode_strings(self, strings: Any, where: StructRef | None) -> Strings:
+        offsets_where = self._locator.child(where, _slot("Strings", "offsets"))
+        offsets = read_array(
+            strings.offsets,
+            "strings.offsets",
+            cols.I64,
+            1,
+            self._data,
+            self._locator.data_span(offsets_where, _slot("Array", "data")),
+        )
+        # One copy of the blob: Strings decodes slices of bytes.
+        span = self._locator.data_span(where, _slot("Strings", "blob"))
+        blob = strings.blob if span is None else self._data[span[0] : span[0] + span[1]]
+        cols.check_offsets(offsets, "strings.offsets", len(blob))
+        return Strings(blob, offsets)
+
+
+_slot = pointer_slot
+
 
 def read_profile(path: str | Path) -> ProfileData:
     """Read every section of a ``profile.pop`` at once."""
     with ProfileReader(path) as reader:
         return reader.to_profile()
-
-
-def _decode_columns(section: Any, spec: tuple[cols.Column, ...]) -> dict[str, np.ndarray]:
-    return {
-        column.name: read_array(
-            getattr(section, column.field), column.name, column.dtype, column.ndim
-        )
-        for column in spec
-    }
-
-
-def _decode_strings(reader: Any) -> Strings:
-    offsets = read_array(reader.offsets, "strings.offsets", cols.I64, 1)
-    # One copy of the blob: Strings decodes slices of bytes, which a memoryview cannot do.
-    blob = bytes(reader.get_data_as_view("blob"))
-    cols.check_offsets(offsets, "strings.offsets", len(blob))
-    return Strings(blob, offsets)
 
 
 def _read_file(path: Path) -> bytes:
@@ -257,8 +289,9 @@ def _read_file(path: Path) -> bytes:
         raise ReportError(path, "not enough memory to read it") from error
 
 
-def _check_framing(path: Path, data: bytes) -> None:
-    """Check the stream framing (segment count and sizes) against the file's length.
+def _check_framing(path: Path, data: bytes) -> list[tuple[int, int]]:
+    """Check the stream framing against the file's length; return (first byte, length) of
+    each segment.
 
     Done before capnp sees the bytes, so a cut file says "truncated" instead of a C++ error.
     """
@@ -280,6 +313,8 @@ def _check_framing(path: Path, data: bytes) -> None:
         raise ReportError(
             path, f"has {len(data) - expected} bytes after the end of its message: not one profile"
         )
+    starts = table_bytes + 8 * np.concatenate(([0], np.cumsum(sizes[:-1], dtype=np.int64)))
+    return [(int(start), 8 * size) for start, size in zip(starts, sizes, strict=True)]
 
 
 def _check_magic_and_version(path: Path, magic: str, major: int, minor: int) -> None:
