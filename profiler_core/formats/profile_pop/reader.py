@@ -20,7 +20,8 @@ import numpy as np
 from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import read_array
-from profiler_core.formats.profile_pop.locate import Locator, StructRef, pointer_slot
+from profiler_core.formats.profile_pop.locate import Locator, StructRef
+from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
 from profiler_core.formats.profile_pop.schema import (
     DECODE_ERRORS,
     MAGIC,
@@ -91,6 +92,7 @@ class ProfileReader:
     def close(self) -> None:
         self._exit.close()
         self._root = self._data = None
+        self._locator = Locator(b"", [(0, 0)])
 
     @property
     def header(self) -> Header:
@@ -259,14 +261,11 @@ class ProfileReader:
             self._data,
             self._locator.data_span(offsets_where, _slot("Array", "data")),
         )
-        # One copy of the blob: Strings decodes slices of bytes.
+        # One copy of the blob (usually small): Strings wants bytes, not a view.
         span = self._locator.data_span(where, _slot("Strings", "blob"))
         blob = strings.blob if span is None else self._data[span[0] : span[0] + span[1]]
         cols.check_offsets(offsets, "strings.offsets", len(blob))
         return Strings(blob, offsets)
-
-
-_slot = pointer_slot
 
 
 def read_profile(path: str | Path) -> ProfileData:
