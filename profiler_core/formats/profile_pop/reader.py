@@ -1,0 +1,329 @@
+"""Reads ``profile.pop`` lazily: the file is read once and checked up front (framing, magic,
+major version); each section is decoded on first access, validated and cached.
+
+Arrays are read-only numpy views onto the file's bytes (no copy). A damaged section raises
+``ReportError`` naming the file and the section, while the other sections still load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from profiler_core.errors import FormatVersionError, ReportError
+from profiler_core.formats.profile_pop import columns as cols
+from profiler_core.formats.profile_pop.arrays import read_array
+from profiler_core.formats.profile_pop.locate import Locator, StructRef
+from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
+from profiler_core.formats.profile_pop.schema import (
+    DECODE_ERRORS,
+    MAGIC,
+    NESTING_LIMIT,
+    describe,
+    profile_schema,
+    traversal_limit_words,
+)
+from profiler_core.model.profile import (
+    FORMAT_MAJOR,
+    FORMAT_MINOR,
+    ExecutionData,
+    GraphData,
+    Header,
+    LivenessData,
+    MemoryData,
+    ProfileData,
+    ProgramData,
+    RunData,
+    TargetInfo,
+)
+from profiler_core.model.strings import Strings
+
+MAX_PROFILE_BYTES = 64 * 1024**3
+"""Larger files are refused before reading: no honest profile.pop comes near it."""
+MAX_SEGMENTS = 512  # the C++ library's own limit on segments per message
+
+T = TypeVar("T")
+
+
+class ProfileReader:
+    """One ``profile.pop``, opened: ``.header``, ``.target``, ... decode on first access.
+
+    Opening reads the whole file (one ``read``) and checks that it is a complete Cap'n Proto
+    message with the profile magic and a major version this reader knows. Use as a context
+    manager or call ``close()`` to drop the file's bytes; arrays already handed out stay valid.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        data = _read_file(self.path)
+        segments = _check_framing(self.path, data)
+        self._data: bytes | None = data
+        self._locator = Locator(data, segments)
+        self._exit = contextlib.ExitStack()
+        try:
+            reader = profile_schema().Profile.from_bytes(
+                data,
+                traversal_limit_in_words=traversal_limit_words(len(data)),
+                nesting_limit=NESTING_LIMIT,
+            )
+            self._root = self._exit.enter_context(reader)
+            magic = self._root.magic
+            self.format_major = int(self._root.formatMajor)
+            self.format_minor = int(self._root.formatMinor)
+        except DECODE_ERRORS as error:
+            raise ReportError(self.path, f"not a profile.pop: {describe(error)}") from error
+        _check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
+        self._root_ref = self._locator.root()
+        self._cache: dict[str, Any] = {}
+
+    def __enter__(self) -> ProfileReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._exit.close()
+        self._root = self._data = None
+        self._locator = Locator(b"", [(0, 0)])
+
+    @property
+    def header(self) -> Header:
+        return self._section("header", self._decode_header)
+
+    @property
+    def target(self) -> TargetInfo:
+        return self._section("target", self._decode_target)
+
+    @property
+    def graph(self) -> GraphData:
+        return self._section("graph", self._decode_graph)
+
+    @property
+    def memory(self) -> MemoryData:
+        return self._section("memory", self._decode_memory)
+
+    @property
+    def programs(self) -> ProgramData:
+        return self._section("programs", self._decode_programs)
+
+    @property
+    def liveness(self) -> LivenessData:
+        return self._section("liveness", self._decode_liveness)
+
+    @property
+    def execution(self) -> ExecutionData | None:
+        """The runs, or None when the program was compiled but never run."""
+        return self._section("execution", self._decode_execution)
+
+    def to_profile(self) -> ProfileData:
+        """Every section, decoded: the ``ProfileData`` that was written."""
+        return ProfileData(
+            header=self.header,
+            target=self.target,
+            graph=self.graph,
+            memory=self.memory,
+            programs=self.programs,
+            liveness=self.liveness,
+            execution=self.execution,
+        )
+
+    def _section(self, name: str, decode: Callable[[Any], T]) -> T:
+        # Errors are cached too: retrying a damaged section would only spend the message's
+        # traversal budget that the intact sections still need.
+        if name not in self._cache:
+            if self._root is None:
+                raise ReportError(self.path, f"section '{name}': the reader was closed")
+            try:
+                self._cache[name] = decode(self._root)
+            except ReportError as error:
+                self._cache[name] = ReportError(self.path, f"section '{name}': {error.problem}")
+            except DECODE_ERRORS as error:
+                self._cache[name] = ReportError(self.path, f"section '{name}': {describe(error)}")
+        found = self._cache[name]
+        if isinstance(found, ReportError):
+            raise found
+        return found
+
+    def _decode_header(self, root: Any) -> Header:
+        header = root.header
+        return Header(
+            format_major=self.format_major,
+            format_minor=self.format_minor,
+            producer=header.producer,
+            producer_version=header.producerVersion,
+            program_name=header.programName,
+            created_unix=float(header.createdUnix),
+            report_id=header.reportId,
+            options={option.key: option.value for option in header.options},
+            out_of_memory=bool(header.outOfMemory),
+        )
+
+    def _decode_target(self, root: Any) -> TargetInfo:
+        target = root.target
+        info = TargetInfo(
+            version=target.version,
+            num_ipus=int(target.numIpus),
+            tiles_per_ipu=int(target.tilesPerIpu),
+            bytes_per_tile=int(target.bytesPerTile),
+            clock_hz=float(target.clockHz),
+        )
+        if info.num_ipus < 1 or info.tiles_per_ipu < 1:
+            raise ReportError(None, f"{info.num_ipus} IPUs of {info.tiles_per_ipu} tiles")
+        if not (math.isfinite(info.clock_hz) and info.clock_hz > 0):
+            raise ReportError(None, f"clock of {info.clock_hz} Hz")
+        return info
+
+    def _decode_graph(self, root: Any) -> GraphData:
+        graph, where = root.graph, self._section_ref("graph")
+        strings = self._decode_strings(
+            graph.strings, self._locator.child(where, _slot("Graph", "strings"))
+        )
+        columns = self._decode_columns(graph, where, "Graph", cols.GRAPH_COLUMNS)
+        cols.check_graph(columns, len(strings))
+        return GraphData(strings=strings, **columns)
+
+    def _decode_memory(self, root: Any) -> MemoryData:
+        where = self._section_ref("memory")
+        columns = self._decode_columns(root.memory, where, "Memory", cols.MEMORY_COLUMNS)
+        cols.check_tables(columns, cols.MEMORY_COLUMNS, {})
+        return MemoryData(**columns)
+
+    def _decode_programs(self, root: Any) -> ProgramData:
+        where = self._section_ref("programs")
+        columns = self._decode_columns(root.programs, where, "Programs", cols.PROGRAM_COLUMNS)
+        cols.check_programs(columns)
+        return ProgramData(**columns)
+
+    def _decode_liveness(self, root: Any) -> LivenessData:
+        liveness, where = root.liveness, self._section_ref("liveness")
+        columns = self._decode_columns(liveness, where, "Liveness", cols.LIVENESS_COLUMNS)
+        cols.check_tables(columns, cols.LIVENESS_COLUMNS, {})
+        return LivenessData(always_live_bytes=int(liveness.alwaysLiveBytes), **columns)
+
+    def _decode_execution(self, root: Any) -> ExecutionData | None:
+        execution = root.execution
+        if execution.which() != "profile":
+            return None
+        where = self._locator.child(self._root_ref, _slot("Profile.execution", "profile"))
+        runs = []
+        for index, run in enumerate(execution.profile.runs):
+            run_where = self._locator.element(where, _slot("Execution", "runs"), index)
+            try:
+                columns = self._decode_columns(run, run_where, "Run", cols.RUN_COLUMNS)
+                cols.check_tables(columns, cols.RUN_COLUMNS, {})
+            except ReportError as error:
+                raise ReportError(None, f"run {index}: {error.problem}") from error
+            runs.append(
+                RunData(
+                    program=int(run.program),
+                    name=run.name,
+                    total_cycles=int(run.totalCycles),
+                    **columns,
+                )
+            )
+        return ExecutionData(runs=runs)
+
+    def _section_ref(self, field: str) -> StructRef | None:
+        return self._locator.child(self._root_ref, _slot("Profile", field))
+
+    def _decode_columns(
+        self, section: Any, where: StructRef | None, struct_name: str, spec: tuple[cols.Column, ...]
+    ) -> dict[str, np.ndarray]:
+        data_slot = _slot("Array", "data")
+        columns = {}
+        for column in spec:
+            array_where = self._locator.child(where, _slot(struct_name, column.field))
+            columns[column.name] = read_array(
+                getattr(section, column.field),
+                column.name,
+                column.dtype,
+                column.ndim,
+                self._data,
+                self._locator.data_span(array_where, data_slot),
+            )
+        return columns
+
+    def _decode_strings(self, strings: Any, where: StructRef | None) -> Strings:
+        offsets_where = self._locator.child(where, _slot("Strings", "offsets"))
+        offsets = read_array(
+            strings.offsets,
+            "strings.offsets",
+            cols.I64,
+            1,
+            self._data,
+            self._locator.data_span(offsets_where, _slot("Array", "data")),
+        )
+        # One copy of the blob (usually small): Strings wants bytes, not a view.
+        span = self._locator.data_span(where, _slot("Strings", "blob"))
+        blob = strings.blob if span is None else self._data[span[0] : span[0] + span[1]]
+        cols.check_offsets(offsets, "strings.offsets", len(blob))
+        return Strings(blob, offsets)
+
+
+def read_profile(path: str | Path) -> ProfileData:
+    """Read every section of a ``profile.pop`` at once."""
+    with ProfileReader(path) as reader:
+        return reader.to_profile()
+
+
+def _read_file(path: Path) -> bytes:
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_PROFILE_BYTES:
+            raise ReportError(
+                path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
+            )
+        return path.read_bytes()
+    except OSError as error:
+        raise ReportError(path, f"cannot read: {error.strerror or error}") from error
+    except MemoryError as error:
+        raise ReportError(path, "not enough memory to read it") from error
+
+
+def _check_framing(path: Path, data: bytes) -> list[tuple[int, int]]:
+    """Check the stream framing against the file's length; return (first byte, length) of
+    each segment.
+
+    Done before capnp sees the bytes, so a cut file says "truncated" instead of a C++ error.
+    """
+    if not data:
+        raise ReportError(path, "is empty, not a profile.pop")
+    if len(data) < 8:
+        raise ReportError(path, f"truncated: {len(data)} bytes is too short for a profile.pop")
+    segments = struct.unpack_from("<I", data, 0)[0] + 1
+    if segments > MAX_SEGMENTS:
+        raise ReportError(path, "not a profile.pop (not a Cap'n Proto message)")
+    table_bytes = 4 * (segments + 1) + 4 * (segments % 2 == 0)
+    if len(data) < table_bytes:
+        raise ReportError(path, f"truncated after {len(data)} bytes, inside the segment table")
+    sizes = struct.unpack_from(f"<{segments}I", data, 4)
+    expected = table_bytes + 8 * sum(sizes)
+    if len(data) < expected:
+        raise ReportError(path, f"truncated after {len(data)} of {expected} bytes")
+    if len(data) > expected:
+        raise ReportError(
+            path, f"has {len(data) - expected} bytes after the end of its message: not one profile"
+        )
+    starts = table_bytes + 8 * np.concatenate(([0], np.cumsum(sizes[:-1], dtype=np.int64)))
+    return [(int(start), 8 * size) for start, size in zip(starts, sizes, strict=True)]
+
+
+def _check_magic_and_version(path: Path, magic: str, major: int, minor: int) -> None:
+    if magic != MAGIC:
+        raise ReportError(path, f"not a popvision-py profile (magic {magic[:40]!r})")
+    if major > FORMAT_MAJOR:
+        raise FormatVersionError(
+            path,
+            f"written in profile format {major}.{minor}, but this popvision-py reads format "
+            f"{FORMAT_MAJOR} (up to {FORMAT_MAJOR}.{FORMAT_MINOR}); update popvision-py",
+        )
+    if major < 1:
+        raise ReportError(path, f"unknown profile format version {major}.{minor}")

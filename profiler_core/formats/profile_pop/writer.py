@@ -1,0 +1,176 @@
+"""Writes a ``ProfileData`` as ``profile.pop``: one Cap'n Proto message, written atomically.
+
+Columns are checked with the same rules the reader applies, so a file this writer accepts is
+a file the reader accepts; a column that breaks them raises ``ReportError`` before anything
+is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from profiler_core.errors import ReportError
+from profiler_core.formats.atomic import atomic_write
+from profiler_core.formats.profile_pop import columns as cols
+from profiler_core.formats.profile_pop.arrays import coerce_column, write_array
+from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, MAGIC, describe, profile_schema
+from profiler_core.model.profile import FORMAT_MAJOR, FORMAT_MINOR, ProfileData
+from profiler_core.model.strings import Strings
+
+
+def write_profile(path: str | Path, profile: ProfileData) -> None:
+    """Write ``profile`` to ``path`` (normally ``<report>/profile.pop``) atomically.
+
+    Raises ``ReportError`` naming ``path`` when a column is inconsistent or when the file
+    cannot be written (missing or read-only directory, full disk).
+    """
+    write_message(path, build_message(profile, path))
+
+
+def write_message(path: str | Path, message: Any) -> None:
+    """Write a built ``Profile`` message to ``path`` atomically (tests patch messages here)."""
+    atomic_write(path, message.write)
+
+
+def build_message(profile: ProfileData, path: str | Path | None = None) -> Any:
+    """The ``Profile`` message builder for ``profile``; ``path`` only names errors."""
+    message = profile_schema().Profile.new_message(num_first_segment_words=_estimate_words(profile))
+    message.magic = MAGIC
+    message.formatMajor = FORMAT_MAJOR
+    message.formatMinor = FORMAT_MINOR
+    sections = (
+        ("header", _build_header),
+        ("target", _build_target),
+        ("graph", _build_graph),
+        ("memory", _build_memory),
+        ("programs", _build_programs),
+        ("liveness", _build_liveness),
+        ("execution", _build_execution),
+    )
+    for name, build in sections:
+        try:
+            build(message, profile)
+        except ReportError as error:
+            raise ReportError(path, f"cannot write section '{name}': {error.problem}") from error
+        except DECODE_ERRORS as error:
+            raise ReportError(path, f"cannot write section '{name}': {describe(error)}") from error
+    return message
+
+
+def _build_header(message: Any, profile: ProfileData) -> None:
+    header, out = profile.header, message.init("header")
+    out.producer = str(header.producer)
+    out.producerVersion = str(header.producer_version)
+    out.programName = str(header.program_name)
+    out.createdUnix = float(header.created_unix)
+    out.reportId = str(header.report_id)
+    out.outOfMemory = bool(header.out_of_memory)
+    options = out.init("options", len(header.options))
+    for option, (key, value) in zip(options, header.options.items(), strict=True):
+        option.key, option.value = str(key), str(value)
+
+
+def _build_target(message: Any, profile: ProfileData) -> None:
+    target, out = profile.target, message.init("target")
+    out.version = str(target.version)
+    out.numIpus = int(target.num_ipus)
+    out.tilesPerIpu = int(target.tiles_per_ipu)
+    out.bytesPerTile = int(target.bytes_per_tile)
+    out.clockHz = float(target.clock_hz)
+
+
+def _build_graph(message: Any, profile: ProfileData) -> None:
+    graph, out = profile.graph, message.init("graph")
+    strings = _build_strings(out.init("strings"), graph.strings)
+    columns = _coerce(graph, cols.GRAPH_COLUMNS)
+    cols.check_graph(columns, len(strings) - 1)
+    _build_columns(out, columns, cols.GRAPH_COLUMNS)
+
+
+def _build_strings(out: Any, strings: Strings) -> np.ndarray:
+    blob = strings.blob if isinstance(strings.blob, bytes) else bytes(strings.blob)
+    offsets = coerce_column(strings.offsets, "strings.offsets", cols.I64, 1)
+    cols.check_offsets(offsets, "strings", len(blob))
+    out.blob = blob
+    write_array(out.init("offsets"), offsets)
+    return offsets
+
+
+def _build_memory(message: Any, profile: ProfileData) -> None:
+    columns = _coerce(profile.memory, cols.MEMORY_COLUMNS)
+    cols.check_tables(columns, cols.MEMORY_COLUMNS, {})
+    _build_columns(message.init("memory"), columns, cols.MEMORY_COLUMNS)
+
+
+def _build_programs(message: Any, profile: ProfileData) -> None:
+    columns = _coerce(profile.programs, cols.PROGRAM_COLUMNS)
+    cols.check_programs(columns)
+    _build_columns(message.init("programs"), columns, cols.PROGRAM_COLUMNS)
+
+
+def _build_liveness(message: Any, profile: ProfileData) -> None:
+    liveness, out = profile.liveness, message.init("liveness")
+    columns = _coerce(liveness, cols.LIVENESS_COLUMNS)
+    cols.check_tables(columns, cols.LIVENESS_COLUMNS, {})
+    out.alwaysLiveBytes = int(liveness.always_live_bytes)
+    _build_columns(out, columns, cols.LIVENESS_COLUMNS)
+
+
+def _build_execution(message: Any, profile: ProfileData) -> None:
+    if profile.execution is None:
+        message.execution.notRun = None
+        return
+    runs = profile.execution.runs
+    out = message.execution.init("profile").init("runs", len(runs))
+    for index, (run, run_out) in enumerate(zip(runs, out, strict=True)):
+        try:
+            columns = _coerce(run, cols.RUN_COLUMNS)
+            cols.check_tables(columns, cols.RUN_COLUMNS, {})
+        except (ReportError, ValueError) as error:
+            problem = error.problem if isinstance(error, ReportError) else str(error)
+            raise ValueError(f"run {index}: {problem}") from error
+        run_out.program = int(run.program)
+        run_out.name = str(run.name)
+        run_out.totalCycles = int(run.total_cycles)
+        _build_columns(run_out, columns, cols.RUN_COLUMNS)
+
+
+def _coerce(record: object, spec: tuple[cols.Column, ...]) -> dict[str, np.ndarray]:
+    return {
+        column.name: coerce_column(
+            getattr(record, column.name), column.name, column.dtype, column.ndim
+        )
+        for column in spec
+    }
+
+
+def _build_columns(out: Any, columns: dict[str, np.ndarray], spec: tuple[cols.Column, ...]) -> None:
+    for column in spec:
+        try:
+            write_array(out.init(column.field), columns[column.name])
+        except ValueError as error:
+            raise ValueError(f"column '{column.name}': {error}") from error
+
+
+def _estimate_words(profile: ProfileData) -> int:
+    """Room for the whole message in one segment, so capnp never has to grow it."""
+    arrays: list[Any] = [profile.graph.strings.offsets]
+    records: list[tuple[object, tuple[cols.Column, ...]]] = [
+        (profile.graph, cols.GRAPH_COLUMNS),
+        (profile.memory, cols.MEMORY_COLUMNS),
+        (profile.programs, cols.PROGRAM_COLUMNS),
+        (profile.liveness, cols.LIVENESS_COLUMNS),
+    ]
+    if profile.execution is not None:
+        records += [(run, cols.RUN_COLUMNS) for run in profile.execution.runs]
+    for record, spec in records:
+        arrays += [getattr(record, column.name, None) for column in spec]
+    array_bytes = sum(getattr(array, "nbytes", 0) for array in arrays)
+    text_bytes = len(profile.graph.strings.blob) + sum(
+        len(str(key)) + len(str(value)) for key, value in profile.header.options.items()
+    )
+    # Each Array costs a few words of struct, shape list and padding besides its data.
+    return (array_bytes + text_bytes) // 8 + 16 * len(arrays) + 8192
