@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_SKIPPED_FILES = (contextlib.__file__,)
 _scopes = threading.local()
 
 
@@ -58,7 +59,10 @@ def scoped_name(name: str) -> str:
 def caller_location() -> tuple[str, int]:
     """The first frame outside ipu_engine: the user's line that asked for this."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+        or frame.f_code.co_filename in _SKIPPED_FILES
+    ):
         frame = frame.f_back
     if frame is None:
         return ("", 0)

@@ -1,8 +1,59 @@
-"""Test configuration shared by every test: Qt runs offscreen, never on a real screen."""
+"""Test configuration shared by every test: Qt offscreen, and real reports made by the engine.
 
+Report fixtures run the bundled examples in a child process with autoReport on, exactly
+as a user would, once per test session.
+"""
+
+from __future__ import annotations
+
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Reports and traces are only written where a test asks for them.
 os.environ.pop("POPLAR_ENGINE_OPTIONS", None)
 os.environ.pop("PVTI_OPTIONS", None)
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "resources" / "examples"
+
+
+def run_example_with_reports(
+    script: str, directory: Path, *args: str
+) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["POPLAR_ENGINE_OPTIONS"] = json.dumps(
+        {"autoReport.all": "true", "autoReport.directory": str(directory)}
+    )
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture(scope="session")
+def tutorial4_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report folder of Poplar's tutorial 4 (m1 {900,600}, m2 {600,300}, m3 {300,200})."""
+    directory = tmp_path_factory.mktemp("reports")
+    run_example_with_reports("tutorial4_matmul.py", directory)
+    return directory / "tutorial4"
+
+
+@pytest.fixture(scope="session")
+def tutorial4_variant_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tutorial 4 with m1 {1600,700} and m2 {700,300}: the other side of a comparison."""
+    directory = tmp_path_factory.mktemp("reports_variant")
+    run_example_with_reports(
+        "tutorial4_matmul.py", directory, "--m1", "1600x700", "--m2", "700x300", "--name", "variant"
+    )
+    return directory / "variant"
