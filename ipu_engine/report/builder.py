@@ -174,7 +174,7 @@ def _programs(exe: Executable, model: CompileModel, strings: StringInterner) -> 
         exch_bytes_out=cat(exch_out, np.int64),
         cst_cs=cat(cst_cs, np.int32),
         cst_tile=cat(cst_tile, np.int32),
-        cst_cycles=cat(cst_cycles, np.int64),
+        cst_cycles=cat(cst_cycles, np.int32),
     )
 
 

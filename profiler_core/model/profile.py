@@ -130,7 +130,7 @@ class ProgramData:
     # compute cycles per tile of each compute set, where it has vertices (K rows)
     cst_cs: np.ndarray  # int32
     cst_tile: np.ndarray  # int32
-    cst_cycles: np.ndarray  # int64
+    cst_cycles: np.ndarray  # int32 (a compute set runs < 2**31 cycles on a tile)
 
     @property
     def num_steps(self) -> int:

@@ -226,7 +226,7 @@ def _programs(rng, names, graph: GraphData, num_ipus, tiles_per_ipu, num_steps) 
     # Compute cycles of each (compute set, tile) with vertices; a step's cycles on an IPU are
     # those of its slowest tile there.
     pairs = np.unique(np.stack([graph.vc_cs, graph.vc_tile]), axis=1)
-    cst_cycles = rng.integers(20, 400, pairs.shape[1]).astype(np.int64)
+    cst_cycles = rng.integers(20, 400, pairs.shape[1]).astype(np.int32)
     step_cycles = rng.integers(50, 500, (num_steps, num_ipus)).astype(np.int64)
     for s in executes:
         for ipu in range(num_ipus):

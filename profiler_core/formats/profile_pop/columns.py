@@ -89,7 +89,7 @@ PROGRAM_COLUMNS: tuple[Column, ...] = (
     Column("exch_bytes_out", I64, "exchanges"),
     Column("cst_cs", I32, "compute set tiles"),
     Column("cst_tile", I32, "compute set tiles"),
-    Column("cst_cycles", I64, "compute set tiles"),
+    Column("cst_cycles", I32, "compute set tiles"),
 )
 
 LIVENESS_COLUMNS: tuple[Column, ...] = (
