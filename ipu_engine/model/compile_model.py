@@ -84,6 +84,11 @@ def build_compile_model(graph: Graph, exe: Executable, instrumented: bool) -> Co
     target = graph.target
     num_tiles = target.num_tiles
     low = exe.lowering
+    log.debug(
+        "PO: graph for %s: %d variables, %d compute sets, %d vertices, %d program steps",
+        target.describe(), len(graph.variables), len(graph.compute_sets),
+        graph.num_vertices, len(exe.steps),
+    )  # fmt: skip
     cs_cycles = {cs: compute_set_cycles(plan, num_tiles) for cs, plan in exe.plans.items()}
     cycles = step_cycles(target, exe.steps, cs_cycles)
     t1 = time.perf_counter()

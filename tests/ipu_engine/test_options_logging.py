@@ -136,3 +136,58 @@ def test_profile_summary_reports_target_memory_liveness_and_cycles():
     assert f"Total, including gaps: {total:,} bytes" in text
     assert f"Run 0 (program 0): {cycles:,} cycles" in text
     assert "OnTileExecute layer1/act/relu" in text
+
+
+def test_warn_when_allow_out_of_memory_lets_a_graph_through_and_debug_per_graph(
+    monkeypatch, capsys
+):
+    monkeypatch.setenv("POPLAR_LOG_LEVEL", "DEBUG")
+    monkeypatch.setenv("POPLAR_LOG_DEST", "stdout")
+    try:
+        device = IPUModel("ipu2", tiles_per_ipu=2, bytes_per_tile=4096).create_device()
+        graph = Graph(device.target)
+        big = graph.add_variable(FLOAT, [2048], "big")  # 4 KiB of floats per tile, plus code
+        poputil.map_tensor_linearly(graph, big)
+        graph.create_host_write("big", big)
+        Engine(graph, Sequence(), options={"debug.allowOutOfMemory": "true"})
+        out = capsys.readouterr().out
+        assert "DEBUG PO: graph for ipu2 (1 IPU, 2 tiles): 1 variables, 0 compute sets" in out
+        assert "WARNING PO: Out of memory on tile 0:" in out
+        assert (
+            "tiles only have 4096 bytes of memory; continuing because debug.allowOutOfMemory" in out
+        )
+    finally:
+        monkeypatch.delenv("POPLAR_LOG_LEVEL")
+        configure_logging()
+
+
+def test_the_import_surface_scripts_rely_on():
+    import ipu_engine
+    from ipu_engine import poplin, popnn, popops, poputil
+
+    names = [
+        "IPUModel",
+        "Graph",
+        "Engine",
+        "Sequence",
+        "Execute",
+        "Copy",
+        "Repeat",
+        "RepeatWhileTrue",
+        "If",
+        "Call",
+        "PrintTensor",
+        "Vertex",
+        "Input",
+        "Output",
+        "InOut",
+        "FLOAT",
+        "HALF",
+        "INT",
+        "UNSIGNED_INT",
+        "BOOL",
+    ]
+    assert all(hasattr(ipu_engine, n) for n in names)
+    assert ipu_engine.HALF.numpy_dtype == np.float16
+    assert callable(popops.add) and callable(poplin.mat_mul)
+    assert callable(popnn.softmax) and callable(poputil.map_tensor_linearly)
