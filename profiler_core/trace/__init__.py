@@ -4,6 +4,7 @@ export one. Readers build columns once; views ask ``events_in_range`` what to dr
 
 from profiler_core.trace.build import build_trace, trace_from_pvti
 from profiler_core.trace.chrome import export_chrome, import_chrome_file, trace_to_chrome
+from profiler_core.trace.from_report import execution_trace
 from profiler_core.trace.model import Heatmap, Process, Thread, Trace
 from profiler_core.trace.open import open_trace
 from profiler_core.trace.tail import TailUpdate, TraceTail
@@ -16,6 +17,7 @@ __all__ = [
     "Trace",
     "TraceTail",
     "build_trace",
+    "execution_trace",
     "export_chrome",
     "import_chrome_file",
     "open_trace",
