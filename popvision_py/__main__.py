@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from PySide6.QtCore import QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from popvision_py.app.main_window import MainWindow
@@ -33,8 +34,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _quiet_offscreen(kind: QtMsgType, context: object, message: str) -> None:
+    """Drop the offscreen platform's note that windows have no size hints; print the rest."""
+    if "propagateSizeHints" not in message:
+        print(message, file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.screenshot_dir:
+        qInstallMessageHandler(_quiet_offscreen)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("PopVision-py")
     settings = AppSettings(make_settings(args.settings))

@@ -69,13 +69,15 @@ def stacked_column_image(
     y_top: float,
     height: int,
     colors: np.ndarray,
-    background: np.ndarray,
+    highlight: np.ndarray | None = None,
+    highlight_color: tuple[int, int, int, int] = (0, 0, 0, 0),
+    top_down: bool = False,
 ) -> np.ndarray:
-    """An RGBA image (height, width) of stacked bars, row 0 at the bottom.
+    """An RGBA image (height, width, 4) of stacked bars, row 0 at the bottom (or the top).
 
     ``values[c, i]`` are the stacked amounts of position ``i``; ``shown`` the position of each
-    pixel column (-1 for none); ``colors`` a (C, 4) uint8 table; ``background`` (width, 4)
-    the colour of each column above its bar.
+    pixel column (-1 for none); ``colors`` a (C, 4) uint8 table. Above its bar a column is
+    transparent, or ``highlight_color`` where ``highlight`` (bool per column) is set.
     """
     categories = values.shape[0]
     width = shown.shape[0]
@@ -86,15 +88,17 @@ def stacked_column_image(
     # Pixel boundaries of the cumulative stack, so rounding never drops or grows a bar.
     bounds = np.rint(np.cumsum(stacked, axis=0) * (height / max(y_top, 1e-9)))
     bounds = np.clip(bounds, 0, height).astype(np.int64)
-    heights = np.diff(np.vstack([np.zeros((1, width), np.int64), bounds]), axis=0)
+    heights = np.diff(bounds, axis=0, prepend=0)
     filler = height - bounds[-1] if categories else np.full(width, height)
     runs = np.vstack([heights, filler[None, :]]).T.ravel()  # per column: categories, then fill
-    ids = np.repeat(np.tile(np.arange(categories + 1), width), runs).reshape(width, height)
-    table = np.vstack([colors, np.zeros((1, 4), np.uint8)])
-    image = table[ids]  # (width, height, 4)
-    fill = ids == categories
-    image[fill] = np.broadcast_to(background[:, None, :], image.shape)[fill]
-    return np.ascontiguousarray(image.transpose(1, 0, 2))
+    run_ids = np.tile(np.arange(categories + 1, dtype=np.uint8), (width, 1))
+    if highlight is not None:
+        run_ids[:, categories] += highlight.astype(np.uint8)
+    ids = np.repeat(run_ids.ravel(), runs).reshape(width, height)
+    table = np.vstack([colors, np.zeros((1, 4), np.uint8), np.array([highlight_color], np.uint8)])
+    table32 = np.ascontiguousarray(table).view(np.uint32).ravel()
+    rows = ids.T[::-1] if top_down else ids.T
+    return np.ascontiguousarray(table32[rows]).view(np.uint8).reshape(height, width, 4)
 
 
 def max_columns(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -46,9 +46,7 @@ def test_a_hot_tile_is_never_averaged_away():
 def test_stacked_image_heights_follow_the_values():
     values = np.array([[10, 0], [20, 40]])
     colors = np.array([[255, 0, 0, 255], [0, 0, 255, 255]], np.uint8)
-    image = stacked_column_image(
-        values, np.array([0, 1]), 40.0, 40, colors, np.zeros((2, 4), np.uint8)
-    )
+    image = stacked_column_image(values, np.array([0, 1]), 40.0, 40, colors)
     red = (image[:, :, 0] == 255).sum(axis=0)
     blue = (image[:, :, 2] == 255).sum(axis=0)
     assert red.tolist() == [10, 0] and blue.tolist() == [20, 40]

@@ -36,6 +36,7 @@ class _ImageItem(pg.GraphicsObject):
         self.shown_x = (0.0, 1.0)  # data x range the columns span
         self.version = 0
         self.paint_count = 0
+        self.top_down = False
 
     def boundingRect(self) -> QRectF:
         return self._bounds
@@ -78,10 +79,8 @@ class _ImageItem(pg.GraphicsObject):
         key = (*view, width, height, self.version, flipped)
         if key != self._key:
             self._key = key
-            rgba_pixels = self.render(x0, x1, y0, y1, width, height)
-            if flipped:
-                rgba_pixels = rgba_pixels[::-1]
-            self._pixels = np.ascontiguousarray(rgba_pixels)
+            self.top_down = flipped
+            self._pixels = np.ascontiguousarray(self.render(x0, x1, y0, y1, width, height))
             rows, columns = self._pixels.shape[:2]
             self._image = QImage(
                 self._pixels.data, columns, rows, columns * 4, QImage.Format.Format_RGBA8888
@@ -102,7 +101,8 @@ class _ImageItem(pg.GraphicsObject):
     def render(
         self, x0: float, x1: float, y0: float, y1: float, width: int, height: int
     ) -> np.ndarray:
-        """RGBA pixels (height, width, 4) of the visible rect, row 0 at ``y0``."""
+        """RGBA pixels (height, width, 4) of the visible rect: row 0 at ``y0``, or at ``y1``
+        when ``self.top_down`` (a plot's y axis points up, an image's down)."""
         raise NotImplementedError
 
     def target_rect(self, x0: float, x1: float, y0: float, y1: float) -> QRectF:
@@ -150,17 +150,23 @@ class StackedColumnsItem(_ImageItem):
         n = self.totals.shape[0]
         self.shown = column_tiles(self.totals, x0, x1, width)
         self.shown_x = (x0, x1)
-        lo, hi = column_ranges(n, x0, x1, width)
-        background = np.zeros((width, 4), np.uint8)
+        highlight = None
         if self.selected.any():
-            hot = max_columns(self.selected[None, :].astype(np.uint8), lo, hi)[0] > 0
-            background[hot] = self.selection_color
-        # The image spans [y0, y1]; bars start at 0, so y0 > 0 (zoomed in) cuts their feet.
-        scale_top = y1 - y0
+            lo, hi = column_ranges(n, x0, x1, width)
+            highlight = max_columns(self.selected[None, :].astype(np.uint8), lo, hi)[0] > 0
         values = self.values
-        if y0 > 0:
+        if y0 > 0:  # the image spans [y0, y1]: cut the feet of the bars below y0
             values = np.diff(np.clip(np.cumsum(values, axis=0) - y0, 0, None), axis=0, prepend=0)
-        return stacked_column_image(values, self.shown, scale_top, height, self.colors, background)
+        return stacked_column_image(
+            values,
+            self.shown,
+            y1 - y0,
+            height,
+            self.colors,
+            highlight,
+            self.selection_color,
+            self.top_down,
+        )
 
 
 class HeatMapItem(_ImageItem):
@@ -192,7 +198,7 @@ class HeatMapItem(_ImageItem):
         pixels = self.lut[index]
         pixels[:, hi <= lo] = 0
         self._rows = (row0, row1)  # one image row per IPU row in view
-        return np.ascontiguousarray(pixels)
+        return np.ascontiguousarray(pixels[::-1] if self.top_down else pixels)
 
     def target_rect(self, x0: float, x1: float, y0: float, y1: float) -> QRectF:
         row0, row1 = self._rows
