@@ -1,0 +1,87 @@
+"""``popvision [REPORT ...]``, ``popvision --compare A B``, ``--screenshot-dir DIR``.
+
+Opens each report in a window (or two reports compared in one). With ``--screenshot-dir``
+it renders every view to PNG files, prints their paths and exits, which is what ``make run``
+does on a machine without a display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication
+
+from popvision_py.app.main_window import MainWindow
+from popvision_py.app.settings import AppSettings, make_settings
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="popvision", description="PopVision-style graph analyser for IPU reports."
+    )
+    parser.add_argument("reports", nargs="*", type=Path, help="report folders to open")
+    parser.add_argument(
+        "--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two reports"
+    )
+    parser.add_argument(
+        "--screenshot-dir", type=Path, help="render every view to PNG files here and exit"
+    )
+    parser.add_argument("--settings", type=Path, help="an INI file for settings (tests, demos)")
+    parser.add_argument("--theme", choices=("light", "dark"), help="palette for this session")
+    return parser.parse_args(argv)
+
+
+def _quiet_offscreen(kind: QtMsgType, context: object, message: str) -> None:
+    """Drop the offscreen platform's note that windows have no size hints; print the rest."""
+    if "propagateSizeHints" not in message:
+        print(message, file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.screenshot_dir:
+        qInstallMessageHandler(_quiet_offscreen)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("PopVision-py")
+    settings = AppSettings(make_settings(args.settings))
+    if args.theme:
+        settings.set_theme(args.theme)
+    groups: list[list[Path]] = [list(args.compare)] if args.compare else []
+    groups += [[path] for path in args.reports]
+    windows = [MainWindow(settings) for _ in groups or [[]]]
+    for window, paths in zip(windows, groups, strict=False):
+        if args.screenshot_dir:
+            window.resize(1400, 900)
+        window.show()
+        if paths:
+            window.open_paths(paths)
+    if not groups:
+        windows[0].show()
+    if args.screenshot_dir:
+        return _screenshots(windows, groups, args.screenshot_dir)
+    return app.exec()
+
+
+def _screenshots(windows: list[MainWindow], groups: list[list[Path]], directory: Path) -> int:
+    from popvision_py.app.screenshots import save_screenshots, wait_for_loader
+
+    code = 0
+    for i, window in enumerate(windows):
+        wait_for_loader(window)
+        if groups and not window.opened:
+            print(f"could not open {groups[i][0]}: {window.statusBar().currentMessage()}")
+            if window.message_box is not None:
+                print(window.message_box.text())
+            code = 1
+        prefix = "-vs-".join(o.name for o in window.opened) or "start"
+        for path in save_screenshots(window, directory, prefix if len(windows) > 1 else ""):
+            print(path)
+        window.close()
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

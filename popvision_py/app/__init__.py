@@ -1,0 +1,1 @@
+"""The application shell: main window, report loading, settings, screenshots."""

@@ -1,0 +1,310 @@
+"""The main window: a left rail of reports, the pages, toolbar, menus and status bar.
+
+Opening goes through ``open_paths`` whatever starts it (File > Open, the start page, recent
+reports, drag-and-drop, the command line): the ``ReportLoader`` reads the report off the GUI
+thread while the status bar shows progress and a Cancel button.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QWidget,
+)
+
+from popvision_py.app.actions import install_actions
+from popvision_py.app.dialogs import HELP_INTRO, show_message
+from popvision_py.app.loader import ReportLoader
+from popvision_py.app.runner import ExampleRunner
+from popvision_py.app.settings import AppSettings
+from popvision_py.app.start_page import StartPage
+from popvision_py.theme import apply_theme
+from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.views.base import ReportView
+from popvision_py.views.memory.view import MemoryView
+from popvision_py.views.placeholder import PLANNED, PlaceholderView
+from popvision_py.views.summary_view import SummaryView
+
+APP_TITLE = "PopVision-py"
+HOME = "Home"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.setWindowTitle(APP_TITLE)
+        self.setAcceptDrops(True)
+        self.resize(1400, 900)
+        self.opened: list[OpenedReport] = []
+        self.paths: list[Path] = []
+        self.message_box: QMessageBox | None = None
+        self.loader = ReportLoader(self)
+        self.loader.progress.connect(self._on_progress)
+        self.loader.loaded.connect(self._on_loaded)
+        self.loader.failed.connect(self._on_failed)
+        self.loader.cancelled.connect(self._on_cancelled)
+        self.runner = ExampleRunner(self)
+        self.views: list[ReportView] = [SummaryView(), MemoryView()]
+        self.views += [PlaceholderView(title) for title in PLANNED]
+        self._build_pages()
+        self._build_status_bar()
+        self.actions = install_actions(self)
+        self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.settings.restore_window(self)
+        self.set_theme(self.settings.theme())
+        self._update_state()
+
+    # -- layout ---------------------------------------------------------------------------
+    def _build_pages(self) -> None:
+        self.start_page = StartPage()
+        self.start_page.open_requested.connect(self.choose_and_open)
+        self.start_page.compare_requested.connect(self.choose_and_compare)
+        self.start_page.recent_chosen.connect(lambda path: self.open_paths([path]))
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.start_page)
+        self.rail = QListWidget()
+        self.rail.setObjectName("rail")
+        self.rail.setFixedWidth(170)
+        self.rail.addItem(_rail_item(HOME, "The start page: open a report, or a recent one."))
+        for view in self.views:
+            self.pages.addWidget(view)
+            self.rail.addItem(_rail_item(view.title, view.rail_help))
+        self.rail.currentRowChanged.connect(self._on_rail_row)
+        self.rail.setStyleSheet("QListWidget#rail::item { padding: 6px 8px; }")
+        central = QWidget()
+        row = QHBoxLayout(central)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.rail)
+        row.addWidget(self.pages, 1)
+        self.setCentralWidget(central)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.report_label = QLabel()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFixedWidth(220)
+        self.progress.setToolTip("Opening the report off the window's thread.")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop opening the report; the window keeps what it shows.")
+        self.cancel_button.clicked.connect(self.loader.cancel)
+        bar.addPermanentWidget(self.report_label)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.cancel_button)
+        self.progress.hide()
+        self.cancel_button.hide()
+
+    # -- pages ----------------------------------------------------------------------------
+    def view(self, title: str) -> ReportView:
+        return next(v for v in self.views if v.title == title)
+
+    def current_view(self) -> ReportView | None:
+        page = self.pages.currentWidget()
+        return page if isinstance(page, ReportView) else None
+
+    def show_view(self, title: str) -> None:
+        titles = [HOME] + [v.title for v in self.views]
+        self.rail.setCurrentRow(titles.index(title))
+
+    def _on_rail_row(self, row: int) -> None:
+        self.pages.setCurrentIndex(max(row, 0))
+        view = self.current_view()
+        self.actions.export_menu.setEnabled(view is not None and bool(self.opened))
+
+    # -- opening --------------------------------------------------------------------------
+    def open_paths(self, paths: list[str | Path]) -> None:
+        """Open one report, or two to compare (the second is compared with the first)."""
+        paths = [Path(p) for p in paths][:2]
+        if not paths:
+            return
+        self.loader.open(paths)
+        self._pending = paths
+        self.progress.setValue(0)
+        self.progress.show()
+        self.cancel_button.show()
+        self.statusBar().showMessage(f"Opening {', '.join(str(p) for p in paths)}…")
+
+    def choose_and_open(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a report folder", self._start_dir())
+        if path:
+            self.open_paths([path])
+
+    def choose_and_compare(self) -> None:
+        first = QFileDialog.getExistingDirectory(self, "First report (source)", self._start_dir())
+        if not first:
+            return
+        second = QFileDialog.getExistingDirectory(self, "Second report (target)", first)
+        if second:
+            self.open_paths([first, second])
+
+    def reload(self) -> None:
+        if self.paths:
+            self.open_paths(self.paths)
+        else:
+            self.statusBar().showMessage("No report is open to reload.", 5000)
+
+    def close_report(self) -> None:
+        for view in self.views:
+            view.clear()
+        for opened in self.opened:
+            opened.report.close()
+        self.opened, self.paths = [], []
+        self._update_state()
+        self.rail.setCurrentRow(0)
+
+    def _start_dir(self) -> str:
+        recent = self.settings.recent_reports()
+        return str(Path(recent[0]).parent) if recent else str(Path.cwd())
+
+    def _on_progress(self, fraction: float, text: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.statusBar().showMessage(text)
+
+    def _loading_done(self) -> None:
+        self.progress.hide()
+        self.cancel_button.hide()
+
+    def _on_loaded(self, opened: list[OpenedReport]) -> None:
+        self._loading_done()
+        for old in self.opened:
+            old.report.close()
+        self.opened = opened
+        self.paths = list(self._pending)
+        first, other = opened[0], opened[1] if len(opened) > 1 else None
+        for view in self.views:
+            view.show_reports(first, other)
+        for path in self.paths:
+            self.settings.add_recent(path)
+        self._update_state()
+        damaged = " ".join(o.damaged_summary() for o in opened if o.errors)
+        seconds = sum(o.seconds_to_load for o in opened)
+        self.statusBar().showMessage(damaged or f"Opened in {seconds:.2f} s.")
+        if damaged:
+            self.message_box = show_message(self, "Part of the report is damaged", damaged)
+        if self.current_view() is None or self.pages.currentWidget() is self.start_page:
+            self.show_view("Summary")
+
+    def _on_failed(self, path: str, message: str) -> None:
+        self._loading_done()
+        if not Path(path).exists():
+            self.settings.remove_recent(path)
+            self.start_page.set_recent(self.settings.recent_reports())
+        self.statusBar().showMessage(f"Could not open {path}: see the message.")
+        self.message_box = show_message(self, "Could not open the report", message)
+
+    def _on_cancelled(self) -> None:
+        self._loading_done()
+        self.statusBar().showMessage("Opening was cancelled.", 5000)
+
+    def _update_state(self) -> None:
+        has_report = bool(self.opened)
+        for row in range(1, self.rail.count()):
+            item = self.rail.item(row)
+            flags = item.flags()
+            enabled = flags | Qt.ItemFlag.ItemIsEnabled
+            item.setFlags(enabled if has_report else flags & ~Qt.ItemFlag.ItemIsEnabled)
+        names = " vs ".join(o.name for o in self.opened)
+        self.setWindowTitle(f"{names} — {APP_TITLE}" if names else APP_TITLE)
+        self.report_label.setText(" vs ".join(str(o.folder) for o in self.opened))
+        for action in (self.actions.reload, self.actions.close):
+            action.setEnabled(has_report)
+        self.actions.export_menu.setEnabled(has_report and self.current_view() is not None)
+        self.start_page.set_recent(self.settings.recent_reports())
+
+    def _fill_recent_menu(self) -> None:
+        menu = self.actions.recent_menu
+        menu.clear()
+        for path in self.settings.recent_reports():
+            action = menu.addAction(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_paths([p]))
+        if menu.isEmpty():
+            menu.addAction("(none)").setEnabled(False)
+        else:
+            menu.addSeparator()
+            menu.addAction("Clear recent reports", self._clear_recent)
+
+    def _clear_recent(self) -> None:
+        self.settings.clear_recent()
+        self.start_page.set_recent([])
+
+    # -- run, export, help, theme ---------------------------------------------------------
+    def choose_and_run(self) -> None:
+        self.runner.choose_and_run()
+
+    def choose_and_export_png(self) -> None:
+        self._choose_and_export("PNG image (*.png)", ".png", self.export_png)
+
+    def choose_and_export_csv(self) -> None:
+        self._choose_and_export("CSV file (*.csv)", ".csv", self.export_csv)
+
+    def _choose_and_export(self, kind: str, suffix: str, export: object) -> None:
+        view = self.current_view()
+        if view is None:
+            return
+        name = f"{self.opened[0].name if self.opened else 'view'}-{view.title.lower()}{suffix}"
+        path, _ = QFileDialog.getSaveFileName(self, "Export", name, kind)
+        if path:
+            export(path)  # type: ignore[operator]
+
+    def export_png(self, path: str | Path) -> bool:
+        view = self.current_view()
+        ok = view is not None and view.export_png(path)
+        self.statusBar().showMessage(f"Saved {path}" if ok else f"Could not save {path}", 5000)
+        return ok
+
+    def export_csv(self, path: str | Path) -> bool:
+        view = self.current_view()
+        ok = view is not None and view.export_csv(path)
+        text = f"Saved {path}" if ok else f"{view.title if view else 'This page'} has no CSV export"
+        self.statusBar().showMessage(text, 5000)
+        return ok
+
+    def show_help(self) -> None:
+        view = self.current_view()
+        text = f"{view.title}\n\n{view.help_text()}" if view is not None else HELP_INTRO
+        self.message_box = show_message(self, "Help", text, QMessageBox.Icon.Information)
+
+    def set_theme(self, name: str) -> None:
+        apply_theme(name)
+        self.settings.set_theme(name)
+        (self.actions.dark if name == "dark" else self.actions.light).setChecked(True)
+
+    # -- window events --------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.settings.save_window(self)
+        self.settings.sync()
+        self.loader.cancel()
+        self.loader.wait(10_000)
+        self.runner.stop()
+        super().closeEvent(event)
+
+
+def _rail_item(title: str, help_text: str) -> QListWidgetItem:
+    item = QListWidgetItem(title)
+    item.setToolTip(help_text)
+    return item

@@ -1,0 +1,68 @@
+"""Render every view of a window to PNG files (``--screenshot-dir``, ``make run`` offscreen)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+
+from popvision_py.app.main_window import HOME, MainWindow
+from popvision_py.viewmodels.memory import Layout
+from popvision_py.views.memory.view import MemoryView
+
+
+def wait_for_loader(window: MainWindow, timeout_ms: int = 120_000) -> None:
+    """Run the event loop until the window's report loader has finished."""
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setInterval(20)
+    timer.timeout.connect(lambda: None if window.loader.busy else loop.quit())
+    timer.start()
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+    timer.stop()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _save(window: MainWindow, directory: Path, name: str) -> Path:
+    QApplication.processEvents()
+    path = directory / f"{name}.png"
+    window.grab().save(str(path))
+    return path
+
+
+def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = "") -> list[Path]:
+    """Every rail page, the Memory report's layouts with a selection, and both palettes."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    prefix = f"{prefix}-" if prefix else ""
+    saved = []
+    theme = window.settings.theme()
+    for number, title in enumerate([HOME] + [v.title for v in window.views]):
+        window.show_view(title)
+        saved.append(_save(window, directory, f"{prefix}{number:02d}-{_slug(title)}"))
+    memory = window.view("Memory")
+    if isinstance(memory, MemoryView) and memory.models:
+        window.show_view("Memory")
+        memory.select_text("0,5,100-120")
+        saved.append(_save(window, directory, f"{prefix}memory-selected"))
+        memory.details.setCurrentWidget(memory.variables)
+        saved.append(_save(window, directory, f"{prefix}memory-variables"))
+        for layout in (Layout.BY_IPU, Layout.HEAT_MAP):
+            memory.control_bar.layout_box.setCurrentIndex(list(Layout).index(layout))
+            saved.append(_save(window, directory, f"{prefix}memory-{_slug(layout.value)}"))
+        memory.control_bar.layout_box.setCurrentIndex(0)
+        memory.details.setCurrentWidget(memory.breakdown)
+    other = "dark" if theme == "light" else "light"
+    window.set_theme(other)
+    for title in ("Summary", "Memory"):
+        window.show_view(title)
+        saved.append(_save(window, directory, f"{prefix}{_slug(title)}-{other}"))
+    window.set_theme(theme)
+    window.show_view("Summary")
+    return saved

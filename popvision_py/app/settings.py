@@ -1,0 +1,73 @@
+"""What the application remembers between sessions: recent reports, window layout, theme.
+
+Everything goes through one ``QSettings``. Tests and ``--settings FILE`` (or the
+``POPVISION_SETTINGS`` variable) give an INI file of their own, so the user's are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QMainWindow
+
+ORGANIZATION = "popvision-py"
+APPLICATION = "PopVision-py"
+MAX_RECENT = 12
+THEMES = ("light", "dark")
+
+
+def make_settings(path: str | Path | None = None) -> QSettings:
+    """The settings at ``path`` (INI), else ``$POPVISION_SETTINGS``, else the user's."""
+    path = path or os.environ.get("POPVISION_SETTINGS")
+    if path:
+        return QSettings(str(path), QSettings.Format.IniFormat)
+    return QSettings(ORGANIZATION, APPLICATION)
+
+
+class AppSettings:
+    """Typed access to the keys the application uses."""
+
+    def __init__(self, settings: QSettings) -> None:
+        self.qsettings = settings
+
+    def recent_reports(self) -> list[str]:
+        value = self.qsettings.value("recent/reports", [])
+        if isinstance(value, str):  # QSettings gives a lone string for a one-item list
+            value = [value]
+        return [str(v) for v in value or []]
+
+    def add_recent(self, path: str | Path) -> None:
+        text = str(Path(path).resolve())
+        recent = [text] + [p for p in self.recent_reports() if p != text]
+        self.qsettings.setValue("recent/reports", recent[:MAX_RECENT])
+
+    def remove_recent(self, path: str | Path) -> None:
+        text = str(Path(path).resolve())
+        self.qsettings.setValue("recent/reports", [p for p in self.recent_reports() if p != text])
+
+    def clear_recent(self) -> None:
+        self.qsettings.setValue("recent/reports", [])
+
+    def theme(self) -> str:
+        value = str(self.qsettings.value("view/theme", "light"))
+        return value if value in THEMES else "light"
+
+    def set_theme(self, name: str) -> None:
+        self.qsettings.setValue("view/theme", name)
+
+    def save_window(self, window: QMainWindow) -> None:
+        self.qsettings.setValue("window/geometry", window.saveGeometry())
+        self.qsettings.setValue("window/state", window.saveState())
+
+    def restore_window(self, window: QMainWindow) -> bool:
+        geometry = self.qsettings.value("window/geometry")
+        state = self.qsettings.value("window/state")
+        restored = isinstance(geometry, QByteArray) and window.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            window.restoreState(state)
+        return bool(restored)
+
+    def sync(self) -> None:
+        self.qsettings.sync()

@@ -1,0 +1,83 @@
+"""The start page: open or compare reports, or pick one of the recent reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class StartPage(QWidget):
+    """Buttons for the toolbar's first actions and the recent reports list."""
+
+    open_requested = Signal()
+    compare_requested = Signal()
+    recent_chosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        title = QLabel("PopVision-py Graph Analyser")
+        font = title.font()
+        font.setPointSize(20)
+        font.setBold(True)
+        title.setFont(font)
+        subtitle = QLabel(
+            "Open a report folder written with autoReport (profile.pop and debug.cbor) to "
+            "see its summary, memory per tile and more. You can also drop a folder here."
+        )
+        subtitle.setWordWrap(True)
+        self.open_button = QPushButton("Open a report…")
+        self.open_button.setToolTip("Open a report folder, or the profile.pop inside one (Ctrl+O).")
+        self.open_button.clicked.connect(self.open_requested)
+        self.compare_button = QPushButton("Compare two reports…")
+        self.compare_button.setToolTip(
+            "Open two reports side by side, e.g. before and after a change."
+        )
+        self.compare_button.clicked.connect(self.compare_requested)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.open_button)
+        buttons.addWidget(self.compare_button)
+        buttons.addStretch(1)
+        recent_title = QLabel("Recent reports")
+        bold = recent_title.font()
+        bold.setBold(True)
+        recent_title.setFont(bold)
+        self.recent = QListWidget()
+        self.recent.setToolTip("Click a report to open it again.")
+        self.recent.itemActivated.connect(self._chosen)
+        self.recent.itemClicked.connect(self._chosen)
+        self.empty = QLabel("No recent reports yet.")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(48, 36, 48, 36)
+        layout.addWidget(title)
+        layout.addWidget(subtitle)
+        layout.addSpacing(12)
+        layout.addLayout(buttons)
+        layout.addWidget(recent_title)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.recent, 1)
+
+    def set_recent(self, paths: list[str]) -> None:
+        self.recent.clear()
+        for path in paths:
+            item = QListWidgetItem(f"{Path(path).name}    —    {path}")
+            item.setData(Qt.ItemDataRole.UserRole, path)
+            exists = Path(path).exists()
+            item.setToolTip(path if exists else f"{path}\n(no longer exists)")
+            if not exists:
+                item.setForeground(self.palette().placeholderText())
+            self.recent.addItem(item)
+        self.empty.setVisible(not paths)
+        self.recent.setVisible(bool(paths))
+
+    def _chosen(self, item: QListWidgetItem) -> None:
+        self.recent_chosen.emit(item.data(Qt.ItemDataRole.UserRole))

@@ -1,0 +1,61 @@
+"""An opened report as the application holds it: the Report and what failed to load."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from profiler_core.errors import ReportError
+from profiler_core.report import Report
+
+SECTION_TITLES = {
+    "target": "target",
+    "graph": "graph",
+    "memory": "memory",
+    "liveness": "liveness",
+    "programs": "program tree",
+    "execution": "execution profile",
+    "debug": "debug information (debug.cbor)",
+}
+
+
+@dataclass
+class OpenedReport:
+    """A loaded ``Report`` with the sections that could not be decoded, by section name."""
+
+    report: Report
+    errors: dict[str, ReportError] = field(default_factory=dict)
+    seconds_to_load: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.report.name
+
+    @property
+    def folder(self) -> Path:
+        return self.report.folder
+
+    def missing(self, *sections: str) -> ReportError | None:
+        """The first error among ``sections``, or None when all of them loaded."""
+        for section in sections:
+            if section in self.errors:
+                return self.errors[section]
+        return None
+
+    def missing_text(self, *sections: str) -> str:
+        """A sentence a view shows in place of what it cannot draw ("" when nothing is missing)."""
+        error = self.missing(*sections)
+        if error is None:
+            return ""
+        section = next(s for s in sections if s in self.errors)
+        return (
+            f"The {SECTION_TITLES.get(section, section)} section of this report could not be "
+            f"read, so this view cannot be shown.\n\n{error}"
+        )
+
+    def damaged_summary(self) -> str:
+        """One line naming every damaged section ("" when the report is whole)."""
+        if not self.errors:
+            return ""
+        names = ", ".join(SECTION_TITLES.get(s, s) for s in self.errors)
+        return f"{self.name}: some sections could not be read ({names}); the other views work."

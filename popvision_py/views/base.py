@@ -1,0 +1,136 @@
+"""The shared shape of every report view: chart on top, details below, compare built in.
+
+``ReportView`` is what the main window knows: ``show_reports(opened, other)`` with ``other``
+set in compare mode, ``clear()``, exports and help. ``ChartDetailsView`` adds PopVision's
+rhythm: a controls row, the chart area (one chart per report in compare mode) in a splitter
+above a tab widget of details, and a message in place of all that when a section is missing.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from popvision_py.viewmodels.opened import OpenedReport
+
+
+class ReportView(QWidget):
+    """A page of the left rail. Subclasses set ``title``, ``rail_help`` and ``needs``."""
+
+    title = "Report"
+    rail_help = ""
+    needs: tuple[str, ...] = ()  # report sections without which the view cannot be shown
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.opened: OpenedReport | None = None
+        self.other: OpenedReport | None = None
+
+    @property
+    def comparing(self) -> bool:
+        return self.other is not None
+
+    def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
+        self.opened, self.other = opened, other
+
+    def clear(self) -> None:
+        self.opened = self.other = None
+
+    def help_text(self) -> str:
+        return self.rail_help
+
+    def csv_rows(self) -> list[list[object]] | None:
+        """The rows ``Export CSV`` writes, or None when the view has no table to export."""
+        return None
+
+    def export_png(self, path: str | Path) -> bool:
+        return self.grab().save(str(path))
+
+    def export_csv(self, path: str | Path) -> bool:
+        rows = self.csv_rows()
+        if rows is None:
+            return False
+        with open(path, "w", newline="", encoding="utf-8") as stream:
+            csv.writer(stream).writerows(rows)
+        return True
+
+
+def message_label(text: str = "") -> QLabel:
+    """A centred, wrapped message shown in place of a chart or table."""
+    label = QLabel(text)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setMargin(24)
+    return label
+
+
+class ChartDetailsView(ReportView):
+    """Controls, then a chart over a details tab widget; or a message when data is missing."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controls = QWidget()
+        self.controls_layout = QHBoxLayout(self.controls)
+        self.controls_layout.setContentsMargins(8, 6, 8, 2)
+        self.chart_area = QWidget()
+        self.chart_layout = QVBoxLayout(self.chart_area)
+        self.chart_layout.setContentsMargins(0, 0, 0, 0)
+        self.chart_layout.setSpacing(2)
+        self.details = QTabWidget()
+        self.details.setDocumentMode(True)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.chart_area)
+        self.splitter.addWidget(self.details)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.controls)
+        layout.addWidget(self.splitter, 1)
+        self.message = message_label()
+        self.pages = QStackedWidget()
+        self.pages.addWidget(content)
+        self.pages.addWidget(self.message)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.pages)
+
+    def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
+        super().show_reports(opened, other)
+        problems = [o.missing_text(*self.needs) for o in (opened, other) if o is not None]
+        problem = next((p for p in problems if p), "")
+        if not problem:
+            problem = self.build(opened, other)
+        if problem:
+            self.show_message(problem)
+        else:
+            self.pages.setCurrentIndex(0)
+
+    def show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.pages.setCurrentWidget(self.message)
+
+    def showing_message(self) -> bool:
+        return self.pages.currentWidget() is self.message
+
+    def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
+        """Fill the chart area and details for the reports; return a problem or ""."""
+        raise NotImplementedError
+
+    def clear(self) -> None:
+        super().clear()
+        self.show_message("No report is open.")

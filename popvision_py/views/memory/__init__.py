@@ -1,0 +1,1 @@
+"""The Memory report: per-tile chart, selection, category breakdown and variables."""

@@ -1,0 +1,225 @@
+"""The Memory report's chart: a ``MemoryViewModel`` drawn as stacked bars or a heat map.
+
+The widget only adapts: it reads arrays from the view model, draws them with the items of
+``items.py``, turns hovers into tooltips and clicks (shift-click adds) into selections.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QPen
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
+
+from popvision_py.theme import chart_colors
+from popvision_py.viewmodels.colors import color_table, rgba
+from popvision_py.viewmodels.format import format_bytes, format_count
+from popvision_py.viewmodels.memory import Layout, MemoryViewModel
+from popvision_py.views.axes import BytesAxis, IndexAxis
+from popvision_py.views.memory.items import HeatMapItem, StackedColumnsItem
+from popvision_py.views.memory.legend import CategoryLegend, heat_lut
+
+CHART_HELP = (
+    "Memory per tile, stacked by category. Wheel: zoom the tile range; drag: pan; "
+    "click: select a tile; shift-click: add a tile to compare; double-click: show all."
+)
+
+
+class MemoryChart(QWidget):
+    """Chart, title line and legend for one report's memory."""
+
+    def __init__(self, model: MemoryViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.left_axis = BytesAxis("Memory")
+        self.bottom_axis = IndexAxis("bottom")
+        self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
+        self.plot.setToolTip(CHART_HELP)
+        self.plot.setMinimumHeight(220)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.view_box = self.plot.getPlotItem().getViewBox()
+        self.view_box.setMouseEnabled(x=True, y=False)
+        self.bars = StackedColumnsItem()
+        self.heat = HeatMapItem()
+        self.limit_line = pg.InfiniteLine(angle=0, movable=False)
+        self.limit_label = pg.TextItem(anchor=(1, 1))
+        for item in (self.bars, self.heat, self.limit_line, self.limit_label):
+            self.plot.addItem(item)
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.legend = CategoryLegend()
+        self.legend.setFixedWidth(250)
+        self.hover_text = ""
+        self._layout_drawn: Layout | None = None
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.plot, 1)
+        row.addWidget(self.legend)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 0, 6, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.title)
+        layout.addLayout(row, 1)
+        scene = self.plot.scene()
+        scene.sigMouseMoved.connect(self._on_mouse_moved)
+        scene.sigMouseClicked.connect(self._on_mouse_clicked)
+        self.view_box.sigXRangeChanged.connect(self._on_x_range)
+        model.changed.connect(self._on_model_changed)
+        self.apply_colors()
+        self.refresh()
+
+    # -- drawing --------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Redraw everything from the view model (layout, options or data changed)."""
+        m = self.model
+        layout_changed = self._layout_drawn is not m.layout
+        self._layout_drawn = m.layout
+        heat = m.layout is Layout.HEAT_MAP
+        self.bars.setVisible(not heat)
+        self.heat.setVisible(heat)
+        self.view_box.invertY(heat)
+        n = m.num_positions
+        if heat:
+            self._draw_heat_map()
+        else:
+            self._draw_bars()
+        self.bottom_axis.setLabel(m.x_label())
+        self.bottom_axis.names = (
+            [f"IPU {i}" for i in range(n)] if m.layout is Layout.BY_IPU else None
+        )
+        self.view_box.setLimits(xMin=-0.5, xMax=n - 0.5, minXRange=min(n, 4))
+        if layout_changed or not heat:
+            self.view_box.setXRange(-0.5, n - 0.5, padding=0)
+        self._update_title()
+
+    def _draw_bars(self) -> None:
+        m = self.model
+        y_max = m.y_max()
+        self.bars.set_data(
+            m.values(), m.totals(), color_table(m.categories), m.selected_positions(), y_max
+        )
+        self.left_axis.title = "Memory per IPU" if m.layout is Layout.BY_IPU else "Memory"
+        self.left_axis.show_ipu_rows(False)
+        self.left_axis.set_largest(y_max)
+        self.view_box.setLimits(yMin=0, yMax=y_max, minYRange=y_max)
+        self.view_box.setYRange(0, y_max, padding=0)
+        limit = m.limit()
+        self.limit_line.setVisible(limit is not None)
+        self.limit_label.setVisible(limit is not None)
+        if limit is not None:
+            self.limit_line.setValue(limit)
+            self.limit_label.setText(f"Max memory: {format_bytes(limit)}")
+            self.limit_label.setPos(m.num_positions - 0.5, limit)
+        self.legend.show_categories(m.categories)
+
+    def _draw_heat_map(self) -> None:
+        m = self.model
+        lut = heat_lut()
+        heat = m.heat_map()
+        high = float(max(heat.max(initial=0), 1))  # the hottest tile is red
+        self.heat.set_data(heat, (0.0, high), lut)
+        ipus = m.table.num_ipus
+        self.left_axis.show_ipu_rows(True)
+        self.view_box.setLimits(yMin=-0.5, yMax=ipus - 0.5, minYRange=ipus)
+        self.view_box.setYRange(-0.5, ipus - 0.5, padding=0)
+        self.limit_line.setVisible(False)
+        self.limit_label.setVisible(False)
+        self.legend.show_scale(lut, 0.0, high, float(m.table.bytes_per_tile))
+
+    def _update_title(self) -> None:
+        m = self.model
+        over = m.over_limit_count()
+        over_text = (
+            f"<span style='color:{chart_colors(self).limit}'><b>{format_count(over)} tiles "
+            "over the limit</b></span>"
+            if over
+            else "no tile over the limit"
+        )
+        name = f"<b>{m.name}</b> — " if m.name else ""
+        self.title.setText(
+            f"{name}{format_count(m.table.num_tiles)} tiles on {m.table.num_ipus} IPU(s), "
+            f"{format_bytes(m.table.bytes_per_tile)} per tile; {over_text}"
+        )
+
+    def _on_model_changed(self, what: str) -> None:
+        if what == "selection":
+            if self.model.layout is not Layout.HEAT_MAP:
+                self.bars.set_selection(self.model.selected_positions())
+        else:
+            self.refresh()
+
+    def _on_x_range(self, *args: object) -> None:
+        self.bars.update()
+        self.heat.update()
+
+    def apply_colors(self) -> None:
+        colors = chart_colors(self)
+        self.plot.setBackground(colors.background)
+        for axis in (self.left_axis, self.bottom_axis):
+            axis.setPen(colors.foreground)
+            axis.setTextPen(colors.foreground)
+        pen = QPen(pg.mkColor(colors.limit))
+        pen.setWidthF(1.5)
+        pen.setStyle(Qt.PenStyle.DashLine)
+        pen.setCosmetic(True)
+        self.limit_line.setPen(pen)
+        self.limit_label.setColor(colors.limit)
+        self.bars.selection_color = rgba(colors.selection)
+        self.bars.invalidate()
+        if self._layout_drawn is not None:
+            self._update_title()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.apply_colors()
+        super().changeEvent(event)
+
+    # -- gestures -------------------------------------------------------------------------
+    def position_under(self, scene_pos: QPointF) -> tuple[int, int]:
+        """(position, IPU row) under a scene point; position -1 when off the data."""
+        if not self.view_box.sceneBoundingRect().contains(scene_pos):
+            return -1, -1
+        point = self.view_box.mapSceneToView(scene_pos)
+        if self.model.layout is Layout.HEAT_MAP:
+            return self.heat.position_at(point.x()), self.heat.row_at(point.y())
+        if not 0 <= point.y() <= self.model.y_max():
+            return -1, -1
+        return self.bars.position_at(point.x()), -1
+
+    def text_under(self, scene_pos: QPointF) -> str:
+        position, row = self.position_under(scene_pos)
+        if position < 0:
+            return ""
+        if self.model.layout is Layout.HEAT_MAP:
+            return self.model.heat_map_hover_text(row, position) if row >= 0 else ""
+        return self.model.hover_text(position)
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        self.hover_text = self.text_under(scene_pos)
+        if self.hover_text:
+            global_pos = self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos))
+            QToolTip.showText(global_pos, self.hover_text, self.plot)
+        else:
+            QToolTip.hideText()
+
+    def _on_mouse_clicked(self, event: object) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        if event.double():
+            self.refresh()
+            return
+        position, row = self.position_under(event.scenePos())
+        if position < 0:
+            return
+        m = self.model
+        if m.layout is Layout.HEAT_MAP:
+            if row < 0:
+                return
+            tiles = [row * m.table.tiles_per_ipu + position]
+        else:
+            tiles = m.tiles_at(position)
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            m.add_tiles(tiles)
+        else:
+            m.select_tiles(tiles)

@@ -1,0 +1,92 @@
+"""The Memory chart's legend: a swatch per category with its help, or the heat map's scale."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtGui import QColor, QImage, QPixmap
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from popvision_py.viewmodels.colors import CATEGORY_COLORS, CATEGORY_HELP
+from popvision_py.viewmodels.format import format_bytes
+from profiler_core.model.kinds import MemoryCategory
+
+
+def swatch(color: str, size: int = 12) -> QPixmap:
+    pixmap = QPixmap(size, size)
+    pixmap.fill(QColor(color))
+    return pixmap
+
+
+class CategoryLegend(QWidget):
+    """Category swatches, top of the stack first, as the bars read from the top."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.grid = QGridLayout()
+        self.grid.setContentsMargins(4, 4, 4, 4)
+        self.grid.setHorizontalSpacing(6)
+        self.grid.setVerticalSpacing(2)
+        self.title = QLabel("Categories")
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        self.scale = QLabel()
+        self.scale_text = QLabel()
+        self.scale_text.setWordWrap(True)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.title)
+        outer.addLayout(self.grid)
+        outer.addWidget(self.scale)
+        outer.addWidget(self.scale_text)
+        outer.addStretch(1)
+        self.labels: list[str] = []
+
+    def show_categories(self, categories: list[MemoryCategory]) -> None:
+        self._clear()
+        self.title.setText("Categories")
+        self.scale.hide()
+        self.scale_text.hide()
+        for row, category in enumerate(reversed(categories)):
+            box, text = QLabel(), QLabel(category.label)
+            box.setPixmap(swatch(CATEGORY_COLORS[category]))
+            for widget in (box, text):
+                widget.setToolTip(f"{category.label}: {CATEGORY_HELP[category]}")
+            self.grid.addWidget(box, row, 0)
+            self.grid.addWidget(text, row, 1)
+        self.labels = [c.label for c in reversed(categories)]
+
+    def show_scale(self, lut: np.ndarray, low: float, high: float, limit: float) -> None:
+        """The heat map's colour scale from ``low`` to ``high`` bytes (the hottest tile)."""
+        self._clear()
+        self.title.setText("Memory per tile")
+        strip = np.ascontiguousarray(np.repeat(lut[None, :, :], 14, axis=0))
+        image = QImage(
+            strip.data, strip.shape[1], 14, strip.shape[1] * 4, QImage.Format.Format_RGBA8888
+        )
+        self.scale.setPixmap(QPixmap.fromImage(image.copy()).scaled(160, 14))
+        self.scale.setToolTip("Colour of a tile by its total memory.")
+        self.scale_text.setText(
+            f"{format_bytes(low)}  →  {format_bytes(high)} (the hottest tile)\n"
+            f"Tile limit: {format_bytes(limit)}"
+        )
+        self.scale.show()
+        self.scale_text.show()
+        self.labels = []
+
+    def _clear(self) -> None:
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            if item.widget() is not None:
+                item.widget().hide()
+                item.widget().deleteLater()
+
+
+def heat_lut() -> np.ndarray:
+    """A dark-blue to yellow to red scale (256 x RGBA) readable on light and dark windows."""
+    stops = np.array(
+        [[0.0, 30, 40, 110], [0.5, 40, 170, 140], [0.8, 250, 220, 60], [1.0, 215, 25, 28]]
+    )
+    x = np.linspace(0, 1, 256)
+    rgb = np.stack([np.interp(x, stops[:, 0], stops[:, i]) for i in (1, 2, 3)], axis=1)
+    return np.hstack([rgb, np.full((256, 1), 255)]).astype(np.uint8)

@@ -1,0 +1,71 @@
+"""A Qt table model over a ``ColumnTable``: rows are looked up by index, never copied."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from popvision_py.viewmodels.table import ColumnTable
+
+Index = QModelIndex | QPersistentModelIndex
+RAW_ROLE = Qt.ItemDataRole.UserRole  # the unformatted value, for tests and copy
+
+
+class ColumnTableModel(QAbstractTableModel):
+    """Shows a ColumnTable; sorting and searching are done by the table's index arrays."""
+
+    def __init__(self, table: ColumnTable | None = None) -> None:
+        super().__init__()
+        self.table = table or ColumnTable([])
+
+    def set_table(self, table: ColumnTable) -> None:
+        self.beginResetModel()
+        self.table = table
+        self.endResetModel()
+
+    def search(self, text: str) -> None:
+        self.beginResetModel()
+        self.table.search(text)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.table)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.table.columns)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        spec = self.table.columns[column]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.table.display(row, column)
+        if role == RAW_ROLE:
+            value = self.table.raw(row, column)
+            return value.item() if hasattr(value, "item") else value
+        if role == Qt.ItemDataRole.TextAlignmentRole and spec.numeric:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.DecorationRole and spec.colors is not None:
+            return QColor(spec.colors[int(self.table.rows[row])])
+        if role == Qt.ItemDataRole.ToolTipRole:
+            text = self.table.display(row, column)
+            return f"{spec.header}: {text}\n{spec.help}" if spec.help else text
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> object:
+        if orientation != Qt.Orientation.Horizontal or section >= len(self.table.columns):
+            return None
+        spec = self.table.columns[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return spec.header
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return spec.help or spec.header
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.layoutAboutToBeChanged.emit()
+        self.table.sort(column, descending=order == Qt.SortOrder.DescendingOrder)
+        self.layoutChanged.emit()

@@ -1,0 +1,113 @@
+"""Bad input never takes the window down: a clear message naming the file and the reason,
+and the application stays usable afterwards."""
+
+from __future__ import annotations
+
+import shutil
+
+from PySide6.QtCore import Qt
+
+from tests.popvision_py.conftest import open_with_file_menu, wait_loaded
+
+
+def assert_usable(qtbot, window, tutorial4_report, monkeypatch) -> None:
+    """After a failure the window still opens a good report."""
+    window.message_box.close()
+    open_with_file_menu(qtbot, window, tutorial4_report, monkeypatch)
+    assert [o.name for o in window.opened] == ["tutorial4"]
+    assert window.current_view() is not None
+    assert window.view("Summary").value("Program", "Program") == "tutorial4"
+
+
+def test_a_folder_with_no_report_says_so(qtbot, window, tmp_path, tutorial4_report, monkeypatch):
+    empty = tmp_path / "not-a-report"
+    empty.mkdir()
+    open_with_file_menu(qtbot, window, empty, monkeypatch)
+    assert window.opened == []
+    assert window.message_box.isVisible()
+    assert window.message_box.text() == f"{empty}: no profile.pop in this folder"
+    assert str(empty) in window.statusBar().currentMessage()
+    assert_usable(qtbot, window, tutorial4_report, monkeypatch)
+
+
+def test_a_folder_of_reports_names_the_reports_inside(qtbot, window, tutorial4_report, monkeypatch):
+    parent = tutorial4_report.parent
+    open_with_file_menu(qtbot, window, parent, monkeypatch)
+    assert "it holds reports in" in window.message_box.text()
+    assert "tutorial4" in window.message_box.text()
+
+
+def test_a_file_of_another_kind_is_refused(qtbot, window, tmp_path, tutorial4_report, monkeypatch):
+    other = tmp_path / "notes.txt"
+    other.write_text("these are my notes, not a profile\n" * 20)
+    window.open_paths([other])
+    wait_loaded(qtbot, window)
+    text = window.message_box.text()
+    assert text.startswith(f"{other}: ") and "not a profile.pop" in text
+    assert window.opened == []
+    assert_usable(qtbot, window, tutorial4_report, monkeypatch)
+
+
+def test_reload_after_the_folder_was_deleted(
+    qtbot, window, tmp_path, tutorial4_report, monkeypatch
+):
+    copy = tmp_path / "copy"
+    shutil.copytree(tutorial4_report, copy)
+    open_with_file_menu(qtbot, window, copy, monkeypatch)
+    window.show_view("Memory")
+    shutil.rmtree(copy)
+    qtbot.keyClick(window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)  # Reload
+    wait_loaded(qtbot, window)
+    assert window.message_box.text() == f"{copy}: no such file or folder"
+    # The report already read stays on screen and usable.
+    memory = window.current_view()
+    assert memory.title == "Memory" and memory.select_text("3")
+    assert memory.breakdown.model.rowCount() == 16
+    assert str(copy) not in window.settings.recent_reports()
+    assert_usable(qtbot, window, tutorial4_report, monkeypatch)
+
+
+def test_a_partial_report_opens_the_views_it_can(
+    qtbot, window, damaged_liveness_report, monkeypatch
+):
+    open_with_file_menu(qtbot, window, damaged_liveness_report, monkeypatch)
+    assert [o.name for o in window.opened] == ["damaged"]
+    assert "liveness" in window.message_box.text()
+    assert "some sections could not be read (liveness)" in window.statusBar().currentMessage()
+    summary = window.view("Summary")
+    assert "section 'liveness'" in summary.value("Liveness", "Not available")
+    assert "section 'liveness'" in summary.value("Damaged sections", "liveness")
+    assert summary.value("Target", "Total tiles") == "1,472"
+    memory = window.view("Memory")
+    assert not memory.showing_message()
+    assert memory.select_text("0-3")
+    assert memory.breakdown.model.columnCount() == 5
+
+
+def test_a_memory_section_that_disagrees_with_the_target_is_named(
+    qtbot, window, tmp_path, tutorial4_report
+):
+    from profiler_core.formats.profile_pop import read_profile, write_profile
+
+    profile = read_profile(tutorial4_report / "profile.pop")
+    profile.target.tiles_per_ipu = 1000  # memory still has 1472 tiles
+    folder = tmp_path / "mismatch"
+    folder.mkdir()
+    write_profile(folder / "profile.pop", profile)
+    window.open_paths([folder])
+    wait_loaded(qtbot, window)
+    memory = window.view("Memory")
+    assert memory.showing_message()
+    assert "1472 tiles, but the target has 15 categories x 1000 tiles" in memory.message.text()
+    assert "Not available" in [
+        label for (section, label) in window.view("Summary").value_labels if section == "Memory"
+    ]
+
+
+def test_cancel_stops_opening_and_keeps_the_window(qtbot, window, tutorial4_report):
+    window.open_paths([tutorial4_report])
+    window.cancel_button.click()
+    wait_loaded(qtbot, window)
+    assert window.opened == []
+    assert window.statusBar().currentMessage() == "Opening was cancelled."
+    assert not window.progress.isVisible() and not window.cancel_button.isVisible()
