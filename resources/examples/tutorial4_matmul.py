@@ -61,8 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     expected = values["m1"] @ values["m2"] @ values["m3"]
     error = float(np.max(np.abs(result - expected)) / np.max(np.abs(expected)))
     print(f"m5 = m1 @ m2 @ m3: shape {result.shape}, max relative error vs numpy {error:.2e}")
-    if hasattr(engine, "print_profile_summary"):
-        engine.print_profile_summary(show_execution_steps=False)
+    engine.print_profile_summary()
 
 
 if __name__ == "__main__":
