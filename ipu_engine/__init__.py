@@ -16,6 +16,7 @@ from ipu_engine.errors import (
     OutOfMemoryError,
     ProgramError,
     ShapeError,
+    ShardError,
     StreamError,
     TileMappingError,
     TypeMismatchError,
@@ -54,6 +55,7 @@ from ipu_engine.types import (
     Type,
 )
 from ipu_engine.vertex import InOut, Input, Output, State, Vector, Vertex
+from ipu_engine.virtual_graph import create_virtual_graph, on_ipu, on_tiles
 
 __version__ = "0.1.0"
 
@@ -97,6 +99,7 @@ __all__ = [
     "RepeatWhileTrue",
     "Sequence",
     "ShapeError",
+    "ShardError",
     "State",
     "StreamError",
     "Sync",
@@ -110,5 +113,8 @@ __all__ = [
     "VertexConnectionError",
     "WriteUndef",
     "concat",
+    "create_virtual_graph",
     "name_scope",
+    "on_ipu",
+    "on_tiles",
 ]
