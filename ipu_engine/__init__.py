@@ -22,6 +22,16 @@ from ipu_engine.errors import (
     TypeMismatchError,
     VertexConnectionError,
 )
+from ipu_engine.frontend import (
+    Options,
+    TracedTensor,
+    compile,
+    function,
+    ops,
+    pipeline,
+    pipeline_stage,
+    shard,
+)
 from ipu_engine.graph import Function, Graph
 from ipu_engine.program import (
     Call,
@@ -59,6 +69,8 @@ from ipu_engine.virtual_graph import create_virtual_graph, on_ipu, on_tiles
 
 __version__ = "0.1.0"
 
+# ``ipu_engine.compile`` is the front-end's compile function; the ``ipu_engine/compile``
+# package (the engine's own compiler) is imported as ``from ipu_engine.compile.x import y``.
 __all__ = [
     "BOOL",
     "CHAR",
@@ -89,6 +101,7 @@ __all__ = [
     "InOut",
     "Input",
     "OptionError",
+    "Options",
     "OutOfMemoryError",
     "Output",
     "PrintTensor",
@@ -106,15 +119,22 @@ __all__ = [
     "Target",
     "Tensor",
     "TileMappingError",
+    "TracedTensor",
     "Type",
     "TypeMismatchError",
     "Vector",
     "Vertex",
     "VertexConnectionError",
     "WriteUndef",
+    "compile",
     "concat",
     "create_virtual_graph",
+    "function",
     "name_scope",
     "on_ipu",
     "on_tiles",
+    "ops",
+    "pipeline",
+    "pipeline_stage",
+    "shard",
 ]
