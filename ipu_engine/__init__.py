@@ -23,14 +23,18 @@ from ipu_engine.errors import (
     VertexConnectionError,
 )
 from ipu_engine.frontend import (
+    SGD,
     Options,
     TracedTensor,
     compile,
     function,
+    inference_model,
+    nn,
     ops,
     pipeline,
     pipeline_stage,
     shard,
+    training_model,
 )
 from ipu_engine.graph import Function, Graph
 from ipu_engine.program import (
@@ -78,6 +82,7 @@ __all__ = [
     "HALF",
     "INT",
     "LONGLONG",
+    "SGD",
     "SHORT",
     "UNSIGNED_CHAR",
     "UNSIGNED_INT",
@@ -130,11 +135,14 @@ __all__ = [
     "concat",
     "create_virtual_graph",
     "function",
+    "inference_model",
     "name_scope",
+    "nn",
     "on_ipu",
     "on_tiles",
     "ops",
     "pipeline",
     "pipeline_stage",
     "shard",
+    "training_model",
 ]
