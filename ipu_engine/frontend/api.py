@@ -21,7 +21,7 @@ from ipu_engine.frontend.feeds import host_output, micro_batch_shape
 from ipu_engine.frontend.fusion import FusingGraph
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, Trace, pipeline_stage, tracing
 from ipu_engine.frontend.options import Options, resolve
-from ipu_engine.frontend.pipeline import build_pipeline, is_pipelined
+from ipu_engine.frontend.pipeline import TimeStep, build_pipeline, is_pipelined
 from ipu_engine.frontend.replicated import build_replicated
 from ipu_engine.frontend.session import DeviceSession, home_shards
 from ipu_engine.frontend.traced import TracedTensor, _elem_type
@@ -106,6 +106,11 @@ class CompiledProgram:
     @property
     def engine(self) -> Any:
         return self.session.engine
+
+    @property
+    def schedule(self) -> list[TimeStep] | None:
+        """A pipeline's time steps (ramp-up, steady state, ramp-down); None if not pipelined."""
+        return self.built.extra.get("schedule")  # type: ignore[return-value]
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> np.ndarray | tuple[np.ndarray, ...]:
         flat = self.session.run(arrays)

@@ -1,0 +1,119 @@
+"""The bundled framework-level examples run, print their results and show what they claim."""
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import ipu_engine as ie
+from ipu_engine.compile.steps import StepKind
+from ipu_engine.model.compile_model import build_compile_model
+from ipu_engine.program import Execute, Program
+from profiler_core import pva
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+FRAMEWORK_EXAMPLES = [
+    "basic_add.py",
+    "four_shards.py",
+    "mlp_training.py",
+    "pipelined_model.py",
+    "replicated_model.py",
+]
+
+
+def example(name: str) -> dict:
+    return runpy.run_path(str(EXAMPLES / name), run_name="example")
+
+
+def test_every_example_has_a_one_line_description_and_a_main():
+    for name in FRAMEWORK_EXAMPLES:
+        namespace = example(name)
+        first_line = namespace["__doc__"].splitlines()[0]
+        assert first_line.endswith(".") and len(first_line) <= 100, name
+        assert callable(namespace["main"]), name
+
+
+def test_basic_add_prints_three_and_eight(capsys):
+    result = example("basic_add.py")["main"]([])
+    assert result.tolist() == [3.0, 8.0]
+    assert capsys.readouterr().out == "(a + b) + (a + c) = [3.0, 8.0]\n"
+
+
+def test_four_shards_gives_four_and_fourteen_with_work_and_exchange_on_four_ipus(capsys):
+    namespace = example("four_shards.py")
+    assert namespace["main"]([]).tolist() == [4.0, 14.0]
+    assert "[4.0, 14.0]" in capsys.readouterr().out
+    fn = ie.function(namespace["four_shards"], num_ipus=4, name="four_shards")
+    a, b, c = (np.array(v, dtype=np.float32) for v in ([1, 1], [0, 1], [1, 5]))
+    assert fn(a, b, c).tolist() == [4.0, 14.0]
+    graph, exe = fn.last.graph, fn.last.engine.executable
+    assert exe.programs[0].name == "four_shards"
+    per_ipu = graph.target.tiles_per_ipu
+    assert {int(t) // per_ipu for b in graph.vertex_blocks for t in b.tiles} == {0, 1, 2, 3}
+    build_compile_model(graph, exe, False)
+    exchanges = [s for s in exe.steps if s.kind is StepKind.GLOBAL_EXCHANGE]
+    assert len(exchanges) == 4 and all(s.facts["traffic"].total_bytes > 0 for s in exchanges)
+
+
+def test_mlp_training_lowers_the_loss_and_traces_each_epoch(tmp_path: Path):
+    options = json.dumps({"enable": "true", "directory": str(tmp_path)})
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "mlp_training.py"), "--epochs", "3", "--samples", "512"],
+        env={**os.environ, "PVTI_OPTIONS": options},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    losses = [float(line.split()[-1]) for line in result.stdout.splitlines() if "mean loss" in line]
+    assert len(losses) == 3 and losses[2] < losses[1] < losses[0]
+    (path,) = tmp_path.glob("*.pvti")
+    trace = pva.openTrace(path)
+    (thread,) = trace.processes[0].threads
+    assert [e.label for e in thread.rootEvents] == ["Epoch:0", "Epoch:1", "Epoch:2"]
+    (series,) = trace.series
+    assert series.name == "Training Loss"
+    assert len(series.values) == 3 * 512 // 32  # one loss per training step
+    assert series.values[-4:].mean() < series.values[:4].mean()
+
+
+def _compute_sets_under(program: Program) -> set[int]:
+    if isinstance(program, Execute):
+        return {program.compute_set.id}
+    return {cs for child in program.children() for cs in _compute_sets_under(child)}
+
+
+def test_pipelined_model_overlaps_its_four_stages_in_the_steady_state(capsys):
+    infer = example("pipelined_model.py")["main"](["--micro-batches", "8", "--tiles-per-ipu", "64"])
+    assert "steadyState  stages 0, 1, 2, 3 x5" in capsys.readouterr().out
+    program = infer.last
+    exe = program.engine.executable
+    assert exe.programs[0].name == "pipelined"
+    cycles = build_compile_model(program.graph, exe, False).step_cycles
+    assert cycles.shape[1] == 4
+    phases = {p.name: _compute_sets_under(p) for p in exe.programs[0].children()}
+
+    def busy_ipus(phase: str) -> np.ndarray:
+        rows = [
+            cycles[s.id]
+            for s in exe.steps
+            if s.kind is StepKind.ON_TILE_EXECUTE and s.compute_set in phases[phase]
+        ]
+        return (np.array(rows) > 0).sum(axis=1)
+
+    steady = busy_ipus("steadyState")
+    assert (steady >= 2).any() and steady.max() == 4  # stages overlap across IPUs
+    for ramp, most in (("rampUp0", 1), ("rampUp1", 2), ("rampUp2", 3)):
+        assert busy_ipus(ramp).max() == most < steady.max()
+
+
+def test_replicated_model_keeps_its_replicas_identical(capsys):
+    train = example("replicated_model.py")["main"](["--replicas", "4", "--steps", "2"])
+    out = capsys.readouterr().out
+    assert "the 4 replicas hold identical weights: True" in out
+    assert train.graph.target.num_ipus == 4
+    assert train.engine.executable.programs[0].name == "replicated"
