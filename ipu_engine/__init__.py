@@ -4,6 +4,10 @@ Build a graph (variables, tile mapping, compute sets of vertices, programs), com
 into an Engine, run it with numpy, and read the results; Poplar's names in snake_case.
 """
 
+import types as _types
+
+import ipu_engine.compile as _compiler
+import ipu_engine.frontend as _frontend
 from ipu_engine.debug import name_scope
 from ipu_engine.engine import Engine
 from ipu_engine.errors import (
@@ -26,7 +30,6 @@ from ipu_engine.frontend import (
     SGD,
     Options,
     TracedTensor,
-    compile,
     function,
     inference_model,
     nn,
@@ -71,10 +74,21 @@ from ipu_engine.types import (
 from ipu_engine.vertex import InOut, Input, Output, State, Vector, Vertex
 from ipu_engine.virtual_graph import create_virtual_graph, on_ipu, on_tiles
 
+
+class _CompilePackage(_types.ModuleType):
+    """``ipu_engine.compile`` is the engine's compiler package and, called as
+    ``ipu_engine.compile(fn, inputs, ...)``, the front-end's compile: it stays the package
+    so that dotted paths into it (``ipu_engine.compile.lower``) keep working."""
+
+    def __call__(self, fn, inputs, options=None, **overrides):  # noqa: ANN001, ANN204
+        return _frontend.compile(fn, inputs, options, **overrides)
+
+
+_compiler.__class__ = _CompilePackage
+compile = _compiler
+
 __version__ = "0.1.0"
 
-# ``ipu_engine.compile`` is the front-end's compile function; the ``ipu_engine/compile``
-# package (the engine's own compiler) is imported as ``from ipu_engine.compile.x import y``.
 __all__ = [
     "BOOL",
     "CHAR",

@@ -8,6 +8,7 @@ types as numpy would, so that a mistake is reported at the user's line:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,19 @@ class TracedTensor:
         if not self.shape:
             raise ShapeError(f"{_here()}: a scalar {self.node.describe()} has no length")
         return self.shape[0]
+
+    def __iter__(self) -> Iterator[TracedTensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def _compare(self, other: Any) -> bool:
+        raise GraphError(
+            f"{_here()}: comparing {self.node.describe()} is not supported in traced code "
+            "(there are no boolean tensors); use maximum/minimum or relu instead"
+        )
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _compare  # type: ignore[assignment]
+    __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
         raise GraphError(

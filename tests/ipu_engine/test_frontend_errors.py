@@ -64,6 +64,11 @@ def test_python_control_flow_on_a_traced_value_is_explained():
         ie.compile(branchy, [np.ones(2)], **SMALL)
 
 
+def test_comparisons_are_refused_rather_than_silently_false():
+    with pytest.raises(GraphError, match="comparing float\\[2\\] is not supported"):
+        ie.compile(lambda x, y: x * (x == y), [np.ones(2), np.ones(2)], **SMALL)
+
+
 def test_a_shard_beyond_the_targets_ipus_is_a_shard_error_at_the_with_line():
     def sharded(a, b):
         with ie.shard(0):

@@ -136,3 +136,16 @@ def test_engine_options_target_and_program_name_pass_through():
     assert engine.graph.target.version == "ipu1" and engine.graph.target.num_ipus == 2
     assert engine.options["debug.instrument"] is True
     assert engine.executable.programs[0].name == "doubling"
+
+
+def test_ipu_engine_compile_is_callable_and_still_the_compiler_package():
+    import ipu_engine.compile.lower as lowering  # dotted paths into the package still work
+
+    assert lowering.__name__ == "ipu_engine.compile.lower"
+    assert ie.compile(lambda a: a - 1.0, [np.ones(3)]).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_iterating_a_traced_tensor_gives_its_rows():
+    x = rand(3, 2)
+    out = ie.compile(lambda x: sum(row * float(i) for i, row in enumerate(x)), [x], **SMALL)
+    np.testing.assert_allclose(out, x[1] + 2 * x[2], rtol=1e-6)
