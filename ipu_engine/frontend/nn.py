@@ -70,7 +70,8 @@ class Layer:
 
 def begin_block(layer: Layer, ipu_id: int) -> Layer:
     """PopTorch's ``BeginBlock``: ``layer`` and those after it run on IPU ``ipu_id`` -- as
-    the next pipeline stage, or as a shard when the execution strategy is sharded."""
+    the next pipeline stage (inference and training), or as a shard when the options'
+    ``execution_strategy`` is "sharded"."""
     layer.block_ipu = int(ipu_id)
     return layer
 

@@ -15,11 +15,12 @@ one hop per step, so it arrives with its micro-batch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ipu_engine.errors import GraphError
 from ipu_engine.frontend.builder import GraphBuilder, output_tensor
-from ipu_engine.frontend.feeds import add_infeed, add_outfeed
+from ipu_engine.frontend.feeds import Feed, add_infeed, add_outfeed
 from ipu_engine.frontend.fusion import FusingGraph, FusionRegion, Lane, fused_copy
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, Trace
 from ipu_engine.frontend.session import BuiltProgram, param_handles, place_sources
@@ -61,14 +62,25 @@ def schedule(num_stages: int, micro_batches: int) -> list[TimeStep]:
     return runs
 
 
-class _Stages:
-    """Which stage each value belongs to, and the values crossing each stage boundary."""
+class PipelineStages:
+    """Which stage each value belongs to, the values crossing each stage boundary, and the
+    IPU each stage (and each receive buffer) lives on.
 
-    def __init__(self, trace: Trace) -> None:
+    ``stage_of`` maps an op to its stage (default: the stage it was traced in); ``home``
+    gives a stage's IPU within its replica (default: the shard of its first op).
+    """
+
+    def __init__(
+        self,
+        trace: Trace,
+        stage_of: Callable[[Node], int] | None = None,
+        home: Callable[[int], int] | None = None,
+    ) -> None:
+        stage_of = stage_of or (lambda n: max(n.stage, 0))
         self.ops = [n for n in trace.nodes if n.op not in SOURCE_OPS]
-        self.stage = {n.id: max(n.stage, 0) for n in self.ops} | {n.id: 0 for n in trace.inputs}
+        self.stage = {n.id: stage_of(n) for n in self.ops} | {n.id: 0 for n in trace.inputs}
         self.count = max(self.stage.values(), default=0) + 1
-        last_use: dict[int, int] = {}
+        users: dict[int, set[int]] = {}
         for node in self.ops:
             for i in node.inputs:
                 if i.op in ("const", "param"):
@@ -79,18 +91,44 @@ class _Stages:
                         f"{i.describe()} made in the later stage {self.stage[i.id]} "
                         f"({i.where()}); data only flows to later stages"
                     )
-                last_use[i.id] = max(last_use.get(i.id, -1), self.stage[node.id])
-        values = [*trace.inputs, *self.ops]
-        self.crossing = {
-            b: [v for v in values if self.stage[v.id] < b <= last_use.get(v.id, -1)]
-            for b in range(1, self.count)
-        }
-        self.home = [0] * self.count
+                users.setdefault(i.id, set()).add(self.stage[node.id])
+        first_shard = {}
         for node in reversed(self.ops):
-            self.home[self.stage[node.id]] = node.shard
+            first_shard[self.stage[node.id]] = node.shard
+        self.home = [
+            home(s) if home is not None else first_shard.get(s, 0) for s in range(self.count)
+        ]
+        # A value used k stages after it is made is carried one stage per step, in a chain
+        # of buffers on the IPU that uses it -- one chain per such IPU, so a value kept for
+        # a later stage on its own IPU (an activation for the backward pass) never leaves it.
+        self.carried: dict[int, list[tuple[Node, int]]] = {b: [] for b in range(1, self.count)}
+        for v in [*trace.inputs, *self.ops]:
+            made = self.stage[v.id]
+            reach: dict[int, int] = {}  # IPU -> the last stage there that uses v
+            for u in users.get(v.id, ()):
+                if u > made:
+                    reach[self.home[u]] = max(reach.get(self.home[u], u), u)
+            for ipu, last in sorted(reach.items()):
+                for b in range(made + 1, last + 1):
+                    self.carried[b].append((v, ipu))
 
     def nodes_of(self, stage: int) -> list[Node]:
         return [n for n in self.ops if self.stage[n.id] == stage]
+
+
+#: Called in each lane after its ops are built: (replica, stage, builder, lane program).
+LaneHook = Callable[[int, int, GraphBuilder, Sequence], None]
+
+
+@dataclass
+class PipelineParts:
+    """A pipeline's time steps in order, and what the program around it needs."""
+
+    runs: list[TimeStep]
+    steps: list[Program]
+    builders: dict[tuple[int, int], GraphBuilder]
+    infeeds: list[Feed]
+    outfeeds: list[Feed]
 
 
 def build_pipeline(
@@ -103,9 +141,38 @@ def build_pipeline(
     name: str,
     target_text: str = "",
 ) -> BuiltProgram:
-    stages = _Stages(trace)
+    """An inference pipeline: ``micro_batches`` per run, each output outfed per micro-batch."""
+    stages = PipelineStages(trace)
     envs = place_sources(graph, trace, replicas, ipus_per_replica, input_shard=stages.home[0])
     params = param_handles(graph, trace.params, envs)
+    parts = build_pipeline_steps(
+        graph,
+        stages,
+        envs,
+        [(f"infeed{n.attrs['index']}", n) for n in trace.inputs],
+        [(f"outfeed{j}", n) for j, n in enumerate(outputs)],
+        ipus_per_replica,
+        micro_batches,
+        target_text,
+    )
+    main = Sequence(*parts.steps, name=name)
+    extra = {"schedule": parts.runs}
+    return BuiltProgram(main, parts.infeeds, parts.outfeeds, micro_batches, params, extra)
+
+
+def build_pipeline_steps(
+    graph: FusingGraph,
+    stages: PipelineStages,
+    envs: list[dict[int, Tensor]],
+    inputs: list[tuple[str, Node]],
+    outputs: list[tuple[str, Node]],
+    ipus_per_replica: int,
+    micro_batches: int,
+    target_text: str = "",
+    lane_hook: LaneHook | None = None,
+) -> PipelineParts:
+    """Every lane (replica, stage) built once, the time steps of the schedule, the feeds."""
+    replicas = len(envs)
     recv = [_receive_buffers(graph, stages, r * ipus_per_replica) for r in range(replicas)]
     builders: dict[tuple[int, int], GraphBuilder] = {}
     lanes: dict[tuple[int, int], Lane] = {}
@@ -119,27 +186,29 @@ def build_pipeline(
                 if (r, s) in lanes:
                     region.add_clone(lanes[(r, s)], run.label)
                     continue
-                env = dict(envs[r]) | recv[r].get(s, {})
+                env = dict(envs[r]) | _stage_inputs(stages, recv[r], s)
                 with region.build_lane(f"replica{r}/stage{s}") as lane:
                     builder = GraphBuilder(
                         graph, lane.prog, env, r * ipus_per_replica, ipus_per_replica, target_text
                     )
                     builder.build(stages.nodes_of(s))
+                    if lane_hook is not None:
+                        lane_hook(r, s, builder, lane.prog)
                 builders[(r, s)], lanes[(r, s)] = builder, lane
         steps[run.label] = region.programs()
     infeeds, infeed_copies = [], []
-    for node in trace.inputs:
-        feed, copy = add_infeed(graph, f"infeed{node.attrs['index']}", [e[node.id] for e in envs])
+    for feed_name, node in inputs:
+        feed, copy = add_infeed(graph, feed_name, [e[node.id] for e in envs])
         infeeds.append(feed)
         infeed_copies.append(copy)
     outfeeds, outfeed_copies = [], []
-    for j, node in enumerate(outputs):
+    for feed_name, node in outputs:
         stage = stages.stage.get(node.id, 0)
         tensors = [output_tensor(builders[(r, stage)], node) for r in range(replicas)]
-        feed, copy = add_outfeed(graph, f"outfeed{j}", tensors)
+        feed, copy = add_outfeed(graph, feed_name, tensors)
         outfeeds.append(feed)
         outfeed_copies.append((stage, copy))
-    main = Sequence(name=name)
+    ordered: list[Program] = []
     for run in runs:
         step = Sequence(name=run.label if run.count == 1 else "timeStep")
         if 0 in run.stages:
@@ -153,29 +222,37 @@ def build_pipeline(
         for stage, copy in outfeed_copies:
             if stage in run.stages:
                 step.add(copy)
-        main.add(Repeat(run.count, step, name=run.label) if run.count > 1 else step)
-    return BuiltProgram(main, infeeds, outfeeds, micro_batches, params, {"schedule": runs})
+        ordered.append(Repeat(run.count, step, name=run.label) if run.count > 1 else step)
+    return PipelineParts(runs, ordered, builders, infeeds, outfeeds)
 
 
 def _receive_buffers(
-    graph: FusingGraph, stages: _Stages, ipu_offset: int
-) -> dict[int, dict[int, Tensor]]:
-    """For each stage, a buffer on its IPU for every value that crosses into it."""
-    buffers: dict[int, dict[int, Tensor]] = {}
-    for b, values in stages.crossing.items():
-        tiles = ipu_tiles(graph, ipu_offset + stages.home[b], "pipeline stage IPU")
-        for v in values:
+    graph: FusingGraph, stages: PipelineStages, ipu_offset: int
+) -> dict[int, dict[tuple[int, int], Tensor]]:
+    """For each stage boundary, a buffer for every (value, IPU) carried across it."""
+    buffers: dict[int, dict[tuple[int, int], Tensor]] = {}
+    for b, carried in stages.carried.items():
+        for v, ipu in carried:
+            tiles = ipu_tiles(graph, ipu_offset + ipu, "pipeline stage IPU")
             t = graph.add_variable(v.type, v.shape, f"stage{b}/recv/{v.name}")
             graph.set_tile_mapping_array(t, linear_tile_array(t.num_elements, tiles))
-            buffers.setdefault(b, {})[v.id] = t
+            buffers.setdefault(b, {})[(v.id, ipu)] = t
     return buffers
 
 
+def _stage_inputs(
+    stages: PipelineStages, recv: dict[int, dict[tuple[int, int], Tensor]], stage: int
+) -> dict[int, Tensor]:
+    """The values stage ``stage`` reads from its receive buffers (those on its IPU)."""
+    home = stages.home[stage]
+    return {v: t for (v, ipu), t in recv.get(stage, {}).items() if ipu == home}
+
+
 def _boundary_copies(
-    stages: _Stages,
+    stages: PipelineStages,
     active: tuple[int, ...],
     builders: dict[tuple[int, int], GraphBuilder],
-    recv: list[dict[int, dict[int, Tensor]]],
+    recv: list[dict[int, dict[tuple[int, int], Tensor]]],
     replicas: int,
 ) -> Copy | Sequence | None:
     """Every active stage's results to the next stage, as one Copy per element type.
@@ -184,14 +261,14 @@ def _boundary_copies(
     buffer of stage b sent to stage b+1) leaves before the next one lands there.
     """
     by_type: dict[object, list[Copy]] = {}
-    for b, values in stages.crossing.items():
+    for b, carried in stages.carried.items():
         if b - 1 not in active:
             continue
         for r in range(replicas):
-            for v in values:
+            for v, ipu in carried:
                 made_here = stages.stage[v.id] == b - 1
-                src = builders[(r, b - 1)].env[v.id] if made_here else recv[r][b - 1][v.id]
-                by_type.setdefault(v.type, []).append(Copy(src, recv[r][b][v.id]))
+                src = builders[(r, b - 1)].env[v.id] if made_here else recv[r][b - 1][(v.id, ipu)]
+                by_type.setdefault(v.type, []).append(Copy(src, recv[r][b][(v.id, ipu)]))
     copies = [fused_copy(group, "pipeline/stageExchange") for group in by_type.values()]
     if not copies:
         return None

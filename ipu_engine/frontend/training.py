@@ -23,7 +23,11 @@ from ipu_engine.frontend.options import Options, resolve
 from ipu_engine.frontend.pipeline import is_pipelined
 from ipu_engine.frontend.session import DeviceSession
 from ipu_engine.frontend.traced import TracedTensor, _elem_type
-from ipu_engine.frontend.training_program import TracedTraining, build_training
+from ipu_engine.frontend.training_program import (
+    TracedTraining,
+    build_pipelined_training,
+    build_training,
+)
 from ipu_engine.types import FLOAT, INT
 
 
@@ -82,18 +86,16 @@ class TrainingModel:
         with tracing(trace):
             x = TracedTensor(trace, trace.input(x_shape, x_type, "x"))
             y = TracedTensor(trace, trace.input(y_shape, y_type, "labels"))
-            loss = self.loss_fn(self.model(x), y)
+            out = self.model(x)
+            loss_from = len(trace.nodes)
+            loss = self.loss_fn(out, y)
             grads = backward(trace)
-        if is_pipelined(trace):
-            raise GraphError(
-                "training a pipelined model is not supported yet: train with "
-                'execution_strategy="sharded" (blocks become shards)'
-            )
-        traced = TracedTraining(trace, loss.node, {n: g.node for n, g in grads.items()})
+        traced = TracedTraining(trace, loss.node, {n: g.node for n, g in grads.items()}, loss_from)
         ipus = o.ipus_per_replica or (max((n.shard for n in trace.nodes), default=0) + 1)
         device = o.device(ipus)
         graph = FusingGraph(device.target)
-        built = build_training(
+        build = build_pipelined_training if is_pipelined(trace) else build_training
+        built = build(
             graph,
             traced,
             self.optimizer,
@@ -106,6 +108,11 @@ class TrainingModel:
         )
         self.session = DeviceSession(graph, built, device, o.engine_options)
         self.session.write_params(self.model.parameters())
+
+    @property
+    def schedule(self) -> list | None:
+        """A pipelined model's time steps (ramp-up, steady state, ramp-down), else None."""
+        return self._compiled("schedule").built.extra.get("schedule")  # type: ignore[return-value]
 
     def replica_weights(self) -> list[dict[str, np.ndarray]]:
         """Every replica's weights as they are on the device."""
@@ -132,6 +139,11 @@ class InferenceModel:
     def last(self) -> CompiledProgram | None:
         """The program the last call ran (its graph, engine and schedule)."""
         return self.function.last
+
+    @property
+    def schedule(self) -> list | None:
+        """A pipelined model's time steps (ramp-up, steady state, ramp-down), else None."""
+        return None if self.function.last is None else self.function.last.schedule
 
     def __call__(self, x: Any) -> np.ndarray:
         return self.function(x)  # type: ignore[return-value]

@@ -12,8 +12,8 @@ import numpy as np
 import ipu_engine as ie
 from ipu_engine.compile.steps import StepKind
 from ipu_engine.model.compile_model import build_compile_model
-from ipu_engine.program import Execute, Program
 from profiler_core import pva
+from tests.ipu_engine.conftest import steps_under
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 FRAMEWORK_EXAMPLES = [
@@ -81,34 +81,39 @@ def test_mlp_training_lowers_the_loss_and_traces_each_epoch(tmp_path: Path):
     assert series.values[-4:].mean() < series.values[:4].mean()
 
 
-def _compute_sets_under(program: Program) -> set[int]:
-    if isinstance(program, Execute):
-        return {program.compute_set.id}
-    return {cs for child in program.children() for cs in _compute_sets_under(child)}
+def busy_ipus(exe, cycles, phase: str) -> np.ndarray:
+    """For each compute step of the phase, how many IPUs it has cycles on."""
+    steps = [s for s in steps_under(exe, phase) if s.kind is StepKind.ON_TILE_EXECUTE]
+    return (cycles[[s.id for s in steps if s.compute_set >= 0]] > 0).sum(axis=1)
 
 
-def test_pipelined_model_overlaps_its_four_stages_in_the_steady_state(capsys):
-    infer = example("pipelined_model.py")["main"](["--micro-batches", "8", "--tiles-per-ipu", "64"])
-    assert "steadyState  stages 0, 1, 2, 3 x5" in capsys.readouterr().out
-    program = infer.last
-    exe = program.engine.executable
+def test_pipelined_model_trains_with_its_four_stages_overlapping(capsys):
+    args = ["--micro-batches", "8", "--steps", "2", "--tiles-per-ipu", "64"]
+    train = example("pipelined_model.py")["main"](args)
+    out = capsys.readouterr().out
+    losses = [float(line.split()[3]) for line in out.splitlines() if line.startswith("update")]
+    assert len(losses) == 2 and losses[1] < losses[0]
+    assert "steadyState  fwd0 fwd1 fwd2 fwd3 bwd3 bwd2 bwd1 bwd0\n" in out
+    exe = train.engine.executable
     assert exe.programs[0].name == "pipelined"
-    cycles = build_compile_model(program.graph, exe, False).step_cycles
+    cycles = build_compile_model(train.graph, exe, False).step_cycles
     assert cycles.shape[1] == 4
-    phases = {p.name: _compute_sets_under(p) for p in exe.programs[0].children()}
-
-    def busy_ipus(phase: str) -> np.ndarray:
-        rows = [
-            cycles[s.id]
-            for s in exe.steps
-            if s.kind is StepKind.ON_TILE_EXECUTE and s.compute_set in phases[phase]
-        ]
-        return (np.array(rows) > 0).sum(axis=1)
-
-    steady = busy_ipus("steadyState")
-    assert (steady >= 2).any() and steady.max() == 4  # stages overlap across IPUs
+    steady = busy_ipus(exe, cycles, "steadyState")
+    assert (steady >= 2).any() and steady.max() == 4  # the stages overlap across IPUs
     for ramp, most in (("rampUp0", 1), ("rampUp1", 2), ("rampUp2", 3)):
-        assert busy_ipus(ramp).max() == most < steady.max()
+        assert busy_ipus(exe, cycles, ramp).max() == most < steady.max()
+
+
+def test_pipelined_model_inference_overlaps_in_its_steady_state(capsys):
+    args = ["--inference", "--micro-batches", "8", "--tiles-per-ipu", "64"]
+    infer = example("pipelined_model.py")["main"](args)
+    out = capsys.readouterr().out
+    assert float(out.splitlines()[0].split()[-1]) < 1e-5  # max error vs numpy
+    assert "steadyState  fwd0 fwd1 fwd2 fwd3 x5" in out
+    exe = infer.last.engine.executable
+    cycles = build_compile_model(infer.last.graph, exe, False).step_cycles
+    assert busy_ipus(exe, cycles, "steadyState").max() == 4
+    assert busy_ipus(exe, cycles, "rampUp0").max() == 1
 
 
 def test_replicated_model_keeps_its_replicas_identical(capsys):

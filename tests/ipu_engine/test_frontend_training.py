@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import ipu_engine as ie
-from ipu_engine import GraphError, nn
+from ipu_engine import nn
 from ipu_engine.compile.steps import StepKind
+from ipu_engine.model.compile_model import build_compile_model
+from tests.ipu_engine.conftest import steps_under
 
 TILES = {"tiles_per_ipu": 32}
 RNG = np.random.default_rng(7)
@@ -187,8 +189,55 @@ def test_inference_uses_the_models_current_weights_and_pipelines_its_blocks():
     np.testing.assert_allclose(infer(x), numpy_forward(), rtol=1e-5)
 
 
-def test_pipelined_training_is_refused_with_the_way_out():
-    model = nn.Sequential(nn.Linear(4, 4), nn.begin_block(nn.Linear(4, 2), 1))
-    train = ie.training_model(model, ie.SGD(lr=0.1))
-    with pytest.raises(GraphError, match='execution_strategy="sharded"'):
-        train(np.ones((4, 4), np.float32), np.zeros(4, np.int32))
+def pipelined_mlp() -> nn.Sequential:
+    """The same MLP in two pipeline stages: linear0 + relu on IPU 0, linear2 on IPU 1."""
+    return nn.Sequential(
+        nn.Linear(6, 10, seed=11), nn.ReLU(), nn.begin_block(nn.Linear(10, 3, seed=12), 1)
+    )
+
+
+def test_pipelined_training_equals_one_big_batch_step_per_update():
+    model = pipelined_mlp()
+    reference = NumpyMLP(model.parameters(), lr=0.3)
+    train = ie.training_model(
+        model,
+        ie.SGD(lr=0.3),
+        replication_factor=2,
+        gradient_accumulation=3,
+        device_iterations=2,
+        **TILES,
+    )
+    per_update = 4 * 2 * 3
+    x, y = synthetic(per_update * 2)
+    losses = train(x, y)
+    expected = [
+        reference.step(
+            x[i * per_update : (i + 1) * per_update].astype(np.float64),
+            y[i * per_update : (i + 1) * per_update],
+        )
+        for i in range(2)
+    ]
+    np.testing.assert_allclose(losses, expected, atol=1e-5)
+    for weights in train.replica_weights():
+        for name, value in weights.items():
+            np.testing.assert_allclose(value, reference.w[name], atol=1e-5)
+    assert train.graph.target.num_ipus == 4  # 2 replicas x 2 stages
+
+
+def test_pipelined_training_overlaps_forward_and_backward_and_stashes_locally():
+    train = ie.training_model(pipelined_mlp(), ie.SGD(lr=0.3), gradient_accumulation=6, **TILES)
+    train(*synthetic(6 * 4))
+    runs = train.session.built.extra["schedule"]
+    # forward 0, forward 1, loss + backward 1, backward 0: four stages on two IPUs
+    assert [(r.label, r.stages, r.count) for r in runs][3] == ("steadyState", (0, 1, 2, 3), 3)
+    exe = train.engine.executable
+    cycles = build_compile_model(train.graph, exe, False).step_cycles
+    steady = steps_under(exe, "steadyState")
+    computes = [s for s in steady if s.kind is StepKind.ON_TILE_EXECUTE and s.compute_set >= 0]
+    # both IPUs compute in one step: stage 0's forward and backward on IPU 0 beside stage 1's
+    assert any((cycles[s.id] > 0).all() for s in computes)
+    # per steady step only these cross the IPU-Links: the labels (4 int32 = 16 bytes) and
+    # stage 0's activations [4, 10] (160 bytes) going to IPU 1, and their gradient [4, 10]
+    # coming back. The input and activations stage 0's backward needs wait on IPU 0.
+    crossing = [s for s in steady if s.kind is StepKind.GLOBAL_EXCHANGE]
+    assert sum(s.facts["traffic"].total_bytes for s in crossing) == 16 + 160 + 160
