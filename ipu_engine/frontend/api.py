@@ -24,7 +24,7 @@ from ipu_engine.frontend.options import Options, resolve
 from ipu_engine.frontend.pipeline import TimeStep, build_pipeline, is_pipelined
 from ipu_engine.frontend.replicated import build_replicated
 from ipu_engine.frontend.session import DeviceSession, home_shards
-from ipu_engine.frontend.traced import TracedTensor, _elem_type
+from ipu_engine.frontend.traced import TracedTensor, element_type_of
 from ipu_engine.types import Type
 
 
@@ -146,7 +146,10 @@ class CompiledFunction:
         )
         names = _argument_names(self.fn, len(arrays))
         specs = tuple(
-            (micro_batch_shape(a, per_call, f"input {names[i]!r}", counts), _elem_type(a.dtype))
+            (
+                micro_batch_shape(a, per_call, f"input {names[i]!r}", counts),
+                element_type_of(a.dtype),
+            )
             for i, a in enumerate(arrays)
         )
         program = self.programs.get(specs)

@@ -171,7 +171,7 @@ def _check_index(value: int, what: str) -> int:
 
 
 @contextlib.contextmanager
-def _placed(shard: int | None, stage: int | None) -> Iterator[None]:
+def placed(shard: int | None, stage: int | None) -> Iterator[None]:
     outer = (getattr(_state, "shard", None), getattr(_state, "stage", None))
     _state.shard = shard if shard is not None else outer[0]
     _state.stage = stage if stage is not None else outer[1]
@@ -187,7 +187,7 @@ def shard(index: int) -> contextlib.AbstractContextManager[None]:
     trace = current_trace()
     if trace is not None:
         trace.check_shard(index, caller_location())
-    return _placed(index, None)
+    return placed(index, None)
 
 
 def pipeline_stage(stage: int, ipu: int | None = None) -> contextlib.AbstractContextManager[None]:
@@ -198,7 +198,7 @@ def pipeline_stage(stage: int, ipu: int | None = None) -> contextlib.AbstractCon
     trace = current_trace()
     if trace is not None:
         trace.check_shard(ipu, caller_location())
-    return _placed(ipu, stage)
+    return placed(ipu, stage)
 
 
 def current_placement() -> tuple[int | None, int | None]:

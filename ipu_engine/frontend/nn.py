@@ -22,12 +22,12 @@ from ipu_engine.frontend import ops
 from ipu_engine.frontend.ir import (
     TapeEntry,
     Trace,
-    _placed,
     current_placement,
     pipeline_stage,
+    placed,
     shard,
 )
-from ipu_engine.frontend.traced import TracedTensor, _here, active_trace
+from ipu_engine.frontend.traced import TracedTensor, active_trace, user_line
 from ipu_engine.types import FLOAT
 
 Grads = dict[str, TracedTensor]
@@ -95,7 +95,7 @@ class Linear(Layer):
     def forward(self, x: TracedTensor) -> tuple[TracedTensor, Any]:
         if x.ndim != 2 or x.shape[1] != self.weight.shape[0]:
             raise ShapeError(
-                f"{_here()}: {self.name} takes [batch, {self.weight.shape[0]}] inputs, got "
+                f"{user_line()}: {self.name} takes [batch, {self.weight.shape[0]}] inputs, got "
                 f"{x.node.describe()}"
             )
         w = _param(x.trace, f"{self.name}.weight", self.weight)
@@ -210,7 +210,7 @@ class MSELoss(Layer):
     def forward(self, pred: TracedTensor, target: TracedTensor) -> tuple[TracedTensor, Any]:
         if pred.shape != target.shape:
             raise ShapeError(
-                f"{_here()}: MSELoss needs predictions and targets of one shape; got "
+                f"{user_line()}: MSELoss needs predictions and targets of one shape; got "
                 f"{pred.node.describe()} and {target.node.describe()}"
             )
         diff = pred - target
@@ -229,7 +229,7 @@ def backward(trace: Trace) -> Grads:
     if not trace.tape or not isinstance(trace.tape[-1].layer, CrossEntropyLoss | MSELoss):
         raise GraphError("backward needs a traced loss (CrossEntropyLoss or MSELoss) last")
     loss, layers = trace.tape[-1], trace.tape[:-1]
-    with _placed(loss.shard, loss.stage), name_scope(loss.layer.name), name_scope("grad"):
+    with placed(loss.shard, loss.stage), name_scope(loss.layer.name), name_scope("grad"):
         grad, _ = loss.layer.backward(loss.saved)
     expected = loss.inputs[0]
     grads: Grads = {}
@@ -241,7 +241,7 @@ def backward(trace: Trace) -> Grads:
             )
         need_input = i < len(layers) - 1
         with (
-            _placed(entry.shard, entry.stage),
+            placed(entry.shard, entry.stage),
             name_scope(entry.layer.name),
             name_scope("grad"),
         ):

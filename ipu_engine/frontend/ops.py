@@ -16,13 +16,13 @@ import numpy as np
 from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.frontend.traced import (
     TracedTensor,
-    _here,
     active_trace,
     as_node,
     binary,
     normalise_axes,
     reduce,
     unary,
+    user_line,
 )
 from ipu_engine.types import INT
 
@@ -110,7 +110,7 @@ def softmax(x: Any, axis: int = -1) -> TracedTensor:
     (axis_n,) = normalise_axes(node, axis, "softmax")
     if axis_n != len(node.shape) - 1:
         raise ShapeError(
-            f"{_here()}: softmax of {node.describe()} over axis {axis}: only the last axis is "
+            f"{user_line()}: softmax of {node.describe()} over axis {axis}: only the last axis is "
             "supported; transpose first"
         )
     return unary("softmax", x)
@@ -121,14 +121,14 @@ def reshape(x: Any, shape: Sequence[int] | int) -> TracedTensor:
     node = as_node(trace, x)
     dims = [int(shape)] if isinstance(shape, int | np.integer) else [int(d) for d in shape]
     if dims.count(-1) > 1 or any(d < -1 for d in dims):
-        raise ShapeError(f"{_here()}: cannot reshape {node.describe()} to {tuple(dims)}")
+        raise ShapeError(f"{user_line()}: cannot reshape {node.describe()} to {tuple(dims)}")
     known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
     if -1 in dims:
         if known == 0 or node.size % known:
-            raise ShapeError(f"{_here()}: cannot reshape {node.describe()} to {tuple(dims)}")
+            raise ShapeError(f"{user_line()}: cannot reshape {node.describe()} to {tuple(dims)}")
         dims[dims.index(-1)] = node.size // known
     if int(np.prod(dims, dtype=np.int64)) != node.size:
-        raise ShapeError(f"{_here()}: cannot reshape {node.describe()} to {tuple(dims)}")
+        raise ShapeError(f"{user_line()}: cannot reshape {node.describe()} to {tuple(dims)}")
     if tuple(dims) == node.shape:
         return x
     out = tuple(dims)
@@ -145,7 +145,9 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> TracedTensor:
         else tuple(int(a) % builtins.max(rank, 1) for a in axes)
     )
     if sorted(perm) != list(range(rank)):
-        raise ShapeError(f"{_here()}: axes {tuple(axes or ())} do not permute {node.describe()}")
+        raise ShapeError(
+            f"{user_line()}: axes {tuple(axes or ())} do not permute {node.describe()}"
+        )
     if perm == tuple(range(rank)):
         return x
     shape = tuple(node.shape[p] for p in perm)
@@ -158,13 +160,13 @@ def index(x: TracedTensor, key: Any) -> TracedTensor:
     for p in parts:
         if not (p is None or p is Ellipsis or isinstance(p, slice | int | np.integer)):
             raise ShapeError(
-                f"{_here()}: index {key!r} of {x.node.describe()}: only integers, slices, None "
+                f"{user_line()}: index {key!r} of {x.node.describe()}: only integers, slices, None "
                 "and ... are supported"
             )
     try:
         shape = np.broadcast_to(np.empty((), dtype=bool), x.shape)[key].shape
     except IndexError as exc:
-        raise ShapeError(f"{_here()}: index {key!r} of {x.node.describe()}: {exc}") from None
+        raise ShapeError(f"{user_line()}: index {key!r} of {x.node.describe()}: {exc}") from None
     return x._new("slice", (x.node,), shape, x.dtype, {"key": key})
 
 
@@ -174,17 +176,18 @@ def matmul(a: Any, b: Any) -> TracedTensor:
     na, nb = as_node(trace, a), as_node(trace, b)
     if not na.type.is_float or na.type != nb.type:
         raise TypeMismatchError(
-            f"{_here()}: cannot multiply {na.describe()} by {nb.describe()}: needs float tensors"
+            f"{user_line()}: cannot multiply {na.describe()} by {nb.describe()}: "
+            "needs float tensors"
         )
     if not (1 <= len(na.shape) <= 2 and 1 <= len(nb.shape) <= 2):
         raise ShapeError(
-            f"{_here()}: cannot multiply {na.describe()} by {nb.describe()}: matmul takes "
+            f"{user_line()}: cannot multiply {na.describe()} by {nb.describe()}: matmul takes "
             "1-D and 2-D tensors"
         )
     k_a, k_b = na.shape[-1], nb.shape[0]
     if k_a != k_b:
         raise ShapeError(
-            f"{_here()}: cannot multiply {na.describe()} by {nb.describe()} "
+            f"{user_line()}: cannot multiply {na.describe()} by {nb.describe()} "
             f"(inner dimensions {k_a} and {k_b} differ)"
         )
     ta = TracedTensor(trace, na)
@@ -203,7 +206,7 @@ def nonlinearity_grad(kind: str, out: TracedTensor, grad: TracedTensor) -> Trace
     """The gradient at a relu/sigmoid/tanh's input from its output and output gradient."""
     if out.shape != grad.shape:
         raise ShapeError(
-            f"{_here()}: {kind} gradient: output {out.node.describe()} and gradient "
+            f"{user_line()}: {kind} gradient: output {out.node.describe()} and gradient "
             f"{grad.node.describe()} differ"
         )
     return out._new(
@@ -215,12 +218,12 @@ def softmax_cross_entropy(logits: TracedTensor, labels: TracedTensor) -> TracedT
     """Per-sample cross-entropy of softmax(logits) [B, C] against integer labels [B]."""
     if len(logits.shape) != 2 or labels.shape != logits.shape[:1]:
         raise ShapeError(
-            f"{_here()}: cross-entropy needs logits [B, C] and labels [B]; got "
+            f"{user_line()}: cross-entropy needs logits [B, C] and labels [B]; got "
             f"{logits.node.describe()} and {labels.node.describe()}"
         )
     if labels.dtype != INT or not logits.dtype.is_float:
         raise TypeMismatchError(
-            f"{_here()}: cross-entropy needs float logits and int labels; got "
+            f"{user_line()}: cross-entropy needs float logits and int labels; got "
             f"{logits.node.describe()} and {labels.node.describe()}"
         )
     return logits._new("softmax_xent", (logits.node, labels.node), labels.shape, logits.dtype)

@@ -66,7 +66,7 @@ class TracedTensor:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise ShapeError(f"{_here()}: a scalar {self.node.describe()} has no length")
+            raise ShapeError(f"{user_line()}: a scalar {self.node.describe()} has no length")
         return self.shape[0]
 
     def __iter__(self) -> Iterator[TracedTensor]:
@@ -75,7 +75,7 @@ class TracedTensor:
 
     def _compare(self, other: Any) -> bool:
         raise GraphError(
-            f"{_here()}: comparing {self.node.describe()} is not supported in traced code "
+            f"{user_line()}: comparing {self.node.describe()} is not supported in traced code "
             "(there are no boolean tensors); use maximum/minimum or relu instead"
         )
 
@@ -84,13 +84,13 @@ class TracedTensor:
 
     def __bool__(self) -> bool:
         raise GraphError(
-            f"{_here()}: {self.node.describe()} has no value while the function is traced; "
+            f"{user_line()}: {self.node.describe()} has no value while the function is traced; "
             "Python `if`/`while` on tensor values cannot run on the IPU"
         )
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise GraphError(
-            f"{_here()}: {self.node.describe()} has no value while the function is traced; "
+            f"{user_line()}: {self.node.describe()} has no value while the function is traced; "
             "use tensor operations instead of converting it to a numpy array"
         )
 
@@ -181,7 +181,7 @@ class TracedTensor:
         return self.transpose()
 
     def astype(self, dtype: Any) -> TracedTensor:
-        target = _elem_type(dtype)
+        target = element_type_of(dtype)
         if target == self.dtype:
             return self
         return self._new("cast", (self.node,), self.shape, target, {"type": target})
@@ -198,18 +198,18 @@ class TracedTensor:
 
 
 # -- building nodes ------------------------------------------------------------------------
-def _here() -> str:
+def user_line() -> str:
     return where(caller_location())
 
 
-def _elem_type(dtype: Any) -> Type:
+def element_type_of(dtype: Any) -> Type:
     """float32 and int32 are the types traced code computes in (numpy's wider ones narrow)."""
     kind = np.dtype(dtype.numpy_dtype if isinstance(dtype, Type) else dtype).kind
     if kind == "f":
         return FLOAT
     if kind in "iu":
         return INT
-    raise TypeMismatchError(f"{_here()}: traced code computes in float or int, not {dtype!r}")
+    raise TypeMismatchError(f"{user_line()}: traced code computes in float or int, not {dtype!r}")
 
 
 def active_trace(*values: Any) -> Trace:
@@ -218,7 +218,7 @@ def active_trace(*values: Any) -> Trace:
             return v.trace
     trace = current_trace()
     if trace is None:
-        raise GraphError(f"{_here()}: tensor ops run only inside a function being compiled")
+        raise GraphError(f"{user_line()}: tensor ops run only inside a function being compiled")
     return trace
 
 
@@ -227,18 +227,20 @@ def as_node(trace: Trace, value: Any, like: Type | None = None) -> Node:
     if isinstance(value, TracedTensor):
         if value.trace is not trace:
             raise GraphError(
-                f"{_here()}: {value.node.describe()} comes from another traced function"
+                f"{user_line()}: {value.node.describe()} comes from another traced function"
             )
         return value.node
     if isinstance(value, bool) or not isinstance(value, int | float | np.number | np.ndarray):
-        raise GraphError(f"{_here()}: cannot use {type(value).__name__} {value!r} in a tensor op")
+        raise GraphError(
+            f"{user_line()}: cannot use {type(value).__name__} {value!r} in a tensor op"
+        )
     array = np.asarray(value)
     if like is not None and array.ndim == 0 and isinstance(value, int | float):
         if like == INT and isinstance(value, float) and not float(value).is_integer():
-            raise TypeMismatchError(f"{_here()}: cannot combine int tensors with {value!r}")
+            raise TypeMismatchError(f"{user_line()}: cannot combine int tensors with {value!r}")
         elem_type = like
     else:
-        elem_type = _elem_type(array.dtype)
+        elem_type = element_type_of(array.dtype)
     array = array.astype(elem_type.numpy_dtype)
     return trace.add("const", (), array.shape, elem_type, {"value": array}, "constant")
 
@@ -250,18 +252,19 @@ def binary(op: str, a: Any, b: Any) -> TracedTensor:
     verb = _VERBS[op]
     if na.type != nb.type:
         raise TypeMismatchError(
-            f"{_here()}: cannot {verb} {na.describe()} and {nb.describe()}: element types "
+            f"{user_line()}: cannot {verb} {na.describe()} and {nb.describe()}: element types "
             "differ; convert one with .astype(...)"
         )
     if op in _FLOAT_ONLY and not na.type.is_float:
         raise TypeMismatchError(
-            f"{_here()}: cannot {verb} {na.describe()} and {nb.describe()}: {op} needs float "
+            f"{user_line()}: cannot {verb} {na.describe()} and {nb.describe()}: {op} needs float "
             "tensors; convert with .astype(float)"
         )
     try:
         shape = tuple(int(d) for d in np.broadcast_shapes(na.shape, nb.shape))
     except ValueError:
-        raise ShapeError(f"{_here()}: cannot {verb} {na.describe()} and {nb.describe()}") from None
+        message = f"cannot {verb} {na.describe()} and {nb.describe()}"
+        raise ShapeError(f"{user_line()}: {message}") from None
     return TracedTensor(trace, trace.add(op, (na, nb), shape, na.type, name=op))
 
 
@@ -270,7 +273,8 @@ def unary(op: str, a: Any, **attrs: Any) -> TracedTensor:
     na = as_node(trace, a)
     if op in _FLOAT_ONLY and not na.type.is_float:
         raise TypeMismatchError(
-            f"{_here()}: {op} of {na.describe()} needs a float tensor; convert with .astype(float)"
+            f"{user_line()}: {op} of {na.describe()} needs a float tensor; "
+            "convert with .astype(float)"
         )
     return TracedTensor(trace, trace.add(op, (na,), na.shape, na.type, attrs, name=op))
 
@@ -283,10 +287,11 @@ def normalise_axes(node: Node, axis: Any, what: str) -> tuple[int, ...]:
     out = []
     for a in axes:
         if not -rank <= int(a) < max(rank, 1) or rank == 0:
-            raise ShapeError(f"{_here()}: {what} over axis {a} of {node.describe()}: no such axis")
+            message = f"{what} over axis {a} of {node.describe()}: no such axis"
+            raise ShapeError(f"{user_line()}: {message}")
         out.append(int(a) % rank)
     if len(set(out)) != len(out):
-        raise ShapeError(f"{_here()}: {what} of {node.describe()} names axis {axes} twice")
+        raise ShapeError(f"{user_line()}: {what} of {node.describe()} names axis {axes} twice")
     return tuple(sorted(out))
 
 
@@ -297,9 +302,9 @@ def reduce(op: str, a: Any, axis: Any = None, keepdims: bool = False) -> TracedT
     axes = normalise_axes(na, axis, what)
     count = int(np.prod([na.shape[d] for d in axes], dtype=np.int64))
     if count == 0:
-        raise ShapeError(f"{_here()}: {what} over empty axes {axes} of {na.describe()}")
+        raise ShapeError(f"{user_line()}: {what} over empty axes {axes} of {na.describe()}")
     if op == "mean" and not na.type.is_float:
-        raise TypeMismatchError(f"{_here()}: mean of {na.describe()} needs a float tensor")
+        raise TypeMismatchError(f"{user_line()}: mean of {na.describe()} needs a float tensor")
     shape = tuple(d for i, d in enumerate(na.shape) if i not in axes)
     attrs = {"op": "add" if op == "mean" else op, "axes": axes}
     attrs["scale"] = 1.0 / count if op == "mean" else 1.0

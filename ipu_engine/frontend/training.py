@@ -22,7 +22,7 @@ from ipu_engine.frontend.optim import SGD
 from ipu_engine.frontend.options import Options, resolve
 from ipu_engine.frontend.pipeline import is_pipelined
 from ipu_engine.frontend.session import DeviceSession
-from ipu_engine.frontend.traced import TracedTensor, _elem_type
+from ipu_engine.frontend.traced import TracedTensor, element_type_of
 from ipu_engine.frontend.training_program import (
     TracedTraining,
     build_pipelined_training,
@@ -65,7 +65,7 @@ class TrainingModel:
         )
         label_type = INT if isinstance(self.loss_fn, CrossEntropyLoss) else FLOAT
         signature = (
-            (micro_batch_shape(x, per_call, "the input batch", counts), _elem_type(x.dtype)),
+            (micro_batch_shape(x, per_call, "the input batch", counts), element_type_of(x.dtype)),
             (micro_batch_shape(labels, per_call, "the labels", counts), label_type),
         )
         if self.session is None or signature != self._signature:
