@@ -49,6 +49,7 @@ def build_replicated(
         feed, copy = add_outfeed(graph, f"outfeed{j}", [output_tensor(b, node) for b in builders])
         outfeeds.append(feed)
         body.add(copy)
-    main = Sequence(Repeat(iterations, body, name="deviceIterations") if iterations > 1 else body)
-    main.name = name
+    main = Sequence(
+        Repeat(iterations, body, name="deviceIterations") if iterations > 1 else body, name=name
+    )
     return BuiltProgram(main, infeeds, outfeeds, iterations, params)
