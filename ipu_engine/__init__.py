@@ -4,6 +4,10 @@ Build a graph (variables, tile mapping, compute sets of vertices, programs), com
 into an Engine, run it with numpy, and read the results; Poplar's names in snake_case.
 """
 
+import types as _types
+
+import ipu_engine.compile as _compiler
+import ipu_engine.frontend as _frontend
 from ipu_engine.debug import name_scope
 from ipu_engine.engine import Engine
 from ipu_engine.errors import (
@@ -16,10 +20,24 @@ from ipu_engine.errors import (
     OutOfMemoryError,
     ProgramError,
     ShapeError,
+    ShardError,
     StreamError,
     TileMappingError,
     TypeMismatchError,
     VertexConnectionError,
+)
+from ipu_engine.frontend import (
+    SGD,
+    Options,
+    TracedTensor,
+    function,
+    inference_model,
+    nn,
+    ops,
+    pipeline,
+    pipeline_stage,
+    shard,
+    training_model,
 )
 from ipu_engine.graph import Function, Graph
 from ipu_engine.program import (
@@ -54,6 +72,20 @@ from ipu_engine.types import (
     Type,
 )
 from ipu_engine.vertex import InOut, Input, Output, State, Vector, Vertex
+from ipu_engine.virtual_graph import create_virtual_graph, on_ipu, on_tiles
+
+
+class _CompilePackage(_types.ModuleType):
+    """``ipu_engine.compile`` is the engine's compiler package and, called as
+    ``ipu_engine.compile(fn, inputs, ...)``, the front-end's compile: it stays the package
+    so that dotted paths into it (``ipu_engine.compile.lower``) keep working."""
+
+    def __call__(self, fn, inputs, options=None, **overrides):  # noqa: ANN001, ANN204
+        return _frontend.compile(fn, inputs, options, **overrides)
+
+
+_compiler.__class__ = _CompilePackage
+compile = _compiler
 
 __version__ = "0.1.0"
 
@@ -64,6 +96,7 @@ __all__ = [
     "HALF",
     "INT",
     "LONGLONG",
+    "SGD",
     "SHORT",
     "UNSIGNED_CHAR",
     "UNSIGNED_INT",
@@ -87,6 +120,7 @@ __all__ = [
     "InOut",
     "Input",
     "OptionError",
+    "Options",
     "OutOfMemoryError",
     "Output",
     "PrintTensor",
@@ -97,18 +131,32 @@ __all__ = [
     "RepeatWhileTrue",
     "Sequence",
     "ShapeError",
+    "ShardError",
     "State",
     "StreamError",
     "Sync",
     "Target",
     "Tensor",
     "TileMappingError",
+    "TracedTensor",
     "Type",
     "TypeMismatchError",
     "Vector",
     "Vertex",
     "VertexConnectionError",
     "WriteUndef",
+    "compile",
     "concat",
+    "create_virtual_graph",
+    "function",
+    "inference_model",
     "name_scope",
+    "nn",
+    "on_ipu",
+    "on_tiles",
+    "ops",
+    "pipeline",
+    "pipeline_stage",
+    "shard",
+    "training_model",
 ]

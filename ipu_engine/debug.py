@@ -56,8 +56,23 @@ def scoped_name(name: str) -> str:
     return "/".join((*scopes, name)) if scopes else name
 
 
+@contextlib.contextmanager
+def source_location(location: tuple[str, int]) -> Iterator[None]:
+    """Attribute everything created inside to ``location``: a traced op's line in user code,
+    recorded when the op was traced and long gone from the stack when its graph is built."""
+    outer = getattr(_scopes, "location", None)
+    _scopes.location = location
+    try:
+        yield
+    finally:
+        _scopes.location = outer
+
+
 def caller_location() -> tuple[str, int]:
     """The first frame outside ipu_engine: the user's line that asked for this."""
+    override = getattr(_scopes, "location", None)
+    if override is not None:
+        return override
     frame = sys._getframe(1)
     while frame is not None and (
         frame.f_code.co_filename.startswith(_PACKAGE_DIR)

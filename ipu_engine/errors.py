@@ -36,6 +36,10 @@ class CodeletError(GraphError):
     """A codelet that is unknown to the graph or malformed."""
 
 
+class ShardError(GraphError):
+    """Work placed on an IPU (a shard, pipeline stage or replica) the target does not have."""
+
+
 class ProgramError(EngineError):
     """A control program that cannot be compiled (bad predicate, unknown compute set...)."""
 

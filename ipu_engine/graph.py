@@ -79,11 +79,13 @@ class Graph:
         self._pools: dict[Type, ElementPool] = {}
         self._codelets: dict[str, type[Vertex]] = {}
         self._num_vertices = 0
+        self._tile_ranges: list[range] = []  # pushed by virtual_graph.on_tiles / on_ipu
 
     @property
     def tile_range(self) -> range:
-        """The tiles library ops spread their work over: every tile of the target."""
-        return range(self.target.num_tiles)
+        """The tiles library ops spread their work over: every tile of the target, or the
+        IPU or tile range chosen with ``ipu_engine.virtual_graph.on_ipu`` / ``on_tiles``."""
+        return self._tile_ranges[-1] if self._tile_ranges else range(self.target.num_tiles)
 
     # -- variables and constants ------------------------------------------------------
     def pool(self, elem_type: Type) -> ElementPool:

@@ -71,15 +71,20 @@ def output_like(
 ) -> Tensor:
     """A new variable mapped like the first operand that has the output's shape.
 
-    If every operand is broadcast (none has the full shape) the output is spread
-    linearly over the graph's tiles.
+    If every operand is broadcast (none has the full shape), or the operand lies outside
+    the graph's tile range (an op placed on another IPU), the output is spread linearly
+    over the tile range.
     """
     from ipu_engine.poputil import map_tensor_linearly
 
     out = graph.add_variable(dtype, shape, name)
+    tiles = graph.tile_range
     for t in candidates:
         if t.shape == shape:
-            graph.set_tile_mapping_array(out, graph.tile_array(t))
+            mapping = graph.tile_array(t)
+            if mapping.size and (mapping.min() < tiles.start or mapping.max() >= tiles.stop):
+                continue
+            graph.set_tile_mapping_array(out, mapping)
             return out
     map_tensor_linearly(graph, out)
     return out

@@ -1,4 +1,5 @@
-"""Fixtures for engine tests: small IPU Model devices and a helper to run a program."""
+"""Fixtures for engine tests: small IPU Model devices, a helper to run a program, and one
+to find the steps a named program lowered to."""
 
 from __future__ import annotations
 
@@ -27,3 +28,17 @@ def run_program(graph: Graph, device, prog, inputs: dict[str, np.ndarray] | None
         engine.write_tensor(name, value)
     engine.run(0)
     return engine, {name: engine.read_tensor(name) for name in reads}
+
+
+def steps_under(exe, program_name: str) -> list:
+    """The lowered steps inside the program called ``program_name`` (via the program tree)."""
+    nodes = exe.lowering.nodes
+
+    def inside(index: int) -> bool:
+        while index >= 0:
+            if nodes[index].name == program_name:
+                return True
+            index = nodes[index].parent
+        return False
+
+    return [s for s in exe.steps if inside(s.facts["node"])]

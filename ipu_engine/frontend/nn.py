@@ -1,0 +1,251 @@
+"""A small layer set in PopTorch's spirit: ``Linear``, ``ReLU``, ``Sigmoid``, ``Tanh``,
+``Softmax`` and ``Sequential``, the ``CrossEntropyLoss`` and ``MSELoss`` losses, and
+``begin_block`` to place layers on IPUs.
+
+Weights are host numpy arrays (``Linear.weight`` is [in, out]: ``y = x @ W + b``). Calling
+a layer on a traced tensor records its forward ops and, on the trace's tape, what its
+backward needs; ``backward`` then writes every gradient with traced ops too, so the
+gradients are explicit library ops in the graph, under ``<layer>/grad`` scopes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.debug import name_scope
+from ipu_engine.errors import GraphError, ShapeError
+from ipu_engine.frontend import ops
+from ipu_engine.frontend.ir import (
+    TapeEntry,
+    Trace,
+    current_placement,
+    pipeline_stage,
+    placed,
+    shard,
+)
+from ipu_engine.frontend.traced import TracedTensor, active_trace, user_line
+from ipu_engine.types import FLOAT
+
+Grads = dict[str, TracedTensor]
+
+
+class Layer:
+    """A layer: ``forward`` gives (output, saved); ``backward`` the input and weight grads."""
+
+    def __init__(self, name: str | None = None) -> None:
+        self.name = name or type(self).__name__.lower()
+        self.named = name is not None
+        self.block_ipu: int | None = None  # set by begin_block
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def load_parameters(self, values: dict[str, np.ndarray]) -> None:
+        for name, array in self.parameters().items():
+            if name in values:
+                array[...] = values[name]
+
+    def __call__(self, *args: Any) -> TracedTensor:
+        trace = active_trace(*args)
+        shard_now, stage_now = current_placement()
+        with name_scope(self.name):
+            out, saved = self.forward(*args)
+        inputs = tuple(a.node for a in args if isinstance(a, TracedTensor))
+        trace.tape.append(TapeEntry(self, saved, inputs, out.node, shard_now, stage_now))
+        return out
+
+    def forward(self, *args: Any) -> tuple[TracedTensor, Any]:
+        raise NotImplementedError
+
+    def backward(self, saved: Any, grad: TracedTensor, need_input: bool) -> tuple[Any, Grads]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def begin_block(layer: Layer, ipu_id: int) -> Layer:
+    """PopTorch's ``BeginBlock``: ``layer`` and those after it run on IPU ``ipu_id`` -- as
+    the next pipeline stage (inference and training), or as a shard when the options'
+    ``execution_strategy`` is "sharded"."""
+    layer.block_ipu = int(ipu_id)
+    return layer
+
+
+class Linear(Layer):
+    """``y = x @ weight + bias`` with weights drawn as PyTorch does, U(-1/sqrt(in), 1/sqrt(in))."""
+
+    def __init__(
+        self, in_features: int, out_features: int, name: str | None = None, seed: int | None = None
+    ) -> None:
+        super().__init__(name)
+        rng = np.random.default_rng(seed)
+        bound = 1.0 / np.sqrt(in_features)
+        shape = (in_features, out_features)
+        self.weight = rng.uniform(-bound, bound, shape).astype(np.float32)
+        self.bias = rng.uniform(-bound, bound, out_features).astype(np.float32)
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        return {f"{self.name}.weight": self.weight, f"{self.name}.bias": self.bias}
+
+    def forward(self, x: TracedTensor) -> tuple[TracedTensor, Any]:
+        if x.ndim != 2 or x.shape[1] != self.weight.shape[0]:
+            raise ShapeError(
+                f"{user_line()}: {self.name} takes [batch, {self.weight.shape[0]}] inputs, got "
+                f"{x.node.describe()}"
+            )
+        w = _param(x.trace, f"{self.name}.weight", self.weight)
+        b = _param(x.trace, f"{self.name}.bias", self.bias)
+        return x @ w + b, (x, w)
+
+    def backward(self, saved: Any, grad: TracedTensor, need_input: bool) -> tuple[Any, Grads]:
+        x, w = saved
+        grads = {f"{self.name}.weight": x.T @ grad, f"{self.name}.bias": grad.sum(axis=0)}
+        return (grad @ w.T if need_input else None), grads
+
+
+class _NonLinearity(Layer):
+    kind = ""
+
+    def forward(self, x: TracedTensor) -> tuple[TracedTensor, Any]:
+        y = getattr(ops, self.kind)(x)
+        return y, y
+
+    def backward(self, saved: Any, grad: TracedTensor, need_input: bool) -> tuple[Any, Grads]:
+        return ops.nonlinearity_grad(self.kind, saved, grad), {}
+
+
+class ReLU(_NonLinearity):
+    kind = "relu"
+
+
+class Sigmoid(_NonLinearity):
+    kind = "sigmoid"
+
+
+class Tanh(_NonLinearity):
+    kind = "tanh"
+
+
+class Softmax(Layer):
+    """Softmax over the last axis."""
+
+    def forward(self, x: TracedTensor) -> tuple[TracedTensor, Any]:
+        y = ops.softmax(x)
+        return y, y
+
+    def backward(self, saved: Any, grad: TracedTensor, need_input: bool) -> tuple[Any, Grads]:
+        y = saved
+        return y * (grad - (grad * y).sum(axis=-1, keepdims=True)), {}
+
+
+class Sequential(Layer):
+    """Layers applied in order; unnamed ones are called ``<type><index>`` (``linear0``)."""
+
+    def __init__(self, *layers: Layer, name: str | None = None) -> None:
+        super().__init__(name or "sequential")
+        self.named = name is not None
+        self.layers = list(layers)
+        for i, layer in enumerate(self.layers):
+            if not layer.named:
+                layer.name = f"{type(layer).__name__.lower()}{i}"
+        names = [layer.name for layer in self.layers]
+        duplicate = next((n for n in names if names.count(n) > 1), None)
+        if duplicate:
+            raise GraphError(f"two layers of the Sequential are called {duplicate!r}")
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        return {k: v for layer in self.layers for k, v in layer.parameters().items()}
+
+    def __call__(self, x: TracedTensor) -> TracedTensor:  # type: ignore[override]
+        trace = active_trace(x)
+        # as PopTorch: once any layer begins a block, the layers before the first block
+        # are block 0 on IPU 0, and each begin_block starts the next block
+        blocks = any(layer.block_ipu is not None for layer in self.layers)
+        stage, ipu = (0, 0) if blocks else (-1, None)
+        with name_scope(self.name) if self.named else contextlib.nullcontext():
+            for i, layer in enumerate(self.layers):
+                if layer.block_ipu is not None:
+                    stage, ipu = stage + (i > 0), layer.block_ipu
+                with _block(trace, stage, ipu):
+                    x = layer(x)
+        return x
+
+
+@contextlib.contextmanager
+def _block(trace: Trace, stage: int, ipu: int | None) -> Iterator[None]:
+    if ipu is None:
+        yield
+    elif trace.pipelined_blocks:
+        with pipeline_stage(stage, ipu):
+            yield
+    else:
+        with shard(ipu):
+            yield
+
+
+def _param(trace: Trace, name: str, value: np.ndarray) -> TracedTensor:
+    return TracedTensor(trace, trace.param(name, value, FLOAT))
+
+
+class CrossEntropyLoss(Layer):
+    """Mean cross-entropy of softmax(logits) [B, C] against integer labels [B]."""
+
+    def forward(self, logits: TracedTensor, labels: TracedTensor) -> tuple[TracedTensor, Any]:
+        per_sample = ops.softmax_cross_entropy(logits, labels)
+        return per_sample.mean(), (per_sample, logits.shape[0])
+
+    def backward(self, saved: Any, grad: Any = None, need_input: bool = True) -> tuple[Any, Grads]:
+        per_sample, batch = saved
+        return ops.softmax_cross_entropy_grad(per_sample) * (1.0 / batch), {}
+
+
+class MSELoss(Layer):
+    """Mean squared error of predictions against float targets of the same shape."""
+
+    def forward(self, pred: TracedTensor, target: TracedTensor) -> tuple[TracedTensor, Any]:
+        if pred.shape != target.shape:
+            raise ShapeError(
+                f"{user_line()}: MSELoss needs predictions and targets of one shape; got "
+                f"{pred.node.describe()} and {target.node.describe()}"
+            )
+        diff = pred - target
+        return (diff * diff).mean(), diff
+
+    def backward(self, saved: Any, grad: Any = None, need_input: bool = True) -> tuple[Any, Grads]:
+        return saved * (2.0 / saved.size), {}
+
+
+def backward(trace: Trace) -> Grads:
+    """The gradient of the traced loss (the tape's last entry) for every weight.
+
+    Each layer's backward runs on the IPU (and in the stage) of its forward, inside
+    ``<layer>/grad``. The model must be a chain: each layer takes the one before's output.
+    """
+    if not trace.tape or not isinstance(trace.tape[-1].layer, CrossEntropyLoss | MSELoss):
+        raise GraphError("backward needs a traced loss (CrossEntropyLoss or MSELoss) last")
+    loss, layers = trace.tape[-1], trace.tape[:-1]
+    with placed(loss.shard, loss.stage), name_scope(loss.layer.name), name_scope("grad"):
+        grad, _ = loss.layer.backward(loss.saved)
+    expected = loss.inputs[0]
+    grads: Grads = {}
+    for i, entry in enumerate(reversed(layers)):
+        if entry.output is not expected:
+            raise GraphError(
+                f"{entry.output.where()}: training needs the model to be a chain of layers; "
+                f"{entry.layer.name} does not feed the layer after it"
+            )
+        need_input = i < len(layers) - 1
+        with (
+            placed(entry.shard, entry.stage),
+            name_scope(entry.layer.name),
+            name_scope("grad"),
+        ):
+            grad, weight_grads = entry.layer.backward(entry.saved, grad, need_input)
+        grads |= weight_grads
+        expected = entry.inputs[0] if entry.inputs else expected
+    return grads

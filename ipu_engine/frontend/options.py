@@ -1,0 +1,80 @@
+"""Options of a framework-level program, in PopTorch's spirit: the target, how many times it
+runs on the device per call, replication, gradient accumulation, and engine options.
+
+How a host batch is cut: its first axis holds ``device_iterations`` x
+``gradient_accumulation`` x ``replication_factor`` micro-batches, in that order (the
+iteration slowest, the replica fastest), each fed to its replica through an infeed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ipu_engine.errors import OptionError
+from ipu_engine.target import Device, IPUModel
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``compile``, ``function``, ``pipeline`` and the model wrappers run with."""
+
+    ipu_version: str = "ipu2"
+    num_ipus: int | None = None  # default: replication_factor x the IPUs the program uses
+    tiles_per_ipu: int | None = None  # fewer tiles than the real IPU, for quick experiments
+    device_iterations: int = 1  # on-device loop (pipelines: micro-batches) per call
+    replication_factor: int = 1
+    gradient_accumulation: int = 1  # micro-batches per weight update (training)
+    engine_options: Mapping[str, Any] | None = None  # Poplar engine options, e.g. autoReport
+    name: str | None = None  # the engine program's name (its report folder)
+    execution_strategy: str = "pipelined"  # what nn.begin_block blocks are: or "sharded"
+
+    def __post_init__(self) -> None:
+        for key in ("device_iterations", "replication_factor", "gradient_accumulation"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise OptionError(f"option {key!r} must be an integer >= 1, got {value!r}")
+        if self.execution_strategy not in ("pipelined", "sharded"):
+            raise OptionError(
+                f"option 'execution_strategy' must be 'pipelined' or 'sharded', got "
+                f"{self.execution_strategy!r}"
+            )
+        if self.num_ipus is not None and (not isinstance(self.num_ipus, int) or self.num_ipus < 1):
+            raise OptionError(f"option 'num_ipus' must be an integer >= 1, got {self.num_ipus!r}")
+        if self.num_ipus is not None and self.num_ipus % self.replication_factor:
+            raise OptionError(
+                f"num_ipus={self.num_ipus} cannot be shared by replication_factor="
+                f"{self.replication_factor} replicas: use a multiple of it"
+            )
+
+    @property
+    def ipus_per_replica(self) -> int | None:
+        return None if self.num_ipus is None else self.num_ipus // self.replication_factor
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Options:
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise OptionError(f"unknown option {unknown[0]!r}; known options: {sorted(known)}")
+        return dataclasses.replace(self, **overrides) if overrides else self
+
+    def target_text(self) -> str:
+        ipus = self.ipus_per_replica
+        if ipus is None:
+            return self.ipu_version
+        if self.replication_factor > 1:
+            return f"each of the {self.replication_factor} replicas on {self.ipu_version}"
+        return self.ipu_version
+
+    def device(self, ipus_per_replica: int) -> Device:
+        """The IPU Model device: ``replication_factor`` x ``ipus_per_replica`` IPUs."""
+        num_ipus = self.num_ipus or ipus_per_replica * self.replication_factor
+        return IPUModel(self.ipu_version, num_ipus, self.tiles_per_ipu).create_device()
+
+
+def resolve(options: Options | None, overrides: Mapping[str, Any]) -> Options:
+    if options is not None and not isinstance(options, Options):
+        raise OptionError(f"options must be an ipu_engine.Options, got {type(options).__name__}")
+    return (options or Options()).with_overrides(overrides)
