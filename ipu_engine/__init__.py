@@ -4,9 +4,6 @@ Build a graph (variables, tile mapping, compute sets of vertices, programs), com
 into an Engine, run it with numpy, and read the results; Poplar's names in snake_case.
 """
 
-import types as _types
-
-import ipu_engine.compile as _compiler
 import ipu_engine.frontend as _frontend
 from ipu_engine.debug import name_scope
 from ipu_engine.engine import Engine
@@ -74,18 +71,9 @@ from ipu_engine.types import (
 from ipu_engine.vertex import InOut, Input, Output, State, Vector, Vertex
 from ipu_engine.virtual_graph import create_virtual_graph, on_ipu, on_tiles
 
-
-class _CompilePackage(_types.ModuleType):
-    """``ipu_engine.compile`` is the engine's compiler package and, called as
-    ``ipu_engine.compile(fn, inputs, ...)``, the front-end's compile: it stays the package
-    so that dotted paths into it (``ipu_engine.compile.lower``) keep working."""
-
-    def __call__(self, fn, inputs, options=None, **overrides):  # noqa: ANN001, ANN204
-        return _frontend.compile(fn, inputs, options, **overrides)
-
-
-_compiler.__class__ = _CompilePackage
-compile = _compiler
+# ``ipu_engine.compile(fn, inputs)`` traces and runs ``fn`` (the engine's own compiler
+# lives in ``ipu_engine.compiler``).
+compile = _frontend.compile
 
 __version__ = "0.1.0"
 

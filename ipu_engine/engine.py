@@ -16,7 +16,7 @@ import numpy as np
 
 from ipu_engine import pvti
 from ipu_engine.access import Access, Memory
-from ipu_engine.compile.executable import Executable, compile_programs
+from ipu_engine.compiler.executable import Executable, compile_programs
 from ipu_engine.errors import (
     EngineError,
     ExecutionError,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ipu_engine.access import Memory
-from ipu_engine.compile.steps import Block, Branch, CallNode, Loop, Node, StepNode, WhileLoop
+from ipu_engine.compiler.steps import Block, Branch, CallNode, Loop, Node, StepNode, WhileLoop
 
 Runner = Callable[["RunContext"], None]
 

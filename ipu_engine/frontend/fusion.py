@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ipu_engine.compile.checks import finalize_pending_edges
+from ipu_engine.compiler.checks import finalize_pending_edges
 from ipu_engine.errors import EngineError
 from ipu_engine.graph import Graph
 from ipu_engine.program import Copy, Execute, Program, Sequence

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.compile.executable import Executable
+from ipu_engine.compiler.executable import Executable
 from ipu_engine.errors import OutOfMemoryError
 from ipu_engine.graph import Graph
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ipu_engine.arrays import unique_counts
-from ipu_engine.compile.steps import Step, StepKind
-from ipu_engine.compile.vertex_plans import CodeletGroup, ComputeSetPlan
+from ipu_engine.compiler.steps import Step, StepKind
+from ipu_engine.compiler.vertex_plans import CodeletGroup, ComputeSetPlan
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 from ipu_engine.model.exchange import ExchangeTraffic
 from ipu_engine.target import Target

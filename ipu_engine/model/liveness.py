@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.compile.steps import Step
+from ipu_engine.compiler.steps import Step
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ipu_engine.arrays import unique_counts
-from ipu_engine.compile.steps import Step, StepKind
+from ipu_engine.compiler.steps import Step, StepKind
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 from ipu_engine.model.cycles import ComputeSetCycles
 from profiler_core.model.kinds import MemoryCategory as M

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ipu_engine.compile.executable import Executable
+from ipu_engine.compiler.executable import Executable
 from ipu_engine.graph import Graph
 from ipu_engine.model.compile_model import CompileModel
 from ipu_engine.options import EngineOptions

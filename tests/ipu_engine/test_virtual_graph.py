@@ -17,7 +17,7 @@ from ipu_engine import (
     popops,
     poputil,
 )
-from ipu_engine.compile.steps import StepKind
+from ipu_engine.compiler.steps import StepKind
 from ipu_engine.debug import caller_location, source_location
 from tests.ipu_engine.conftest import run_program
 

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.access import Access
-from ipu_engine.compile.access_sets import (
+from ipu_engine.compiler.access_sets import (
     ComputeSetFacts,
     compute_set_facts,
     copy_exchange,
     variables_of,
 )
-from ipu_engine.compile.steps import (
+from ipu_engine.compiler.steps import (
     Block,
     Branch,
     CallNode,
@@ -36,7 +36,7 @@ from ipu_engine.compile.steps import (
     StepNode,
     WhileLoop,
 )
-from ipu_engine.compile.vertex_plans import ComputeSetPlan
+from ipu_engine.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.errors import GraphError, ProgramError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.model.exchange import ExchangePlan

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ipu_engine.arrays import unique
-from ipu_engine.compile.vertex_plans import ComputeSetPlan
+from ipu_engine.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.graph import Graph
 from ipu_engine.model.exchange import ExchangePlan, Transfer, plan_exchange
 from ipu_engine.tensor import Tensor

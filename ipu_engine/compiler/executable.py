@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ipu_engine.compile.checks import check_tile_mapping, check_vertices
-from ipu_engine.compile.lower import Lowering
-from ipu_engine.compile.steps import Node, Step
-from ipu_engine.compile.vertex_plans import ComputeSetPlan
+from ipu_engine.compiler.checks import check_tile_mapping, check_vertices
+from ipu_engine.compiler.lower import Lowering
+from ipu_engine.compiler.steps import Node, Step
+from ipu_engine.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.errors import ProgramError
 from ipu_engine.executor import Runner, build_runner
 from ipu_engine.graph import Graph
