@@ -28,9 +28,10 @@ def operation_contexts(debug: Any) -> np.ndarray:
     is ignored, so a damaged file cannot send the walk round a cycle."""
     ops, apis = debug.op, debug.api
     parents = np.asarray(debug.parent).tolist()
+    is_call = [bool(op) and api == op for op, api in zip(ops, apis, strict=True)]
     owner = list(range(len(ops)))
     for i, up in enumerate(parents):
-        if not (ops[i] and apis[i] == ops[i]) and 0 <= up < i:
+        if not is_call[i] and 0 <= up < i and is_call[owner[up]]:
             owner[i] = owner[up]
     return np.array(owner, dtype=np.int64)
 
