@@ -36,7 +36,8 @@ _CLASS_OF_KIND[StepKind.SYNC] = 2
 
 @dataclass(frozen=True)
 class OperationsTable:
-    """One row per group, most cycles first; "" is the group without an op/layer/context."""
+    """One row per group that has steps, compute sets or variables, most cycles first; ""
+    is the group without an op, layer or context."""
 
     group_by: str
     labels: list[str]
@@ -131,8 +132,11 @@ def _sum_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
 
 
 def _most_cycles_first(table: OperationsTable) -> OperationsTable:
+    """Rows by cycles, then memory, then label; groups with nothing in them are left out."""
     labels = np.arange(len(table))  # labels are sorted, so row order breaks ties by label
     order = np.lexsort((labels, -table.variable_bytes, -table.total_cycles))
+    used = (table.step_executions > 0) | (table.compute_sets > 0) | (table.variables > 0)
+    order = order[used[order]]
     columns = {
         name: getattr(table, name)[order]
         for name in table.__dataclass_fields__
