@@ -92,6 +92,15 @@ def checked_graph(report: Any) -> GraphData:
     return graph
 
 
+def checked_step_labels(report: Any) -> ProgramData:
+    """The programs, with the kinds and names of steps checked (what a list of steps shows)."""
+    programs = report.programs
+    strings = len(report.graph.strings)
+    _in_range(report, "programs", "step_kind", programs.step_kind, len(StepKind), "step kind")
+    _in_range(report, "programs", "step_name", programs.step_name, strings, "string", low=-1)
+    return programs
+
+
 def checked_programs(report: Any) -> ProgramData:
     """The programs, with compute sets, tiles, IPUs and kinds checked against the other sections."""
     target = checked_target(report)

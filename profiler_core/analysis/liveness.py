@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.checks import checked_liveness, debug_of
+from profiler_core.analysis.checks import checked_liveness, checked_step_labels, debug_of
 from profiler_core.analysis.debug_groups import debug_column
 
 
@@ -45,7 +45,7 @@ class LivenessTable:
 
 def liveness_table(report: Any) -> LivenessTable:
     liveness = checked_liveness(report)
-    programs = report.programs
+    programs = checked_step_labels(report)
     return LivenessTable(
         not_always_live=np.asarray(liveness.step_live_bytes, dtype=np.int64),
         always_live_bytes=int(liveness.always_live_bytes),
