@@ -27,6 +27,8 @@ from profiler_core.model.profile import (
 
 MAX_TILES = 1 << 22
 """More tiles than any IPU system has (4M); a target above it is damaged, not large."""
+MAX_TILE_BYTES = 1 << 40
+"""More bytes than a tile could ever hold; memory above it is damaged, and sums would overflow."""
 
 
 def report_path(report: Any) -> Path | None:
@@ -69,7 +71,11 @@ def checked_memory(report: Any) -> np.ndarray:
             f"memory for {tiles} tiles, but section 'target' has {target.num_tiles} tiles",
         )
     # A newer minor version may append categories; this reader shows the ones it knows.
-    return by_category[: len(MemoryCategory)]
+    by_category = by_category[: len(MemoryCategory)]
+    if by_category.size and (by_category.min() < 0 or by_category.max() > MAX_TILE_BYTES):
+        bad = by_category.min() if by_category.min() < 0 else by_category.max()
+        fail(report, "memory", f"a tile holds {bad} bytes of one category")
+    return by_category
 
 
 def _in_range(

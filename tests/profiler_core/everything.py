@@ -50,9 +50,9 @@ def analyse_everything(path: Path) -> list[ReportError]:
         return errors
     attempt(errors, lambda: report.summary(check_debug=True))
     table = attempt(errors, lambda: memory_table(report))
-    if table is not None:
+    if table is not None:  # the target's tiles are known to be sane only when this worked
         table.per_ipu(False), table.over_limit(90), table.breakdown(np.array([0]))
-    attempt(errors, lambda: variables_on_tiles(report, np.arange(report.target.num_tiles)))
+        attempt(errors, lambda: variables_on_tiles(report, np.arange(table.num_tiles)))
     live = attempt(errors, lambda: liveness_table(report))
     if live is not None and live.peak_step >= 0:
         attempt(errors, lambda: variables_live_at(report, live.peak_step))
