@@ -176,7 +176,17 @@ def checked_runs(report: Any) -> list[RunData]:
 
 
 def checked_run(report: Any, run: int) -> RunData:
-    runs = checked_runs(report)
+    """Run ``run``, after checking every run (a linear pass over their steps)."""
+    return _run_at(report, run, checked_runs(report))
+
+
+def run_at(report: Any, run: int) -> RunData:
+    """Run ``run`` unchecked, for callers that check the slice they use (interactive ones)."""
+    execution = report.execution
+    return _run_at(report, run, [] if execution is None else execution.runs)
+
+
+def _run_at(report: Any, run: int, runs: list[RunData]) -> RunData:
     if not 0 <= run < len(runs):
         raise ReportError(
             report_path(report),

@@ -44,7 +44,9 @@ class MemoryTable:
     def total(self, include_gaps: bool = True) -> np.ndarray:
         """Bytes per tile (computed once per choice, then shared: treat it as read-only)."""
         if include_gaps not in self._totals:
-            self._totals[include_gaps] = self.rows(include_gaps).sum(axis=0)
+            total = self.rows(include_gaps).sum(axis=0)
+            total.flags.writeable = False
+            self._totals[include_gaps] = total
         return self._totals[include_gaps]
 
     def per_ipu(self, include_gaps: bool = True) -> np.ndarray:

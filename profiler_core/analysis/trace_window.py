@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.checks import checked_run, checked_target, fail
+from profiler_core.analysis.checks import checked_target, fail, run_at
 
 MERGED = -1
 """``kind``, ``name`` and ``step`` of a merged span (``kind`` only when its kinds differ)."""
@@ -43,7 +43,7 @@ def trace_window(report: Any, run: int, ipu: int, t0: int, t1: int, width_px: in
     target = checked_target(report)
     if not 0 <= ipu < target.num_ipus:
         raise IndexError(f"IPU {ipu}: the target has IPUs 0 to {target.num_ipus - 1}")
-    r = checked_run(report, run)
+    r = run_at(report, run)  # checking every instance would make each query linear
     programs = report.programs
     if programs.step_cycles.shape != (programs.num_steps, target.num_ipus):
         fail(report, "programs", f"'step_cycles' has shape {programs.step_cycles.shape}")
@@ -51,6 +51,8 @@ def trace_window(report: Any, run: int, ipu: int, t0: int, t1: int, width_px: in
     lo = max(int(np.searchsorted(starts, t0, side="right")) - 1, 0)
     hi = int(np.searchsorted(starts, t1, side="left"))
     steps = r.step_ids[lo:hi]
+    if len(r.start_cycles) != len(r.step_ids):
+        fail(report, "execution", f"run {run} has start cycles and steps of different lengths")
     if steps.size and (int(steps.min()) < 0 or int(steps.max()) >= programs.num_steps):
         fail(report, "execution", f"run {run} executes a step that is not in the programs")
     start = starts[lo:hi]
