@@ -10,6 +10,7 @@ import numpy as np
 from profiler_core.analysis.checks import checked_programs, checked_runs
 from profiler_core.analysis.memory import MemoryTable, memory_table
 from profiler_core.model.kinds import MemoryCategory, StepKind
+from profiler_core.model.profile import ProgramData, RunData
 from profiler_core.report import Report
 
 
@@ -37,7 +38,7 @@ class ReportColumns:
         return self.memory.total(False) - not_always
 
     @cached_property
-    def programs(self) -> object:
+    def programs(self) -> ProgramData:
         return checked_programs(self.report)
 
     @cached_property
@@ -61,7 +62,7 @@ class ReportColumns:
         return _groups(p.exch_step, p.num_steps)
 
     @cached_property
-    def runs(self) -> list:
+    def runs(self) -> list[RunData]:
         return checked_runs(self.report)
 
     @cached_property
