@@ -19,8 +19,8 @@ from popvision_py.viewmodels.format import (
     format_percent,
     format_seconds,
 )
-from popvision_py.viewmodels.memory_data import checked_memory_table
 from popvision_py.viewmodels.opened import OpenedReport
+from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
 from profiler_core.report import Report
 
@@ -91,7 +91,7 @@ def target_rows(report: Report) -> list[SummaryRow]:
 
 
 def memory_rows(report: Report) -> list[SummaryRow]:
-    table = checked_memory_table(report)
+    table = memory_table(report)
     capacity = table.bytes_per_tile * table.num_tiles
     with_gaps, without_gaps = table.total(True), table.total(False)
     total = int(with_gaps.sum())

@@ -3,11 +3,14 @@ that live on a set of tiles."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from profiler_core.analysis.checks import checked_graph, checked_memory, debug_of, fail
+from profiler_core.analysis.debug_groups import debug_column
 from profiler_core.model.kinds import ELEMENT_TYPES, MemoryCategory
 
 
@@ -18,6 +21,7 @@ class MemoryTable:
     by_category: np.ndarray  # int64 (categories, tiles)
     bytes_per_tile: int
     tiles_per_ipu: int
+    _totals: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def num_tiles(self) -> int:
@@ -33,34 +37,51 @@ class MemoryTable:
 
     def rows(self, include_gaps: bool = True) -> np.ndarray:
         """The category rows shown: all of them, or all but the gaps."""
+        if include_gaps:
+            return self.by_category
         return self.by_category[[int(c) for c in self.categories(include_gaps)]]
 
     def total(self, include_gaps: bool = True) -> np.ndarray:
-        """Bytes per tile."""
-        return self.rows(include_gaps).sum(axis=0)
+        """Bytes per tile (computed once per choice, then shared: treat it as read-only)."""
+        if include_gaps not in self._totals:
+            total = self.rows(include_gaps).sum(axis=0)
+            total.flags.writeable = False
+            self._totals[include_gaps] = total
+        return self._totals[include_gaps]
 
     def per_ipu(self, include_gaps: bool = True) -> np.ndarray:
         """Bytes per IPU and category, shape (IPUs, categories shown)."""
         rows = self.rows(include_gaps)
         return rows.reshape(rows.shape[0], self.num_ipus, self.tiles_per_ipu).sum(axis=2).T
 
-    def over_limit(self) -> np.ndarray:
-        """Tiles whose memory, gaps included, is more than a tile has."""
-        return np.flatnonzero(self.total(True) > self.bytes_per_tile)
+    def over_limit(self, percent: float = 100.0) -> np.ndarray:
+        """Tiles whose memory, gaps included, is above ``percent`` of what a tile has."""
+        return np.flatnonzero(self.total(True) * 100.0 > self.bytes_per_tile * percent)
 
     def breakdown(self, tiles: np.ndarray, include_gaps: bool = True) -> np.ndarray:
         """Bytes per category summed over ``tiles`` (categories as ``categories()``)."""
-        return self.rows(include_gaps)[:, np.asarray(tiles, dtype=np.int64)].sum(axis=1)
+        return self.rows(include_gaps)[:, self._tiles(tiles)].sum(axis=1)
 
     def percent_of_tile(self, include_gaps: bool = True) -> np.ndarray:
         return 100.0 * self.total(include_gaps) / self.bytes_per_tile
 
+    def _tiles(self, tiles: np.ndarray) -> np.ndarray:
+        tiles = np.asarray(tiles, dtype=np.int64)
+        if tiles.size and (tiles.min() < 0 or tiles.max() >= self.num_tiles):
+            raise IndexError(f"tiles go from 0 to {self.num_tiles - 1}")
+        return tiles
+
 
 def memory_table(report: Any) -> MemoryTable:
+    """The memory of every tile; raises ReportError when the section does not fit the target."""
+    by_category = checked_memory(report)
+    target = report.target
+    if target.bytes_per_tile < 1:
+        fail(report, "target", f"{target.bytes_per_tile} bytes per tile")
     return MemoryTable(
-        np.asarray(report.memory.by_category, dtype=np.int64),
-        int(report.target.bytes_per_tile),
-        int(report.target.tiles_per_ipu),
+        np.asarray(by_category, dtype=np.int64),
+        int(target.bytes_per_tile),
+        int(target.tiles_per_ipu),
     )
 
 
@@ -76,13 +97,22 @@ class VariablesOnTiles:
     is_constant: np.ndarray  # bool
     names: list[str]
     types: list[str]
-    shapes: list[str]
     debug_names: list[str]  # the debug context's name ("" without debug.cbor)
     layers: list[str]
     ops: list[str]
+    _shape_offsets: np.ndarray = field(repr=False, compare=False)
+    _shape_dims: np.ndarray = field(repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.var)
+
+    @cached_property
+    def shapes(self) -> list[str]:
+        """``[2,3]`` per row; made when first asked for (a person reads a few of them)."""
+        begin = self._shape_offsets[self.var].tolist()
+        end = self._shape_offsets[self.var + 1].tolist()
+        dims = self._shape_dims.tolist()
+        return ["[" + ",".join(map(str, dims[b:e])) + "]" for b, e in zip(begin, end, strict=True)]
 
     def matching(self, text: str) -> np.ndarray:
         """Rows whose name, debug context, layer or op contains ``text`` (case-insensitive)."""
@@ -95,22 +125,31 @@ class VariablesOnTiles:
 
 
 def variables_on_tiles(report: Any, tiles: np.ndarray, debug: Any = None) -> VariablesOnTiles:
-    """Every variable with elements on ``tiles``; ``debug`` (a DebugData) adds contexts."""
-    g = report.graph
+    """Every variable with elements on ``tiles``, largest first.
+
+    ``debug`` (a DebugData) adds debug contexts; by default they come from the report when
+    its debug.cbor loads.
+    """
+    g = checked_graph(report)
+    debug = debug_of(report, debug)
     num_tiles = report.target.num_tiles
     selected = np.zeros(num_tiles, dtype=bool)
-    selected[np.asarray(tiles, dtype=np.int64)] = True
+    tiles = np.asarray(tiles, dtype=np.int64)
+    if tiles.size and (tiles.min() < 0 or tiles.max() >= num_tiles):
+        raise IndexError(f"tiles go from 0 to {num_tiles - 1}")
+    selected[tiles] = True
     in_selection = selected[g.region_tile]
     region_var = g.region_var[in_selection].astype(np.int64)
-    elem_size = np.where(g.var_elements > 0, g.var_bytes // np.maximum(g.var_elements, 1), 0)
+    region_tile = g.region_tile[in_selection].astype(np.int64)
+    elem_size = g.var_bytes // np.maximum(g.var_elements, 1)
     region_bytes = g.region_elements[in_selection] * elem_size[region_var]
-    n = len(g.var_name)
-    per_var = np.bincount(region_var, weights=region_bytes, minlength=n).astype(np.int64)
-    pair = np.unique(region_var * num_tiles + g.region_tile[in_selection])
+    n = g.num_variables
+    per_var = np.zeros(n, dtype=np.int64)
+    np.add.at(per_var, region_var, region_bytes)  # exact integers, unlike bincount's floats
+    pair = np.unique(region_var * num_tiles + region_tile)
     tile_count = np.bincount(pair // num_tiles, minlength=n)
     var = np.flatnonzero(per_var)
     var = var[np.lexsort((var, -per_var[var]))]
-    strings = g.strings
     debug_ids = g.var_debug[var]
     return VariablesOnTiles(
         var=var,
@@ -119,17 +158,15 @@ def variables_on_tiles(report: Any, tiles: np.ndarray, debug: Any = None) -> Var
         tiles=tile_count[var].astype(np.int64),
         always_live=g.var_always_live[var].astype(bool),
         is_constant=g.var_is_constant[var].astype(bool),
-        names=strings.take(g.var_name[var]),
-        types=[ELEMENT_TYPES[t] for t in g.var_type[var].tolist()],
-        shapes=["[" + ",".join(map(str, g.shape_of(int(v)))) + "]" for v in var.tolist()],
-        debug_names=_debug_column(debug, "name", debug_ids),
-        layers=_debug_column(debug, "layer", debug_ids),
-        ops=_debug_column(debug, "op", debug_ids),
+        names=g.strings.take(g.var_name[var]),
+        types=[_type_name(t) for t in g.var_type[var].tolist()],
+        debug_names=debug_column(debug, "name", debug_ids),
+        layers=debug_column(debug, "layer", debug_ids),
+        ops=debug_column(debug, "op", debug_ids),
+        _shape_offsets=g.var_shape_offsets,
+        _shape_dims=g.var_shape_dims,
     )
 
 
-def _debug_column(debug: Any, column: str, ids: np.ndarray) -> list[str]:
-    if debug is None:
-        return [""] * len(ids)
-    values = getattr(debug, column)
-    return [values[i] if 0 <= i < len(values) else "" for i in ids.tolist()]
+def _type_name(code: int) -> str:
+    return ELEMENT_TYPES[code] if code < len(ELEMENT_TYPES) else f"type {code}"

@@ -8,9 +8,10 @@ import numpy as np
 
 
 class Strings:
-    """Immutable list of strings; ``strings[i]`` decodes one, ``index_of`` finds one."""
+    """Immutable list of strings; ``strings[i]`` decodes one. ``blob`` may be a view of a
+    file's bytes (the reader's), which it then keeps alive."""
 
-    def __init__(self, blob: bytes, offsets: np.ndarray) -> None:
+    def __init__(self, blob: bytes | memoryview, offsets: np.ndarray) -> None:
         self.blob = blob
         self.offsets = np.asarray(offsets, dtype=np.int64)
         self._decoded: list[str] | None = None
@@ -33,14 +34,14 @@ class Strings:
         if not 0 <= index < len(self):
             raise IndexError(f"string {index} of {len(self)}")
         begin, end = int(self.offsets[index]), int(self.offsets[index + 1])
-        return self.blob[begin:end].decode("utf-8", errors="replace")
+        return str(self.blob[begin:end], "utf-8", "replace")
 
     def tolist(self) -> list[str]:
         if self._decoded is None:
             offsets = self.offsets.tolist()
             blob = self.blob
             self._decoded = [
-                blob[offsets[i] : offsets[i + 1]].decode("utf-8", errors="replace")
+                str(blob[offsets[i] : offsets[i + 1]], "utf-8", "replace")
                 for i in range(len(offsets) - 1)
             ]
         return self._decoded

@@ -25,10 +25,10 @@ from profiler_core.model.profile import (
     ProgramData,
     TargetInfo,
 )
+from profiler_core.report.summary import SECTIONS, ReportSummary, report_summary
 
 PROFILE_FILE = "profile.pop"
 DEBUG_FILE = "debug.cbor"
-SECTIONS = ("target", "graph", "memory", "liveness", "programs", "execution", "debug")
 
 Progress = Callable[[float, str], None]
 Cancel = Callable[[], bool]
@@ -56,6 +56,20 @@ class Report:
             found.append(self.debug_path)
         found += sorted(self.folder.glob("*.pvti"))
         return found
+
+    @property
+    def format_version(self) -> str:
+        """``major.minor`` of the profile.pop format, known as soon as the file is open."""
+        return f"{self._reader.format_major}.{self._reader.format_minor}"
+
+    def summary(self, check_debug: bool = False) -> ReportSummary:
+        """What the Summary view shows first (see ``report_summary``)."""
+        return report_summary(self, check_debug)
+
+    @property
+    def debug_loaded(self) -> bool:
+        """Whether debug.cbor has been read (successfully or not)."""
+        return self._debug is not None
 
     @property
     def header(self) -> Header:
@@ -93,7 +107,7 @@ class Report:
         if self._debug is None:
             try:
                 debug = read_debug(self.debug_path)
-                check_pair(self.header, debug)
+                check_pair(self.header, debug, self.debug_path)
                 self._debug = debug
             except ReportError as error:
                 self._debug = error

@@ -98,7 +98,10 @@ def test_a_memory_section_that_disagrees_with_the_target_is_named(
     wait_loaded(qtbot, window)
     memory = window.view("Memory")
     assert memory.showing_message()
-    assert "1472 tiles, but the target has 15 categories x 1000 tiles" in memory.message.text()
+    assert (
+        "section 'memory': memory for 1472 tiles, but section 'target' has 1000 tiles"
+        in memory.message.text()
+    )
     assert "Not available" in [
         label for (section, label) in window.view("Summary").value_labels if section == "Memory"
     ]

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from popvision_py.viewmodels.memory import Layout, MemoryViewModel
-from popvision_py.viewmodels.memory_data import checked_memory_table
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.pixels import column_ranges, column_tiles, stacked_column_image
 from popvision_py.viewmodels.summary import summary_sections
@@ -130,4 +129,4 @@ def test_summary_numbers_come_from_the_report(tutorial4_report):
     peak = report.liveness.always_live_bytes + int(report.liveness.step_live_bytes.max())
     assert f"({peak:,} bytes)" in sections["Liveness"]["Peak liveness"]
     assert set(sections["Report files"]) == {"profile.pop", "debug.cbor"}
-    assert checked_memory_table(report).num_tiles == 1472
+    assert memory_table(report).num_tiles == 1472

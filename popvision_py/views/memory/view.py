@@ -10,12 +10,12 @@ import numpy as np
 from PySide6.QtWidgets import QWidget
 
 from popvision_py.viewmodels.memory import Layout, MemoryViewModel
-from popvision_py.viewmodels.memory_data import checked_memory_table
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.memory.chart import MemoryChart
 from popvision_py.views.memory.controls import MemoryControls
 from popvision_py.views.memory.details import MemoryDetails, VariablesPanel
+from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
 
 
@@ -64,7 +64,7 @@ class MemoryView(ChartDetailsView):
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._drop_charts()
         try:
-            tables = [checked_memory_table(o.report) for o in (opened, other) if o is not None]
+            tables = [memory_table(o.report) for o in (opened, other) if o is not None]
         except ReportError as error:
             return f"The memory of this report cannot be shown.\n\n{error}"
         names = [o.name for o in (opened, other) if o is not None]

@@ -1,0 +1,82 @@
+"""Matching the rows of two tables by key, for comparisons: an outer join in which a row
+found on one side only stays, marked, with zeros on the other side."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Matched:
+    """Rows of A and B matched by key: A's order first, then B's rows A does not have."""
+
+    keys: list[str]
+    in_a: np.ndarray  # bool
+    in_b: np.ndarray  # bool
+    a: dict[str, np.ndarray]  # value columns of A, 0 where the row is not in A
+    b: dict[str, np.ndarray]  # value columns of B, 0 where the row is not in B
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.a)
+
+    def diff(self, column: str) -> np.ndarray:
+        """B minus A."""
+        return self.b[column] - self.a[column]
+
+    def row(self, key: str) -> int:
+        return self.keys.index(key)
+
+
+def occurrence_keys(names: Iterable[str]) -> list[str]:
+    """Unique keys for names that may repeat: ``x``, ``x #2``, ``x #3`` in order of appearance,
+    so the n-th ``partials`` of one report meets the n-th of the other."""
+    seen: dict[str, int] = {}
+    keys = []
+    for name in names:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        keys.append(name if count == 1 else f"{name} #{count}")
+    return keys
+
+
+def match_rows(
+    keys_a: list[str],
+    columns_a: dict[str, np.ndarray],
+    keys_b: list[str],
+    columns_b: dict[str, np.ndarray],
+) -> Matched:
+    """Join two tables on unique keys; both must have the same value columns."""
+    if list(columns_a) != list(columns_b):
+        raise ValueError("both tables need the same columns to be matched")
+    index_a = {key: i for i, key in enumerate(keys_a)}
+    if len(index_a) != len(keys_a):
+        raise ValueError("the keys of A repeat; make them unique with occurrence_keys")
+    index_b = {key: i for i, key in enumerate(keys_b)}
+    if len(index_b) != len(keys_b):
+        raise ValueError("the keys of B repeat; make them unique with occurrence_keys")
+    keys = list(keys_a) + [key for key in keys_b if key not in index_a]
+    rows_a = np.array([index_a.get(key, -1) for key in keys], dtype=np.int64)
+    rows_b = np.array([index_b.get(key, -1) for key in keys], dtype=np.int64)
+    in_a, in_b = rows_a >= 0, rows_b >= 0
+    return Matched(
+        keys=keys,
+        in_a=in_a,
+        in_b=in_b,
+        a={name: _take(values, rows_a) for name, values in columns_a.items()},
+        b={name: _take(values, rows_b) for name, values in columns_b.items()},
+    )
+
+
+def _take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    values = np.asarray(values)
+    out = np.zeros(len(rows), dtype=values.dtype)
+    found = rows >= 0
+    out[found] = values[rows[found]]
+    return out

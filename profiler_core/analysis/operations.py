@@ -1,0 +1,147 @@
+"""Operations: cycles, vertices, code, memory and FLOPs per library op, layer, operation
+name or debug context.
+
+Cycles: every executed step instance of the runs counted is attributed to its debug
+context (``step_debug``; the Sync and exchanges of an Execute carry its compute set's
+context) and split into compute (OnTileExecute), exchange (DoExchange, GlobalExchange),
+sync (Sync) and other (stream copies, control, prints). Vertices, vertex types, vertex
+code (each vertex type once per tile it runs on) and FLOPs per execution come from the
+vertex counts through their compute set's context (``cs_debug``); memory is the bytes of
+the variables created in the group (``var_debug``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from profiler_core.analysis.checks import (
+    check_debug_ids,
+    checked_graph,
+    checked_programs,
+    checked_runs,
+    debug_of,
+)
+from profiler_core.analysis.debug_groups import debug_groups
+from profiler_core.model.kinds import StepKind
+
+CYCLE_CLASSES = ("compute", "exchange", "sync", "other")
+_CLASS_OF_KIND = np.full(len(StepKind), 3, dtype=np.int64)
+_CLASS_OF_KIND[StepKind.ON_TILE_EXECUTE] = 0
+_CLASS_OF_KIND[[StepKind.DO_EXCHANGE, StepKind.GLOBAL_EXCHANGE]] = 1
+_CLASS_OF_KIND[StepKind.SYNC] = 2
+
+
+@dataclass(frozen=True)
+class OperationsTable:
+    """One row per group that has steps, compute sets or variables, most cycles first; ""
+    is the group without an op, layer or context."""
+
+    group_by: str
+    labels: list[str]
+    compute_cycles: np.ndarray  # int64
+    exchange_cycles: np.ndarray  # int64
+    sync_cycles: np.ndarray  # int64
+    other_cycles: np.ndarray  # int64
+    step_executions: np.ndarray  # int64 executed step instances
+    compute_sets: np.ndarray  # int64 compute sets whose context is in the group
+    vertices: np.ndarray  # int64
+    vertex_types: np.ndarray  # int64 distinct vertex types
+    code_bytes: np.ndarray  # int64 vertex code: each type once per tile it runs on
+    variables: np.ndarray  # int64 variables created in the group
+    variable_bytes: np.ndarray  # int64
+    flops: np.ndarray  # int64 per execution of every compute set of the group
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def total_cycles(self) -> np.ndarray:
+        return self.compute_cycles + self.exchange_cycles + self.sync_cycles + self.other_cycles
+
+    def row(self, label: str) -> int:
+        """The row of ``label``; KeyError when there is none."""
+        return self.labels.index(label)
+
+
+def operations_table(
+    report: Any, group_by: str = "op", run: int | None = None, debug: Any = None
+) -> OperationsTable:
+    """Operations grouped ``group_by`` ("op", "layer", "name" or "context") over run ``run``,
+    or every run when None. A damaged debug.cbor raises its ReportError."""
+    graph = checked_graph(report)
+    programs = checked_programs(report)
+    runs = checked_runs(report)
+    if run is not None:
+        if not 0 <= run < len(runs):
+            raise IndexError(f"run {run}: the report has {len(runs)} run(s)")
+        runs = [runs[run]]
+    debug = debug_of(report, debug, strict=True)
+    check_debug_ids(report, "graph", "var_debug", graph.var_debug, debug)
+    check_debug_ids(report, "graph", "cs_debug", graph.cs_debug, debug)
+    check_debug_ids(report, "programs", "step_debug", programs.step_debug, debug)
+    groups = debug_groups(debug, group_by)
+    n = len(groups)
+
+    num_steps = programs.num_steps
+    executions = np.zeros(num_steps, dtype=np.int64)
+    for r in runs:
+        executions += np.bincount(r.step_ids, minlength=num_steps)
+    duration = programs.step_cycles.max(axis=1) if num_steps else np.zeros(0, np.int64)
+    step_group = groups.group_of(programs.step_debug)
+    step_class = _CLASS_OF_KIND[programs.step_kind]
+    cycles = np.zeros((len(CYCLE_CLASSES), n), dtype=np.int64)
+    np.add.at(cycles, (step_class, step_group), executions * duration)
+    step_executions = _sum_by(step_group, executions, n)
+
+    cs_group = groups.group_of(graph.cs_debug)
+    vc_group = cs_group[graph.vc_cs]
+    num_types = max(len(graph.vt_name), 1)
+    type_pairs = np.unique(vc_group * num_types + graph.vc_type)
+    code_keys = np.unique((vc_group * num_types + graph.vc_type) * report.target.num_tiles
+                          + graph.vc_tile)  # fmt: skip
+    code_type = (code_keys // report.target.num_tiles) % num_types
+    code_group = code_keys // report.target.num_tiles // num_types
+    var_group = groups.group_of(graph.var_debug)
+
+    table = OperationsTable(
+        group_by=group_by,
+        labels=groups.labels,
+        compute_cycles=cycles[0],
+        exchange_cycles=cycles[1],
+        sync_cycles=cycles[2],
+        other_cycles=cycles[3],
+        step_executions=step_executions,
+        compute_sets=np.bincount(cs_group, minlength=n).astype(np.int64),
+        vertices=_sum_by(vc_group, graph.vc_count, n),
+        vertex_types=np.bincount(type_pairs // num_types, minlength=n).astype(np.int64),
+        code_bytes=_sum_by(code_group, graph.vt_code_bytes[code_type], n),
+        variables=np.bincount(var_group, minlength=n).astype(np.int64),
+        variable_bytes=_sum_by(var_group, graph.var_bytes, n),
+        flops=_sum_by(vc_group, graph.vc_flops, n),
+    )
+    return _most_cycles_first(table)
+
+
+def _sum_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=np.int64)
+    np.add.at(out, group, np.asarray(values, dtype=np.int64))
+    return out
+
+
+def _most_cycles_first(table: OperationsTable) -> OperationsTable:
+    """Rows by cycles, then memory, then label; groups with nothing in them are left out."""
+    labels = np.arange(len(table))  # labels are sorted, so row order breaks ties by label
+    order = np.lexsort((labels, -table.variable_bytes, -table.total_cycles))
+    used = (table.step_executions > 0) | (table.compute_sets > 0) | (table.variables > 0)
+    order = order[used[order]]
+    columns = {
+        name: getattr(table, name)[order]
+        for name in table.__dataclass_fields__
+        if isinstance(getattr(table, name), np.ndarray)
+    }
+    return OperationsTable(
+        group_by=table.group_by, labels=[table.labels[i] for i in order.tolist()], **columns
+    )

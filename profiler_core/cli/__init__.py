@@ -1,0 +1,114 @@
+"""``popvision-cli``: report summaries, memory, liveness, program tree, operations, execution
+and comparisons as aligned text tables, ``--json`` or ``--csv``, for people and CI.
+
+Exit codes: 0 done; 1 a check failed (``memory --max-percent``); 2 the input is wrong (a
+file that cannot be read, a bad argument), with one line on stderr naming the file and
+the problem; 3 a bug in popvision-cli itself, also one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from profiler_core.analysis.debug_groups import GROUPINGS
+from profiler_core.cli import report_commands as commands
+from profiler_core.cli.compare_command import compare
+from profiler_core.cli.output import Output
+from profiler_core.errors import ReportError
+from profiler_core.report import open_report
+
+PROG = "popvision-cli"
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str, reports: int = 1) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        for which in ("A", "B")[:reports] if reports > 1 else ("REPORT",):
+            p.add_argument(which, help="a report folder or its profile.pop")
+        form = p.add_mutually_exclusive_group()
+        form.add_argument("--json", action="store_const", const="json", dest="form")
+        form.add_argument("--csv", action="store_const", const="csv", dest="form")
+        return p
+
+    command("summary", "program, target, memory totals, peak liveness and cycles")
+    p = command("memory", "memory per tile by category (or per IPU, or variables on tiles)")
+    p.add_argument("--tiles", help="only these tiles, e.g. 0,5,100-120")
+    p.add_argument("--by-ipu", action="store_true", help="one row per IPU")
+    p.add_argument("--variables", action="store_true", help="variables on the tiles instead")
+    p.add_argument("--no-gaps", action="store_true", help="leave out the gap categories")
+    p.add_argument(
+        "--max-percent",
+        type=float,
+        metavar="P",
+        help="exit with 1, naming the tiles, when any tile uses more than P%% of tile memory",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print no table (with --max-percent)")
+    p = command("liveness", "live memory per program step, or the variables live at one")
+    p.add_argument("--step", type=int, help="list the variables live during this step")
+    p.add_argument("--top", type=int, help="at most this many variables")
+    p = command("program-tree", "the program tree with steps, executions and cycles")
+    p.add_argument("--run", type=int, help="cycles of this run only (default: every run)")
+    p = command("operations", "cycles, vertices, code, memory and FLOPs per operation")
+    p.add_argument("--group-by", choices=GROUPINGS, default="op")
+    p.add_argument("--run", type=int, help="cycles of this run only (default: every run)")
+    p = command("execution", "runs, cycles by step kind and IPU, or the balance of a step")
+    p.add_argument("--run", type=int, default=0, help="the run to break down (default 0)")
+    p.add_argument("--step", type=int, help="the tile balance of this compute step")
+    p.add_argument("--top", type=int, help="how many of the slowest tiles (default 10)")
+    p = command("compare", "two reports side by side with differences (B minus A)", reports=2)
+    p.add_argument("--group-by", choices=GROUPINGS, default="name")
+    p.add_argument("--variables", action="store_true", help="also variables matched by name")
+    p.add_argument("--steps", action="store_true", help="also program steps matched by name")
+    return parser
+
+
+_COMMANDS = {
+    "summary": commands.summary,
+    "memory": commands.memory,
+    "liveness": commands.liveness,
+    "program-tree": commands.program_tree_command,
+    "operations": commands.operations,
+    "execution": commands.execution,
+}
+
+
+def run(args: argparse.Namespace) -> Output:
+    if args.command == "compare":
+        return compare(open_report(args.A), open_report(args.B), args)
+    return _COMMANDS[args.command](open_report(args.REPORT), args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit code (the console script exits with it)."""
+    args = build_parser().parse_args(argv)
+    try:
+        output = run(args)
+        sys.stdout.write(output.render(args.form or "text"))
+        sys.stdout.flush()
+    except ReportError as error:
+        return _fail(str(error), EXIT_BAD_INPUT)
+    except (IndexError, ValueError) as error:  # a run, step or tile the report lacks
+        return _fail(str(error), EXIT_BAD_INPUT)
+    except BrokenPipeError:  # `popvision-cli memory ... | head` closed its end: not an error
+        sys.stderr.close()
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Exception as error:
+        return _fail(
+            f"internal error ({type(error).__name__}: {error}); please report it", EXIT_BUG
+        )
+    if output.message:
+        print(f"{PROG}: {output.message}", file=sys.stderr)
+    return output.exit_code
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,39 @@
+"""What a CLI command hands back: its tables, what JSON and CSV show, and how it exits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from profiler_core.cli.tables import Table, render_csv, render_json, render_text
+
+
+@dataclass
+class Output:
+    """Tables for text; ``document`` for JSON (default: every table by name); ``csv_table``
+    for CSV (default: the first table); a non-zero ``exit_code`` with a ``message``."""
+
+    tables: list[Table]
+    header: list[tuple[str, str]] = field(default_factory=list)
+    document: dict[str, Any] | None = None
+    csv_table: Table | None = None
+    exit_code: int = 0
+    message: str | None = None
+
+    def render(self, form: str) -> str:
+        if form == "json":
+            document = self.document
+            if document is None:
+                document = {table.name.replace(" ", "_"): table for table in self.tables}
+            return render_json(document)
+        if form == "csv":
+            table = self.csv_table or (self.tables[0] if self.tables else Table("empty", {}))
+            return render_csv(table)
+        return render_text(self.tables, self.header)
+
+
+def category_column(label: str) -> str:
+    """A memory category's column name in CSV and JSON: ``Gaps (alignment)`` ->
+    ``gaps_alignment``."""
+    words = "".join(c if c.isalnum() else " " for c in label.lower()).split()
+    return "_".join(words)
