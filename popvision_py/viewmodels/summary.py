@@ -1,8 +1,7 @@
-"""The Summary view's content, computed from a report's sections.
+"""The Summary view's content: profiler_core's report summary, as labelled rows with help.
 
-Stand-in for the summary analysis that profiler_core will provide: each ``*_rows`` function
-answers one group of the Summary page and can be swapped for that analysis one by one. A
-group whose section is damaged says so instead of failing the page.
+Each ``*_rows`` function formats one group of the Summary page; a group whose section is
+damaged says so instead of failing the page.
 """
 
 from __future__ import annotations
@@ -10,8 +9,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
 
 from popvision_py.viewmodels.format import (
     format_bytes,
@@ -23,6 +20,7 @@ from popvision_py.viewmodels.opened import OpenedReport
 from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
 from profiler_core.report import Report
+from profiler_core.report.summary import ReportSummary, report_summary
 
 
 @dataclass(frozen=True)
@@ -39,25 +37,23 @@ class SummarySection:
     rows: list[SummaryRow]
 
 
-def program_rows(report: Report) -> list[SummaryRow]:
+def program_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
     h = report.header
     created = dt.datetime.fromtimestamp(h.created_unix).strftime("%Y-%m-%d %H:%M:%S")
     rows = [
-        SummaryRow("Program", h.program_name or "(unnamed)", "The engine program's name."),
+        SummaryRow("Program", s.program_name or "(unnamed)", "The engine program's name."),
         SummaryRow("Report folder", str(report.folder), "Where the report files are."),
         SummaryRow("Created", created, "When the engine wrote the report."),
         SummaryRow(
             "Producer",
-            f"{h.producer} {h.producer_version}",
+            f"{s.producer} {s.producer_version}",
             "The tool and version that wrote the report.",
         ),
         SummaryRow(
-            "Format version",
-            f"{h.format_major}.{h.format_minor}",
-            "The profile.pop format version (major.minor).",
+            "Format version", s.format_version, "The profile.pop format version (major.minor)."
         ),
     ]
-    if h.out_of_memory:
+    if s.out_of_memory:
         rows.append(
             SummaryRow(
                 "Out of memory",
@@ -69,53 +65,50 @@ def program_rows(report: Report) -> list[SummaryRow]:
     return rows
 
 
-def target_rows(report: Report) -> list[SummaryRow]:
-    t = report.target
+def target_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
     return [
-        SummaryRow("IPU version", t.version, "The IPU architecture the program was compiled for."),
-        SummaryRow("IPUs", format_count(t.num_ipus), "Number of IPUs the program runs on."),
-        SummaryRow("Tiles per IPU", format_count(t.tiles_per_ipu), "Tiles on each IPU."),
-        SummaryRow("Total tiles", format_count(t.num_tiles), "Tiles on all IPUs."),
+        SummaryRow(
+            "IPU version", s.ipu_version, "The IPU architecture the program was compiled for."
+        ),
+        SummaryRow("IPUs", format_count(s.num_ipus), "Number of IPUs the program runs on."),
+        SummaryRow("Tiles per IPU", format_count(s.tiles_per_ipu), "Tiles on each IPU."),
+        SummaryRow("Total tiles", format_count(s.num_tiles), "Tiles on all IPUs."),
         SummaryRow(
             "Memory per tile",
-            format_bytes(t.bytes_per_tile, exact=True),
+            format_bytes(s.bytes_per_tile, exact=True),
             "In-processor memory of one tile: the limit each tile must fit in.",
         ),
         SummaryRow(
             "Total memory",
-            format_bytes(t.bytes_per_tile * t.num_tiles),
+            format_bytes(s.bytes_per_tile * s.num_tiles),
             "Memory of all tiles together.",
         ),
-        SummaryRow("Clock", f"{t.clock_hz / 1e6:,.0f} MHz", "Tile clock frequency."),
+        SummaryRow("Clock", f"{s.clock_hz / 1e6:,.0f} MHz", "Tile clock frequency."),
     ]
 
 
-def memory_rows(report: Report) -> list[SummaryRow]:
-    table = memory_table(report)
-    capacity = table.bytes_per_tile * table.num_tiles
-    with_gaps, without_gaps = table.total(True), table.total(False)
-    total = int(with_gaps.sum())
-    largest = int(np.argmax(with_gaps)) if with_gaps.size else 0
-    over = table.over_limit()
-    over_text = format_count(over.size)
-    if over.size:
+def memory_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
+    m = s.memory
+    over_text = format_count(m.tiles_over_limit)
+    if m.tiles_over_limit:
+        over = memory_table(report).over_limit()
         over_text += " (first: tile " + ", ".join(map(str, over[:5].tolist())) + ")"
     return [
         SummaryRow(
             "Total memory used",
-            f"{format_bytes(total, exact=True)}, {format_percent(100 * total / capacity)} "
-            "of capacity",
+            f"{format_bytes(m.total_including_gaps, exact=True)}, "
+            f"{format_percent(100 * m.total_including_gaps / m.capacity)} of capacity",
             "All categories on all tiles, gaps included, against the memory of all tiles.",
         ),
         SummaryRow(
             "Excluding gaps",
-            format_bytes(int(without_gaps.sum()), exact=True),
+            format_bytes(m.total_excluding_gaps, exact=True),
             "The same total without alignment and memory-region gaps.",
         ),
         SummaryRow(
             "Largest tile",
-            f"tile {largest}: {format_bytes(int(with_gaps[largest]))}, "
-            f"{format_percent(100 * with_gaps[largest] / table.bytes_per_tile)} of the tile",
+            f"tile {m.largest_tile}: {format_bytes(m.largest_tile_bytes)}, "
+            f"{format_percent(100 * m.largest_tile_bytes / s.bytes_per_tile)} of the tile",
             "The tile using the most memory, gaps included.",
         ),
         SummaryRow(
@@ -123,29 +116,25 @@ def memory_rows(report: Report) -> list[SummaryRow]:
             over_text,
             "Tiles whose memory, gaps included, is more than a tile has. Any such tile "
             "means the program does not fit.",
-            warning=bool(over.size),
+            warning=bool(m.tiles_over_limit),
         ),
     ]
 
 
-def liveness_rows(report: Report) -> list[SummaryRow]:
-    live = report.liveness
+def liveness_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
     rows = [
         SummaryRow(
             "Always-live memory",
-            format_bytes(live.always_live_bytes, exact=True),
+            format_bytes(s.always_live_bytes, exact=True),
             "Variables live for the whole program, on all tiles.",
         )
     ]
-    if live.step_live_bytes.size:
-        step = int(np.argmax(live.step_live_bytes))
-        peak = int(live.step_live_bytes[step])
-        name = report.graph.strings[int(report.programs.step_name[step])]
+    if s.peak_live_step is not None and s.peak_live_step >= 0:
         rows.append(
             SummaryRow(
                 "Peak liveness",
-                f"{format_bytes(live.always_live_bytes + peak, exact=True)} at step {step} "
-                f"({name})",
+                f"{format_bytes(s.peak_live_bytes, exact=True)} at step {s.peak_live_step} "
+                f"({s.peak_live_step_name})",
                 "Always-live memory plus the most not-always-live memory live at one "
                 "program step, on all tiles.",
             )
@@ -153,33 +142,26 @@ def liveness_rows(report: Report) -> list[SummaryRow]:
     return rows
 
 
-def execution_rows(report: Report) -> list[SummaryRow]:
-    execution = report.execution
-    if execution is None or not execution.runs:
+def execution_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
+    if not s.runs:
         return [SummaryRow("Runs", "none recorded", "The program was compiled but not run.")]
-    clock = report.target.clock_hz
-    rows = []
-    for i, run in enumerate(execution.runs):
-        seconds = run.total_cycles / clock
-        rows.append(
-            SummaryRow(
-                f"Run {i} ({run.name})",
-                f"{format_count(run.total_cycles)} cycles, {format_seconds(seconds)}",
-                f"Cycles from the start of run {i} to the end of its last step, and the "
-                f"time they take at {clock / 1e9:.2f} GHz.",
-            )
+    clock = s.clock_hz
+    return [
+        SummaryRow(
+            f"Run {run.index} ({run.name})",
+            f"{format_count(run.cycles)} cycles, {format_seconds(run.seconds)}",
+            f"Cycles from the start of run {run.index} to the end of its last step, and "
+            f"the time they take at {clock / 1e9:.2f} GHz.",
         )
-    return rows
+        for run in s.runs
+    ]
 
 
-def file_rows(report: Report) -> list[SummaryRow]:
-    rows = []
-    for path in report.files:
-        try:
-            size = format_bytes(path.stat().st_size, exact=True)
-        except OSError as error:
-            size = f"unreadable: {error.strerror}"
-        rows.append(SummaryRow(path.name, size, str(path)))
+def file_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
+    rows = [
+        SummaryRow(name, format_bytes(size, exact=True), str(report.folder / name))
+        for name, size in s.files.items()
+    ]
     if report.debug_path is None:
         rows.append(
             SummaryRow(
@@ -191,7 +173,9 @@ def file_rows(report: Report) -> list[SummaryRow]:
     return rows
 
 
-GROUPS: list[tuple[str, Callable[[Report], list[SummaryRow]], tuple[str, ...]]] = [
+Rows = Callable[[Report, ReportSummary], list[SummaryRow]]
+
+GROUPS: list[tuple[str, Rows, tuple[str, ...]]] = [
     ("Program", program_rows, ()),
     ("Target", target_rows, ("target",)),
     ("Memory", memory_rows, ("target", "memory")),
@@ -202,16 +186,16 @@ GROUPS: list[tuple[str, Callable[[Report], list[SummaryRow]], tuple[str, ...]]] 
 
 
 def summary_sections(opened: OpenedReport) -> list[SummarySection]:
-    """Every group of the Summary page, in order."""
+    """Every group of the Summary page, in order, from profiler_core's report summary."""
+    summary = report_summary(opened.report)
     sections = []
     for title, rows_of, needs in GROUPS:
-        error = opened.missing(*needs)
+        error: ReportError | str | None = opened.missing(*needs)
         if error is None:
-            try:
-                rows = rows_of(opened.report)
-            except ReportError as caught:
-                error = caught
-        if error is not None:
+            error = next((summary.errors[n] for n in needs if n in summary.errors), None)
+        if error is None:
+            rows = rows_of(opened.report, summary)
+        else:
             rows = [SummaryRow("Not available", str(error), "This section is damaged.", True)]
         sections.append(SummarySection(title, rows))
     if opened.errors:
