@@ -46,6 +46,7 @@ class ElementPool:
         self.tile_of = GrowableColumn(np.int32, UNMAPPED)
         self.var_base: list[int] = []  # first address of each variable in this pool
         self.var_id: list[int] = []  # graph-wide variable id of each of those
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def size(self) -> int:
@@ -55,19 +56,28 @@ class ElementPool:
         begin, _ = self.tile_of.extend(n)
         self.var_base.append(begin)
         self.var_id.append(var_id)
+        self._arrays = None
         return begin
+
+    def _bases_and_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """The variable bases and ids as arrays, made once per set of variables."""
+        if self._arrays is None:
+            self._arrays = (
+                np.asarray(self.var_base, dtype=np.int64),
+                np.asarray(self.var_id, dtype=np.int64),
+            )
+        return self._arrays
 
     def variables_of(self, addr: np.ndarray) -> np.ndarray:
         """Graph-wide variable id of each address."""
-        bases = np.asarray(self.var_base, dtype=np.int64)
-        ids = np.asarray(self.var_id, dtype=np.int64)
+        bases, ids = self._bases_and_ids()
         return ids[np.searchsorted(bases, addr, side="right") - 1]
 
     def variables_touched(self, addr: np.ndarray) -> np.ndarray:
         """The distinct variable ids of ``addr``, sorted, in one pass (no sort of addr)."""
         if addr.size == 0:
             return np.zeros(0, dtype=np.int64)
-        bases = np.asarray(self.var_base, dtype=np.int64)
+        bases, ids = self._bases_and_ids()
         touched = np.zeros(len(bases), dtype=bool)
         touched[np.searchsorted(bases, addr, side="right") - 1] = True
-        return np.asarray(self.var_id, dtype=np.int64)[touched]
+        return ids[touched]

@@ -100,9 +100,11 @@ class Lowering:
         step.facts.setdefault("reads", _NO_VARS)
         step.facts.setdefault("writes", _NO_VARS)
         step.facts["node"] = self._parent
-        node = self.nodes[self._parent] if self._parent >= 0 else None
-        if node is not None and node.first_step < 0:
-            node.first_step = step.id
+        # the first step of a node is also the first of every enclosing node without one
+        parent = self._parent
+        while parent >= 0 and self.nodes[parent].first_step < 0:
+            self.nodes[parent].first_step = step.id
+            parent = self.nodes[parent].parent
         self.steps.append(step)
         return step
 

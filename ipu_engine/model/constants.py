@@ -98,4 +98,5 @@ SUPERVISOR_STACK_BYTES = 128
 """Supervisor stack on every tile (our estimate)."""
 
 INSTRUMENTATION_BYTES_PER_STEP = 8
-"""With instrumentation on, each tile keeps a 64-bit cycle count per program step."""
+"""With instrumentation on, a tile keeps a 64-bit cycle count for each compute or exchange
+step it takes part in."""

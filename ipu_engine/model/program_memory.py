@@ -27,16 +27,20 @@ def program_memory(
     global_ = np.zeros(num_tiles, dtype=np.int64)
     host = np.zeros(num_tiles, dtype=np.int64)
     buffers = np.zeros(num_tiles, dtype=np.int64)
+    taking_part = np.zeros(num_tiles, dtype=np.int64)  # steps each tile does work in
     for step in steps:
         kind, facts = step.kind, step.facts
         if kind is StepKind.ON_TILE_EXECUTE and step.compute_set >= 0:
-            control[cs_cycles[step.compute_set].tiles] += C.CONTROL_CODE_PER_COMPUTE_BYTES
+            tiles = cs_cycles[step.compute_set].tiles
+            control[tiles] += C.CONTROL_CODE_PER_COMPUTE_BYTES
+            taking_part[tiles] += 1
         elif kind in (StepKind.DO_EXCHANGE, StepKind.GLOBAL_EXCHANGE):
             traffic = facts["traffic"]
             packets = -(-(traffic.bytes_in + traffic.bytes_out) // C.EXCHANGE_PACKET_BYTES)
             code = C.EXCHANGE_CODE_PER_STEP_BYTES + packets * C.EXCHANGE_CODE_PER_PACKET_BYTES
             target = internal if kind is StepKind.DO_EXCHANGE else global_
             target[traffic.tiles] += code
+            taking_part[traffic.tiles] += 1
         elif kind in (StepKind.STREAM_COPY_MID, StepKind.PRINT_TENSOR):
             tiles, counts = unique_counts(facts["tiles"])
             host[tiles] += C.HOST_EXCHANGE_CODE_BYTES
@@ -44,7 +48,7 @@ def program_memory(
             buffers[tiles] += packets * C.HOST_PACKET_HEADER_BYTES
     instrumentation = np.zeros(num_tiles, dtype=np.int64)
     if instrumented:
-        instrumentation += C.INSTRUMENTATION_BYTES_PER_STEP * len(steps)
+        instrumentation += C.INSTRUMENTATION_BYTES_PER_STEP * taking_part
     return {
         M.CONTROL_CODE: control.astype(np.int64),
         M.INTERNAL_EXCHANGE_CODE: internal,

@@ -166,3 +166,27 @@ def test_out_of_memory_names_the_tile_with_poplars_message():
     allowed.load(device)
     with pytest.raises(OutOfMemoryError, match="does not fit in tile memory"):
         allowed.run()
+
+
+def test_a_variable_shared_by_two_engine_programs_is_always_live():
+    device = IPUModel("ipu2", tiles_per_ipu=2).create_device()
+    graph = Graph(device.target)
+    a = graph.add_variable(FLOAT, [4], "a")
+    graph.set_tile_mapping(a, 0)
+    graph.create_host_write("a", a)
+    first, second = Sequence(name="first"), Sequence(name="second")
+    shared = popops.exp(graph, a, first, "shared")  # written by program 0 ...
+    out = popops.neg(graph, shared, second, "out")  # ... read by program 1
+    graph.create_host_read("out", out)
+    local = popops.sqrt(graph, a, first, "local")  # only in program 0
+    popops.add_in_place(graph, a, local, first)
+    engine = Engine(graph, [first, second])
+    names = [v.name for v in graph.variables]
+    live = dict(zip(names, engine.model.liveness.always_live.tolist(), strict=True))
+    assert live["shared"] and not live["local"]
+    nodes = engine.executable.lowering.nodes
+    roots = engine.executable.lowering.root_nodes
+    assert [nodes[r].first_step for r in roots] == [
+        0,
+        next(s.id for s in engine.executable.steps if s.name.startswith("out")),
+    ]
