@@ -25,6 +25,7 @@ from profiler_core.model.profile import (
     ProgramData,
     TargetInfo,
 )
+from profiler_core.model.strings import Strings
 from profiler_core.report.summary import SECTIONS, ReportSummary, report_summary
 
 PROFILE_FILE = "profile.pop"
@@ -82,6 +83,11 @@ class Report:
     @property
     def graph(self) -> GraphData:
         return self._reader.graph
+
+    @property
+    def strings(self) -> Strings:
+        """The graph's names alone, without decoding the graph's columns."""
+        return self._reader.strings
 
     @property
     def memory(self) -> MemoryData:

@@ -73,7 +73,9 @@ class ReportSummary:
 def report_summary(report: Any, check_debug: bool = False) -> ReportSummary:
     """The summary of an open ``Report``. Decoding debug.cbor costs more than the rest of the
     summary, so its error is only listed when ``check_debug`` asks for it (or it was loaded)."""
-    sections = ["header"] + [s for s in SECTIONS if s != "debug"]
+    # The graph's columns (hundreds of thousands of variables) are not needed at a glance;
+    # views that use them report a damaged graph section themselves.
+    sections = ["header"] + [s for s in SECTIONS if s not in ("debug", "graph")]
     if check_debug or report.debug_loaded:
         sections.append("debug")
     errors = {section: str(error) for section, error in report.load(sections).items()}
@@ -132,7 +134,8 @@ def _memory(report: Any) -> MemorySummary:
 def _liveness(report: Any) -> tuple[int, int, int, str]:
     table = liveness_table(report)
     step = table.peak_step
-    name = report.graph.strings[int(table.step_name[step])] if step >= 0 else ""
+    strings = report.strings if hasattr(report, "strings") else report.graph.strings
+    name = strings[int(table.step_name[step])] if step >= 0 else ""
     return table.always_live_bytes, table.peak_bytes, step, name
 
 

@@ -107,6 +107,16 @@ class ProfileReader:
         return self._section("graph", self._decode_graph)
 
     @property
+    def strings(self) -> Strings:
+        """The graph's string table alone (names of variables, compute sets and steps),
+        without decoding and checking the graph's columns."""
+        return self._section("graph", self._decode_graph_strings, key="strings")
+
+    def _decode_graph_strings(self, root: Any) -> Strings:
+        where = self._locator.child(self._section_ref("graph"), _slot("Graph", "strings"))
+        return self._decode_strings(root.graph.strings, where)
+
+    @property
     def memory(self) -> MemoryData:
         return self._section("memory", self._decode_memory)
 
@@ -135,19 +145,21 @@ class ProfileReader:
             execution=self.execution,
         )
 
-    def _section(self, name: str, decode: Callable[[Any], T]) -> T:
+    def _section(self, name: str, decode: Callable[[Any], T], key: str | None = None) -> T:
+        """Decode section ``name`` once (cached under ``key``, default the name)."""
         # Errors are cached too: retrying a damaged section would only spend the message's
         # traversal budget that the intact sections still need.
-        if name not in self._cache:
+        key = key or name
+        if key not in self._cache:
             if self._root is None:
                 raise ReportError(self.path, f"section '{name}': the reader was closed")
             try:
-                self._cache[name] = decode(self._root)
+                self._cache[key] = decode(self._root)
             except ReportError as error:
-                self._cache[name] = ReportError(self.path, f"section '{name}': {error.problem}")
+                self._cache[key] = ReportError(self.path, f"section '{name}': {error.problem}")
             except DECODE_ERRORS as error:
-                self._cache[name] = ReportError(self.path, f"section '{name}': {describe(error)}")
-        found = self._cache[name]
+                self._cache[key] = ReportError(self.path, f"section '{name}': {describe(error)}")
+        found = self._cache[key]
         if isinstance(found, ReportError):
             raise found
         return found
@@ -183,9 +195,7 @@ class ProfileReader:
 
     def _decode_graph(self, root: Any) -> GraphData:
         graph, where = root.graph, self._section_ref("graph")
-        strings = self._decode_strings(
-            graph.strings, self._locator.child(where, _slot("Graph", "strings"))
-        )
+        strings = self.strings
         columns = self._decode_columns(graph, where, "Graph", cols.GRAPH_COLUMNS)
         cols.check_graph(columns, len(strings))
         return GraphData(strings=strings, **columns)
