@@ -18,8 +18,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ipu_engine.compiler.access_sets import variables_of
 from ipu_engine.compiler.checks import finalize_pending_edges
 from ipu_engine.errors import EngineError
 from ipu_engine.graph import Graph
@@ -166,8 +165,8 @@ def merge_copies(graph: Graph, per_lane: list[list[Program]]) -> list[Program]:
     programs = [p for lane in per_lane for p in lane]
     if len(programs) < 2 or not all(_tensor_copy(p) for p in programs):
         return programs
-    reads = [set(_variables(graph, p.src).tolist()) for p in programs]  # type: ignore[attr-defined]
-    writes = [set(_variables(graph, p.dst).tolist()) for p in programs]  # type: ignore[attr-defined]
+    reads = [set(variables_of(graph, p.src).tolist()) for p in programs]  # type: ignore[attr-defined]
+    writes = [set(variables_of(graph, p.dst).tolist()) for p in programs]  # type: ignore[attr-defined]
     for i, w in enumerate(writes):
         if any(w & r for k, r in enumerate(reads) if k != i):
             return programs
@@ -186,10 +185,6 @@ def fused_copy(copies: list[Copy], name: str) -> Copy:
     fused = Copy(src, dst, name=name)
     fused.debug_id = copies[0].debug_id
     return fused
-
-
-def _variables(graph: Graph, tensor: Tensor) -> np.ndarray:
-    return np.unique(graph.variable_of_address(tensor.type, tensor.flat_addr()))
 
 
 def _clone_block(graph: Graph, block: VertexBlock, cs: ComputeSet) -> None:
