@@ -16,9 +16,10 @@ import numpy as np
 from ipu_engine import pvti
 from ipu_engine.errors import GraphError, ProgramError, ShapeError
 from ipu_engine.graph import Graph
-from ipu_engine.program import Program
+from ipu_engine.program import Execute, Program
 from ipu_engine.program import Sequence as SequenceProgram
 from ipu_engine.tensor import Tensor
+from ipu_engine.vertex import Vertex
 
 
 @contextlib.contextmanager
@@ -118,3 +119,27 @@ def split_by_tile(graph: Graph, tensor: Tensor) -> TileSplit:
     starts = np.concatenate(([0], cuts))
     offsets = np.concatenate((starts, [tiles.size])).astype(np.int64)
     return TileSplit(tiles[starts].astype(np.int32), order, offsets)
+
+
+def execute_per_tile(
+    graph: Graph,
+    name: str,
+    codelet: type[Vertex],
+    by: Tensor,
+    edges: dict[str, Tensor],
+    prog: Program,
+    debug_id: int,
+    state: dict[str, Any] | None = None,
+) -> None:
+    """One compute set ``name`` with a vertex of ``codelet`` on every tile holding part of
+    ``by``; each field in ``edges`` gets its tensor's elements matching those of ``by``
+    (tensors must have ``by``'s shape); ``state`` values go to every vertex. Appends its
+    Execute to ``prog``."""
+    cs = graph.add_compute_set(name)
+    split = split_by_tile(graph, by)
+    block = graph.add_vertex_block(
+        cs, codelet, split.tiles, {field: split.edge(t) for field, t in edges.items()}
+    )
+    for field, value in (state or {}).items():
+        block.state[field][:] = value
+    add_program(prog, Execute(cs), debug_id)

@@ -13,15 +13,14 @@ from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS
 from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import (
-    add_program,
     broadcast_shape,
     broadcast_to,
     check_tensors,
+    execute_per_tile,
     op_context,
     output_like,
-    split_by_tile,
 )
-from ipu_engine.program import Execute, Sequence
+from ipu_engine.program import Sequence
 from ipu_engine.tensor import Tensor
 from ipu_engine.types import BOOL, Type, as_type
 
@@ -48,19 +47,10 @@ def binary(
     with op_context(graph, api, debug_prefix, {"shape": list(shape)}) as debug_id:
         out_type = BOOL if op.bool_result else a.type
         out = output_like(graph, debug_prefix or op_name.lower(), out_type, shape, [a, b])
-        cs = graph.add_compute_set(op_name.lower())
-        split = split_by_tile(graph, out)
-        graph.add_vertex_block(
-            cs,
-            codelets.binary_op(op_name, a.type),
-            split.tiles,
-            {
-                "in1": split.edge(broadcast_to(a, shape)),
-                "in2": split.edge(broadcast_to(b, shape)),
-                "out": split.edge(out),
-            },
+        edges = {"in1": broadcast_to(a, shape), "in2": broadcast_to(b, shape), "out": out}
+        execute_per_tile(
+            graph, op_name.lower(), codelets.binary_op(op_name, a.type), out, edges, prog, debug_id
         )
-        add_program(prog, Execute(cs), debug_id)
     return out
 
 
@@ -78,15 +68,9 @@ def binary_in_place(
     if shape != a.shape:
         raise ShapeError(f"{api}: {b.name!r} {b.shape} must broadcast to {a.name!r} {a.shape}")
     with op_context(graph, api, debug_prefix) as debug_id:
-        cs = graph.add_compute_set(f"{op_name.lower()}InPlace")
-        split = split_by_tile(graph, a)
-        graph.add_vertex_block(
-            cs,
-            codelets.binary_op(op_name, a.type, in_place=True),
-            split.tiles,
-            {"in1Out": split.edge(a), "in2": split.edge(broadcast_to(b, shape))},
-        )
-        add_program(prog, Execute(cs), debug_id)
+        codelet = codelets.binary_op(op_name, a.type, in_place=True)
+        edges = {"in1Out": a, "in2": broadcast_to(b, shape)}
+        execute_per_tile(graph, f"{op_name.lower()}InPlace", codelet, a, edges, prog, debug_id)
 
 
 def unary(graph: Graph, op_name: str, a: Tensor, prog: Sequence, debug_prefix: str = "") -> Tensor:
@@ -99,15 +83,10 @@ def unary(graph: Graph, op_name: str, a: Tensor, prog: Sequence, debug_prefix: s
         out = output_like(
             graph, debug_prefix or op_name.lower(), BOOL if op.bool_result else a.type, a.shape, [a]
         )
-        cs = graph.add_compute_set(op_name.lower())
-        split = split_by_tile(graph, out)
-        graph.add_vertex_block(
-            cs,
-            codelets.unary_op(op_name, a.type),
-            split.tiles,
-            {"in": split.edge(a), "out": split.edge(out)},
+        codelet = codelets.unary_op(op_name, a.type)
+        execute_per_tile(
+            graph, op_name.lower(), codelet, out, {"in": a, "out": out}, prog, debug_id
         )
-        add_program(prog, Execute(cs), debug_id)
     return out
 
 
@@ -120,15 +99,10 @@ def unary_in_place(
     if op.float_only:
         _check_float(op_name, api, a)
     with op_context(graph, api, debug_prefix) as debug_id:
-        cs = graph.add_compute_set(f"{op_name.lower()}InPlace")
-        split = split_by_tile(graph, a)
-        graph.add_vertex_block(
-            cs,
-            codelets.unary_op(op_name, a.type, in_place=True),
-            split.tiles,
-            {"inOut": split.edge(a)},
+        codelet = codelets.unary_op(op_name, a.type, in_place=True)
+        execute_per_tile(
+            graph, f"{op_name.lower()}InPlace", codelet, a, {"inOut": a}, prog, debug_id
         )
-        add_program(prog, Execute(cs), debug_id)
 
 
 def cast(graph: Graph, a: Tensor, dtype: Any, prog: Sequence, debug_prefix: str = "") -> Tensor:
@@ -137,16 +111,8 @@ def cast(graph: Graph, a: Tensor, dtype: Any, prog: Sequence, debug_prefix: str 
     dst: Type = as_type(dtype)
     with op_context(graph, "popops::cast", debug_prefix) as debug_id:
         out = output_like(graph, debug_prefix or "cast", dst, a.shape, [a])
-        graph.set_tile_mapping_array(out, graph.tile_array(a))
-        cs = graph.add_compute_set("cast")
-        split = split_by_tile(graph, out)
-        graph.add_vertex_block(
-            cs,
-            codelets.cast(a.type, dst),
-            split.tiles,
-            {"src": split.edge(a), "out": split.edge(out)},
-        )
-        add_program(prog, Execute(cs), debug_id)
+        codelet = codelets.cast(a.type, dst)
+        execute_per_tile(graph, "cast", codelet, out, {"src": a, "out": out}, prog, debug_id)
     return out
 
 
@@ -154,13 +120,9 @@ def fill(graph: Graph, t: Tensor, value: float, prog: Sequence, debug_prefix: st
     """Set every element of ``t`` to ``value``."""
     check_tensors(graph, "popops::fill", t)
     with op_context(graph, "popops::fill", debug_prefix) as debug_id:
-        cs = graph.add_compute_set("fill")
-        split = split_by_tile(graph, t)
-        block = graph.add_vertex_block(
-            cs, codelets.fill(t.type), split.tiles, {"out": split.edge(t)}
+        execute_per_tile(
+            graph, "fill", codelets.fill(t.type), t, {"out": t}, prog, debug_id, {"value": value}
         )
-        block.state["value"][:] = value
-        add_program(prog, Execute(cs), debug_id)
 
 
 def zero(graph: Graph, t: Tensor, prog: Sequence, debug_prefix: str = "") -> None:
@@ -181,13 +143,6 @@ def scaled_add_to(
             f"popops::scaledAddTo: {a.name!r} is {a.type!r}, {b.name!r} is {b.type!r}"
         )
     with op_context(graph, "popops::scaledAddTo", debug_prefix) as debug_id:
-        cs = graph.add_compute_set("scaledAdd")
-        split = split_by_tile(graph, a)
-        block = graph.add_vertex_block(
-            cs,
-            codelets.scaled_add(a.type),
-            split.tiles,
-            {"data": split.edge(a), "deltas": split.edge(b)},
-        )
-        block.state["scaleB"][:] = scale
-        add_program(prog, Execute(cs), debug_id)
+        edges, state = {"data": a, "deltas": b}, {"scaleB": scale}
+        codelet = codelets.scaled_add(a.type)
+        execute_per_tile(graph, "scaledAdd", codelet, a, edges, prog, debug_id, state)

@@ -8,16 +8,14 @@ from ipu_engine.codelets.map_expr import map_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import (
-    add_program,
     broadcast_shape,
     broadcast_to,
     check_tensors,
+    execute_per_tile,
     op_context,
     output_like,
-    split_by_tile,
 )
 from ipu_engine.popops.expr import Expr
-from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
 from ipu_engine.tensor import Tensor
 
@@ -80,9 +78,5 @@ def map_in_place(
 
 
 def _add_vertices(graph, codelet, tensors, out, shape, prog, debug_id) -> None:  # noqa: ANN001
-    cs = graph.add_compute_set("map")
-    split = split_by_tile(graph, out)
-    edges = {f"in{i}": split.edge(broadcast_to(t, shape)) for i, t in enumerate(tensors)}
-    edges["out"] = split.edge(out)
-    graph.add_vertex_block(cs, codelet, split.tiles, edges)
-    add_program(prog, Execute(cs), debug_id)
+    edges = {f"in{i}": broadcast_to(t, shape) for i, t in enumerate(tensors)}
+    execute_per_tile(graph, "map", codelet, out, {**edges, "out": out}, prog, debug_id)
