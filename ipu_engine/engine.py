@@ -35,7 +35,6 @@ from ipu_engine.report.autoreport import AutoReport
 from ipu_engine.report.builder import build_debug, build_profile, build_run, new_report_id
 from ipu_engine.report.ipu_tracks import project_run
 from ipu_engine.report.summary import profile_summary
-from ipu_engine.streams import StreamDirection
 from ipu_engine.target import Device
 from profiler_core.model.profile import ExecutionData, ProfileData, RunData
 
@@ -151,7 +150,7 @@ class Engine:
         if self.out_of_memory:
             raise OutOfMemoryError(
                 f"run({index}): this engine does not fit in tile memory; debug.allowOutOfMemory "
-                "gives the report, not a run. " + self.model.out_of_memory_message().split(" (")[0]
+                "gives the report, not a run. " + self.model.out_of_memory_message(detail=False)
             )
         exe = self.executable
         if not 0 <= index < len(exe.runners):
@@ -286,6 +285,3 @@ class Engine:
         self, name: str, callback: Callable[[np.ndarray], object]
     ) -> None:
         self.connect_stream(name, callback)
-
-    def stream_direction(self, name: str) -> StreamDirection:
-        return self.graph.streams[name].direction

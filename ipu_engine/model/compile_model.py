@@ -25,7 +25,6 @@ from ipu_engine.model.memory import (
 from ipu_engine.model.program_memory import program_memory
 from ipu_engine.model.regions import variable_regions
 from ipu_engine.model.vertex_memory import VertexCounts, vertex_memory
-from ipu_engine.tensor import Tensor
 from profiler_core.model.kinds import MemoryCategory as M
 
 log = logging.getLogger("poplar")
@@ -54,7 +53,9 @@ class CompileModel:
         """Cycles each step takes: IPUs step together, so the slowest IPU's."""
         return self.step_cycles.max(axis=1) if self.step_cycles.size else np.zeros(0, np.int64)
 
-    def out_of_memory_message(self) -> str:
+    def out_of_memory_message(self, detail: bool = True) -> str:
+        """Poplar's message for the first tile over; ``detail`` adds how many tiles are
+        over, the fullest one and how to get a report anyway."""
         over = self.tiles_over
         tile = int(over[0])
         used = int(self.memory.total[tile])
@@ -62,14 +63,16 @@ class CompileModel:
             f"Out of memory on tile {tile}: {used} bytes used but tiles only have "
             f"{self.bytes_per_tile} bytes of memory"
         )
+        if not detail:
+            return message
         if over.size > 1:
             worst = int(over[np.argmax(self.memory.total[over])])
             message += (
                 f" ({over.size} tiles are over; the fullest is tile {worst} with "
-                f"{int(self.memory.total[worst])} bytes). Set the engine option "
-                '"debug.allowOutOfMemory": "true" to get a report of the layout.'
+                f"{int(self.memory.total[worst])} bytes)"
             )
-        return message
+        hint = '"debug.allowOutOfMemory": "true"'
+        return f"{message}. Set the engine option {hint} to get a report of the layout."
 
 
 def _host_variables(graph: Graph) -> np.ndarray:
@@ -205,11 +208,9 @@ def check_memory(model: CompileModel, allow_out_of_memory: bool) -> None:
     """Poplar's out-of-memory error, or a warning when the option lets it through."""
     if model.tiles_over.size == 0:
         return
-    message = model.out_of_memory_message()
     if not allow_out_of_memory:
-        raise OutOfMemoryError(message)
-    log.warning("PO: %s; continuing because debug.allowOutOfMemory is set", message.split(" (")[0])
-
-
-def tensor_tiles(graph: Graph, tensor: Tensor) -> np.ndarray:
-    return graph.tile_array(tensor)
+        raise OutOfMemoryError(model.out_of_memory_message())
+    log.warning(
+        "PO: %s; continuing because debug.allowOutOfMemory is set",
+        model.out_of_memory_message(detail=False),
+    )

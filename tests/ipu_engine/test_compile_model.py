@@ -158,7 +158,8 @@ def test_out_of_memory_names_the_tile_with_poplars_message():
     assert message.startswith("Out of memory on tile 0: ")
     used = int(message.split(": ")[1].split(" bytes")[0])
     assert used > per_tile > 638_976
-    assert "bytes used but tiles only have 638976 bytes of memory" in message
+    assert "bytes used but tiles only have 638976 bytes of memory (1472 tiles are over" in message
+    assert message.endswith('"debug.allowOutOfMemory": "true" to get a report of the layout.')
     allowed = Engine(graph, Sequence(), options={"debug.allowOutOfMemory": "true"})
     over = allowed.model.tiles_over
     assert over.size == 1472
