@@ -176,6 +176,11 @@ class ProfileData:
     liveness: LivenessData
     execution: ExecutionData | None = None
 
+    @property
+    def strings(self) -> Strings:
+        """The names of variables, compute sets and steps (as an opened Report has)."""
+        return self.graph.strings
+
 
 @dataclass
 class DebugData:

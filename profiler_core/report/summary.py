@@ -134,8 +134,7 @@ def _memory(report: Any) -> MemorySummary:
 def _liveness(report: Any) -> tuple[int, int, int, str]:
     table = liveness_table(report)
     step = table.peak_step
-    strings = report.strings if hasattr(report, "strings") else report.graph.strings
-    name = strings[int(table.step_name[step])] if step >= 0 else ""
+    name = report.strings[int(table.step_name[step])] if step >= 0 else ""
     return table.always_live_bytes, table.peak_bytes, step, name
 
 
