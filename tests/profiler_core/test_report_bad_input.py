@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from profiler_core.analysis.memory import memory_table
+from profiler_core.analysis.program_tree import program_tree
 from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.formats.profile_pop import write_profile
@@ -99,7 +100,11 @@ def test_a_damaged_section_leaves_the_others_working(tmp_path):
     folder = write_report(tmp_path / "r", INCONSISTENT["a step's compute set past the graph's"][0])
     report = open_report(folder)
     assert memory_table(report).num_tiles == 8
-    assert report.summary().memory is not None
+    summary = report.summary()
+    assert summary.memory.total_including_gaps == int(report.memory.by_category.sum())
+    assert summary.errors == {}  # the summary does not use step_cs ...
+    with pytest.raises(ReportError, match="'step_cs' refers to compute set 40, but there are 3"):
+        program_tree(report)  # ... the analyses that do name it
 
 
 def write_message_with(tmp_path, patch):
