@@ -122,6 +122,10 @@ class DebugContexts:
         finally:
             self._op_stack.pop()
 
+    def current_op(self) -> DebugContext | None:
+        """The library op being built, if any."""
+        return self.items[self._op_stack[-1]] if self._op_stack else None
+
     def __len__(self) -> int:
         return len(self.items)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ipu_engine.debug import current_scopes, scoped_name
+from ipu_engine.debug import scoped_name
 from ipu_engine.errors import (
     CodeletError,
     GraphError,
@@ -77,10 +77,9 @@ class ComputeSetsMixin:
 
     def add_compute_set(self, name: str = "") -> ComputeSet:
         cs_id = len(self.compute_sets)
-        name = scoped_name(name or f"cs{cs_id}")
-        if self.debug._op_stack:
-            op_name = self.debug[self.debug._op_stack[-1]].name
-            name = f"{op_name}/{name.split('/', len(current_scopes()))[-1]}"
+        base = name or f"cs{cs_id}"
+        op = self.debug.current_op()  # a library op names its compute sets under its own name
+        name = f"{op.name}/{base}" if op is not None else scoped_name(base)
         debug_id = self.debug.add(name.rsplit("/", 1)[-1], "Graph.add_compute_set")
         cs = ComputeSet(cs_id, name, debug_id)
         self.compute_sets.append(cs)
