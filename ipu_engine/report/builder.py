@@ -72,8 +72,8 @@ def build_profile(
         model.live_bytes,
         *_intervals(model),
     )
-    graph_data = _graph(graph, model, strings)
-    graph_data.strings = strings.table()  # every name is in now
+    columns = _graph_columns(graph, model, strings)
+    graph_data = GraphData(strings=strings.table(), **columns)  # every name is in now
     memory = MemoryData(model.memory.by_category, model.memory.interleaved)
     execution = ExecutionData(list(runs)) if runs else None
     return ProfileData(header, target, graph_data, memory, programs, liveness, execution)
@@ -88,14 +88,15 @@ def _intervals(model: CompileModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     )
 
 
-def _graph(graph: Graph, model: CompileModel, strings: StringInterner) -> GraphData:
+def _graph_columns(
+    graph: Graph, model: CompileModel, strings: StringInterner
+) -> dict[str, np.ndarray]:
     variables = graph.variables
     type_code = {name: i for i, name in enumerate(ELEMENT_TYPES)}
     shapes = [v.shape for v in variables]
     shape_sizes = np.array([len(s) for s in shapes], dtype=np.int64)
     counts = model.vertex_counts
-    return GraphData(
-        strings=None,  # type: ignore[arg-type] - set by build_profile once every name is in
+    return dict(
         var_name=strings.many(v.name for v in variables),
         var_type=np.array([type_code[v.type.name] for v in variables], dtype=np.uint8),
         var_elements=np.array([v.size for v in variables], dtype=np.int64),
