@@ -36,6 +36,7 @@ from ipu_engine.report.builder import build_debug, build_profile, build_run, new
 from ipu_engine.report.ipu_tracks import project_run
 from ipu_engine.report.summary import profile_summary
 from ipu_engine.target import Device
+from ipu_engine.tensor import Tensor
 from profiler_core.model.profile import ExecutionData, ProfileData, RunData
 
 log = logging.getLogger("poplar")
@@ -75,6 +76,7 @@ class Engine:
         self._memory: Memory | None = None
         self._streams: dict[str, CircularBuffer | CallbackStream] = {}
         self._print_stream: IO[str] | None = None
+        self._handles: dict[tuple[str, str], tuple[Tensor, Access]] = {}
         self.run_count = 0
         self.last_run_steps = np.zeros(0, dtype=np.int32)
         self._report = AutoReport(self.options, self.program_name)
@@ -226,24 +228,32 @@ class Engine:
         with pvti.Tracepoint(pvti.tracePoplar, f"Engine::writeTensor({handle})"):
             self._write_tensor(handle, data)
 
+    def _handle(self, direction: str, handle: str) -> tuple[Tensor, Access]:
+        """The tensor behind a host ``read`` or ``write`` handle and how to reach it in
+        memory, worked out once per handle (runs read and write handles every step)."""
+        key = (direction, handle)
+        if key not in self._handles:
+            handles = self.graph.host_reads if direction == "read" else self.graph.host_writes
+            tensor = handles.get(handle)
+            if tensor is None:
+                known = ", ".join(sorted(handles)) or "none"
+                raise HandleError(
+                    f"no host {direction} handle {handle!r} (known: {known}); create it with "
+                    f"graph.create_host_{direction}(handle, tensor)"
+                )
+            self._handles[key] = (tensor, Access(tensor.type, tensor.flat_addr()))
+        return self._handles[key]
+
     def _write_tensor(self, handle: str, data: Any) -> None:
         memory = self._loaded(f"write_tensor({handle!r})")
-        tensor = self.graph.host_writes.get(handle)
-        if tensor is None:
-            known = ", ".join(sorted(self.graph.host_writes)) or "none"
-            raise HandleError(
-                f"no host write handle {handle!r} (known: {known}); create it with "
-                "graph.create_host_write(handle, tensor)"
-            )
+        tensor, access = self._handle("write", handle)
         values = np.asarray(data)
         if values.size != tensor.num_elements:
             raise HandleError(
                 f"write_tensor({handle!r}): {values.size} values given for tensor "
                 f"{tensor.name!r} of shape {tensor.shape} ({tensor.num_elements} elements)"
             )
-        Access(tensor.type, tensor.flat_addr()).store(
-            memory, values.reshape(-1).astype(tensor.type.numpy_dtype, copy=False)
-        )
+        access.store(memory, values.reshape(-1).astype(tensor.type.numpy_dtype, copy=False))
 
     def read_tensor(self, handle: str, out: np.ndarray | None = None) -> np.ndarray:
         """The tensor's values, shaped like it; also written into ``out`` when given."""
@@ -252,14 +262,8 @@ class Engine:
 
     def _read_tensor(self, handle: str, out: np.ndarray | None) -> np.ndarray:
         memory = self._loaded(f"read_tensor({handle!r})")
-        tensor = self.graph.host_reads.get(handle)
-        if tensor is None:
-            known = ", ".join(sorted(self.graph.host_reads)) or "none"
-            raise HandleError(
-                f"no host read handle {handle!r} (known: {known}); create it with "
-                "graph.create_host_read(handle, tensor)"
-            )
-        values = Access(tensor.type, tensor.flat_addr()).read(memory).reshape(tensor.shape).copy()
+        tensor, access = self._handle("read", handle)
+        values = access.read(memory).reshape(tensor.shape).copy()
         if out is not None:
             if out.size != values.size:
                 raise HandleError(
