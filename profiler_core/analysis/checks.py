@@ -180,6 +180,12 @@ def checked_run(report: Any, run: int) -> RunData:
     return _run_at(report, run, checked_runs(report))
 
 
+def selected_runs(report: Any, run: int | None) -> list[RunData]:
+    """Every run (checked) when ``run`` is None, else just run ``run``."""
+    runs = checked_runs(report)
+    return runs if run is None else [_run_at(report, run, runs)]
+
+
 def run_at(report: Any, run: int) -> RunData:
     """Run ``run`` unchecked, for callers that check the slice they use (interactive ones)."""
     execution = report.execution

@@ -21,8 +21,8 @@ from profiler_core.analysis.checks import (
     check_debug_ids,
     checked_graph,
     checked_programs,
-    checked_runs,
     debug_of,
+    selected_runs,
 )
 from profiler_core.analysis.debug_groups import debug_groups
 from profiler_core.model.kinds import StepKind
@@ -73,11 +73,7 @@ def operations_table(
     or every run when None. A damaged debug.cbor raises its ReportError."""
     graph = checked_graph(report)
     programs = checked_programs(report)
-    runs = checked_runs(report)
-    if run is not None:
-        if not 0 <= run < len(runs):
-            raise IndexError(f"run {run}: the report has {len(runs)} run(s)")
-        runs = [runs[run]]
+    runs = selected_runs(report, run)
     debug = debug_of(report, debug, strict=True)
     check_debug_ids(report, "graph", "var_debug", graph.var_debug, debug)
     check_debug_ids(report, "graph", "cs_debug", graph.cs_debug, debug)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.checks import checked_programs, checked_runs, fail
+from profiler_core.analysis.checks import checked_programs, fail, selected_runs
 from profiler_core.model.kinds import ProgramKind
 
 
@@ -54,11 +54,7 @@ class ProgramTree:
 def program_tree(report: Any, run: int | None = None) -> ProgramTree:
     """The tree with cycles and executions of run ``run``, or of every run when None."""
     programs = checked_programs(report)
-    runs = checked_runs(report)
-    if run is not None:
-        if not 0 <= run < len(runs):
-            raise IndexError(f"run {run}: the report has {len(runs)} run(s)")
-        runs = [runs[run]]
+    runs = selected_runs(report, run)
     num_steps, num_nodes = programs.num_steps, len(programs.node_kind)
     step_executions = np.zeros(num_steps, dtype=np.int64)
     for r in runs:

@@ -63,7 +63,7 @@ def test_cycles_of_one_run_and_of_a_program_never_run():
     assert both.executions[[MAIN, REPEAT, HOST]].tolist() == [2, 2, 2]
     never = program_tree(make_profile(3, executed=False))
     assert never.cycles.sum() == 0 and never.executions.sum() == 0
-    with pytest.raises(IndexError):
+    with pytest.raises(ReportError, match=r"there is no run 4; the report has 4 run\(s\), 0 to 3"):
         program_tree(profile, run=4)
 
 
