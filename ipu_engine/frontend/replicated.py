@@ -8,6 +8,8 @@ in an on-device ``Repeat``, as a framework's training loop on the device does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ipu_engine.frontend.builder import GraphBuilder, output_tensor
 from ipu_engine.frontend.feeds import add_infeed, add_outfeed
 from ipu_engine.frontend.fusion import FusingGraph, FusionRegion
@@ -33,17 +35,7 @@ def build_replicated(
         feed, copy = add_infeed(graph, f"infeed{node.attrs['index']}", [e[node.id] for e in envs])
         infeeds.append(feed)
         body.add(copy)
-    region = FusionRegion(graph, "replicas")
-    builders = []
-    for r in range(replicas):
-        with region.build_lane(f"replica{r}") as lane:
-            builder = GraphBuilder(
-                graph, lane.prog, envs[r], r * ipus_per_replica, ipus_per_replica, target_text
-            )
-            builder.build(trace.nodes)
-            builders.append(builder)
-    for p in region.programs():
-        body.add(p)
+    builders = build_replicas(graph, trace.nodes, envs, ipus_per_replica, target_text, body)
     outfeeds = []
     for j, node in enumerate(outputs):
         feed, copy = add_outfeed(graph, f"outfeed{j}", [output_tensor(b, node) for b in builders])
@@ -53,3 +45,30 @@ def build_replicated(
         Repeat(iterations, body, name="deviceIterations") if iterations > 1 else body, name=name
     )
     return BuiltProgram(main, infeeds, outfeeds, iterations, params)
+
+
+def build_replicas(
+    graph: FusingGraph,
+    nodes: list[Node],
+    envs: list[dict],
+    ipus_per_replica: int,
+    target_text: str,
+    prog: Sequence,
+    then: Callable[[int, GraphBuilder, Sequence], None] | None = None,
+) -> list[GraphBuilder]:
+    """Every replica's ``nodes`` on its own IPUs, the replicas sharing compute sets, appended
+    to ``prog``; ``then(replica, builder, lane_prog)`` adds more ops to each replica's lane."""
+    region = FusionRegion(graph, "replicas")
+    builders = []
+    for r, env in enumerate(envs):
+        with region.build_lane(f"replica{r}") as lane:
+            builder = GraphBuilder(
+                graph, lane.prog, env, r * ipus_per_replica, ipus_per_replica, target_text
+            )
+            builder.build(nodes)
+            if then is not None:
+                then(r, builder, lane.prog)
+        builders.append(builder)
+    for p in region.programs():
+        prog.add(p)
+    return builders

@@ -30,6 +30,7 @@ from ipu_engine.frontend.fusion import FusingGraph, FusionRegion
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, Trace
 from ipu_engine.frontend.optim import SGD
 from ipu_engine.frontend.pipeline import PipelineStages, build_pipeline_steps
+from ipu_engine.frontend.replicated import build_replicas
 from ipu_engine.frontend.session import BuiltProgram, param_handles, place_sources
 from ipu_engine.program import Copy, Program, Repeat, Sequence
 from ipu_engine.tensor import Tensor
@@ -64,19 +65,15 @@ def build_training(
         infeeds.append(feed)
         micro_step.add(copy)
     accumulators: list[dict[str, Tensor]] = []
-    region = FusionRegion(graph, "replicas")
-    builders = []
-    for r in range(replicas):
-        with region.build_lane(f"replica{r}") as lane:
-            builder = GraphBuilder(
-                graph, lane.prog, envs[r], r * ipus_per_replica, ipus_per_replica, target_text
-            )
-            builder.build(trace.nodes)
-            sums = _gradient_sums(graph, builder, traced, params, r, accumulation, lane.prog)
-        builders.append(builder)
-        accumulators.append(sums)
-    for p in region.programs():
-        micro_step.add(p)
+
+    def gradient_sums(r: int, builder: GraphBuilder, lane_prog: Sequence) -> None:
+        accumulators.append(
+            _gradient_sums(graph, builder, traced, params, r, accumulation, lane_prog)
+        )
+
+    builders = build_replicas(
+        graph, trace.nodes, envs, ipus_per_replica, target_text, micro_step, gradient_sums
+    )
     loss_feed, loss_copy = add_outfeed(
         graph, "loss", [output_tensor(b, traced.loss).reshape([1]) for b in builders]
     )
