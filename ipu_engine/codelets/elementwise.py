@@ -7,7 +7,8 @@ call over every vertex's elements concatenated.
 from __future__ import annotations
 
 import functools
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -24,6 +25,7 @@ class ElementwiseVertex(Vertex):
 
     op: ClassVar[ElementOp | None] = None
     elements_field: ClassVar[str] = "out"
+    operands: ClassVar[tuple[str, ...]] = ()  # fields the op reads, in order
     supervisor = True
     code_bytes = 320
 
@@ -49,66 +51,47 @@ class ElementwiseVertex(Vertex):
         return (sizes.elements(cls.elements_field) * cls.flops_per_element()).astype(np.int64)
 
 
+def _codelet(class_name: str, type_name: str, compute_batch: Callable, **attrs: Any) -> type:
+    """A registered element-wise codelet class with these fields and batched compute."""
+    namespace = {**attrs, "type_name": type_name, "compute_batch": classmethod(compute_batch)}
+    return register_builtin(type(class_name, (ElementwiseVertex,), namespace))
+
+
+def _apply_op(cls: type, batch: VertexBatch) -> None:
+    """``out = op(operands...)`` over every vertex's elements at once."""
+    cls.op.fn(*(batch[f] for f in cls.operands), out=batch[cls.elements_field])
+
+
 @functools.cache
 def binary_op(op_name: str, dtype: Type, in_place: bool = False) -> type[Vertex]:
     op = BINARY_OPS[op_name]
-    out_type = BOOL if op.bool_result else dtype
+    kind = "BinaryOp1DInPlace" if in_place else "BinaryOp1D"
+    type_name = f"popops::{kind}<popops::expr::BinaryOpType::{op_name},{dtype.name}>"
     if in_place:
-        name = f"popops::BinaryOp1DInPlace<popops::expr::BinaryOpType::{op_name},{dtype.name}>"
-
-        def compute_batch(cls: type, batch: VertexBatch) -> None:
-            cls.op.fn(batch["in1Out"], batch["in2"], out=batch["in1Out"])
-
-        attrs = {"in1Out": InOut(dtype), "in2": Input(dtype), "elements_field": "in1Out"}
+        fields = {"in1Out": InOut(dtype), "in2": Input(dtype)}
+        operands, result = ("in1Out", "in2"), "in1Out"
     else:
-        name = f"popops::BinaryOp1D<popops::expr::BinaryOpType::{op_name},{dtype.name}>"
-
-        def compute_batch(cls: type, batch: VertexBatch) -> None:
-            cls.op.fn(batch["in1"], batch["in2"], out=batch["out"])
-
-        attrs = {"in1": Input(dtype), "in2": Input(dtype), "out": Output(out_type)}
-    cls = type(
-        "BinaryOp1D",
-        (ElementwiseVertex,),
-        {
-            **attrs,
-            "type_name": name,
-            "op": op,
-            "compute_batch": classmethod(compute_batch),
-        },
+        out_type = BOOL if op.bool_result else dtype
+        fields = {"in1": Input(dtype), "in2": Input(dtype), "out": Output(out_type)}
+        operands, result = ("in1", "in2"), "out"
+    return _codelet(
+        kind, type_name, _apply_op, **fields, op=op, operands=operands, elements_field=result
     )
-    return register_builtin(cls)
 
 
 @functools.cache
 def unary_op(op_name: str, dtype: Type, in_place: bool = False) -> type[Vertex]:
     op = UNARY_OPS[op_name]
-    out_type = BOOL if op.bool_result else dtype
+    kind = "UnaryOp1DInPlace" if in_place else "UnaryOp1D"
+    type_name = f"popops::{kind}<popops::expr::UnaryOpType::{op_name},{dtype.name}>"
     if in_place:
-        name = f"popops::UnaryOp1DInPlace<popops::expr::UnaryOpType::{op_name},{dtype.name}>"
-
-        def compute_batch(cls: type, batch: VertexBatch) -> None:
-            cls.op.fn(batch["inOut"], out=batch["inOut"])
-
-        attrs = {"inOut": InOut(dtype), "elements_field": "inOut"}
+        fields, operands, result = {"inOut": InOut(dtype)}, ("inOut",), "inOut"
     else:
-        name = f"popops::UnaryOp1D<popops::expr::UnaryOpType::{op_name},{dtype.name}>"
-
-        def compute_batch(cls: type, batch: VertexBatch) -> None:
-            cls.op.fn(batch["in"], out=batch["out"])
-
-        attrs = {"in_": Input(dtype), "out": Output(out_type)}
-    cls = type(
-        "UnaryOp1D",
-        (ElementwiseVertex,),
-        {
-            **attrs,
-            "type_name": name,
-            "op": op,
-            "compute_batch": classmethod(compute_batch),
-        },
+        out_type = BOOL if op.bool_result else dtype
+        fields, operands, result = {"in_": Input(dtype), "out": Output(out_type)}, ("in",), "out"
+    return _codelet(
+        kind, type_name, _apply_op, **fields, op=op, operands=operands, elements_field=result
     )
-    return register_builtin(cls)
 
 
 @functools.cache
@@ -116,17 +99,8 @@ def cast(src: Type, dst: Type) -> type[Vertex]:
     def compute_batch(cls: type, batch: VertexBatch) -> None:
         batch["out"][...] = batch["src"]
 
-    cls = type(
-        "Cast1D",
-        (ElementwiseVertex,),
-        {
-            "src": Input(src),
-            "out": Output(dst),
-            "type_name": f"popops::Cast1D<{src.name},{dst.name}>",
-            "compute_batch": classmethod(compute_batch),
-        },
-    )
-    return register_builtin(cls)
+    type_name = f"popops::Cast1D<{src.name},{dst.name}>"
+    return _codelet("Cast1D", type_name, compute_batch, src=Input(src), out=Output(dst))
 
 
 @functools.cache
@@ -135,17 +109,8 @@ def fill(dtype: Type) -> type[Vertex]:
         out, offsets = batch["out"], batch.offsets("out")
         out[...] = np.repeat(batch.state("value"), np.diff(offsets))
 
-    cls = type(
-        "Fill",
-        (ElementwiseVertex,),
-        {
-            "out": Output(dtype),
-            "value": State(dtype, 0),
-            "type_name": f"popops::Fill<{dtype.name}>",
-            "compute_batch": classmethod(compute_batch),
-        },
-    )
-    return register_builtin(cls)
+    type_name = f"popops::Fill<{dtype.name}>"
+    return _codelet("Fill", type_name, compute_batch, out=Output(dtype), value=State(dtype, 0))
 
 
 @functools.cache
@@ -156,17 +121,13 @@ def scaled_add(dtype: Type) -> type[Vertex]:
         scale = np.repeat(batch.state("scaleB"), batch.sizes("data"))
         batch["data"][...] += scale * batch["deltas"]
 
-    cls = type(
+    return _codelet(
         "ScaledAdd",
-        (ElementwiseVertex,),
-        {
-            "data": InOut(dtype),
-            "deltas": Input(dtype),
-            "scaleB": State(dtype, 1.0),
-            "elements_field": "data",
-            "op": ElementOp("SCALED_ADD", np.add, 2, 1.0, 2),
-            "type_name": f"popops::ScaledAddSupervisor<{dtype.name},{dtype.name},true>",
-            "compute_batch": classmethod(compute_batch),
-        },
+        f"popops::ScaledAddSupervisor<{dtype.name},{dtype.name},true>",
+        compute_batch,
+        data=InOut(dtype),
+        deltas=Input(dtype),
+        scaleB=State(dtype, 1.0),
+        elements_field="data",
+        op=ElementOp("SCALED_ADD", np.add, 2, 1.0, 2),
     )
-    return register_builtin(cls)
