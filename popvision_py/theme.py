@@ -78,6 +78,12 @@ def apply_theme(name: str) -> None:
     app.setStyle("Fusion")
     app.setPalette(make_palette(name))
     app.setProperty("popvision_theme", name)
+    # A widget with its own style sheet keeps the palette it was polished with until its
+    # sheet is set again (the rail stayed white in dark mode).
+    for widget in app.allWidgets():
+        sheet = widget.styleSheet()
+        if sheet:
+            widget.setStyleSheet(sheet)
 
 
 def current_theme() -> str:

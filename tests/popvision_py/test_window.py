@@ -42,6 +42,9 @@ def test_summary_shows_program_target_memory_and_runs(qtbot, opened_window, scre
     summary.grab().save(str(screenshot_dir / "summary.png"))
     window.set_theme("dark")
     qtbot.waitUntil(lambda: summary.palette().color(summary.backgroundRole()).lightness() < 100)
+    # the rail has a style sheet of its own; it must follow the palette too (below its items)
+    rail = window.rail.grab().toImage()
+    assert rail.pixelColor(rail.width() // 2, rail.height() - 5).lightness() < 100
     summary.grab().save(str(screenshot_dir / "summary-dark.png"))
     window.show_view("Memory")
     window.current_view().grab().save(str(screenshot_dir / "memory-dark.png"))
