@@ -70,8 +70,9 @@ def make_palette(name: str) -> QPalette:
     return palette
 
 
-def apply_theme(name: str) -> None:
-    """Fusion style with the named palette, for the whole application."""
+def apply_theme(name: str, window: QWidget | None = None) -> None:
+    """Fusion style with the named palette, for the whole application; ``window``'s
+    widgets that carry their own style sheet are repolished to follow it."""
     app = QApplication.instance()
     if app is None:
         return
@@ -79,11 +80,13 @@ def apply_theme(name: str) -> None:
     app.setPalette(make_palette(name))
     app.setProperty("popvision_theme", name)
     # A widget with its own style sheet keeps the palette it was polished with until its
-    # sheet is set again (the rail stayed white in dark mode).
-    for widget in app.allWidgets():
-        sheet = widget.styleSheet()
-        if sheet:
-            widget.setStyleSheet(sheet)
+    # sheet is set again (the rail stayed white in dark mode). Only the window's own
+    # widgets: allWidgets() may hand back wrappers of widgets Qt has already deleted.
+    if window is not None:
+        for widget in [window, *window.findChildren(QWidget)]:
+            sheet = widget.styleSheet()
+            if sheet:
+                widget.setStyleSheet(sheet)
 
 
 def current_theme() -> str:

@@ -280,7 +280,7 @@ class MainWindow(QMainWindow):
         self.message_box = show_message(self, "Help", text, QMessageBox.Icon.Information)
 
     def set_theme(self, name: str) -> None:
-        apply_theme(name)
+        apply_theme(name, self)
         self.settings.set_theme(name)
         (self.actions.dark if name == "dark" else self.actions.light).setChecked(True)
 
