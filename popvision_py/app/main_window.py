@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         self.report_label = QLabel()
+        self.report_label.setToolTip("The report shown, and what is selected in it.")
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setFixedWidth(220)
@@ -185,6 +186,8 @@ class MainWindow(QMainWindow):
             old.report.close()
         self.opened = opened
         self.paths = list(self._pending)
+        for each in opened:
+            each.selection.changed.connect(lambda _what: self._show_report_label())
         first, other = opened[0], opened[1] if len(opened) > 1 else None
         for view in self.views:
             view.show_reports(first, other)
@@ -220,11 +223,20 @@ class MainWindow(QMainWindow):
             item.setFlags(enabled if has_report else flags & ~Qt.ItemFlag.ItemIsEnabled)
         names = " vs ".join(o.name for o in self.opened)
         self.setWindowTitle(f"{names} — {APP_TITLE}" if names else APP_TITLE)
-        self.report_label.setText(" vs ".join(str(o.folder) for o in self.opened))
+        self._show_report_label()
         for action in (self.actions.reload, self.actions.close):
             action.setEnabled(has_report)
         self.actions.export_menu.setEnabled(has_report and self.current_view() is not None)
         self.start_page.set_recent(self.settings.recent_reports())
+
+    def _show_report_label(self) -> None:
+        """Which report, run and selection is shown, always in the status bar."""
+        if not self.opened:
+            self.report_label.setText("")
+            return
+        first = self.opened[0]
+        names = " vs ".join(o.name for o in self.opened)
+        self.report_label.setText(f"{names} · {first.selection.describe()}")
 
     def _fill_recent_menu(self) -> None:
         menu = self.actions.recent_menu

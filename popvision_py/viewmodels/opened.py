@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from popvision_py.viewmodels.selection import ReportSelection
 from profiler_core.errors import ReportError
 from profiler_core.report import Report
 
@@ -21,11 +22,13 @@ SECTION_TITLES = {
 
 @dataclass
 class OpenedReport:
-    """A loaded ``Report`` with the sections that could not be decoded, by section name."""
+    """A loaded ``Report`` with the sections that could not be decoded, by section name,
+    and the one selection every view of it shares."""
 
     report: Report
     errors: dict[str, ReportError] = field(default_factory=dict)
     seconds_to_load: float = 0.0
+    selection: ReportSelection = field(default_factory=ReportSelection)
 
     @property
     def name(self) -> str:

@@ -136,6 +136,8 @@ class MemoryView(ChartDetailsView):
             if not source.selection_error:
                 self.control_bar.select_box.setText(source.selection_text)
                 self.control_bar.select_error.clear()
+            if self.opened is not None and source is self.model:
+                self.opened.selection.select_tiles(source.selection)
         self._show_details()
 
     def _show_details(self) -> None:
