@@ -6,10 +6,13 @@ into groups with one vectorised lookup.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from profiler_core.model.lazy_columns import StringColumn
 
 GROUPINGS = ("op", "layer", "name", "context")
 
@@ -19,37 +22,54 @@ def debug_column(debug: Any, column: str, ids: np.ndarray) -> list[str]:
     if debug is None:
         return [""] * len(ids)
     values = getattr(debug, column)
-    return [values[i] if 0 <= i < len(values) else "" for i in np.asarray(ids).tolist()]
+    ids = np.asarray(ids, dtype=np.int64)
+    if isinstance(values, StringColumn):
+        inside = (ids >= 0) & (ids < len(values))
+        out = [""] * len(ids)
+        for i, text in zip(np.flatnonzero(inside).tolist(), values.rows(ids[inside]), strict=True):
+            out[i] = text
+        return out
+    return [values[i] if 0 <= i < len(values) else "" for i in ids.tolist()]
+
+
+def _op_calls(debug: Any) -> list[bool]:
+    """Whether each context is a library op call: its API is its (non-empty) op."""
+    ops, apis = debug.op, debug.api
+    if isinstance(ops, StringColumn) and isinstance(apis, StringColumn) and ops.table is apis.table:
+        empty = np.array([len(text) == 0 for text in ops.table.tolist()] + [True])
+        return ((ops.ids == apis.ids) & ~empty[ops.ids]).tolist()
+    return [bool(op) and api == op for op, api in zip(ops, apis, strict=True)]
 
 
 def operation_contexts(debug: Any) -> np.ndarray:
     """For each context, the nearest context at or above it that is a library op call (its
     API is its op), else itself. Parents normally precede children; a parent that does not
     is ignored, so a damaged file cannot send the walk round a cycle."""
-    ops, apis = debug.op, debug.api
     parents = np.asarray(debug.parent).tolist()
-    is_call = [bool(op) and api == op for op, api in zip(ops, apis, strict=True)]
-    owner = list(range(len(ops)))
+    is_call = _op_calls(debug)
+    owner = list(range(len(parents)))
     for i, up in enumerate(parents):
         if not is_call[i] and 0 <= up < i and is_call[owner[up]]:
             owner[i] = owner[up]
     return np.array(owner, dtype=np.int64)
 
 
-def context_labels(debug: Any, group_by: str) -> list[str]:
-    """One label per debug context for ``group_by`` in ``GROUPINGS``."""
+def context_labels(debug: Any, group_by: str) -> Sequence[str]:
+    """One label per debug context for ``group_by`` in ``GROUPINGS`` (a lazy column when the
+    contexts are)."""
     if group_by not in GROUPINGS:
         raise ValueError(f"group_by must be one of {', '.join(GROUPINGS)}, not {group_by!r}")
     if debug is None:
         return []
-    if group_by == "op":
-        return list(debug.op)
-    if group_by == "layer":
-        return list(debug.layer)
-    if group_by == "context":
-        return list(debug.name)
+    if group_by in ("op", "layer"):
+        return getattr(debug, group_by)
     names = debug.name
-    return [names[i] for i in operation_contexts(debug).tolist()]
+    if group_by == "context":
+        return names
+    owner = operation_contexts(debug)
+    if isinstance(names, StringColumn):
+        return StringColumn(names.table, names.ids[owner])
+    return [names[i] for i in owner.tolist()]
 
 
 @dataclass(frozen=True)
@@ -76,7 +96,17 @@ class DebugGroups:
 
 
 def debug_groups(debug: Any, group_by: str) -> DebugGroups:
-    labels = context_labels(debug, group_by) + [""]
+    labels = context_labels(debug, group_by)
+    if isinstance(labels, StringColumn):
+        # Group the string ids, then name only the distinct ones: no string per context.
+        distinct, inverse = np.unique(labels.ids, return_inverse=True)
+        names = labels.take(distinct)
+        unique = sorted(set(names) | {""})
+        index = {label: i for i, label in enumerate(unique)}
+        group_of_distinct = np.array([index[n] for n in names], dtype=np.int64)
+        group = np.append(group_of_distinct[inverse.reshape(-1)], index[""])
+        return DebugGroups(unique, group)
+    labels = [*labels, ""]
     # A dict, not np.unique: a numpy string array pads every label to the longest one.
     unique = sorted(set(labels))
     index = {label: i for i, label in enumerate(unique)}

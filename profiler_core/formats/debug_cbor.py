@@ -1,14 +1,20 @@
-"""``debug.cbor``: a report's debug contexts as one CBOR map of columns, read and written here.
+"""``debug.cbor``: a report's debug contexts as one CBOR map of typed columns.
 
-Layout: ``{"magic": "popvision-py debug", "formatMajor": 1, "formatMinor": 0, "reportId": str,
-"contexts": {"name": [str], "parent": [int], "layer": [str], "op": [str], "api": [str],
-"file": [str], "line": [int], "args": [{str: JSON-like}]}}``, all lists of one length.
-Reading refuses oversized files, CBOR tags and deep nesting, and names every problem.
+Version 2 (written): ``{"magic": "popvision-py debug", "formatMajor": 2, "formatMinor": 0,
+"reportId": str, "count": N, "strings": {"offsets": bytes, "data": bytes},
+"columns": {"name", "layer", "op", "api", "file", "args", "parent", "line": bytes}}``.
+``strings`` is one UTF-8 table (``offsets``: little-endian int64, one more than strings);
+each column is N little-endian int32: an index into the table for the text columns, the
+JSON text of the arguments (-1 for none), the parent context (-1 for none), the line.
+Reading is a few array views, so 400,000 contexts open without a Python object each.
+Version 1 files (a list per column, ``debug_cbor_v1``) are still read. Reading refuses
+oversized files, CBOR tags and deep nesting, and names every problem.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -17,21 +23,21 @@ import cbor2
 import numpy as np
 
 from profiler_core.errors import FormatVersionError, ReportError
+from profiler_core.formats import debug_cbor_v1 as v1
 from profiler_core.formats.atomic import atomic_write
+from profiler_core.model.lazy_columns import JsonColumn, StringColumn
 from profiler_core.model.profile import DebugData, Header
+from profiler_core.model.strings import StringInterner, Strings
 
 MAGIC = "popvision-py debug"
-FORMAT_MAJOR = 1
+FORMAT_MAJOR = 2
 FORMAT_MINOR = 0
 MAX_DEBUG_BYTES = 2 * 1024**3
 """Larger files are refused before reading: no honest debug.cbor comes near it."""
-MAX_NESTING = 32
-"""Deepest CBOR nesting read; the layout itself needs 4 levels, the rest is for args."""
-
-TEXT_COLUMNS = ("name", "layer", "op", "api", "file")
-INT_COLUMNS = ("parent", "line")
-COLUMNS = ("name", "parent", "layer", "op", "api", "file", "line", "args")
-_I32 = np.iinfo(np.int32)
+MAX_NESTING = v1.MAX_NESTING
+COLUMNS = v1.COLUMNS
+TEXT_COLUMNS = v1.TEXT_COLUMNS
+_MAX_CONTEXTS = 2**31 - 1
 
 # Tags cbor2 decodes into Python objects (dates, regexes, sets, shared references that can
 # build cycles, ...). None belongs in debug.cbor, so each is refused before it is decoded.
@@ -59,44 +65,59 @@ def _refuse_unknown_tag(*args: object) -> Any:
 _SEMANTIC_DECODERS = {tag: _refuse_tag(tag) for tag in _KNOWN_TAGS}
 
 
-def write_debug(path: str | Path, debug: DebugData) -> None:
-    """Write ``debug`` to ``path`` (normally ``<report>/debug.cbor``) atomically.
+# -- writing -----------------------------------------------------------------------------
+def write_debug(path: str | Path, debug: DebugData, format_major: int = FORMAT_MAJOR) -> None:
+    """Write ``debug`` to ``path`` (normally ``<report>/debug.cbor``) atomically, in format
+    ``format_major`` (2; 1 for readers of older popvision-py).
 
     Raises ``ReportError`` naming ``path`` when the columns are inconsistent or an argument
     is not JSON-like, or when the file cannot be written.
     """
     path = Path(path)
-    contexts = {
-        "name": debug.name,
-        "parent": np.asarray(debug.parent).tolist(),
-        "layer": debug.layer,
-        "op": debug.op,
-        "api": debug.api,
-        "file": debug.file,
-        "line": np.asarray(debug.line).tolist(),
-        "args": debug.args,
-    }
+    contexts = v1.contexts_of(debug)
     try:
-        _check_contexts(contexts)
-    except _DocumentError as problem:
+        v1.check_contexts(contexts)
+    except v1.DocumentError as problem:
         raise ReportError(path, f"cannot write: {problem}") from None
-    document = {
-        "magic": MAGIC,
-        "formatMajor": FORMAT_MAJOR,
-        "formatMinor": FORMAT_MINOR,
-        "reportId": str(debug.report_id),
-        "contexts": contexts,
-    }
+    header = {"magic": MAGIC, "formatMinor": 0, "reportId": str(debug.report_id)}
+    if format_major == 1:
+        document = {**header, "formatMajor": 1, "contexts": contexts}
+    elif format_major == 2:
+        document = {**header, "formatMajor": 2, **_columnar(contexts)}
+    else:
+        raise ValueError(f"debug.cbor format {format_major} cannot be written")
     atomic_write(path, lambda file: cbor2.dump(document, file))
 
 
+def _columnar(contexts: dict[str, list[Any]]) -> dict[str, Any]:
+    strings = StringInterner()
+    columns = {name: strings.many(contexts[name]) for name in TEXT_COLUMNS}
+    columns["args"] = np.fromiter(
+        (strings(json.dumps(a, separators=(",", ":"))) if a else -1 for a in contexts["args"]),
+        dtype=np.int32,
+        count=len(contexts["args"]),
+    )
+    columns["parent"] = np.asarray(contexts["parent"], dtype=np.int32)
+    columns["line"] = np.asarray(contexts["line"], dtype=np.int32)
+    table = strings.table()
+    return {
+        "count": len(contexts["name"]),
+        "strings": {
+            "offsets": table.offsets.astype("<i8").tobytes(),
+            "data": bytes(table.blob),
+        },
+        "columns": {name: column.astype("<i4").tobytes() for name, column in columns.items()},
+    }
+
+
+# -- reading -----------------------------------------------------------------------------
 def read_debug(path: str | Path) -> DebugData:
     """Read a ``debug.cbor``; every problem with the file raises ``ReportError`` naming it."""
     path = Path(path)
     document, trailing = _decode(path, _read_file(path))
     try:
         return _to_debug_data(path, document, trailing)
-    except _DocumentError as problem:
+    except v1.DocumentError as problem:
         raise ReportError(path, str(problem)) from None
 
 
@@ -110,10 +131,6 @@ def check_pair(
             f"debug.cbor does not belong to this profile.pop: report ids {debug.report_id!r} "
             f"(debug.cbor) and {profile_header.report_id!r} (profile.pop) differ",
         )
-
-
-class _DocumentError(Exception):
-    """What is wrong with a decoded document; becomes a ReportError with the path."""
 
 
 def _read_file(path: Path) -> bytes:
@@ -163,104 +180,86 @@ def _decode(path: Path, data: bytes) -> tuple[Any, int]:
 def _to_debug_data(path: Path, document: Any, trailing: int) -> DebugData:
     if not isinstance(document, dict) or document.get("magic") != MAGIC:
         magic = document.get("magic") if isinstance(document, dict) else None
-        raise _DocumentError(f"not a popvision-py debug.cbor (magic {str(magic)[:40]!r})")
+        raise v1.DocumentError(f"not a popvision-py debug.cbor (magic {str(magic)[:40]!r})")
     if trailing:
-        raise _DocumentError(f"has {trailing} bytes after its CBOR map: not one debug.cbor")
+        raise v1.DocumentError(f"has {trailing} bytes after its CBOR map: not one debug.cbor")
     major, minor = document.get("formatMajor"), document.get("formatMinor")
-    if not _is_int(major) or not _is_int(minor) or major < 1:
-        raise _DocumentError(f"unknown debug format version {major!r}.{minor!r}")
+    if not v1.is_int(major) or not v1.is_int(minor) or major < 1:
+        raise v1.DocumentError(f"unknown debug format version {major!r}.{minor!r}")
     if major > FORMAT_MAJOR:
         raise FormatVersionError(
             path,
-            f"written in debug format {major}.{minor}, but this popvision-py reads format "
-            f"{FORMAT_MAJOR} (up to {FORMAT_MAJOR}.{FORMAT_MINOR}); update popvision-py",
+            f"written in debug format {major}.{minor}, but this popvision-py reads formats "
+            f"1 and {FORMAT_MAJOR} (up to {FORMAT_MAJOR}.{FORMAT_MINOR}); update popvision-py",
         )
-    report_id, contexts = document.get("reportId"), document.get("contexts")
+    report_id = document.get("reportId")
     if not isinstance(report_id, str):
-        raise _DocumentError(f"reportId must be a string, not {_type_name(report_id)}")
-    if not isinstance(contexts, dict):
-        raise _DocumentError(f"contexts must be a map, not {_type_name(contexts)}")
-    _check_contexts(contexts)
+        raise v1.DocumentError(f"reportId must be a string, not {v1.type_name(report_id)}")
+    if major == 1:
+        return v1.debug_from_contexts(report_id, document.get("contexts"), path)
+    return _from_columns(path, report_id, document)
+
+
+def _from_columns(path: Path, report_id: str, document: dict[str, Any]) -> DebugData:
+    count = document.get("count")
+    if not v1.is_int(count) or not 0 <= count <= _MAX_CONTEXTS:
+        raise v1.DocumentError(f"count must be a number of contexts, not {count!r:.40}")
+    table = _string_table(document.get("strings"))
+    columns = document.get("columns")
+    if not isinstance(columns, dict):
+        raise v1.DocumentError(f"columns must be a map, not {v1.type_name(columns)}")
+    missing = [name for name in COLUMNS if name not in columns]
+    if missing:
+        raise v1.DocumentError(f"columns lack {', '.join(missing)}")
+    arrays = {name: _int32_column(columns[name], name, count) for name in COLUMNS}
+    for name in TEXT_COLUMNS:
+        _check_range(arrays[name], name, 0, len(table), "a string of the table")
+    _check_range(arrays["args"], "args", -1, len(table), "-1 or a string of the table")
+    _check_range(arrays["parent"], "parent", -1, count, "-1 or a context")
+    text = {name: StringColumn(table, arrays[name]) for name in TEXT_COLUMNS}
     return DebugData(
         report_id=report_id,
-        name=contexts["name"],
-        parent=np.array(contexts["parent"], dtype=np.int32),
-        layer=contexts["layer"],
-        op=contexts["op"],
-        api=contexts["api"],
-        file=contexts["file"],
-        line=np.array(contexts["line"], dtype=np.int32),
-        args=contexts["args"],
+        parent=arrays["parent"],
+        line=arrays["line"],
+        args=JsonColumn(table, arrays["args"], path),
+        **text,
     )
 
 
-def _check_contexts(contexts: dict[str, Any]) -> None:
-    missing = [name for name in COLUMNS if name not in contexts]
-    if missing:
-        raise _DocumentError(f"contexts lack the column(s) {', '.join(missing)}")
-    for name in COLUMNS:
-        if not isinstance(contexts[name], list):
-            raise _DocumentError(
-                f"contexts.{name} must be a list, not {_type_name(contexts[name])}"
-            )
-    count = len(contexts["name"])
-    for name in COLUMNS:
-        if len(contexts[name]) != count:
-            raise _DocumentError(
-                f"contexts.{name} has {len(contexts[name])} entries but contexts.name has "
-                f"{count}: every column needs one entry per context"
-            )
-    for name in TEXT_COLUMNS:
-        _check_all(contexts[name], name, lambda v: isinstance(v, str), "a string")
-    for name in INT_COLUMNS:
-        _check_all(contexts[name], name, _is_int32, "a 32-bit integer")
-    _check_all(
-        contexts["parent"], "parent", lambda v: -1 <= v < count, f"-1 or a context below {count}"
-    )
-    for index, args in enumerate(contexts["args"]):
-        if not isinstance(args, dict):
-            raise _DocumentError(f"contexts.args[{index}] must be a map, not {_type_name(args)}")
-        problem = _json_problem(args, MAX_NESTING)
-        if problem:
-            raise _DocumentError(f"contexts.args[{index}]: {problem}")
+def _string_table(strings: Any) -> Strings:
+    if not isinstance(strings, dict):
+        raise v1.DocumentError(f"strings must be a map, not {v1.type_name(strings)}")
+    data, offsets = strings.get("data"), strings.get("offsets")
+    if not isinstance(data, bytes) or not isinstance(offsets, bytes):
+        raise v1.DocumentError("strings must hold 'data' and 'offsets' as byte strings")
+    if len(offsets) % 8 or not offsets:
+        raise v1.DocumentError(f"strings.offsets has {len(offsets)} bytes, not int64s")
+    ends = np.frombuffer(offsets, dtype="<i8")
+    if ends[0] != 0 or ends[-1] != len(data) or np.any(np.diff(ends) < 0):
+        raise v1.DocumentError(
+            f"strings.offsets do not run from 0 up to the {len(data)} bytes of strings.data"
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise v1.DocumentError(f"strings.data is not UTF-8 at byte {error.start}") from None
+    return Strings(data, ends.astype(np.int64))
 
 
-def _check_all(values: list[Any], name: str, ok: Any, wanted: str) -> None:
-    if all(ok(value) for value in values):
-        return
-    index = next(i for i, value in enumerate(values) if not ok(value))
-    raise _DocumentError(f"contexts.{name}[{index}] is {values[index]!r:.60}, not {wanted}")
+def _int32_column(value: Any, name: str, count: int) -> np.ndarray:
+    if not isinstance(value, bytes):
+        raise v1.DocumentError(f"columns.{name} must be bytes, not {v1.type_name(value)}")
+    if len(value) != 4 * count:
+        raise v1.DocumentError(
+            f"columns.{name} has {len(value)} bytes but {count} contexts need {4 * count}"
+        )
+    return np.frombuffer(value, dtype="<i4").astype(np.int32, copy=False)
 
 
-def _json_problem(value: Any, depth: int) -> str | None:
-    """Why ``value`` is not JSON-like (None, bool, int, float, str, lists, str-keyed maps)."""
-    if depth <= 0:
-        return "nested too deeply"
-    if value is None or isinstance(value, (bool, float, str)):
-        return None
-    if isinstance(value, int):
-        # Wider integers would need CBOR's bignum tag, which readers refuse.
-        return None if -(2**64) <= value < 2**64 else f"integer {value:.3g} is too large"
-    if isinstance(value, list):
-        return next(filter(None, (_json_problem(item, depth - 1) for item in value)), None)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"map key {key!r:.40} is not a string"
-            problem = _json_problem(item, depth - 1)
-            if problem:
-                return problem
-        return None
-    return f"{_type_name(value)} is not a JSON-like value"
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_int32(value: Any) -> bool:
-    return _is_int(value) and _I32.min <= value <= _I32.max
-
-
-def _type_name(value: Any) -> str:
-    return "nothing" if value is None else type(value).__name__
+def _check_range(values: np.ndarray, name: str, low: int, high: int, wanted: str) -> None:
+    bad = np.flatnonzero((values < low) | (values >= high))
+    if bad.size:
+        index = int(bad[0])
+        raise v1.DocumentError(
+            f"columns.{name}[{index}] is {int(values[index])}, not {wanted} (below {high})"
+        )

@@ -50,8 +50,13 @@ class Strings:
         return iter(self.tolist())
 
     def take(self, indices: np.ndarray) -> list[str]:
+        """The strings at ``indices`` ("" for -1). A few of a big table are decoded one by
+        one; many, by decoding the table once."""
+        wanted = np.asarray(indices).tolist()
+        if self._decoded is None and len(wanted) * 8 < len(self):
+            return [self[i] if i >= 0 else "" for i in wanted]
         items = self.tolist()
-        return [items[i] if i >= 0 else "" for i in np.asarray(indices).tolist()]
+        return [items[i] if i >= 0 else "" for i in wanted]
 
 
 class StringInterner:
