@@ -51,6 +51,7 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self.opened: list[OpenedReport] = []
         self.paths: list[Path] = []
+        self._unbuilt: set[str] = set()  # titles of views not yet shown the opened reports
         self.message_box: QMessageBox | None = None
         self.loader = ReportLoader(self)
         self.loader.progress.connect(self._on_progress)
@@ -112,7 +113,18 @@ class MainWindow(QMainWindow):
 
     # -- pages ----------------------------------------------------------------------------
     def view(self, title: str) -> ReportView:
-        return next(v for v in self.views if v.title == title)
+        """The page ``title``, built for the opened reports if it was not yet."""
+        view = next(v for v in self.views if v.title == title)
+        self._build_view(view)
+        return view
+
+    def _build_view(self, view: ReportView) -> None:
+        """Pages are built the first time they are shown, not all when a report opens: the
+        first paint waits for one page, and a page nobody opens costs nothing."""
+        if view.title in self._unbuilt and self.opened:
+            self._unbuilt.discard(view.title)
+            first, other = self.opened[0], self.opened[1] if len(self.opened) > 1 else None
+            view.show_reports(first, other)
 
     def current_view(self) -> ReportView | None:
         page = self.pages.currentWidget()
@@ -123,6 +135,9 @@ class MainWindow(QMainWindow):
         self.rail.setCurrentRow(titles.index(title))
 
     def _on_rail_row(self, row: int) -> None:
+        page = self.pages.widget(max(row, 0))
+        if isinstance(page, ReportView):
+            self._build_view(page)
         self.pages.setCurrentIndex(max(row, 0))
         view = self.current_view()
         self.actions.export_menu.setEnabled(view is not None and bool(self.opened))
@@ -165,6 +180,7 @@ class MainWindow(QMainWindow):
         for opened in self.opened:
             opened.report.close()
         self.opened, self.paths = [], []
+        self._unbuilt = set()
         self._update_state()
         self.rail.setCurrentRow(0)
 
@@ -188,9 +204,12 @@ class MainWindow(QMainWindow):
         self.paths = list(self._pending)
         for each in opened:
             each.selection.changed.connect(lambda _what: self._show_report_label())
-        first, other = opened[0], opened[1] if len(opened) > 1 else None
         for view in self.views:
-            view.show_reports(first, other)
+            view.clear()
+        self._unbuilt = {view.title for view in self.views}
+        current = self.current_view()
+        if current is not None:
+            self._build_view(current)
         for path in self.paths:
             self.settings.add_recent(path)
         self._update_state()

@@ -25,6 +25,7 @@ import numpy as np
 from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats import debug_cbor_v1 as v1
 from profiler_core.formats.atomic import atomic_write
+from profiler_core.formats.cbor_views import loads_plain
 from profiler_core.model.lazy_columns import JsonColumn, StringColumn
 from profiler_core.model.profile import DebugData, Header
 from profiler_core.model.strings import StringInterner, Strings
@@ -114,7 +115,9 @@ def _columnar(contexts: dict[str, list[Any]]) -> dict[str, Any]:
 def read_debug(path: str | Path) -> DebugData:
     """Read a ``debug.cbor``; every problem with the file raises ``ReportError`` naming it."""
     path = Path(path)
-    document, trailing = _decode(path, _read_file(path))
+    data = _read_file(path)
+    plain = loads_plain(data)  # version 2 without copying its columns
+    document, trailing = plain if plain is not None else _decode(path, data)
     try:
         return _to_debug_data(path, document, trailing)
     except v1.DocumentError as problem:
@@ -230,7 +233,7 @@ def _string_table(strings: Any) -> Strings:
     if not isinstance(strings, dict):
         raise v1.DocumentError(f"strings must be a map, not {v1.type_name(strings)}")
     data, offsets = strings.get("data"), strings.get("offsets")
-    if not isinstance(data, bytes) or not isinstance(offsets, bytes):
+    if not isinstance(data, (bytes, memoryview)) or not isinstance(offsets, (bytes, memoryview)):
         raise v1.DocumentError("strings must hold 'data' and 'offsets' as byte strings")
     if len(offsets) % 8 or not offsets:
         raise v1.DocumentError(f"strings.offsets has {len(offsets)} bytes, not int64s")
@@ -240,14 +243,14 @@ def _string_table(strings: Any) -> Strings:
             f"strings.offsets do not run from 0 up to the {len(data)} bytes of strings.data"
         )
     try:
-        data.decode("utf-8")
+        str(data, "utf-8")
     except UnicodeDecodeError as error:
         raise v1.DocumentError(f"strings.data is not UTF-8 at byte {error.start}") from None
     return Strings(data, ends.astype(np.int64))
 
 
 def _int32_column(value: Any, name: str, count: int) -> np.ndarray:
-    if not isinstance(value, bytes):
+    if not isinstance(value, (bytes, memoryview)):
         raise v1.DocumentError(f"columns.{name} must be bytes, not {v1.type_name(value)}")
     if len(value) != 4 * count:
         raise v1.DocumentError(

@@ -175,3 +175,15 @@ def test_run_launches_an_example_as_a_child_process(qtbot, window, tmp_path):
     assert ready.args[0] == str(tmp_path / "runs" / "tutorial4")
     wait_loaded(qtbot, window)
     assert [o.name for o in window.opened] == ["tutorial4"]
+
+
+def test_pages_are_built_when_first_shown_not_all_at_open(qtbot, opened_window) -> None:
+    memory = next(v for v in opened_window.views if v.title == "Memory")
+    assert not memory.models  # opening built the Summary page only
+    opened_window.show_view("Memory")
+    assert memory.models and memory.models[0].table.num_tiles == 1472
+    opened_window.show_view("Summary")
+    opened_window.reload()
+    wait_loaded(qtbot, opened_window)
+    assert not memory.models  # the reloaded report is shown again only where it is looked at
+    assert opened_window.view("Memory") is memory and memory.models

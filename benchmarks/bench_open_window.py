@@ -1,0 +1,144 @@
+"""What a user waits for when opening the biggest report in the window: from File > Open to
+the first paint of the Summary, with every file of the report (profile.pop and debug.cbor)
+read, against the time to read both files' bytes; the longest stall of the window's event
+loop meanwhile (a 5 ms timer notes every gap); how soon Cancel acts; and the peak memory.
+
+    python -m benchmarks.bench_open_window [--report DIR]   (default: build one, ~20 s)
+
+Each figure is measured in a child process of its own, so the peak memory is the window's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks._timing import report
+from benchmarks.scale_report import make_scale_report
+
+_CHILD = r"""
+import json, os, sys, time
+from pathlib import Path
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from popvision_py.app.main_window import MainWindow
+from popvision_py.app.settings import AppSettings, make_settings
+
+folder, mode, settings_file = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+app = QApplication([])
+window = MainWindow(AppSettings(make_settings(settings_file)))
+window.resize(1400, 900)
+window.show()
+app.processEvents()
+
+gaps, last = [], [time.perf_counter()]
+def tick():
+    now = time.perf_counter()
+    gaps.append(now - last[0])
+    last[0] = now
+timer = QTimer()
+timer.setInterval(5)
+timer.timeout.connect(tick)
+timer.start()
+
+def vmhwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+started = time.perf_counter()
+window.open_paths([folder])
+if mode == "cancel":
+    def cancel_when_busy():
+        if window.progress.value() > 0:
+            cancel_at[0] = time.perf_counter()
+            window.cancel_button.click()
+        else:
+            QTimer.singleShot(1, cancel_when_busy)
+    cancel_at = [None]
+    done_at = [None]
+    window.loader.cancelled.connect(lambda: done_at.__setitem__(0, time.perf_counter()))
+    QTimer.singleShot(1, cancel_when_busy)
+    while done_at[0] is None and time.perf_counter() - started < 60:
+        app.processEvents()
+    print(json.dumps({"cancel_s": (done_at[0] or 0) - (cancel_at[0] or 0)}))
+    sys.exit(0)
+while window.loader.busy and time.perf_counter() - started < 120:
+    app.processEvents()
+    time.sleep(0.001)
+window.repaint()  # the Summary is the current page: this is its first paint
+painted = time.perf_counter()
+settle = time.perf_counter()
+while time.perf_counter() - settle < 0.3:
+    app.processEvents()
+print(json.dumps({
+    "open_s": painted - started,
+    "longest_stall_s": max(gaps) if gaps else 0.0,
+    "peak_rss": vmhwm(),
+    "status": window.statusBar().currentMessage(),
+}))
+"""
+
+_READ_CHILD = r"""
+import json, sys, time
+from pathlib import Path
+files = [Path(p) for p in sys.argv[1:]]
+started = time.perf_counter()
+total = sum(len(f.read_bytes()) for f in files)
+print(json.dumps({"read_s": time.perf_counter() - started, "bytes": total}))
+"""
+
+
+def _child(code: str, *args: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def measure(folder: Path, rounds: int = 3) -> None:
+    files = [folder / "profile.pop", folder / "debug.cbor"]
+    size = sum(f.stat().st_size for f in files)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = str(Path(tmp) / "settings.ini")
+        opens, reads, stalls, rss, cancels = [], [], [], [], []
+        for _ in range(rounds):  # alternate, so both see the same machine
+            reads.append(_child(_READ_CHILD, *map(str, files))["read_s"])
+            opened = _child(_CHILD, str(folder), "open", settings)
+            opens.append(opened["open_s"])
+            stalls.append(opened["longest_stall_s"])
+            rss.append(opened["peak_rss"])
+            cancels.append(_child(_CHILD, str(folder), "cancel", settings)["cancel_s"])
+    opens.sort(), reads.sort(), stalls.sort(), cancels.sort()
+    open_s, read_s = opens[len(opens) // 2], reads[len(reads) // 2]
+    print(f"report {folder}: {size / 1e6:.1f} MB in profile.pop + debug.cbor ({opened['status']})")
+    report("open to first paint of Summary (median)", open_s * 1e3, "ms", "", True)
+    report("reading both files' bytes (median)", read_s * 1e3, "ms", "", True)
+    ratio = open_s / read_s
+    report("open / read bytes", ratio, "x", "<= 1.5x", ratio <= 1.5)
+    report("longest GUI-thread stall while opening (median)", stalls[1] * 1e3, "ms", "<= 50 ms",
+           stalls[1] <= 0.05)  # fmt: skip
+    report("Cancel to cancelled (median)", cancels[1] * 1e3, "ms", "<= 100 ms", cancels[1] <= 0.1)
+    peak = max(rss) / size
+    report("peak RSS / both files", peak, "x", "<= 2x", peak <= 2.0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--report", type=Path, help="a report folder (default: build one)")
+    args = parser.parse_args(argv)
+    if args.report is not None:
+        measure(args.report)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        measure(make_scale_report(Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()
