@@ -8,6 +8,7 @@ the whole-device numbers.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -72,23 +73,43 @@ def ipu_tiles(report: Any, ipu: int) -> np.ndarray:
     return np.arange(ipu * target.tiles_per_ipu, (ipu + 1) * target.tiles_per_ipu)
 
 
-def variable_tiles(report: Any, var: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """For each variable of ``var``: how many tiles hold part of it, and those tiles as a
-    compact list (``0-15,100``)."""
+@dataclass(frozen=True)
+class VariableTiles:
+    """The tiles holding part of each of some variables, as one sorted array cut per variable."""
+
+    starts: (
+        np.ndarray
+    )  # int64 (variables + 1,): variable i's tiles are tiles[starts[i]:starts[i+1]]
+    tiles: np.ndarray  # int64
+
+    @property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def of(self, i: int) -> np.ndarray:
+        return self.tiles[self.starts[i] : self.starts[i + 1]]
+
+    def text(self, i: int) -> str:
+        """Variable i's tiles as a compact list (``0-15,100``)."""
+        return format_tile_selection(self.of(i))
+
+
+def variable_tiles(report: Any, var: np.ndarray) -> VariableTiles:
+    """For each variable of ``var``, the tiles that hold part of it."""
     graph = checked_graph(report)
     var = np.asarray(var, dtype=np.int64)
-    if var.size == 0:
-        return np.zeros(0, dtype=np.int64), []
     num_tiles = np.int64(report.target.num_tiles)
     wanted = np.isin(graph.region_var, var)
-    pairs = np.unique(
-        graph.region_var[wanted].astype(np.int64) * num_tiles + graph.region_tile[wanted]
-    )
+    region_var = graph.region_var[wanted].astype(np.int64)
+    pairs = np.unique(region_var * num_tiles + graph.region_tile[wanted])
     owner, tile = pairs // num_tiles, pairs % num_tiles
-    order = np.searchsorted(owner, var)  # pairs are sorted by variable, then tile
-    ends = np.searchsorted(owner, var, side="right")
-    counts = (ends - order).astype(np.int64)
-    texts = [
-        format_tile_selection(tile[a:b]) for a, b in zip(order.tolist(), ends.tolist(), strict=True)
-    ]
-    return counts, texts
+    # pairs are sorted by variable, then tile: each variable's tiles are one slice, gathered
+    # in the order of ``var`` (which need not be sorted)
+    first = np.searchsorted(owner, var)
+    counts = np.searchsorted(owner, var, side="right") - first
+    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    take = np.repeat(first - starts[:-1], counts) + np.arange(starts[-1])
+    return VariableTiles(starts=starts, tiles=tile[take])

@@ -84,8 +84,12 @@ def test_variable_tiles_counts_and_lists_each_variables_tiles():
     profile = make_profile(3, num_variables=15)
     g = profile.graph
     var = np.array([4, 0, 9])
-    counts, texts = variable_tiles(profile, var)
-    for v, count, text in zip(var.tolist(), counts.tolist(), texts, strict=True):
+    found = variable_tiles(profile, var)
+    assert len(found) == 3
+    texts = [found.text(i) for i in range(3)]
+    for i, (v, count, text) in enumerate(
+        zip(var.tolist(), found.counts.tolist(), texts, strict=True)
+    ):
         tiles = sorted({int(t) for r, t in zip(g.region_var, g.region_tile, strict=True) if r == v})
         assert count == len(tiles)
         expanded = []
@@ -93,6 +97,7 @@ def test_variable_tiles_counts_and_lists_each_variables_tiles():
             a, _, b = part.partition("-")
             expanded += list(range(int(a), int(b or a) + 1))
         assert expanded == tiles
+        assert found.of(i).tolist() == tiles
 
 
 def test_compute_set_vertices_by_type():
