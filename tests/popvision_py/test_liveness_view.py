@@ -11,7 +11,7 @@ import sys
 import numpy as np
 from PySide6.QtCore import QPointF, Qt
 
-from popvision_py.viewmodels.curve_pixels import BAND, MARK
+from popvision_py.viewmodels.curve_pixels import BAND, MARK, SELECTED
 from popvision_py.views.table_model import RAW_ROLE
 from profiler_core.analysis.liveness import liveness_table, variables_live_at
 from profiler_core.analysis.liveness_tiles import liveness_on_tiles
@@ -83,8 +83,14 @@ def test_clicking_the_peak_step_lists_its_live_variables_largest_first(
     # the selected step is marked on the chart: its pixel column is drawn in the mark colour
     chart = view.chart
     chart.plot.viewport().repaint()
-    column = int(np.flatnonzero(chart.area.shown == peak)[0])
-    assert tuple(chart.area._pixels[0, column]) == tuple(chart.area.colors[MARK])
+    x0, x1 = chart.area.shown_x
+    width = chart.area.shown.size
+    centre = int((peak - x0) / (x1 - x0) * width)
+    assert tuple(chart.area._pixels[0, centre]) == tuple(chart.area.colors[MARK])
+    # the rest of the step's width is shaded above the curve
+    columns = np.flatnonzero(chart.area.shown == peak)
+    edge = int(columns[0]) if int(columns[0]) != centre else int(columns[-1])
+    assert tuple(chart.area._pixels[0, edge]) == tuple(chart.area.colors[SELECTED])
 
 
 def test_the_peak_label_equals_popvision_cli_summary(opened_window, tutorial4_report):

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.colors import rgba
-from popvision_py.viewmodels.curve_pixels import area_image, columns_of
+from popvision_py.viewmodels.curve_pixels import area_image, centre_columns, columns_of
 from popvision_py.viewmodels.liveness import LivenessViewModel
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS, StepClass
 from popvision_py.views.axes import BytesAxis, IndexAxis
@@ -35,7 +35,7 @@ class LivenessCurveItem(PixelImageItem):
         self.curve = np.zeros(0, dtype=np.int64)
         self.band = np.zeros(0, dtype=bool)
         self.marks = np.zeros(0, dtype=bool)
-        self.colors = np.zeros((5, 4), dtype=np.uint8)
+        self.colors = np.zeros((6, 4), dtype=np.uint8)
 
     def set_data(self, curve: np.ndarray, y_max: float) -> None:
         self.curve = curve
@@ -55,12 +55,15 @@ class LivenessCurveItem(PixelImageItem):
     def render(
         self, x0: float, x1: float, y0: float, y1: float, width: int, height: int
     ) -> np.ndarray:
-        self.shown, (band, marks) = columns_of(self.curve, x0, x1, width, self.band, self.marks)
+        self.shown, (band, selected) = columns_of(self.curve, x0, x1, width, self.band, self.marks)
         self.shown_x = (x0, x1)
         valid = self.shown >= 0
         heights = np.full(self.shown.shape, np.nan)
         heights[valid] = self.curve[self.shown[valid]]
-        return area_image(heights, y0, y1, height, self.colors, band, marks, self.top_down)
+        lines = centre_columns(np.flatnonzero(self.marks), x0, x1, width)
+        return area_image(
+            heights, y0, y1, height, self.colors, band, selected, lines, self.top_down
+        )
 
 
 class LivenessChart(QWidget):
@@ -80,7 +83,7 @@ class LivenessChart(QWidget):
         self.view_box = self.plot.getPlotItem().getViewBox()
         self.view_box.setMouseEnabled(x=True, y=False)
         self.area = LivenessCurveItem()
-        self.peak_marker = pg.ScatterPlotItem(size=10, symbol="t1")
+        self.peak_marker = pg.ScatterPlotItem(size=13, symbol="t")
         self.peak_marker.setToolTip("The peak: the first step with the most live memory.")
         for item in (self.area, self.peak_marker):
             self.plot.addItem(item)
@@ -88,6 +91,7 @@ class LivenessChart(QWidget):
         self.title.setWordWrap(True)
         self.peak_label = QLabel()
         self.peak_label.setObjectName("peak")
+        self.peak_label.setStyleSheet("font-weight: bold")
         self.peak_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.peak_label.setToolTip(
             "The first program step with the most live memory in this scope; click it on the "
@@ -163,7 +167,8 @@ class LivenessChart(QWidget):
         band = list(rgba(STEP_CLASS_COLORS[StepClass.GLOBAL_EXCHANGE]))
         band[3] = 70
         self.area.colors = np.array(
-            [(0, 0, 0, 0), band, fill, rgba(compute), rgba(colors.limit)], dtype=np.uint8
+            [(0, 0, 0, 0), band, rgba(colors.selection), fill, rgba(compute), rgba(colors.limit)],
+            dtype=np.uint8,
         )
         self.area.invalidate()
         self.peak_marker.setBrush(pg.mkBrush(colors.limit))
