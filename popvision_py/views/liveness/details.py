@@ -26,6 +26,9 @@ class TablePanel(QWidget):
         self.count = QLabel()
         self.model = ColumnTableModel()
         self.table = make_table_view(self.model, sortable=True)
+        # fitting columns looks at the first rows only: thousands of live variables would
+        # otherwise each be measured on every click
+        self.table.horizontalHeader().setResizeContentsPrecision(100)
         self.message = message_label()
         self.pages = QStackedWidget()
         self.pages.addWidget(self.table)
