@@ -73,6 +73,7 @@ class LivenessChart(QWidget):
         super().__init__(parent)
         self.model = model
         self.left_axis = BytesAxis("Live memory")
+        self.left_axis.setWidth(72)  # room for "1,000" beside the unit label at any scope
         self.bottom_axis = IndexAxis("bottom")
         self.bottom_axis.setLabel("Program step")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
