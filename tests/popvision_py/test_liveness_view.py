@@ -126,12 +126,19 @@ def test_scopes_and_always_live_follow_profiler_core(qtbot, opened_window):
     controls.scope_box.setCurrentText("Selected tiles")
     assert "No tile selected" in view.chart.peak_label.text()
     assert not view.chart.area.curve.any()
-    type_selection(qtbot, view, "0-3,100")
+    controls.scope_box.setCurrentText("All IPUs")
+    type_selection(qtbot, view, "0-3,100")  # typing tiles switches to their scope
+    assert controls.scope_box.currentText() == "Selected tiles"
     tiles = np.r_[0:4, 100]
     assert window.opened[0].selection.tiles.tolist() == tiles.tolist()
     on_tiles = liveness_on_tiles(report, tiles)
     assert np.array_equal(view.chart.area.curve, on_tiles.live_bytes(True))
     assert f"at step {on_tiles.peak_step:,}" in view.chart.peak_label.text()
+    # every tile, through the tile method, is exactly the whole-device table
+    type_selection(qtbot, view, f"0-{report.target.num_tiles - 1}")
+    assert np.array_equal(view.chart.area.curve, table.live_bytes(True))
+    assert view.model.peak() == (table.peak_step, table.peak_bytes)
+    type_selection(qtbot, view, "0-3,100")
     type_selection(qtbot, view, "0-x")
     assert "0-x" in controls.select_error.text()
     assert window.opened[0].selection.tiles.tolist() == tiles.tolist()
@@ -285,3 +292,19 @@ def test_liveness_screenshots_with_the_peak_selected(qtbot, opened_window, scree
     assert all(p.stat().st_size > 10_000 for p in saved)
     peak = liveness_table(opened_window.opened[0].report).peak_step
     assert opened_window.opened[0].selection.steps.tolist() == [peak]
+
+
+def test_export_csv_writes_the_shown_tab(qtbot, opened_window, tmp_path):
+    import csv
+
+    window = opened_window
+    view = show_liveness(window)
+    report = window.opened[0].report
+    peak = liveness_table(report).peak_step
+    click_step(qtbot, view, peak)
+    view.details.setCurrentWidget(view.not_always_live)
+    path = tmp_path / "live.csv"
+    assert view.export_csv(path)
+    rows = list(csv.reader(path.open(encoding="utf-8")))
+    assert rows[0][:2] == ["Variable", "Size"]
+    assert [r[0] for r in rows[1:]] == variables_live_at(report, peak).names

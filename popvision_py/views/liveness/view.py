@@ -12,7 +12,7 @@ import numpy as np
 from PySide6.QtWidgets import QWidget
 
 from popvision_py.viewmodels.format import format_count
-from popvision_py.viewmodels.liveness import LivenessViewModel
+from popvision_py.viewmodels.liveness import SELECTED_TILES, LivenessViewModel
 from popvision_py.viewmodels.liveness_details import (
     DIFFERENCE_HELP,
     always_live_table,
@@ -133,7 +133,10 @@ class LivenessView(ChartDetailsView):
         """What typing in Select tile and pressing Enter does: the report's selected tiles."""
         if self.model is None:
             return False
-        return self.model.select_text(text)
+        ok = self.model.select_text(text)
+        if ok and self.model.selection.tiles.size:  # typed tiles are what the user wants drawn
+            self.control_bar.scope_box.setCurrentText(SELECTED_TILES)
+        return ok
 
     def _on_model_changed(self, what: str) -> None:
         if self.model is None:
