@@ -26,8 +26,9 @@ class LivenessViewModel:
     """What the liveness chart shows. ``changed`` emits "curve" (scope, tiles or always-live
     changed), "steps" (selected steps), "operation" (the operation's steps) or "error"."""
 
-    def __init__(self, report: object, selection: ReportSelection) -> None:
+    def __init__(self, report: object, selection: ReportSelection, name: str = "") -> None:
         self.report = report
+        self.name = name  # the report's name when comparing, "" otherwise
         self.selection = selection
         self.whole = liveness_table(report)
         target = report.target
@@ -121,8 +122,9 @@ class LivenessViewModel:
         if self.scope == SELECTED_TILES and self.selection.tiles.size:
             which = f"{self.selection.tiles.size:,} selected tile(s)"
         always = "including" if self.include_always_live else "excluding"
+        prefix = f"{self.name}: " if self.name else ""
         return (
-            f"Live memory of {which} over {self.num_steps:,} program steps, {always} "
+            f"{prefix}Live memory of {which} over {self.num_steps:,} program steps, {always} "
             f"{format_bytes(self._always_live_of_scope(), exact=True)} always-live"
         )
 

@@ -4,6 +4,7 @@ profiler_core.analysis.liveness and `popvision-cli summary --json`."""
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -11,12 +12,14 @@ import sys
 import numpy as np
 from PySide6.QtCore import QPointF, Qt
 
+from popvision_py.app.screenshots import save_liveness_screenshots
 from popvision_py.viewmodels.curve_pixels import BAND, MARK, SELECTED
 from popvision_py.views.table_model import RAW_ROLE
 from profiler_core.analysis.liveness import liveness_table, variables_live_at
 from profiler_core.analysis.liveness_tiles import liveness_on_tiles
 from profiler_core.analysis.vertices import compute_set_vertices
-from tests.popvision_py.conftest import open_with_file_menu
+from profiler_core.report import open_report
+from tests.popvision_py.conftest import open_with_file_menu, wait_loaded
 from tests.popvision_py.test_memory_view import type_selection
 
 
@@ -285,8 +288,6 @@ def test_a_damaged_liveness_section_names_it_and_its_option(
 
 
 def test_liveness_screenshots_with_the_peak_selected(qtbot, opened_window, screenshot_dir):
-    from popvision_py.app.screenshots import save_liveness_screenshots
-
     saved = save_liveness_screenshots(opened_window, screenshot_dir)
     assert [p.name for p in saved] == ["liveness-peak.png", "liveness-peak-dark.png"]
     assert all(p.stat().st_size > 10_000 for p in saved)
@@ -295,8 +296,6 @@ def test_liveness_screenshots_with_the_peak_selected(qtbot, opened_window, scree
 
 
 def test_export_csv_writes_the_shown_tab(qtbot, opened_window, tmp_path):
-    import csv
-
     window = opened_window
     view = show_liveness(window)
     report = window.opened[0].report
@@ -308,3 +307,25 @@ def test_export_csv_writes_the_shown_tab(qtbot, opened_window, tmp_path):
     rows = list(csv.reader(path.open(encoding="utf-8")))
     assert rows[0][:2] == ["Variable", "Size"]
     assert [r[0] for r in rows[1:]] == variables_live_at(report, peak).names
+
+
+def test_compare_draws_each_reports_liveness(
+    qtbot, window, tutorial4_report, tutorial4_variant_report
+):
+    window.open_paths([tutorial4_report, tutorial4_variant_report])
+    wait_loaded(qtbot, window)
+    window.show_view("Liveness")
+    view = window.current_view()
+    assert len(view.charts) == 2
+    tables = [liveness_table(open_report(f)) for f in (tutorial4_report, tutorial4_variant_report)]
+    for chart, table, name in zip(view.charts, tables, ("tutorial4", "variant"), strict=True):
+        assert np.array_equal(chart.area.curve, table.live_bytes(True))
+        assert chart.title.text().startswith(f"{name}: Live memory")
+        assert (
+            f"({table.peak_bytes:,} bytes) at step {table.peak_step:,}" in chart.peak_label.text()
+        )
+    qtbot.mouseClick(view.control_bar.include_always_live, Qt.MouseButton.LeftButton)
+    for chart, table in zip(view.charts, tables, strict=True):
+        assert np.array_equal(chart.area.curve, table.live_bytes(False))
+    assert view.select_text("0-9")
+    assert [o.selection.tiles.tolist() for o in window.opened] == [list(range(10))] * 2

@@ -51,8 +51,8 @@ class LivenessView(ChartDetailsView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model: LivenessViewModel | None = None
-        self.chart: LivenessChart | None = None
+        self.models: list[LivenessViewModel] = []  # one per report; two when comparing
+        self.charts: list[LivenessChart] = []
         self.control_bar = LivenessControls()
         self.controls_layout.addWidget(self.control_bar)
         self.always_live = TablePanel("variables", "Search variables and debug contexts")
@@ -77,9 +77,18 @@ class LivenessView(ChartDetailsView):
         c.scope_box.currentTextChanged.connect(self._on_scope)
         c.include_always_live.toggled.connect(self._on_include_always_live)
         c.selection_typed.connect(self.select_text)
-        c.reset_zoom.clicked.connect(lambda: self.chart.reset_zoom() if self.chart else None)
+        c.reset_zoom.clicked.connect(lambda: [chart.reset_zoom() for chart in self.charts])
         self._shown_key: tuple | None = None
         self.clear()
+
+    @property
+    def model(self) -> LivenessViewModel | None:
+        """The first report's view model (the one the details tabs show)."""
+        return self.models[0] if self.models else None
+
+    @property
+    def chart(self) -> LivenessChart | None:
+        return self.charts[0] if self.charts else None
 
     # -- building -------------------------------------------------------------------------
     def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
@@ -91,14 +100,18 @@ class LivenessView(ChartDetailsView):
 
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._drop_chart()
-        try:
-            model = LivenessViewModel(opened.report, opened.selection)
-        except ReportError as error:
-            return f"The liveness of this report cannot be shown.\n\n{error}\n\n{PRODUCED_BY}"
-        model.include_always_live = self.control_bar.include_always_live.isChecked()
-        self.model = model
-        self.chart = LivenessChart(model)
-        self.chart_layout.addWidget(self.chart, 1)
+        reports = [o for o in (opened, other) if o is not None]
+        for o in reports:
+            try:
+                model = LivenessViewModel(o.report, o.selection, o.name if other else "")
+            except ReportError as error:
+                self._drop_chart()
+                return f"The liveness of {o.name} cannot be shown.\n\n{error}\n\n{PRODUCED_BY}"
+            model.include_always_live = self.control_bar.include_always_live.isChecked()
+            self.models.append(model)
+            self.charts.append(LivenessChart(model))
+            self.chart_layout.addWidget(self.charts[-1], 1)
+        model = self.models[0]
         self.control_bar.set_scopes(model.scopes, model.scope)
         self.control_bar.select_error.clear()
         self.control_bar.select_box.setText(format_tile_selection(opened.selection.tiles))
@@ -112,28 +125,31 @@ class LivenessView(ChartDetailsView):
         super().clear()
 
     def _drop_chart(self) -> None:
-        if self.model is not None:
-            self.model.close()
-            self.model = None
-        if self.chart is not None:
-            self.chart.setParent(None)
-            self.chart.deleteLater()
-            self.chart = None
+        for model in self.models:
+            model.close()
+        for chart in self.charts:
+            chart.setParent(None)
+            chart.deleteLater()
+        self.models, self.charts = [], []
 
     # -- controls -------------------------------------------------------------------------
     def _on_scope(self, scope: str) -> None:
-        if self.model is not None and scope in self.model.scopes:
-            self.model.set_scope(scope)
+        for model in self.models:
+            if scope in model.scopes:  # a compared report may have fewer IPUs
+                model.set_scope(scope)
 
     def _on_include_always_live(self, on: bool) -> None:
-        if self.model is not None:
-            self.model.set_include_always_live(on)
+        for model in self.models:
+            model.set_include_always_live(on)
 
     def select_text(self, text: str) -> bool:
         """What typing in Select tile and pressing Enter does: the report's selected tiles."""
         if self.model is None:
             return False
-        ok = self.model.select_text(text)
+        # each report's selection gets the tiles (a compared report with fewer tiles says so)
+        ok = all([model.select_text(text) for model in self.models])
+        errors = [m.selection_error for m in self.models if m.selection_error]
+        self.control_bar.select_error.setText(errors[0] if errors else "")
         if ok and self.model.selection.tiles.size:  # typed tiles are what the user wants drawn
             self.control_bar.scope_box.setCurrentText(SELECTED_TILES)
         return ok
@@ -142,7 +158,8 @@ class LivenessView(ChartDetailsView):
         if self.model is None:
             return
         if what == "error":
-            self.control_bar.select_error.setText(self.model.selection_error)
+            errors = [m.selection_error for m in self.models if m.selection_error]
+            self.control_bar.select_error.setText(errors[0] if errors else "")
         elif what == "curve" and not self.control_bar.select_box.hasFocus():
             self.control_bar.select_box.setText(format_tile_selection(self.model.selection.tiles))
         elif what == "steps":
