@@ -161,31 +161,32 @@ def vertices_table(report: object, steps: np.ndarray) -> ColumnTable | str:
 
 
 def cycles_table(report: object, steps: np.ndarray) -> ColumnTable:
-    """Per selected step: its kind, its modelled cycles on each IPU, and for compute steps
-    the per-tile minimum, mean and maximum (the tile balance)."""
+    """Per selected step and IPU: the step's kind, its modelled cycles on the IPU, and for
+    compute steps the minimum, mean and maximum cycles of the IPU's tiles with vertices."""
     programs = checked_programs(report)
     num_ipus = programs.step_cycles.shape[1]
+    tiles_per_ipu = int(report.target.tiles_per_ipu)
     rows: dict[str, list] = {k: [] for k in ("step", "name", "kind", "ipu", "cycles", "tiles")}
     balance: dict[str, list] = {"min": [], "mean": [], "max": []}
     strings = report.strings
     for step in (int(s) for s in steps):
         kind = StepKind(int(programs.step_kind[step]))
         name_index = int(programs.step_name[step])
-        stats = None
-        if int(programs.step_cs[step]) >= 0:
-            found = tile_balance(report, step)
-            stats = (found.min, found.mean, found.max, found.tiles.size)
+        found = tile_balance(report, step) if int(programs.step_cs[step]) >= 0 else None
         for ipu in range(num_ipus):
             rows["step"].append(step)
             rows["name"].append(strings[name_index] if name_index >= 0 else "")
             rows["kind"].append(kind.poplar_name)
             rows["ipu"].append(f"IPU {ipu}")
             rows["cycles"].append(int(programs.step_cycles[step, ipu]))
-            rows["tiles"].append(stats[3] if stats else 0)
-            for key, value in zip(
-                ("min", "mean", "max"), stats[:3] if stats else (0, 0, 0), strict=True
-            ):
-                balance[key].append(value)
+            # the balance of this IPU's tiles with vertices (none: zeros)
+            cycles = np.zeros(0, dtype=np.int64)
+            if found is not None:
+                cycles = found.cycles[found.tiles // tiles_per_ipu == ipu]
+            rows["tiles"].append(cycles.size)
+            balance["min"].append(int(cycles.min()) if cycles.size else 0)
+            balance["mean"].append(float(cycles.mean()) if cycles.size else 0.0)
+            balance["max"].append(int(cycles.max()) if cycles.size else 0)
     return ColumnTable(
         [
             Column("Step", np.array(rows["step"], dtype=np.int64), "Program step.", "count"),
@@ -212,8 +213,8 @@ def cycles_table(report: object, steps: np.ndarray) -> ColumnTable:
             ),
             Column(
                 "Mean tile cycles",
-                np.array(balance["mean"], np.float64),
-                "Mean compute cycles of the tiles with vertices.",
+                np.rint(np.array(balance["mean"], np.float64)).astype(np.int64),
+                "Mean compute cycles of the tiles with vertices (rounded).",
                 "count",
             ),
             Column(

@@ -18,6 +18,7 @@ from popvision_py.viewmodels.curve_pixels import (
     centre_columns,
     columns_of,
 )
+from popvision_py.viewmodels.format import format_bytes
 from popvision_py.viewmodels.liveness import ALL_IPUS, SELECTED_TILES, LivenessViewModel
 from popvision_py.viewmodels.liveness_details import (
     always_live_table,
@@ -101,8 +102,6 @@ def test_peak_text_hover_and_clicks(profile):
 
 
 def _readable(size: int) -> str:
-    from popvision_py.viewmodels.format import format_bytes
-
     return format_bytes(size, exact=True)
 
 
@@ -175,9 +174,16 @@ def test_vertices_and_cycles_of_steps(profile):
         *p.step_cycles[step].tolist(),
         *p.step_cycles[int(other[0])].tolist(),
     ]
-    tile_cycles = p.cst_cycles[p.cst_cs == cs]
-    assert shown_values(cycles, "Max tile cycles")[0] == int(tile_cycles.max())
-    assert shown_values(cycles, "Min tile cycles")[0] == int(tile_cycles.min())
+    assert shown_values(cycles, "IPU") == ["IPU 0", "IPU 1"] * 2
+    for ipu in range(2):  # each IPU's tiles (4 a IPU) with vertices in the compute set
+        on_ipu = (p.cst_cs == cs) & (p.cst_tile // 4 == ipu)
+        tile_cycles = p.cst_cycles[on_ipu]
+        assert shown_values(cycles, "Tiles computing")[ipu] == int(on_ipu.sum())
+        if tile_cycles.size:
+            assert shown_values(cycles, "Max tile cycles")[ipu] == int(tile_cycles.max())
+            assert shown_values(cycles, "Min tile cycles")[ipu] == int(tile_cycles.min())
+            mean = shown_values(cycles, "Mean tile cycles")[ipu]
+            assert mean == round(float(tile_cycles.mean()))
     assert shown_values(cycles, "Max tile cycles")[-1] == 0  # no compute set
 
 
