@@ -241,13 +241,13 @@ def test_shift_click_adds_a_step_and_the_operation_is_shaded(qtbot, opened_windo
     assert chart.area.band[steps].all() and chart.area.band.sum() == steps.size
 
 
-def test_hover_says_step_name_kind_and_bytes(opened_window):
+def test_hover_says_step_name_kind_and_bytes(qtbot, opened_window):
     view = show_liveness(opened_window)
     chart = view.chart
     model = chart.model
     step = model.peak()[0]
-    scene = chart.view_box.mapViewToScene(QPointF(step, 1000))
-    chart._on_mouse_moved(scene)
+    qtbot.mouseMove(chart.plot.viewport(), chart_point(chart, step, 1000))
+    qtbot.waitUntil(lambda: bool(chart.hover_text))
     text = chart.hover_text
     assert f"Step {step:,}: {model.step_name(step)}" in text
     assert "Kind: OnTileExecute" in text
