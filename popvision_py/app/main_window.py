@@ -34,6 +34,7 @@ from popvision_py.app.start_page import StartPage
 from popvision_py.theme import apply_theme
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ReportView
+from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.placeholder import PLANNED, PlaceholderView
 from popvision_py.views.summary_view import SummaryView
@@ -59,7 +60,7 @@ class MainWindow(QMainWindow):
         self.loader.failed.connect(self._on_failed)
         self.loader.cancelled.connect(self._on_cancelled)
         self.runner = ExampleRunner(self)
-        self.views: list[ReportView] = [SummaryView(), MemoryView()]
+        self.views: list[ReportView] = [SummaryView(), MemoryView(), LivenessView()]
         self.views += [PlaceholderView(title) for title in PLANNED]
         self._build_pages()
         self._build_status_bar()

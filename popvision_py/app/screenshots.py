@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from popvision_py.app.main_window import HOME, MainWindow
 from popvision_py.viewmodels.memory import Layout
+from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 
 
@@ -58,6 +59,7 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
             saved.append(_save(window, directory, f"{prefix}memory-{_slug(layout.value)}"))
         memory.control_bar.layout_box.setCurrentIndex(0)
         memory.details.setCurrentWidget(memory.breakdown)
+    saved += save_liveness_screenshots(window, directory, prefix)
     other = "dark" if theme == "light" else "light"
     window.set_theme(other)
     for title in ("Summary", "Memory"):
@@ -65,4 +67,25 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
         saved.append(_save(window, directory, f"{prefix}{_slug(title)}-{other}"))
     window.set_theme(theme)
     window.show_view("Summary")
+    return saved
+
+
+def save_liveness_screenshots(window: MainWindow, directory: Path, prefix: str = "") -> list[Path]:
+    """Liveness with the peak step selected and its live variables listed, light and dark."""
+    liveness = window.view("Liveness")
+    if not isinstance(liveness, LivenessView) or liveness.model is None:
+        return []
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    prefix = f"{prefix}-" if prefix and not prefix.endswith("-") else prefix
+    window.show_view("Liveness")
+    liveness.model.click_step(liveness.model.peak()[0])
+    liveness.details.setCurrentWidget(liveness.not_always_live)
+    theme = window.settings.theme()
+    saved = []
+    for name in (theme, "dark" if theme == "light" else "light"):
+        window.set_theme(name)
+        suffix = "" if name == "light" else f"-{name}"
+        saved.append(_save(window, directory, f"{prefix}liveness-peak{suffix}"))
+    window.set_theme(theme)
     return saved

@@ -7,8 +7,6 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from popvision_py.views.base import ReportView, message_label
 
 PLANNED = {
-    "Liveness": "The Liveness report will plot the memory live at each program step, "
-    "always-live and not-always-live, and list the variables live at a selected step.",
     "Program Tree": "The Program Tree will show the program as written (Sequence, Repeat, "
     "Execute, Copy ...) with the program steps each node lowered to.",
     "Operations": "The Operations summary will list every operation (PopLibs call, layer) "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from popvision_py.viewmodels.table import ColumnTable
 
@@ -69,3 +70,17 @@ class ColumnTableModel(QAbstractTableModel):
         self.layoutAboutToBeChanged.emit()
         self.table.sort(column, descending=order == Qt.SortOrder.DescendingOrder)
         self.layoutChanged.emit()
+
+
+def make_table_view(model: ColumnTableModel, sortable: bool) -> QTableView:
+    """A table view of whole rows over ``model``; sorting by header clicks when ``sortable``."""
+    view = QTableView()
+    view.setModel(model)
+    view.setSortingEnabled(sortable)
+    view.setAlternatingRowColors(True)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(22)
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    view.horizontalHeader().setStretchLastSection(True)
+    return view

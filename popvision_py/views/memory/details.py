@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QStackedWidget,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -23,22 +20,9 @@ from popvision_py.viewmodels.memory import MemoryViewModel
 from popvision_py.viewmodels.table import Column, ColumnTable
 from popvision_py.viewmodels.variables import variables_table
 from popvision_py.views.base import message_label
-from popvision_py.views.table_model import ColumnTableModel
+from popvision_py.views.table_model import ColumnTableModel, make_table_view
 from profiler_core.analysis.memory import variables_on_tiles
 from profiler_core.report import Report
-
-
-def make_table_view(model: ColumnTableModel, sortable: bool) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSortingEnabled(sortable)
-    view.setAlternatingRowColors(True)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.verticalHeader().setVisible(False)
-    view.verticalHeader().setDefaultSectionSize(22)
-    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    view.horizontalHeader().setStretchLastSection(True)
-    return view
 
 
 def breakdown_table(models: list[MemoryViewModel]) -> ColumnTable:

@@ -1,0 +1,1 @@
+"""The Liveness report: live memory over program steps and what is live at chosen steps."""

@@ -1,0 +1,70 @@
+"""The Liveness report's controls row: scope, always-live, Select tile, each explained on hover."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
+
+SELECT_HELP = (
+    "Tiles whose liveness the 'Selected tiles' scope shows: comma-separated tiles and ranges, "
+    "e.g. 0,5,100-120, then Enter. The selection is shared with Memory: tiles selected there "
+    "show here too."
+)
+
+
+class LivenessControls(QWidget):
+    """Widgets only; the view connects them to its view model."""
+
+    selection_typed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.scope_box = QComboBox()
+        self.scope_box.setToolTip(
+            "Whose live memory the chart shows: every IPU, one IPU, or the selected tiles "
+            "(the parts of the variables mapped to them)."
+        )
+        self.include_always_live = QCheckBox("Include always-live")
+        self.include_always_live.setChecked(True)
+        self.include_always_live.setToolTip(
+            "Add the always-live variables (live for the whole program: constants, host "
+            "streams, variables carried between runs) to every step."
+        )
+        self.select_box = QLineEdit()
+        self.select_box.setPlaceholderText("e.g. 0,5,100-120")
+        self.select_box.setToolTip(SELECT_HELP)
+        self.select_box.setClearButtonEnabled(True)
+        self.select_box.setMinimumWidth(180)
+        self.select_box.returnPressed.connect(
+            lambda: self.selection_typed.emit(self.select_box.text())
+        )
+        self.select_error = QLabel()
+        self.select_error.setStyleSheet("color: #d03030")
+        self.reset_zoom = QPushButton("Show all")
+        self.reset_zoom.setToolTip("Zoom out to every program step (or double-click the chart).")
+        select_label = QLabel("Select tile:")
+        select_label.setToolTip(SELECT_HELP)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        for widget in (QLabel("Scope:"), self.scope_box, self.include_always_live):
+            row.addWidget(widget)
+        row.addSpacing(16)
+        for widget in (select_label, self.select_box, self.select_error):
+            row.addWidget(widget)
+        row.addStretch(1)
+        row.addWidget(self.reset_zoom)
+
+    def set_scopes(self, scopes: list[str], current: str) -> None:
+        self.scope_box.blockSignals(True)
+        self.scope_box.clear()
+        self.scope_box.addItems(scopes)
+        self.scope_box.setCurrentText(current)
+        self.scope_box.blockSignals(False)

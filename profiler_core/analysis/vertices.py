@@ -1,0 +1,48 @@
+"""Vertices of a compute set by vertex type (codelet): how many, and on how many tiles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from profiler_core.analysis.checks import checked_graph, fail
+
+
+@dataclass(frozen=True)
+class ComputeSetVertices:
+    """One row per vertex type the compute set runs, most vertices first."""
+
+    compute_set: int
+    vertex_type: np.ndarray  # int64 index into graph.vt_name
+    names: list[str]
+    count: np.ndarray  # int64 vertices of that type
+    tiles: np.ndarray  # int64 tiles running at least one of them
+
+    def __len__(self) -> int:
+        return len(self.vertex_type)
+
+
+def compute_set_vertices(report: Any, compute_set: int) -> ComputeSetVertices:
+    graph = checked_graph(report)
+    num_cs, num_types = len(graph.cs_name), len(graph.vt_name)
+    if not 0 <= compute_set < num_cs:
+        raise IndexError(f"compute set {compute_set}: there are {num_cs}")
+    rows = graph.vc_cs == compute_set
+    types = graph.vc_type[rows].astype(np.int64)
+    if types.size and (types.min() < 0 or types.max() >= num_types):
+        fail(report, "graph", f"'vc_type' refers to vertex types outside 0-{num_types - 1}")
+    count = np.zeros(num_types, dtype=np.int64)
+    np.add.at(count, types, graph.vc_count[rows].astype(np.int64))
+    pairs = np.unique(types * report.target.num_tiles + graph.vc_tile[rows])
+    tiles = np.bincount(pairs // report.target.num_tiles, minlength=num_types)
+    present = np.flatnonzero(np.bincount(types, minlength=num_types))
+    present = present[np.lexsort((present, -count[present]))]
+    return ComputeSetVertices(
+        compute_set=compute_set,
+        vertex_type=present,
+        names=graph.strings.take(graph.vt_name[present]),
+        count=count[present],
+        tiles=tiles[present].astype(np.int64),
+    )
