@@ -9,8 +9,6 @@ from popvision_py.views.base import ReportView, message_label
 PLANNED = {
     "Liveness": "The Liveness report will plot the memory live at each program step, "
     "always-live and not-always-live, and list the variables live at a selected step.",
-    "Operations": "The Operations summary will list every operation (PopLibs call, layer) "
-    "with its code size, cycles, vertices and FLOPs.",
     "Execution Trace": "The Execution Trace will show each run's program steps on a "
     "timeline per IPU, with the cycles by step kind (compute, exchange, sync).",
     "System Trace": "The System Trace will show the host trace (.pvti files): host threads, "

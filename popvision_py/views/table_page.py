@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QStackedWidget
 
-from popvision_py.viewmodels.table import ColumnTable
+from popvision_py.viewmodels.table import Column, ColumnTable
 from popvision_py.views.base import message_label
 from popvision_py.views.memory.details import make_table_view
 from popvision_py.views.table_model import ColumnTableModel
@@ -34,3 +34,12 @@ class TablePage(QStackedWidget):
     def show_message(self, text: str) -> None:
         self.message.setText(text)
         self.setCurrentWidget(self.message)
+
+
+def property_table(rows: list[tuple[str, str]]) -> ColumnTable:
+    return ColumnTable(
+        [
+            Column("Property", [label for label, _ in rows]),
+            Column("Value", [value for _, value in rows]),
+        ]
+    )

@@ -9,17 +9,7 @@ from PySide6.QtWidgets import QTabWidget
 
 from popvision_py.viewmodels.debug_chain import MISSING_DEBUG, debug_chain, debug_contexts_table
 from popvision_py.viewmodels.program_details import LineDetails
-from popvision_py.viewmodels.table import Column, ColumnTable
-from popvision_py.views.table_page import TablePage
-
-
-def property_table(rows: list[tuple[str, str]]) -> ColumnTable:
-    return ColumnTable(
-        [
-            Column("Property", [label for label, _ in rows]),
-            Column("Value", [value for _, value in rows]),
-        ]
-    )
+from popvision_py.views.table_page import TablePage, property_table
 
 
 def show_debug_chain(page: TablePage, debug: Any, context: int) -> None:
