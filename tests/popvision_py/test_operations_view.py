@@ -222,3 +222,17 @@ def test_operations_screenshot_with_a_selected_operation(
     path = _save(opened_window, screenshot_dir, f"operations-selected-{theme}")
     assert path.stat().st_size > 0
     assert np.array_equal(opened_window.opened[0].selection.operation_steps, np.arange(6, 12))
+
+
+def test_the_group_without_a_debug_context_can_be_selected(qtbot, opened_window):
+    view = show_operations(opened_window, "op")
+    row = view.model.shown_row_of("")
+    assert cell(view, row, "Operation") == "(none)"
+    click_row(qtbot, view, row)
+    selection = opened_window.opened[0].selection
+    assert selection.operation == "(none)" and selection.operation_steps.size == 0
+    summary = view.operation.summary.model.table
+    assert summary.display(0, 1) == "(none)"
+    click_row(qtbot, view, view.model.shown_row_of("poplin::matMul"))
+    selection.select_operation("(none)", [], "op")  # picked elsewhere: the row follows
+    assert view.model.label_at(view.table.currentIndex().row()) == ""

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeView
 
 from benchmarks.synthetic_programs import deep_program
-from popvision_py.app.screenshots import _save
+from popvision_py.app.screenshots import _save, save_screenshots
 from popvision_py.viewmodels.program_tree import ProgramTreeViewModel
 from popvision_py.views.program_tree.model import HIGHLIGHT_ROLE, LINE_ROLE, ProgramTreeModel
 from popvision_py.views.program_tree.view import ProgramTreeView
@@ -224,3 +224,18 @@ def test_program_tree_screenshot_with_a_selected_step(opened_window, screenshot_
     colour = image.pixelColor(rect.right() - 4, rect.center().y())
     assert colour.name() == view.tree_model.highlight.color().name()
     assert np.array_equal(opened_window.opened[0].selection.steps, [2])
+
+
+def test_save_screenshots_shows_a_selected_operation_and_step_in_both_themes(
+    opened_window, screenshot_dir
+):
+    saved = save_screenshots(opened_window, screenshot_dir, prefix="program-views")
+    names = {path.name for path in saved}
+    for theme in ("", "dark-"):
+        assert f"program-views-{theme}operations-selected.png" in names
+        assert f"program-views-{theme}program-tree-selected.png" in names
+    selection = opened_window.opened[0].selection
+    assert selection.operation == "poplin::matMul"  # the most expensive op, row 0
+    assert selection.steps.tolist() == [int(selection.operation_steps[0])]
+    tree = opened_window.view("Program Tree")
+    assert tree.current_line() == tree.model.lines.line_of_step(selection.step)

@@ -9,7 +9,12 @@ from PySide6.QtWidgets import QAbstractItemView, QWidget
 
 from popvision_py.viewmodels.debug_chain import MISSING_DEBUG
 from popvision_py.viewmodels.opened import OpenedReport
-from popvision_py.viewmodels.operations import DEFAULT_HIDDEN, OperationsViewModel
+from popvision_py.viewmodels.operations import (
+    DEFAULT_HIDDEN,
+    NONE_LABEL,
+    OperationsViewModel,
+    operation_label,
+)
 from popvision_py.viewmodels.report_runs import counted_runs
 from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.viewmodels.table import ColumnTable
@@ -147,7 +152,7 @@ class OperationsView(ChartDetailsView):
     def _select_label(self, label: str) -> bool:
         if self.model is None:
             return False
-        row = self.model.shown_row_of(label)
+        row = self.model.shown_row_of("" if label == NONE_LABEL else label)
         if row < 0:
             return False
         self.table.selectRow(row)
@@ -158,7 +163,7 @@ class OperationsView(ChartDetailsView):
         """After a sort or a filter, keep the shown operation's row selected."""
         if self.model is None or not self._current:
             return
-        row = self.model.shown_row_of(self._current)
+        row = self.model.shown_row_of("" if self._current == NONE_LABEL else self._current)
         blocker = self.table.selectionModel()
         blocker.blockSignals(True)
         try:
@@ -173,14 +178,15 @@ class OperationsView(ChartDetailsView):
         if self.model is None or not current.isValid() or self.opened is None:
             return
         label = self.model.label_at(current.row())
-        self._current = label
+        # the group without a context is written as "(none)": "" would clear the operation
+        self._current = operation_label(label)
         try:
             parts = self.model.parts(label)
             self.operation.show_operation(self.model, parts)
         except ReportError as error:
             self.operation.summary.show_message(str(error))
             return
-        self.opened.selection.select_operation(label, parts.steps, self.model.group_by)
+        self.opened.selection.select_operation(self._current, parts.steps, self.model.group_by)
 
     def _on_step_clicked(self, step: int) -> None:
         if self.opened is not None:
