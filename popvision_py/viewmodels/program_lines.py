@@ -164,14 +164,17 @@ class ProgramLines:
 
     def subtree_steps(self, line: int) -> np.ndarray:
         """Program steps of a step line (itself) or of a node's subtree, in program order.
-        Nodes are depth-first, so a subtree is the nodes up to the next one no deeper."""
+        The subtree is gathered level by level with numpy (a function body lowered between
+        two children means a subtree need not be a contiguous run of nodes)."""
         if self.is_step(line):
             return np.array([self.step_of(line)], dtype=np.int64)
-        depth = self.tree.depth
-        after = np.flatnonzero(depth[line + 1 :] <= depth[line])
-        end = line + 1 + int(after[0]) if after.size else self.num_nodes
-        offsets = self.tree.step_offsets
-        steps = self.tree.steps[offsets[line] : offsets[end]].astype(np.int64)
+        tree = self.tree
+        level = np.array([line], dtype=np.int64)
+        nodes = [level]
+        while level.size:
+            level = _gather(tree.child_offsets, tree.children, level)
+            nodes.append(level)
+        steps = _gather(tree.step_offsets, tree.steps, np.concatenate(nodes))
         return np.sort(steps)
 
     def expand_plan(self, section: int, budget: int) -> tuple[list[int], int, bool]:
@@ -232,3 +235,14 @@ class ProgramLines:
                 blob = b"".join(encoded)
             self._search_blob = (blob.lower(), np.asarray(offsets, dtype=np.int64))
         return self._search_blob
+
+
+def _gather(offsets: np.ndarray, values: np.ndarray, owners: np.ndarray) -> np.ndarray:
+    """``values[offsets[o]:offsets[o + 1]]`` of every owner, concatenated, without a loop."""
+    starts, ends = offsets[owners], offsets[owners + 1]
+    counts = ends - starts
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return values[np.arange(total) + shift].astype(np.int64)

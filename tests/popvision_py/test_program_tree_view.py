@@ -25,6 +25,7 @@ from profiler_core.formats.profile_pop.writer import build_message, write_messag
 from profiler_core.model.kinds import StepKind
 from profiler_core.report import open_report
 from tests.popvision_py.conftest import open_with_file_menu
+from tests.popvision_py.program_reports import function_report
 
 
 def show_tree(window) -> ProgramTreeView:
@@ -239,3 +240,50 @@ def test_save_screenshots_shows_a_selected_operation_and_step_in_both_themes(
     assert selection.steps.tolist() == [int(selection.operation_steps[0])]
     tree = opened_window.view("Program Tree")
     assert tree.current_line() == tree.model.lines.line_of_step(selection.step)
+
+
+@pytest.fixture(scope="module")
+def called_function_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return function_report(tmp_path_factory.mktemp("functions"))
+
+
+def test_functions_have_their_own_section_and_runs_are_counted_one_at_a_time(
+    qtbot, window, called_function_report, monkeypatch
+):
+    open_with_file_menu(qtbot, window, called_function_report, monkeypatch)
+    view = show_tree(window)
+    report = open_report(called_function_report)
+    programs = report.programs
+    bar = view.control_bar.sections
+    assert bar.isTabEnabled(1)
+    model = view.tree_model
+    tops = [model.data(model.index(r, 0)) for r in range(model.rowCount())]
+    assert tops == [report.strings[int(programs.node_name[r])] for r in programs.roots.tolist()]
+    # the Sequence of program 0 calls the function twice: its two Call steps, though the
+    # function's body was lowered between them
+    calls = [s for s in range(programs.num_steps) if programs.step_kind[s] == StepKind.CALL]
+    seq = int(programs.roots[0])
+    mine = [s for s in calls if programs.node_parent[programs.step_node[s]] == seq]
+    view.expand_all()
+    click_line(qtbot, view, seq)
+    assert window.opened[0].selection.steps.tolist() == mine and len(mine) == 2
+    body = [
+        s for s in range(programs.num_steps) if programs.step_kind[s] == StepKind.ON_TILE_EXECUTE
+    ]
+    window.opened[0].selection.select_step(body[1])  # picked elsewhere: Functions shows it
+    assert bar.currentIndex() == 1
+    assert view.current_line() == view.model.lines.line_of_step(body[1])
+    assert model.data(model.index(0, 1)) == "Function"
+    # run 0 executes the body four times, run 1 twice
+    runs = report.execution.runs
+    executed = [int(np.count_nonzero(r.step_ids == body[1])) for r in runs]
+    current = view.tree_model.index_of_line(view.model.lines.line_of_step(body[1]), 2)
+    assert view.tree_model.data(current) == f"{executed[0]:,}"
+    window.opened[0].selection.select_run(1)
+    view.reveal(view.model.lines.line_of_step(body[1]))
+    current = view.tree_model.index_of_line(view.model.lines.line_of_step(body[1]), 2)
+    assert view.tree_model.data(current) == f"{executed[1]:,}" != f"{executed[0]:,}"
+    operations = window.view("Operations")
+    assert (
+        operations.control_bar.run.currentIndex() == 1 and operations.control_bar.run.count() == 2
+    )
