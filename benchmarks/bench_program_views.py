@@ -16,7 +16,7 @@ from benchmarks.synthetic_programs import operations, wide_program
 from popvision_py.viewmodels.operations import operations_column_table
 from popvision_py.viewmodels.program_tree import ProgramTreeViewModel
 from popvision_py.views.program_tree.model import ProgramTreeModel
-from popvision_py.views.program_tree.view import EXPAND_BUDGET
+from popvision_py.views.program_tree.view import EXPAND_BUDGET, expand_lines
 
 
 def main() -> None:
@@ -40,10 +40,7 @@ def main() -> None:
     def expand_all() -> None:
         view.collapseAll()
         plan, _, _ = lines.expand_plan(0, EXPAND_BUDGET)
-        view.setUpdatesEnabled(False)
-        for line in plan:
-            view.expand(qt_model.index_of_line(line))
-        view.setUpdatesEnabled(True)
+        expand_lines(view, qt_model, plan)
         app.processEvents()  # the layout and the paint of what is shown
 
     seconds = median_seconds(expand_all, repeat=5)
@@ -71,8 +68,7 @@ def main() -> None:
 
     def go_to_next() -> None:
         line = model.next_match()
-        for up in lines.ancestors(line):
-            view.expand(qt_model.index_of_line(up))
+        expand_lines(view, qt_model, lines.ancestors(line))
         view.setCurrentIndex(qt_model.index_of_line(line))
         view.scrollTo(view.currentIndex())
         app.processEvents()

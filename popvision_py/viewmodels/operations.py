@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from popvision_py.viewmodels.step_colors import step_kind_color
 from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.checks import selected_runs
 from profiler_core.analysis.debug_groups import DebugGroups, debug_groups
@@ -149,12 +150,14 @@ class OperationsViewModel:
     def steps_table(self, parts: OperationParts) -> ColumnTable:
         programs = self.report.programs
         steps = parts.steps
-        kinds = [StepKind(int(k)).poplar_name for k in programs.step_kind[steps].tolist()]
+        kind_values = programs.step_kind[steps].tolist()
+        kinds = [StepKind(int(k)).poplar_name for k in kind_values]
+        colors = [step_kind_color(k) for k in kind_values]
         return ColumnTable(
             [
                 Column("Step", steps, "Program step index", "count"),
                 Column("Name", self.report.strings.take(programs.step_name[steps]), "Step name"),
-                Column("Kind", kinds, "Program step kind"),
+                Column("Kind", kinds, "Program step kind", colors=colors),
                 Column("Executions", self.step_executions[steps], "Times it ran", "count"),
                 Column("Cycles", self.step_cycles[steps], "Cycles over its executions", "count"),
             ]

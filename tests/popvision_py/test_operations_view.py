@@ -236,3 +236,20 @@ def test_the_group_without_a_debug_context_can_be_selected(qtbot, opened_window)
     click_row(qtbot, view, view.model.shown_row_of("poplin::matMul"))
     selection.select_operation("(none)", [], "op")  # picked elsewhere: the row follows
     assert view.model.label_at(view.table.currentIndex().row()) == ""
+
+
+def test_a_report_that_never_ran_lists_operations_and_names_the_option(
+    qtbot, window, tutorial4_report, tmp_path, monkeypatch
+):
+    folder = tmp_path / "tutorial4"
+    folder.mkdir()
+    profile = read_profile(tutorial4_report / "profile.pop")
+    profile.execution = None
+    write_message(folder / "profile.pop", build_message(profile))
+    (folder / "debug.cbor").write_bytes((tutorial4_report / "debug.cbor").read_bytes())
+    open_with_file_menu(qtbot, window, folder, monkeypatch)
+    view = show_operations(window)
+    assert "autoReport.outputExecutionProfile" in view.control_bar.note.text()
+    row = view.model.shown_row_of("m5")
+    assert cell(view, row, "Total cycles") == "0" and cell(view, row, "FLOPs") != "0"
+    assert not view.control_bar.run.isVisibleTo(view)

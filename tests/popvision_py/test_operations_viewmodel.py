@@ -11,6 +11,7 @@ from popvision_py.viewmodels.operations import (
     OperationsViewModel,
     operations_column_table,
 )
+from popvision_py.viewmodels.step_colors import step_kind_color
 from popvision_py.views.operations.chart import tile_bars
 from profiler_core.analysis.debug_groups import GROUPINGS
 from profiler_core.report import open_report
@@ -74,6 +75,8 @@ def test_an_operation_has_its_steps_tile_cycles_flops_and_contexts(tutorial4_rep
     steps = model.steps_table(parts)
     duration = programs.step_cycles.max(axis=1)
     assert int(np.sum(steps.columns[4].values)) == int(duration[expected_steps].sum())
+    kinds = programs.step_kind[expected_steps]
+    assert list(steps.columns[2].colors) == [step_kind_color(k) for k in kinds]
     rows = dict(model.summary_rows("m5"))
     assert rows["Total cycles"] == f"{int(duration[expected_steps].sum()):,}"
 

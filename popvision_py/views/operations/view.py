@@ -97,7 +97,10 @@ class OperationsView(ChartDetailsView):
         self.control_bar.set_columns([c.header for c in model.columns.columns], DEFAULT_HIDDEN)
         for column, header in enumerate(c.header for c in model.columns.columns):
             self.table.setColumnHidden(column, not self.control_bar.column_shown(header))
-        self.control_bar.note.setText(counted.note.split("\n\n")[0])
+        note = counted.note.split("\n\n")[0]
+        if self.other is not None:
+            note = f"{note} Comparing: these are {opened.name}'s operations.".strip()
+        self.control_bar.note.setText(note)
         self._update_count()
         self._current = ""
         self.operation.show_none()

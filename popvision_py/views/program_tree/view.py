@@ -4,6 +4,8 @@ report's shared selection (steps picked elsewhere, the selected operation's step
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 from PySide6.QtCore import QEvent, QModelIndex
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
@@ -25,6 +27,16 @@ EXPAND_BUDGET = 5_000
 """Expand all stops once this many lines would show: Qt lays out every shown line."""
 REVEAL_HIGHLIGHTS = 50
 """How many of the selected operation's steps are expanded to when it is picked."""
+
+
+def expand_lines(view: QTreeView, model: ProgramTreeModel, lines: Iterable[int]) -> None:
+    """Expand ``lines`` (parents first) with one layout at the end, not one per line."""
+    view.setUpdatesEnabled(False)
+    try:
+        for line in lines:
+            view.expand(model.index_of_line(line))
+    finally:
+        view.setUpdatesEnabled(True)
 
 
 class ProgramTreeView(ChartDetailsView):
@@ -86,6 +98,10 @@ class ProgramTreeView(ChartDetailsView):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, 120)
         self._execution_note = counted.note.split("\n\n")[0]
+        if other is not None:
+            self._execution_note = (
+                f"{self._execution_note} Comparing: this is {opened.name}.".strip()
+            )
         self.control_bar.note.setText(self._execution_note)
         self.control_bar.sections.setCurrentIndex(0)
         self.control_bar.sections.setTabEnabled(1, self.model.lines.sections[1].size > 0)
@@ -137,12 +153,7 @@ class ProgramTreeView(ChartDetailsView):
         if self.model is None or self.tree_model is None:
             return 0
         plan, shown, complete = self.model.lines.expand_plan(self.model.section, EXPAND_BUDGET)
-        self.tree.setUpdatesEnabled(False)
-        try:
-            for line in plan:
-                self.tree.expand(self.tree_model.index_of_line(line))
-        finally:
-            self.tree.setUpdatesEnabled(True)
+        expand_lines(self.tree, self.tree_model, plan)
         note = (
             ""
             if complete
@@ -160,12 +171,7 @@ class ProgramTreeView(ChartDetailsView):
             return
         if section != self.model.section:
             self.control_bar.sections.setCurrentIndex(section)
-        self.tree.setUpdatesEnabled(False)
-        try:
-            for up in self.model.lines.ancestors(line):
-                self.tree.expand(self.tree_model.index_of_line(up))
-        finally:
-            self.tree.setUpdatesEnabled(True)
+        expand_lines(self.tree, self.tree_model, self.model.lines.ancestors(line))
         index = self.tree_model.index_of_line(line)
         self._following = True
         try:
@@ -239,13 +245,8 @@ class ProgramTreeView(ChartDetailsView):
         if self.model is None or self.opened is None or self.tree_model is None:
             return
         self.model.set_highlighted_steps(self.opened.selection.operation_steps)
-        self.tree.setUpdatesEnabled(False)
-        try:
-            for line in self.model.highlighted_lines(REVEAL_HIGHLIGHTS):
-                for up in self.model.lines.ancestors(line):
-                    self.tree.expand(self.tree_model.index_of_line(up))
-        finally:
-            self.tree.setUpdatesEnabled(True)
+        for line in self.model.highlighted_lines(REVEAL_HIGHLIGHTS):
+            expand_lines(self.tree, self.tree_model, self.model.lines.ancestors(line))
         self.tree.viewport().update()
 
     # -- details ------------------------------------------------------------------------------
