@@ -36,7 +36,9 @@ from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ReportView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
+from popvision_py.views.operations.view import OperationsView
 from popvision_py.views.placeholder import PLANNED, PlaceholderView
+from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 
 APP_TITLE = "PopVision-py"
@@ -62,6 +64,7 @@ class MainWindow(QMainWindow):
         self.runner = ExampleRunner(self)
         self.views: list[ReportView] = [SummaryView(), MemoryView(), LivenessView()]
         self.views += [PlaceholderView(title) for title in PLANNED]
+        self.views[3:3] = [ProgramTreeView(), OperationsView()]
         self._build_pages()
         self._build_status_bar()
         self.actions = install_actions(self)

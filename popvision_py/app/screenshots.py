@@ -12,6 +12,8 @@ from popvision_py.app.main_window import HOME, MainWindow
 from popvision_py.viewmodels.memory import Layout
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
+from popvision_py.views.operations.view import OperationsView
+from popvision_py.views.program_tree.view import ProgramTreeView
 
 
 def wait_for_loader(window: MainWindow, timeout_ms: int = 120_000) -> None:
@@ -37,6 +39,27 @@ def _save(window: MainWindow, directory: Path, name: str) -> Path:
     return path
 
 
+def _program_views(window: MainWindow, directory: Path, prefix: str) -> list[Path]:
+    """Operations with the most expensive operation selected (its steps highlighted), then
+    the Program Tree with that operation's first step selected."""
+    operations, tree = window.view("Operations"), window.view("Program Tree")
+    if not isinstance(operations, OperationsView) or operations.model is None:
+        return []
+    if not isinstance(tree, ProgramTreeView) or tree.model is None:
+        return []
+    window.show_view("Operations")
+    operations.select_operation(operations.model.label_at(0))
+    operations.operation.setCurrentWidget(operations.operation.cycles)
+    saved = [_save(window, directory, f"{prefix}operations-selected")]
+    window.show_view("Program Tree")
+    steps = window.opened[0].selection.operation_steps
+    tree.expand_all()
+    if steps.size:
+        window.opened[0].selection.select_step(int(steps[0]))
+    saved.append(_save(window, directory, f"{prefix}program-tree-selected"))
+    return saved
+
+
 def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = "") -> list[Path]:
     """Every rail page, the Memory report's layouts with a selection, and both palettes."""
     directory = Path(directory)
@@ -60,11 +83,13 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
         memory.control_bar.layout_box.setCurrentIndex(0)
         memory.details.setCurrentWidget(memory.breakdown)
     saved += save_liveness_screenshots(window, directory, prefix)
+    saved += _program_views(window, directory, prefix)
     other = "dark" if theme == "light" else "light"
     window.set_theme(other)
     for title in ("Summary", "Memory"):
         window.show_view(title)
         saved.append(_save(window, directory, f"{prefix}{_slug(title)}-{other}"))
+    saved += _program_views(window, directory, f"{prefix}{other}-")
     window.set_theme(theme)
     window.show_view("Summary")
     return saved

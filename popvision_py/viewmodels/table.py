@@ -19,7 +19,7 @@ class Column:
     header: str
     values: np.ndarray | Sequence[str]
     help: str = ""
-    kind: str = "text"  # "text", "count", "bytes" (readable), "exact_bytes" or "flag"
+    kind: str = "text"  # "text", "count", "bytes" (readable), "exact_bytes", "flag", "percent"
     colors: Sequence[str] | None = None  # a swatch per row (category colours)
 
     def display(self, row: int) -> str:
@@ -30,6 +30,8 @@ class Column:
             return f"{int(value):,}"
         if self.kind == "flag":
             return "yes" if value else "no"
+        if self.kind == "percent":
+            return f"{float(value):.1f}%"
         return str(value)
 
     @property

@@ -1,0 +1,101 @@
+"""The Operations controls row: group-by (software layer), run, filter, and the Columns
+chooser (a menu of checkable columns)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QToolButton,
+    QWidget,
+)
+
+from popvision_py.viewmodels.operations import COLUMN_HELP, GROUP_BY_LABELS
+
+
+class OperationsControls(QWidget):
+    """Widgets only; the view connects them."""
+
+    column_toggled = Signal(str, bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.group_by = QComboBox()
+        for key, label in GROUP_BY_LABELS.items():
+            self.group_by.addItem(label, key)
+        self.group_by.setToolTip(
+            "The software layer operations are grouped by: library op (the PopLibs call, "
+            "poplin::matMul), layer (outermost name scope), operation (the call's debug name) "
+            "or each full debug context."
+        )
+        self.run_label = QLabel("Run:")
+        self.run = QComboBox()
+        self.run.setToolTip("The run whose cycles are counted.")
+        self.filling = False
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter operations")
+        self.filter.setToolTip("Show only operations whose name contains this text (any case).")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setMinimumWidth(200)
+        self.count = QLabel()
+        self.columns = QToolButton()
+        self.columns.setText("Columns")
+        self.columns.setToolTip("Choose the columns the table shows.")
+        self.columns.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.columns.setMenu(QMenu(self.columns))
+        self.column_actions: dict[str, QAction] = {}
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Group by:"))
+        row.addWidget(self.group_by)
+        row.addWidget(self.run_label)
+        row.addWidget(self.run)
+        row.addWidget(self.filter)
+        row.addWidget(self.count)
+        row.addWidget(self.note, 1)
+        row.addWidget(self.columns)
+
+    def group(self) -> str:
+        return str(self.group_by.currentData())
+
+    def set_runs(self, runs: int, current: int) -> None:
+        """List the runs (the selector shows only when there are several)."""
+        self.filling = True
+        try:
+            self.run.clear()
+            self.run.addItems([f"run {i}" for i in range(runs)])
+            if 0 <= current < runs:
+                self.run.setCurrentIndex(current)
+        finally:
+            self.filling = False
+        self.run.setVisible(runs > 1)
+        self.run_label.setVisible(runs > 1)
+
+    def set_columns(self, headers: Iterable[str], hidden: Iterable[str]) -> None:
+        """One checkable action per column; a column keeps its state across rebuilds."""
+        hidden = set(hidden)
+        menu = self.columns.menu()
+        for header in headers:
+            if header in self.column_actions:
+                continue
+            action = QAction(header, menu)
+            action.setCheckable(True)
+            action.setChecked(header not in hidden)
+            action.setToolTip(COLUMN_HELP.get(header, header))
+            action.setEnabled(header != "Operation")
+            action.toggled.connect(lambda on, h=header: self.column_toggled.emit(h, on))
+            menu.addAction(action)
+            self.column_actions[header] = action
+
+    def column_shown(self, header: str) -> bool:
+        action = self.column_actions.get(header)
+        return action is None or action.isChecked()

@@ -1,0 +1,228 @@
+"""The Operations page: every operation of a software layer (library op, layer, operation
+name, debug context) with its cycles, vertices, code, memory and FLOPs; selecting one
+selects it (and its program steps) in the report's shared selection."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtWidgets import QAbstractItemView, QWidget
+
+from popvision_py.viewmodels.debug_chain import MISSING_DEBUG
+from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.operations import (
+    DEFAULT_HIDDEN,
+    NONE_LABEL,
+    OperationsViewModel,
+    operation_label,
+)
+from popvision_py.viewmodels.report_runs import counted_runs
+from popvision_py.viewmodels.selection import ReportSelection
+from popvision_py.viewmodels.table import ColumnTable
+from popvision_py.views.base import ChartDetailsView
+from popvision_py.views.memory.details import make_table_view
+from popvision_py.views.operations.controls import OperationsControls
+from popvision_py.views.operations.details import OperationDetails
+from popvision_py.views.table_model import ColumnTableModel
+from profiler_core.errors import ReportError
+
+
+class OperationsView(ChartDetailsView):
+    title = "Operations"
+    rail_help = (
+        "Every operation (PopLibs call, layer, named op) with its cycles split into compute, "
+        "exchange and sync, vertices, code, memory and FLOPs. Select one to see its steps, "
+        "cycles per tile, FLOPs and debug contexts; it is highlighted in the other reports."
+    )
+    needs = ("graph", "programs")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model: OperationsViewModel | None = None
+        self.control_bar = OperationsControls()
+        self.controls_layout.addWidget(self.control_bar)
+        self.table_model = ColumnTableModel()
+        self.table = make_table_view(self.table_model, sortable=True)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setStretchLastSection(False)
+        # most cycles first, as the analysis orders them (a stable sort keeps its ties)
+        self.table.horizontalHeader().setSortIndicator(1, Qt.SortOrder.DescendingOrder)
+        self.chart_layout.addWidget(self.table, 1)
+        self.operation = OperationDetails()
+        self.splitter.replaceWidget(1, self.operation).deleteLater()
+        self.details = self.operation
+        c = self.control_bar
+        c.group_by.currentIndexChanged.connect(lambda _: self._rebuild())
+        c.run.currentIndexChanged.connect(self._on_run_picked)
+        c.filter.textChanged.connect(self._on_filter)
+        c.column_toggled.connect(self._on_column_toggled)
+        self.table_model.layoutChanged.connect(self._reselect)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self.operation.step_clicked.connect(self._on_step_clicked)
+        self._listening: ReportSelection | None = None
+        self._current = ""  # the label of the operation shown in the details
+        self.clear()
+
+    # -- building ---------------------------------------------------------------------------
+    def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
+        self._disconnect()
+        if opened.report.debug_or_none() is None and opened.missing("debug") is None:
+            return f"Operations are debug contexts grouped.\n\n{MISSING_DEBUG}"
+        self.control_bar.set_runs(counted_runs(opened).num_runs, opened.selection.run)
+        problem = self._rebuild(opened)
+        if problem:
+            return problem
+        opened.selection.changed.connect(self._on_selection_changed)
+        self._listening = opened.selection
+        return ""
+
+    def _rebuild(self, opened: OpenedReport | None = None) -> str:
+        opened = opened or self.opened
+        if opened is None:
+            return ""
+        counted = counted_runs(opened)
+        try:
+            model = OperationsViewModel(counted.report, self.control_bar.group(), counted.run)
+        except ReportError as error:
+            text = f"The operations of this report cannot be shown.\n\n{error}"
+            self.show_message(text)
+            return text
+        self.model = model
+        model.columns.search(self.control_bar.filter.text())
+        self._current = ""
+        self.table_model.set_table(model.columns)
+        header = self.table.horizontalHeader()
+        if 0 <= header.sortIndicatorSection() < len(model.columns.columns):
+            self.table_model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
+        self.table.resizeColumnsToContents()
+        self.control_bar.set_columns([c.header for c in model.columns.columns], DEFAULT_HIDDEN)
+        for column, header in enumerate(c.header for c in model.columns.columns):
+            self.table.setColumnHidden(column, not self.control_bar.column_shown(header))
+        note = counted.note.split("\n\n")[0]
+        if self.other is not None:
+            note = f"{note} Comparing: these are {opened.name}'s operations.".strip()
+        self.control_bar.note.setText(note)
+        self._update_count()
+        self._current = ""
+        self.operation.show_none()
+        selection = opened.selection
+        if selection.operation and selection.operation_group_by == model.group_by:
+            self._select_label(selection.operation)
+        return ""
+
+    def clear(self) -> None:
+        self._disconnect()
+        self.model = None
+        self.table_model.set_table(ColumnTable([]))
+        super().clear()
+
+    def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
+        self._disconnect()
+        super().show_reports(opened, other)
+
+    def _disconnect(self) -> None:
+        if self._listening is not None:
+            self._listening.changed.disconnect(self._on_selection_changed)
+            self._listening = None
+
+    # -- table controls ---------------------------------------------------------------------
+    def _on_filter(self, text: str) -> None:
+        if self.model is None:
+            return
+        self.table_model.search(text)
+        self._update_count()
+        self._reselect()
+
+    def _on_column_toggled(self, header: str, shown: bool) -> None:
+        if self.model is None:
+            return
+        headers = [c.header for c in self.model.columns.columns]
+        self.table.setColumnHidden(headers.index(header), not shown)
+
+    def _update_count(self) -> None:
+        if self.model is not None:
+            shown, size = len(self.model.columns), self.model.columns.size
+            self.control_bar.count.setText(f"{shown:,} of {size:,} operations")
+
+    def _on_run_picked(self, index: int) -> None:
+        if self.opened is not None and index >= 0 and not self.control_bar.filling:
+            self.opened.selection.select_run(index)
+
+    # -- selection ----------------------------------------------------------------------------
+    def select_operation(self, label: str) -> bool:
+        """Select the operation ``label`` (as a click on its row does)."""
+        return self._select_label(label)
+
+    def _select_label(self, label: str) -> bool:
+        if self.model is None:
+            return False
+        row = self.model.shown_row_of("" if label == NONE_LABEL else label)
+        if row < 0:
+            return False
+        self.table.selectRow(row)
+        self.table.scrollTo(self.table_model.index(row, 0))
+        return True
+
+    def _reselect(self) -> None:
+        """After a sort or a filter, keep the shown operation's row selected."""
+        if self.model is None or not self._current:
+            return
+        row = self.model.shown_row_of("" if self._current == NONE_LABEL else self._current)
+        blocker = self.table.selectionModel()
+        blocker.blockSignals(True)
+        try:
+            if row >= 0:
+                self.table.selectRow(row)
+            else:
+                self.table.clearSelection()
+        finally:
+            blocker.blockSignals(False)
+
+    def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self.model is None or not current.isValid() or self.opened is None:
+            return
+        label = self.model.label_at(current.row())
+        # the group without a context is written as "(none)": "" would clear the operation
+        self._current = operation_label(label)
+        try:
+            parts = self.model.parts(label)
+            self.operation.show_operation(self.model, parts)
+        except ReportError as error:
+            self.operation.summary.show_message(str(error))
+            return
+        self.opened.selection.select_operation(self._current, parts.steps, self.model.group_by)
+
+    def _on_step_clicked(self, step: int) -> None:
+        if self.opened is not None:
+            self.opened.selection.select_step(step)
+
+    def _on_selection_changed(self, what: str) -> None:
+        if self.opened is None or self.model is None:
+            return
+        selection = self.opened.selection
+        if what == "run":
+            self.control_bar.set_runs(counted_runs(self.opened).num_runs, selection.run)
+            self._rebuild()
+        elif what == "operation" and selection.operation != self._current:
+            if selection.operation and selection.operation_group_by == self.model.group_by:
+                self._select_label(selection.operation)
+            elif not selection.operation:
+                self._current = ""
+                self.table.clearSelection()
+                self.operation.show_none()
+
+    # -- exports and help -------------------------------------------------------------------
+    def csv_rows(self) -> list[list[object]] | None:
+        if self.model is None:
+            return None
+        table = self.model.columns
+        rows: list[list[object]] = [[c.header for c in table.columns]]
+        rows += [[table.raw(r, c) for c in range(len(table.columns))] for r in range(len(table))]
+        return rows
+
+    def help_text(self) -> str:
+        return (
+            f"{self.rail_help}\n\nGroup by: library op (poplin::matMul ...), layer (outermost "
+            "name scope), operation (the debug name of the call) or full debug context. "
+            "Columns chooses the columns shown; click a header to sort; Filter keeps "
+            "operations whose name contains the text."
+        )

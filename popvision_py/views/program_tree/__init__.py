@@ -1,0 +1,1 @@
+"""The Program Tree report: lazy tree of program nodes and steps, search, details."""
