@@ -3,12 +3,14 @@ and comparisons as aligned text tables, ``--json`` or ``--csv``, for people and 
 
 Exit codes: 0 done; 1 a check failed (``memory --max-percent``); 2 the input is wrong (a
 file that cannot be read, a bad argument), with one line on stderr naming the file and
-the problem; 3 a bug in popvision-cli itself, also one line.
+the problem; 3 a bug in popvision-cli itself, also one line; 4 the output could not be
+written (a full disk, a file size limit), so what was written is incomplete.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -20,7 +22,7 @@ from profiler_core.errors import ReportError
 from profiler_core.report import open_report
 
 PROG = "popvision-cli"
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_BUG, EXIT_CANNOT_WRITE = 0, 1, 2, 3, 4
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,13 +86,37 @@ def run(args: argparse.Namespace) -> Output:
     return _COMMANDS[args.command](open_report(args.REPORT), args)
 
 
+def _write_all(text: str) -> None:
+    """Write ``text`` to stdout, raising OSError unless every byte was written: Python's
+    buffered stdout drops the rest of a write cut short by a file size limit silently."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a captured or replaced stdout
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    sys.stdout.flush()
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", errors="replace"))
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _discard_stdout() -> None:
+    """Drop what is still buffered for stdout, so the exit does not fail writing it again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (the console script exits with it)."""
     args = build_parser().parse_args(argv)
     try:
         output = run(args)
-        sys.stdout.write(output.render(args.form or "text"))
-        sys.stdout.flush()
+        _write_all(output.render(args.form or "text"))
     except ReportError as error:
         return _fail(str(error), EXIT_BAD_INPUT)
     except (IndexError, ValueError) as error:  # a run, step or tile the report lacks
@@ -98,6 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `popvision-cli memory ... | head` closed its end: not an error
         sys.stderr.close()
         return EXIT_OK
+    except OSError as error:  # a full disk or /dev/full: a truncated file must not pass as done
+        _discard_stdout()
+        reason = error.strerror or str(error)
+        return _fail(f"cannot write the output: {reason}", EXIT_CANNOT_WRITE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except Exception as error:

@@ -2,19 +2,27 @@
 
 The content goes to a temporary file beside the target, is flushed and fsynced, then renamed
 over the target with ``os.replace``, so a crash or an error mid-way never leaves half a file
-under the final name.
+under the final name. The temporary file is locked while it is written; one whose lock is
+free was left by a writer that died (kill -9, power loss), and the next write removes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from profiler_core.errors import ReportError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; abandoned temporary files stay
+    fcntl = None  # type: ignore[assignment]
 
 _TEMP_SUFFIX = ".tmp"
 
@@ -32,6 +40,7 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
     cases the temporary file is removed and an existing ``path`` is left untouched.
     """
     path = Path(path)
+    _remove_abandoned_temps(path)
     try:
         fd, temp = _create_temp(path)
     except OSError as error:
@@ -59,10 +68,44 @@ def _create_temp(path: Path) -> tuple[int, Path]:
     for _ in range(100):
         temp = path.parent / temp_name_for(path)
         try:
-            return os.open(temp, flags, 0o666), temp
+            fd = os.open(temp, flags, 0o666)
         except FileExistsError:
             continue
+        _lock(fd)
+        return fd, temp
     raise FileExistsError(f"no free temporary name beside {path.name}")
+
+
+def _lock(fd: int) -> bool:
+    """Take the temporary file's lock without waiting; False when another process has it.
+    The lock goes with the process, so a killed writer's temporary file is free."""
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _remove_abandoned_temps(path: Path) -> None:
+    """Remove temporary files of ``path`` whose writer is gone (their lock is free)."""
+    if fcntl is None:
+        return
+    try:
+        candidates = list(path.parent.glob(f".{glob.escape(path.name)}.*{_TEMP_SUFFIX}"))
+    except OSError:
+        return
+    for temp in candidates:
+        try:
+            fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode) and _lock(fd):
+                _remove_quietly(temp)
+        finally:
+            os.close(fd)
 
 
 def _remove_quietly(temp: Path) -> None:

@@ -7,9 +7,11 @@ is written.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+import capnp
 import numpy as np
 
 from profiler_core.errors import ReportError
@@ -32,7 +34,22 @@ def write_profile(path: str | Path, profile: ProfileData) -> None:
 
 def write_message(path: str | Path, message: Any) -> None:
     """Write a built ``Profile`` message to ``path`` atomically (tests patch messages here)."""
-    atomic_write(path, message.write)
+
+    def write(file: BinaryIO) -> None:
+        try:
+            message.write(file)
+        except capnp.KjException as error:
+            # Cap'n Proto reports a failed write(2) (full disk, file size limit) as its own
+            # exception; as an OSError it becomes the ReportError every caller handles.
+            raise OSError(_system_reason(str(error))) from error
+
+    atomic_write(path, write)
+
+
+def _system_reason(text: str) -> str:
+    """``File too large`` out of ``kj/io.c++:450: failed: ::writev(fd, ...): File too large;``."""
+    found = re.search(r"failed: [^:]*::\w+\([^)]*\): ([^;\n]+)", text)
+    return found.group(1).strip() if found else text.splitlines()[0][:200]
 
 
 def build_message(profile: ProfileData, path: str | Path | None = None) -> Any:
