@@ -53,14 +53,12 @@ def render_text(tables: list[Table], header: list[tuple[str, str]] | None = None
 
 def _text_table(table: Table) -> str:
     names = list(table.columns)
-    cells = [[_cell(v) for v in row] for row in table.rows()]
-    numeric = [
-        all(
-            isinstance(row[i], int | float) and not isinstance(row[i], bool) for row in table.rows()
-        )
-        for i in range(len(names))
+    numeric = [_is_numeric_column(values) for values in table.columns.values()]
+    text = [_column_cells(values) for values in table.columns.values()]
+    widths = [
+        max([len(n)] + [len(c) for c in column]) for n, column in zip(names, text, strict=True)
     ]
-    widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(names)]
+    cells = [list(row) for row in zip(*text, strict=True)]
 
     def line(values: list[str]) -> str:
         padded = [
@@ -74,6 +72,19 @@ def _text_table(table: Table) -> str:
     lines += [line(r) for r in cells]
     lines += table.notes
     return "\n".join(lines)
+
+
+def _is_numeric_column(values: Sequence[Any]) -> bool:
+    if isinstance(values, np.ndarray):
+        return values.dtype.kind in "iuf"
+    return all(_is_number(v) for v in values)
+
+
+def _column_cells(values: Sequence[Any]) -> list[str]:
+    """Each value as text; a numpy column is formatted by its dtype, not value by value."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        return [f"{v:,}" for v in values.tolist()]
+    return [_cell(v) for v in _plain_list(values)]
 
 
 def _is_number(value: Any) -> bool:
