@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,10 @@ def check_pair(
 
 def _read_file(path: Path) -> bytes:
     try:
-        size = os.stat(path).st_size
+        status = os.stat(path)
+        if not stat.S_ISREG(status.st_mode):  # before reading: a FIFO's read blocks
+            raise ReportError(path, "is not a regular file (a device, FIFO or socket)")
+        size = status.st_size
         if size > MAX_DEBUG_BYTES:
             raise ReportError(
                 path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 
 import cbor2
 import numpy as np
@@ -180,3 +181,9 @@ def test_fuzzed_columnar_files_raise_only_report_errors(debug_path, edits):
         list(debug.args)
     except ReportError as error:
         assert error.path == path
+
+
+def test_a_fifo_named_debug_cbor_is_refused_not_waited_on(tmp_path):
+    path = tmp_path / "debug.cbor"
+    os.mkfifo(path)
+    assert_refused(path, "is not a regular file")

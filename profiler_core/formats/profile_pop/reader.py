@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import stat
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -231,6 +232,7 @@ class ProfileReader:
                 cols.check_tables(columns, cols.RUN_COLUMNS, {})
             except ReportError as error:
                 raise ReportError(None, f"run {index}: {error.problem}") from error
+            _check_instances(runs, len(columns["step_ids"]), index, len(self._data or b""))
             runs.append(
                 RunData(
                     program=int(run.program),
@@ -287,45 +289,67 @@ def read_profile(path: str | Path) -> ProfileData:
 
 
 def _read_file(path: Path) -> bytes:
+    """The file's bytes, read only after its segment table agrees with its size, so a huge
+    file that is not a profile (a disk image, gigabytes of zeros) is refused at once."""
     try:
-        size = os.stat(path).st_size
-        if size > MAX_PROFILE_BYTES:
-            raise ReportError(
-                path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
-            )
-        return path.read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):  # before open(): a FIFO's open blocks
+            raise ReportError(path, "is not a regular file (a device, FIFO or socket)")
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > MAX_PROFILE_BYTES:
+                raise ReportError(
+                    path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
+                )
+            head = file.read(4 * (MAX_SEGMENTS + 2))
+            _check_framing(path, head, size)
+            return head + file.read()
     except OSError as error:
         raise ReportError(path, f"cannot read: {error.strerror or error}") from error
     except MemoryError as error:
         raise ReportError(path, "not enough memory to read it") from error
 
 
-def _check_framing(path: Path, data: bytes) -> list[tuple[int, int]]:
-    """Check the stream framing against the file's length; return (first byte, length) of
-    each segment.
+def _check_framing(path: Path, data: bytes, size: int | None = None) -> list[tuple[int, int]]:
+    """Check the stream framing against the file's length (``size``, else ``len(data)``:
+    ``data`` may be only the file's first bytes); return (first byte, length) of each
+    segment.
 
     Done before capnp sees the bytes, so a cut file says "truncated" instead of a C++ error.
     """
-    if not data:
+    size = len(data) if size is None else size
+    if not size:
         raise ReportError(path, "is empty, not a profile.pop")
-    if len(data) < 8:
-        raise ReportError(path, f"truncated: {len(data)} bytes is too short for a profile.pop")
+    if size < 8:
+        raise ReportError(path, f"truncated: {size} bytes is too short for a profile.pop")
     segments = struct.unpack_from("<I", data, 0)[0] + 1
     if segments > MAX_SEGMENTS:
         raise ReportError(path, "not a profile.pop (not a Cap'n Proto message)")
     table_bytes = 4 * (segments + 1) + 4 * (segments % 2 == 0)
-    if len(data) < table_bytes:
-        raise ReportError(path, f"truncated after {len(data)} bytes, inside the segment table")
+    if size < table_bytes:
+        raise ReportError(path, f"truncated after {size} bytes, inside the segment table")
     sizes = struct.unpack_from(f"<{segments}I", data, 4)
     expected = table_bytes + 8 * sum(sizes)
-    if len(data) < expected:
-        raise ReportError(path, f"truncated after {len(data)} of {expected} bytes")
-    if len(data) > expected:
+    if size < expected:
+        raise ReportError(path, f"truncated after {size} of {expected} bytes")
+    if size > expected:
         raise ReportError(
-            path, f"has {len(data) - expected} bytes after the end of its message: not one profile"
+            path, f"has {size - expected} bytes after the end of its message: not one profile"
         )
     starts = table_bytes + 8 * np.concatenate(([0], np.cumsum(sizes[:-1], dtype=np.int64)))
     return [(int(start), 8 * size) for start, size in zip(starts, sizes, strict=True)]
+
+
+def _check_instances(runs: list[RunData], count: int, index: int, file_bytes: int) -> None:
+    """Refuse runs holding more step instances than the file has room for: each instance
+    takes 12 bytes of its own (a step id and a start cycle) unless runs share one list,
+    which only a damaged or hostile file does, and which would multiply every analysis."""
+    total = sum(len(r.step_ids) for r in runs) + count
+    if 12 * total > file_bytes:
+        raise ReportError(
+            None,
+            f"run {index}: the runs so far hold {total:,} step instances, more than the "
+            f"file's {file_bytes:,} bytes can (runs share their data)",
+        )
 
 
 def _check_magic_and_version(path: Path, magic: str, major: int, minor: int) -> None:
