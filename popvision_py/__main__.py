@@ -79,6 +79,9 @@ def _screenshots(windows: list[MainWindow], groups: list[list[Path]], directory:
         prefix = "-vs-".join(o.name for o in window.opened) or "start"
         for path in save_screenshots(window, directory, prefix if len(windows) > 1 else ""):
             print(path)
+        for failure in window.page_failures:
+            print(failure)
+            code = 1
         window.close()
     return code
 

@@ -7,6 +7,7 @@ thread while the status bar shows progress and a Cancel button.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -41,6 +42,8 @@ from popvision_py.views.placeholder import PLANNED, PlaceholderView
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 
+log = logging.getLogger(__name__)
+
 APP_TITLE = "PopVision-py"
 HOME = "Home"
 
@@ -55,6 +58,7 @@ class MainWindow(QMainWindow):
         self.opened: list[OpenedReport] = []
         self.paths: list[Path] = []
         self._unbuilt: set[str] = set()  # titles of views not yet shown the opened reports
+        self.page_failures: list[str] = []  # pages that could not show the opened reports
         self.message_box: QMessageBox | None = None
         self.loader = ReportLoader(self)
         self.loader.progress.connect(self._on_progress)
@@ -128,7 +132,18 @@ class MainWindow(QMainWindow):
         if view.title in self._unbuilt and self.opened:
             self._unbuilt.discard(view.title)
             first, other = self.opened[0], self.opened[1] if len(self.opened) > 1 else None
-            view.show_reports(first, other)
+            try:
+                view.show_reports(first, other)
+            except Exception as error:  # a page's bug must not leave it silently blank
+                text = (
+                    f"The {view.title} page could not show {first.name}: "
+                    f"{type(error).__name__}: {error}"
+                )
+                view.show_failure(text)
+                self.page_failures.append(text)
+                log.exception("building the %s page", view.title)
+                self.statusBar().showMessage(text)
+                self.message_box = show_message(self, f"{view.title} could not be shown", text)
 
     def current_view(self) -> ReportView | None:
         page = self.pages.currentWidget()
@@ -211,6 +226,7 @@ class MainWindow(QMainWindow):
         for view in self.views:
             view.clear()
         self._unbuilt = {view.title for view in self.views}
+        self.page_failures = []
         current = self.current_view()
         if current is not None:
             self._build_view(current)

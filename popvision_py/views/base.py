@@ -50,6 +50,10 @@ class ReportView(QWidget):
     def help_text(self) -> str:
         return self.rail_help
 
+    def show_failure(self, text: str) -> None:
+        """The page could not show the report (``text`` says why): show nothing of it."""
+        self.clear()
+
     def csv_rows(self) -> list[list[object]] | None:
         """The rows ``Export CSV`` writes, or None when the view has no table to export."""
         return None
@@ -123,6 +127,9 @@ class ChartDetailsView(ReportView):
     def show_message(self, text: str) -> None:
         self.message.setText(text)
         self.pages.setCurrentWidget(self.message)
+
+    def show_failure(self, text: str) -> None:
+        self.show_message(text)
 
     def showing_message(self) -> bool:
         return self.pages.currentWidget() is self.message

@@ -114,3 +114,41 @@ def test_cancel_stops_opening_and_keeps_the_window(qtbot, window, tutorial4_repo
     assert window.opened == []
     assert window.statusBar().currentMessage() == "Opening was cancelled."
     assert not window.progress.isVisible() and not window.cancel_button.isVisible()
+
+
+def _with_created_time(folder, tutorial4_report, value: float):
+    from profiler_core.formats.profile_pop import read_profile, write_profile
+
+    folder.mkdir()
+    profile = read_profile(tutorial4_report / "profile.pop")
+    profile.header.created_unix = value
+    write_profile(folder / "profile.pop", profile)
+    shutil.copy(tutorial4_report / "debug.cbor", folder / "debug.cbor")
+    return folder
+
+
+def test_a_report_created_at_no_possible_time_is_named_not_a_blank_page(
+    qtbot, window, tmp_path, tutorial4_report, monkeypatch
+):
+    folder = _with_created_time(tmp_path / "nan", tutorial4_report, float("nan"))
+    open_with_file_menu(qtbot, window, folder, monkeypatch)
+    assert window.opened  # the other sections load
+    failures = window.page_failures
+    assert failures and "createdUnix nan is not a time" in failures[0]
+    assert "createdUnix nan is not a time" in window.statusBar().currentMessage()
+    assert "createdUnix nan" in window.message_box.text()
+    window.show_view("Memory")
+    assert window.view("Memory").models  # pages that do not need the time still work
+
+
+def test_a_page_that_fails_shows_why_in_its_place(qtbot, opened_window, monkeypatch):
+    memory = next(v for v in opened_window.views if v.title == "Memory")  # not built yet
+
+    def broken(*_args):
+        raise ZeroDivisionError("a bug in the Memory page")
+
+    monkeypatch.setattr(memory, "build", broken)
+    opened_window.show_view("Memory")
+    assert memory.showing_message()
+    assert "ZeroDivisionError: a bug in the Memory page" in memory.message.text()
+    assert opened_window.page_failures[-1].startswith("The Memory page could not show tutorial4")

@@ -68,3 +68,17 @@ def test_an_honest_profile_with_several_runs_reads(tmp_path):
     profile = make_report(7)[0]
     write_profile(path, profile)
     assert len(read_profile(path).execution.runs) == len(profile.execution.runs) >= 2
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e300, -5.0])
+def test_a_creation_time_no_clock_gives_is_a_damaged_header(tmp_path, value):
+    from profiler_core.formats.profile_pop import ProfileReader
+
+    path = tmp_path / "profile.pop"
+    profile = make_report(7)[0]
+    profile.header.created_unix = value
+    write_profile(path, profile)
+    with ProfileReader(path) as reader:
+        with pytest.raises(ReportError, match=r"section 'header': createdUnix .* is not a time"):
+            _ = reader.header
+        assert reader.target.num_ipus == profile.target.num_ipus  # the rest still reads

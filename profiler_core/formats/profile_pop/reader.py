@@ -173,7 +173,7 @@ class ProfileReader:
             producer=header.producer,
             producer_version=header.producerVersion,
             program_name=header.programName,
-            created_unix=float(header.createdUnix),
+            created_unix=_created_time(header.createdUnix),
             report_id=header.reportId,
             options={option.key: option.value for option in header.options},
             out_of_memory=bool(header.outOfMemory),
@@ -337,6 +337,17 @@ def _check_framing(path: Path, data: bytes, size: int | None = None) -> list[tup
         )
     starts = table_bytes + 8 * np.concatenate(([0], np.cumsum(sizes[:-1], dtype=np.int64)))
     return [(int(start), 8 * size) for start, size in zip(starts, sizes, strict=True)]
+
+
+_LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a calendar shows
+
+
+def _created_time(value: float) -> float:
+    """``createdUnix`` as seconds since 1970, refusing what no clock gives (NaN, 1e300)."""
+    value = float(value)
+    if not 0.0 <= value <= _LATEST_TIME:  # also False for NaN
+        raise ReportError(None, f"createdUnix {value!r} is not a time (seconds since 1970)")
+    return value
 
 
 def _check_instances(runs: list[RunData], count: int, index: int, file_bytes: int) -> None:
