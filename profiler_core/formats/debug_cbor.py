@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats import debug_cbor_v1 as v1
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.cbor_views import loads_plain
+from profiler_core.formats.files import regular_file_size
 from profiler_core.model.lazy_columns import JsonColumn, StringColumn
 from profiler_core.model.profile import DebugData, Header
 from profiler_core.model.strings import StringInterner, Strings
@@ -139,10 +138,7 @@ def check_pair(
 
 def _read_file(path: Path) -> bytes:
     try:
-        status = os.stat(path)
-        if not stat.S_ISREG(status.st_mode):  # before reading: a FIFO's read blocks
-            raise ReportError(path, "is not a regular file (a device, FIFO or socket)")
-        size = status.st_size
+        size = regular_file_size(path)
         if size > MAX_DEBUG_BYTES:
             raise ReportError(
                 path,

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-import stat
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from profiler_core.errors import FormatVersionError, ReportError
+from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import read_array
 from profiler_core.formats.profile_pop.locate import Locator, StructRef
@@ -292,10 +291,8 @@ def _read_file(path: Path) -> bytes:
     """The file's bytes, read only after its segment table agrees with its size, so a huge
     file that is not a profile (a disk image, gigabytes of zeros) is refused at once."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # before open(): a FIFO's open blocks
-            raise ReportError(path, "is not a regular file (a device, FIFO or socket)")
+        size = regular_file_size(path)
         with open(path, "rb") as file:
-            size = os.fstat(file.fileno()).st_size
             if size > MAX_PROFILE_BYTES:
                 raise ReportError(
                     path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
