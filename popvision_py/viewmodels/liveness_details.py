@@ -13,12 +13,13 @@ import numpy as np
 
 from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.checks import checked_programs, debug_of
-from profiler_core.analysis.debug_groups import debug_column
+from profiler_core.analysis.debug_groups import lazy_debug_column
 from profiler_core.analysis.execution import tile_balance
 from profiler_core.analysis.liveness import variables_live_at
 from profiler_core.analysis.liveness_tiles import VariableTiles, variable_tiles
 from profiler_core.analysis.vertices import compute_set_vertices
 from profiler_core.model.kinds import StepKind
+from profiler_core.model.lazy_columns import StringColumn
 
 TILE_LIST_CHARS = 80
 DIFFERENCE_HELP = "The last selected step minus the first selected step."
@@ -62,8 +63,8 @@ def text_matcher(*columns: Sequence[str]) -> Callable[[str], np.ndarray]:
 
 def _variable_columns(report: object, var: np.ndarray, debug: object) -> list[Column]:
     graph = report.graph
-    names = graph.strings.take(graph.var_name[var])
-    debug_names = debug_column(debug, "name", graph.var_debug[var])
+    names = StringColumn(graph.strings, graph.var_name[var])  # decoded when shown
+    debug_names = lazy_debug_column(debug, "name", graph.var_debug[var])
     tiles = variable_tiles(report, var)
     return [
         Column("Variable", names, "The variable's name in the graph."),

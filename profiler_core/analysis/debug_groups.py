@@ -41,6 +41,17 @@ def _op_calls(debug: Any) -> list[bool]:
     return [bool(op) and api == op for op, api in zip(ops, apis, strict=True)]
 
 
+def lazy_debug_column(debug: Any, column: str, ids: np.ndarray) -> Sequence[str]:
+    """``debug_column`` as a lazy column when the contexts are: a table of 400,000 variables
+    decodes only the names of the rows on screen."""
+    values = None if debug is None else getattr(debug, column)
+    if not isinstance(values, StringColumn):
+        return debug_column(debug, column, ids)
+    ids = np.asarray(ids, dtype=np.int64)
+    inside = (ids >= 0) & (ids < len(values))
+    return StringColumn(values.table, np.where(inside, values.ids[np.where(inside, ids, 0)], -1))
+
+
 def operation_contexts(debug: Any) -> np.ndarray:
     """For each context, the nearest context at or above it that is a library op call (its
     API is its op), else itself. Parents normally precede children; a parent that does not

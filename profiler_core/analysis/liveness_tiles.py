@@ -16,6 +16,7 @@ import numpy as np
 from profiler_core.analysis.checks import checked_graph, checked_liveness, checked_step_labels
 from profiler_core.analysis.liveness import LivenessTable
 from profiler_core.analysis.tiles import format_tile_selection
+from profiler_core.model.unique import sorted_unique
 
 
 def _region_bytes(graph: Any) -> np.ndarray:
@@ -102,9 +103,11 @@ def variable_tiles(report: Any, var: np.ndarray) -> VariableTiles:
     graph = checked_graph(report)
     var = np.asarray(var, dtype=np.int64)
     num_tiles = np.int64(report.target.num_tiles)
-    wanted = np.isin(graph.region_var, var)
+    chosen = np.zeros(graph.num_variables, dtype=bool)
+    chosen[var] = True
+    wanted = chosen[graph.region_var]  # one lookup per region, not a sort of both
     region_var = graph.region_var[wanted].astype(np.int64)
-    pairs = np.unique(region_var * num_tiles + graph.region_tile[wanted])
+    pairs = sorted_unique(region_var * num_tiles + graph.region_tile[wanted])
     owner, tile = pairs // num_tiles, pairs % num_tiles
     # pairs are sorted by variable, then tile: each variable's tiles are one slice, gathered
     # in the order of ``var`` (which need not be sorted)

@@ -26,6 +26,7 @@ from profiler_core.analysis.checks import (
 )
 from profiler_core.analysis.debug_groups import debug_groups
 from profiler_core.model.kinds import StepKind
+from profiler_core.model.unique import sorted_unique
 
 CYCLE_CLASSES = ("compute", "exchange", "sync", "other")
 _CLASS_OF_KIND = np.full(len(StepKind), 3, dtype=np.int64)
@@ -95,8 +96,8 @@ def operations_table(
     cs_group = groups.group_of(graph.cs_debug)
     vc_group = cs_group[graph.vc_cs]
     num_types = max(len(graph.vt_name), 1)
-    type_pairs = np.unique(vc_group * num_types + graph.vc_type)
-    code_keys = np.unique((vc_group * num_types + graph.vc_type) * report.target.num_tiles
+    type_pairs = sorted_unique(vc_group * num_types + graph.vc_type)
+    code_keys = sorted_unique((vc_group * num_types + graph.vc_type) * report.target.num_tiles
                           + graph.vc_tile)  # fmt: skip
     code_type = (code_keys // report.target.num_tiles) % num_types
     code_group = code_keys // report.target.num_tiles // num_types

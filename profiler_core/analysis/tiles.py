@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from profiler_core.errors import ReportError
+from profiler_core.model.unique import sorted_unique
 
 
 class SelectionError(ReportError):
@@ -35,12 +36,12 @@ def parse_tile_selection(text: str, num_tiles: int) -> np.ndarray:
         tiles.append(np.arange(begin, end + 1))
     if not tiles:
         return np.zeros(0, dtype=np.int64)
-    return np.unique(np.concatenate(tiles))
+    return sorted_unique(np.concatenate(tiles))
 
 
 def format_tile_selection(tiles: np.ndarray) -> str:
     """The shortest text ``parse_tile_selection`` turns back into ``tiles``."""
-    tiles = np.unique(np.asarray(tiles, dtype=np.int64))
+    tiles = sorted_unique(np.asarray(tiles, dtype=np.int64))
     if tiles.size == 0:
         return ""
     breaks = np.flatnonzero(np.diff(tiles) != 1) + 1

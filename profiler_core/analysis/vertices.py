@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from profiler_core.analysis.checks import checked_graph, fail
+from profiler_core.model.unique import sorted_unique
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def compute_set_vertices(report: Any, compute_set: int) -> ComputeSetVertices:
         fail(report, "graph", f"'vc_type' refers to vertex types outside 0-{num_types - 1}")
     count = np.zeros(num_types, dtype=np.int64)
     np.add.at(count, types, graph.vc_count[rows].astype(np.int64))
-    pairs = np.unique(types * report.target.num_tiles + graph.vc_tile[rows])
+    pairs = sorted_unique(types * report.target.num_tiles + graph.vc_tile[rows])
     tiles = np.bincount(pairs // report.target.num_tiles, minlength=num_types)
     present = np.flatnonzero(np.bincount(types, minlength=num_types))
     present = present[np.lexsort((present, -count[present]))]

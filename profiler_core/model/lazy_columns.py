@@ -19,7 +19,8 @@ from profiler_core.model.strings import StringInterner, Strings
 
 
 class StringColumn(Sequence[str]):
-    """``column[i]`` is ``table[ids[i]]``; behaves as a read-only list of str."""
+    """``column[i]`` is ``table[ids[i]]`` ("" where the id is -1); behaves as a read-only
+    list of str."""
 
     def __init__(self, table: Strings, ids: np.ndarray) -> None:
         self.table = table
@@ -41,7 +42,8 @@ class StringColumn(Sequence[str]):
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
             return self.take(self.ids[index])
-        return self.table[int(self.ids[index])]
+        string_id = int(self.ids[index])
+        return self.table[string_id] if string_id >= 0 else ""
 
     def take(self, ids: np.ndarray) -> list[str]:
         """The strings of table ids ``ids`` (not row numbers)."""
