@@ -138,6 +138,7 @@ def variables_on_tiles(report: Any, tiles: np.ndarray, debug: Any = None) -> Var
     g = checked_graph(report)
     debug = debug_of(report, debug)
     num_tiles = report.target.num_tiles
+    # One boolean tile mask looked up by every region: O(regions), whatever the selection.
     selected = np.zeros(num_tiles, dtype=bool)
     tiles = np.asarray(tiles, dtype=np.int64)
     if tiles.size and (tiles.min() < 0 or tiles.max() >= num_tiles):
@@ -164,7 +165,7 @@ def variables_on_tiles(report: Any, tiles: np.ndarray, debug: Any = None) -> Var
         always_live=g.var_always_live[var].astype(bool),
         is_constant=g.var_is_constant[var].astype(bool),
         names=g.strings.take(g.var_name[var]),
-        types=[_type_name(t) for t in g.var_type[var].tolist()],
+        types=_type_names(g.var_type[var]),
         debug_names=debug_column(debug, "name", debug_ids),
         layers=debug_column(debug, "layer", debug_ids),
         ops=debug_column(debug, "op", debug_ids),
@@ -173,5 +174,13 @@ def variables_on_tiles(report: Any, tiles: np.ndarray, debug: Any = None) -> Var
     )
 
 
-def _type_name(code: int) -> str:
-    return ELEMENT_TYPES[code] if code < len(ELEMENT_TYPES) else f"type {code}"
+def _type_names(codes: np.ndarray) -> list[str]:
+    """Element type names by one table lookup (a code past the known types is named by
+    its number)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    top = int(codes.max(initial=-1)) + 1
+    names = np.array(
+        [ELEMENT_TYPES[c] if c < len(ELEMENT_TYPES) else f"type {c}" for c in range(top)],
+        dtype=object,
+    )
+    return names[codes].tolist() if top else []

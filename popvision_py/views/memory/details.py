@@ -23,7 +23,7 @@ from popvision_py.viewmodels.memory import MemoryViewModel
 from popvision_py.viewmodels.table import Column, ColumnTable
 from popvision_py.viewmodels.variables import variables_table
 from popvision_py.views.base import message_label
-from popvision_py.views.table_model import ColumnTableModel
+from popvision_py.views.table_model import ColumnTableModel, size_columns_from_sample
 from profiler_core.analysis.memory import variables_on_tiles
 from profiler_core.report import Report
 
@@ -150,8 +150,7 @@ class VariablesPanel(QWidget):
         self.table.horizontalHeader().setSortIndicatorShown(False)
         self.pages.setCurrentWidget(self.table)
         self._update_count()
-        for column in range(len(table.columns) - 1):
-            self.table.resizeColumnToContents(column)
+        size_columns_from_sample(self.table)
 
     def show_problem(self, text: str) -> None:
         self._tiles = None
