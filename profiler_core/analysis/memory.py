@@ -21,6 +21,7 @@ class MemoryTable:
     by_category: np.ndarray  # int64 (categories, tiles)
     bytes_per_tile: int
     tiles_per_ipu: int
+    interleaved: np.ndarray | None = None  # int64 (tiles,) bytes in the interleaved region
     _totals: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -62,6 +63,14 @@ class MemoryTable:
         """Bytes per category summed over ``tiles`` (categories as ``categories()``)."""
         return self.rows(include_gaps)[:, self._tiles(tiles)].sum(axis=1)
 
+    def by_region(self) -> np.ndarray:
+        """Bytes per tile in the interleaved and the non-interleaved region, gaps included,
+        shape (2, tiles); all bytes count as non-interleaved when the report has no split."""
+        total = self.total(True)
+        interleaved = np.zeros_like(total) if self.interleaved is None else self.interleaved
+        interleaved = np.clip(np.asarray(interleaved, dtype=np.int64), 0, total)
+        return np.vstack([interleaved, total - interleaved])
+
     def percent_of_tile(self, include_gaps: bool = True) -> np.ndarray:
         return 100.0 * self.total(include_gaps) / self.bytes_per_tile
 
@@ -78,10 +87,12 @@ def memory_table(report: Any) -> MemoryTable:
     target = report.target
     if target.bytes_per_tile < 1:
         fail(report, "target", f"{target.bytes_per_tile} bytes per tile")
+    interleaved = np.asarray(report.memory.interleaved, dtype=np.int64)
     return MemoryTable(
         np.asarray(by_category, dtype=np.int64),
         int(target.bytes_per_tile),
         int(target.tiles_per_ipu),
+        interleaved if interleaved.shape == (by_category.shape[1],) else None,
     )
 
 
