@@ -83,5 +83,5 @@ def test_vertex_state_sizes_of_the_wrong_length_damage_the_graph_only(tmp_path):
     (tmp_path / "profile.pop").write_bytes(message.to_bytes())
     report = open_report(tmp_path)
     with pytest.raises(ReportError, match="vt_state_bytes"):
-        report.graph
+        _ = report.graph
     assert report.target.replicas == 2  # the other sections still read
