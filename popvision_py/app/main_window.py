@@ -65,8 +65,16 @@ class MainWindow(QMainWindow):
         self.actions = install_actions(self)
         self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.settings.restore_window(self)
+        self._give_views_settings()
         self.set_theme(self.settings.theme())
         self._update_state()
+
+    def _give_views_settings(self) -> None:
+        """Views that remember something between sessions (the Summary's folded blocks)."""
+        for view in self.views:
+            attach = getattr(view, "attach_settings", None)
+            if attach is not None:
+                attach(self.settings)
 
     # -- layout ---------------------------------------------------------------------------
     def _build_pages(self) -> None:
