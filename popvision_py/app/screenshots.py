@@ -36,6 +36,32 @@ def _save(window: MainWindow, directory: Path, name: str) -> Path:
     return path
 
 
+def _save_memory_parity(
+    window: MainWindow, memory: MemoryView, directory: Path, prefix: str
+) -> list[Path]:
+    """Issue 14's states, light and dark: By tile with its IPU boundaries, the memory-region
+    layout, and the Compute Sets, Vertices and Exchanges tabs for a selection."""
+    saved = []
+    theme = window.settings.theme()
+    per_ipu = memory.model.table.tiles_per_ipu
+    for palette in (theme, "dark" if theme == "light" else "light"):
+        window.set_theme(palette)
+        memory.select_text(f"0-{min(per_ipu, memory.model.table.num_tiles) - 1}")
+        for layout in (Layout.BY_TILE, Layout.BY_REGION):
+            memory.control_bar.layout_box.setCurrentIndex(list(Layout).index(layout))
+            saved.append(
+                _save(window, directory, f"{prefix}memory-{_slug(layout.value)}-{palette}")
+            )
+        memory.control_bar.layout_box.setCurrentIndex(0)
+        for tab in memory.tab_names()[1:]:
+            memory.show_tab(tab)
+            saved.append(_save(window, directory, f"{prefix}memory-tab-{_slug(tab)}-{palette}"))
+        memory.details.setCurrentWidget(memory.breakdown)
+    window.set_theme(theme)
+    memory.select_text("")
+    return saved
+
+
 def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = "") -> list[Path]:
     """Every rail page, the Memory report's layouts with a selection, and both palettes."""
     directory = Path(directory)
@@ -58,6 +84,7 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
             saved.append(_save(window, directory, f"{prefix}memory-{_slug(layout.value)}"))
         memory.control_bar.layout_box.setCurrentIndex(0)
         memory.details.setCurrentWidget(memory.breakdown)
+        saved += _save_memory_parity(window, memory, directory, prefix)
     other = "dark" if theme == "light" else "light"
     window.set_theme(other)
     for title in ("Summary", "Memory"):

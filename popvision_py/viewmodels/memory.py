@@ -235,8 +235,10 @@ class MemoryViewModel:
         return max(top, 1.0)
 
     def y_max(self) -> float:
-        """Top of the y axis: it fits the data (of every side of a comparison), with room."""
-        return max(m.own_y_top() for m in self.scale_group) * 1.08
+        """Top of the y axis: it fits the data (of every side of a comparison), with room
+        above the bars for the limit label, and for the IPU names when there are some."""
+        room = 1.16 if self.ipu_boundaries()[0].size else 1.08
+        return max(m.own_y_top() for m in self.scale_group) * room
 
     def limit(self) -> float | None:
         """The memory a bar must fit in (a tile's; by IPU, an IPU's); None for the heat map."""

@@ -110,3 +110,17 @@ def test_tiles_off_the_target_are_refused(small_report):
     report, _, _ = small_report
     with pytest.raises(IndexError):
         compute_sets_on_tiles(report, np.array([8]))
+
+
+def test_the_engine_records_edges_and_vertex_state_sizes(small_report):
+    report, _, _ = small_report
+    # 7 vertices (3 + 2 Increment, 2 Double), each with one scalar edge
+    assert report.graph.num_edges == 7
+    names = report.graph.strings.take(report.graph.vt_name)
+    # one scalar edge is one 4-byte pointer of instance state
+    assert dict(zip(names, report.graph.vt_state_bytes.tolist(), strict=True)) == {
+        name: 4 for name in names
+    }
+    found = compute_sets_on_tiles(report, np.array([2]))
+    rows = dict(zip(found.names, found.state_bytes.tolist(), strict=True))
+    assert rows == {"incA": 4, "incB": 8}  # tile 2: one vertex of incA, two of incB

@@ -64,7 +64,9 @@ class IpuBoundariesItem(pg.GraphicsObject):
             if not x0 <= centre <= x1 or metrics.horizontalAdvance(label) + 8 > width_of_ipu:
                 continue
             point = transform.map(QPointF(centre, y1))
-            rect = QRectF(point.x() - width_of_ipu / 2, point.y() + 2, width_of_ipu, 16)
+            # the second text line from the top: the first is the tile limit's label
+            top = point.y() + 2 + metrics.height()
+            rect = QRectF(point.x() - width_of_ipu / 2, top, width_of_ipu, metrics.height())
             painter.drawText(rect, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, label)
             self.drawn_labels.append(label)
         painter.restore()

@@ -26,6 +26,7 @@ class CategoryLegend(QWidget):
         self.grid.setContentsMargins(4, 4, 4, 4)
         self.grid.setHorizontalSpacing(6)
         self.grid.setVerticalSpacing(2)
+        self.grid.setColumnStretch(1, 1)  # labels next to their swatches, however few
         self.title = QLabel("Categories")
         font = self.title.font()
         font.setBold(True)
