@@ -86,7 +86,7 @@ class MemoryDetails(QWidget):
         total = int(first.table.breakdown(selection, first.include_gaps).sum())
         self.heading.setText(
             f"{format_count(selection.size)} tile(s) selected: {first.selection_text} — "
-            f"total {format_bytes(total, exact=True)}, {gaps}"
+            f"total {format_bytes(total, True, first.units)}, {gaps}"
         )
 
 
