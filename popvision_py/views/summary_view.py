@@ -155,7 +155,8 @@ class SummaryView(ReportView):
                 grid.addWidget(value, first_row + r, i + 1)
                 shown.append(value)
             self.value_labels[(title, label)] = shown
-        grid.setColumnStretch(len(sections), 1)
+        for column in range(1, len(sections) + 1):  # the reports share the width evenly
+            grid.setColumnStretch(column, 1)
         return box
 
     def csv_rows(self) -> list[list[object]] | None:

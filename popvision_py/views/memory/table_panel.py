@@ -88,8 +88,12 @@ class TablePanel(QWidget):
     def make_table(self, report: Report, tiles: np.ndarray, units: str) -> tuple[ColumnTable, str]:
         raise NotImplementedError
 
-    def show_tiles(self, report: Report, tiles: np.ndarray, units: str = "KiB") -> None:
-        key = (id(report), tiles.tobytes(), units)
+    def show_tiles(
+        self, report: Report, tiles: np.ndarray, units: str = "KiB", owner: str = ""
+    ) -> None:
+        """Fill for ``tiles`` of ``report``; ``owner`` names the report when comparing (the
+        tabs show the first report's)."""
+        key = (id(report), tiles.tobytes(), units, owner)
         if self._shown == key:
             return
         self._shown = key
@@ -100,6 +104,8 @@ class TablePanel(QWidget):
             self.count.setText("")
             return
         table, heading = self.make_table(report, tiles, units)
+        if owner:
+            heading = f"<b>{owner}</b> — {heading}" if heading else f"<b>{owner}</b>"
         self.heading.setText(heading)
         self.heading.setVisible(bool(heading))
         table.search(self.search.text())

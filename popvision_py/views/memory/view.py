@@ -222,7 +222,8 @@ class MemoryView(ChartDetailsView):
         if problem:
             panel.show_problem(problem)  # type: ignore[attr-defined]
             return
-        panel.show_tiles(self.opened.report, self.model.selection, self.model.units)  # type: ignore[attr-defined]
+        owner = self.opened.name if self.comparing else ""
+        panel.show_tiles(self.opened.report, self.model.selection, self.model.units, owner)  # type: ignore[attr-defined]
 
     # -- tabs, for tests and benchmarks ---------------------------------------------------
     def tab_names(self) -> list[str]:
