@@ -14,6 +14,7 @@ from profiler_core.analysis.tile_contents import (
     exchanges_on_tiles,
     vertices_on_tiles,
 )
+from profiler_core.model.kinds import MemoryCategory
 from profiler_core.report import open_report
 
 
@@ -124,3 +125,12 @@ def test_the_engine_records_edges_and_vertex_state_sizes(small_report):
     found = compute_sets_on_tiles(report, np.array([2]))
     rows = dict(zip(found.names, found.state_bytes.tolist(), strict=True))
     assert rows == {"incA": 4, "incB": 8}  # tile 2: one vertex of incA, two of incB
+
+
+def test_vertex_state_per_compute_set_adds_up_to_the_memory_category(tutorial4_report):
+    """On a real report, the state split by compute set sums to the tiles' vertex state."""
+    report = open_report(tutorial4_report)
+    tiles = np.arange(0, 1472, 7)
+    found = compute_sets_on_tiles(report, tiles)
+    state = memory_table(report).by_category[MemoryCategory.VERTEX_STATE, tiles].sum()
+    assert int(found.state_bytes.sum()) == int(state) > 0
