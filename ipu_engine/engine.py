@@ -50,7 +50,13 @@ class Engine:
         graph: Graph,
         programs: Program | Sequence[Program],
         options: Mapping[str, Any] | None = None,
+        *,
+        framework: Mapping[str, str] | None = None,
+        replication_factor: int = 1,
     ) -> None:
+        """``framework`` names what built the program (the front end's model kind, replicas,
+        pipeline stages) and ``replication_factor`` how many replicas share the target's
+        IPUs; both only go into the report."""
         configure_logging()
         pvti.current_writer()  # decides from PVTI_OPTIONS whether this process traces
         self.graph = graph
@@ -70,6 +76,13 @@ class Engine:
             check_memory(self.model, self.options["debug.allowOutOfMemory"])
         self.out_of_memory = self.model.tiles_over.size > 0
         self.program_name = self.executable.programs[0].name
+        self.framework = dict(framework or {})
+        if replication_factor < 1 or graph.target.num_ipus % replication_factor:
+            raise EngineError(
+                f"replication_factor={replication_factor} must divide the target's "
+                f"{graph.target.num_ipus} IPUs"
+            )
+        self.replication_factor = int(replication_factor)
         self.report_id = new_report_id()
         self.runs: dict[int, list[RunData]] = {}
         self.device: Device | None = None
@@ -98,6 +111,8 @@ class Engine:
                 self.report_id,
                 None,
                 self.out_of_memory,
+                self.framework,
+                self.replication_factor,
             )
         runs = [r for program in sorted(self.runs) for r in self.runs[program]]
         self._profile.execution = None

@@ -57,3 +57,28 @@ def tutorial4_variant_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "tutorial4_matmul.py", directory, "--m1", "1600x700", "--m2", "700x300", "--name", "variant"
     )
     return directory / "variant"
+
+
+@pytest.fixture(scope="session")
+def tutorial1_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report folder of Poplar's tutorial 1: a few small variables on tiles 0-3 (the
+    engine names its program "engine", as the tutorial gives it no name)."""
+    directory = tmp_path_factory.mktemp("reports_tutorial1")
+    run_example_with_reports("tutorial1_variables.py", directory)
+    return directory / "engine"
+
+
+@pytest.fixture(scope="session")
+def four_shards_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model sharded over 4 IPUs (the "four_shards" example)."""
+    directory = tmp_path_factory.mktemp("reports_four_shards")
+    run_example_with_reports("four_shards.py", directory)
+    return directory / "four_shards"
+
+
+@pytest.fixture(scope="session")
+def replicated_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Data-parallel training over 2 replicas (the "replicated" example, 2 steps)."""
+    directory = tmp_path_factory.mktemp("reports_replicated")
+    run_example_with_reports("replicated_model.py", directory, "--steps", "2")
+    return directory / "replicated"

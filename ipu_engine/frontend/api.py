@@ -21,7 +21,12 @@ from ipu_engine.frontend.feeds import host_output, micro_batch_shape
 from ipu_engine.frontend.fusion import FusingGraph
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, Trace, pipeline_stage, tracing
 from ipu_engine.frontend.options import Options, resolve
-from ipu_engine.frontend.pipeline import TimeStep, build_pipeline, is_pipelined
+from ipu_engine.frontend.pipeline import (
+    TimeStep,
+    build_pipeline,
+    is_pipelined,
+    pipeline_stages,
+)
 from ipu_engine.frontend.replicated import build_replicated
 from ipu_engine.frontend.session import DeviceSession, home_shards
 from ipu_engine.frontend.traced import TracedTensor, element_type_of
@@ -82,7 +87,9 @@ def ipus_used(traced: TracedFunction) -> int:
 class CompiledProgram:
     """A traced function built into an Engine on its device; call it with host arrays."""
 
-    def __init__(self, traced: TracedFunction, options: Options, name: str) -> None:
+    def __init__(
+        self, traced: TracedFunction, options: Options, name: str, kind: str = "function"
+    ) -> None:
         self.traced = traced
         self.options = options
         ipus = options.ipus_per_replica or ipus_used(traced)
@@ -100,7 +107,10 @@ class CompiledProgram:
             name,
             options.target_text(),
         )
-        self.session = DeviceSession(self.graph, self.built, self.device, options.engine_options)
+        framework = options.framework_info(kind, ipus, pipeline_stages(traced.trace))
+        self.session = DeviceSession(
+            self.graph, self.built, self.device, options.engine_options, framework
+        )
         self.session.write_params({n: p.attrs["value"] for n, p in traced.trace.params.items()})
 
     @property
@@ -129,8 +139,10 @@ class CompiledFunction:
         fn: Callable[..., Any],
         options: Options,
         before_run: Callable[[CompiledProgram], None] | None = None,
+        kind: str = "function",
     ) -> None:
         self.fn = fn
+        self.kind = kind  # what the report names it: a function, or an inference model
         self.options = options
         self.before_run = before_run
         self.programs: dict[tuple, CompiledProgram] = {}
@@ -156,7 +168,7 @@ class CompiledFunction:
         if program is None:
             traced = trace_function(self.fn, specs, self.options, names)
             name = self.options.name or getattr(self.fn, "__name__", "function").strip("<>")
-            program = self.programs[specs] = CompiledProgram(traced, self.options, name)
+            program = self.programs[specs] = CompiledProgram(traced, self.options, name, self.kind)
         self.last = program
         if self.before_run is not None:
             self.before_run(program)

@@ -60,6 +60,20 @@ class Options:
             raise OptionError(f"unknown option {unknown[0]!r}; known options: {sorted(known)}")
         return dataclasses.replace(self, **overrides) if overrides else self
 
+    def framework_info(self, kind: str, ipus_per_replica: int, stages: int) -> dict[str, str]:
+        """What the engine's report says ran on it (Graph Analyser's framework block)."""
+        info = {
+            "Framework": "ipu_engine.frontend",
+            "Model": kind,
+            "Replicas": str(self.replication_factor),
+            "IPUs per replica": str(ipus_per_replica),
+            "Pipeline stages": str(stages) if stages else "not pipelined",
+            "Device iterations": str(self.device_iterations),
+        }
+        if kind == "training":
+            info["Gradient accumulation"] = str(self.gradient_accumulation)
+        return info
+
     def target_text(self) -> str:
         ipus = self.ipus_per_replica
         if ipus is None:

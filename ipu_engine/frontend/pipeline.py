@@ -34,6 +34,11 @@ def is_pipelined(trace: Trace) -> bool:
     return any(n.stage >= 0 for n in trace.nodes if n.op not in SOURCE_OPS)
 
 
+def pipeline_stages(trace: Trace) -> int:
+    """How many pipeline stages the traced program has (0 when it is not pipelined)."""
+    return max((n.stage for n in trace.nodes if n.op not in SOURCE_OPS), default=-1) + 1
+
+
 @dataclass(frozen=True)
 class TimeStep:
     """A run of identical time steps: the stages active in each, and how many there are."""

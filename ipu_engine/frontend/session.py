@@ -93,11 +93,19 @@ class DeviceSession:
         built: BuiltProgram,
         device: Device,
         engine_options: Mapping[str, object] | None,
+        framework: Mapping[str, str] | None = None,
     ) -> None:
         self.graph = graph
         self.built = built
         self.device = device
-        self.engine = Engine(graph, built.program, options=engine_options)
+        replicas = int((framework or {}).get("Replicas", 1))
+        self.engine = Engine(
+            graph,
+            built.program,
+            options=engine_options,
+            framework=framework,
+            replication_factor=replicas,
+        )
         self.engine.load(device)
 
     @property

@@ -20,7 +20,7 @@ from ipu_engine.frontend.ir import Trace, tracing
 from ipu_engine.frontend.nn import CrossEntropyLoss, Layer, MSELoss, backward
 from ipu_engine.frontend.optim import SGD
 from ipu_engine.frontend.options import Options, resolve
-from ipu_engine.frontend.pipeline import is_pipelined
+from ipu_engine.frontend.pipeline import is_pipelined, pipeline_stages
 from ipu_engine.frontend.session import DeviceSession
 from ipu_engine.frontend.traced import TracedTensor, element_type_of
 from ipu_engine.frontend.training_program import (
@@ -106,7 +106,8 @@ class TrainingModel:
             o.name or "training",
             o.target_text(),
         )
-        self.session = DeviceSession(graph, built, device, o.engine_options)
+        framework = o.framework_info("training", ipus, pipeline_stages(trace))
+        self.session = DeviceSession(graph, built, device, o.engine_options, framework)
         self.session.write_params(self.model.parameters())
 
     @property
@@ -127,7 +128,9 @@ class InferenceModel:
     def __init__(self, model: Layer, options: Options) -> None:
         self.model = model
         named = dataclasses.replace(options, name=options.name or "inference")
-        self.function = CompiledFunction(self._forward, named, before_run=self._copy_weights)
+        self.function = CompiledFunction(
+            self._forward, named, before_run=self._copy_weights, kind="inference"
+        )
 
     def _forward(self, x: TracedTensor) -> TracedTensor:
         return self.model(x)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,24 @@ from profiler_core.model.profile import (
 from profiler_core.model.strings import StringInterner
 
 PRODUCER = "ipu_engine"
+TARGET_TYPE = "IPU Model"  # the engine simulates Poplar's IPU Model; hardware would be "IPU"
+
+
+def instrumentation_level(options: EngineOptions) -> str:
+    """What the engine instrumented, in words: which cycle counters the program carries."""
+    if not options.instrument:
+        return "off"
+    parts = [
+        label
+        for key, label in (
+            ("debug.instrumentCompute", "compute"),
+            ("debug.instrumentExternalExchange", "external exchange"),
+            ("debug.instrumentControlFlow", "control flow"),
+        )
+        if options.values.get(key) is not False  # unset follows debug.instrument
+    ]
+    why = "execution profile" if options.output("ExecutionProfile") else "debug.instrument"
+    return f"{', '.join(parts) or 'none'} (for the {why})"
 
 
 def new_report_id() -> str:
@@ -49,6 +68,8 @@ def build_profile(
     report_id: str,
     runs: Sequence[RunData] | None,
     out_of_memory: bool,
+    framework: dict[str, str] | None = None,
+    replication_factor: int = 1,
 ) -> ProfileData:
     from ipu_engine import __version__
 
@@ -64,8 +85,19 @@ def build_profile(
         report_id,
         {k: str(v) for k, v in options.values.items() if v is not None},
         out_of_memory,
+        dict(framework or {}),
+        instrumentation_level(options),
     )
-    target = TargetInfo(t.version, t.num_ipus, t.tiles_per_ipu, t.bytes_per_tile, t.clock_hz)
+    target = TargetInfo(
+        t.version,
+        t.num_ipus,
+        t.tiles_per_ipu,
+        t.bytes_per_tile,
+        t.clock_hz,
+        type=TARGET_TYPE,
+        replicas=replication_factor,
+        ipus_per_replica=t.num_ipus // replication_factor,
+    )
     programs = _programs(exe, model, strings)
     liveness = LivenessData(
         model.always_live_bytes,
@@ -79,6 +111,14 @@ def build_profile(
     return ProfileData(header, target, graph_data, memory, programs, liveness, execution)
 
 
+def _num_edges(graph: Graph) -> int:
+    """Every vertex's edges: one per scalar or vector field, one per inner vector of a
+    vector of edges (each column's offsets bound its edges)."""
+    return int(
+        sum(len(col.offsets) - 1 for block in graph.vertex_blocks for col in block.edges.values())
+    )
+
+
 def _intervals(model: CompileModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     nal = np.flatnonzero(~model.liveness.always_live)
     return (
@@ -88,9 +128,7 @@ def _intervals(model: CompileModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     )
 
 
-def _graph_columns(
-    graph: Graph, model: CompileModel, strings: StringInterner
-) -> dict[str, np.ndarray]:
+def _graph_columns(graph: Graph, model: CompileModel, strings: StringInterner) -> dict[str, Any]:
     variables = graph.variables
     type_code = {name: i for i, name in enumerate(ELEMENT_TYPES)}
     shapes = [v.shape for v in variables]
@@ -115,6 +153,8 @@ def _graph_columns(
         vt_name=strings.many(t.type_name for t in counts.types),
         vt_code_bytes=np.array([t.code_bytes for t in counts.types], dtype=np.int32),
         vt_supervisor=np.array([t.supervisor for t in counts.types], dtype=bool),
+        vt_state_bytes=np.array([t.state_bytes() for t in counts.types], dtype=np.int64),
+        num_edges=_num_edges(graph),
         vc_cs=counts.cs,
         vc_type=counts.type,
         vc_tile=counts.tile,

@@ -74,8 +74,16 @@ class MainWindow(QMainWindow):
         self.actions = install_actions(self)
         self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.settings.restore_window(self)
+        self._give_views_settings()
         self.set_theme(self.settings.theme())
         self._update_state()
+
+    def _give_views_settings(self) -> None:
+        """Views that remember something between sessions (the Summary's folded blocks)."""
+        for view in self.views:
+            attach = getattr(view, "attach_settings", None)
+            if attach is not None:
+                attach(self.settings)
 
     # -- layout ---------------------------------------------------------------------------
     def _build_pages(self) -> None:
@@ -217,6 +225,7 @@ class MainWindow(QMainWindow):
 
     def _on_loaded(self, opened: list[OpenedReport]) -> None:
         self._loading_done()
+        carry_selections(self.opened, opened)
         for old in self.opened:
             old.report.close()
         self.opened = opened
@@ -353,6 +362,22 @@ class MainWindow(QMainWindow):
         self.loader.wait(10_000)
         self.runner.stop()
         super().closeEvent(event)
+
+
+def carry_selections(old: list[OpenedReport], new: list[OpenedReport]) -> None:
+    """Reload (or opening a report again) keeps what was selected in it: the new
+    OpenedReport of a folder starts with the old one's tiles, steps, operation, run and range."""
+    by_folder = {str(o.folder): o.selection for o in old}
+    for opened in new:
+        before = by_folder.get(str(opened.folder))
+        if before is None:
+            continue
+        after = opened.selection
+        after.select_run(before.run)
+        after.select_tiles(before.tiles)
+        after.select_steps(before.steps)
+        after.select_operation(before.operation, before.operation_steps, before.operation_group_by)
+        after.select_range(before.cycle_range)
 
 
 def _rail_item(title: str, help_text: str) -> QListWidgetItem:

@@ -57,6 +57,31 @@ def _program_views(window: MainWindow, directory: Path, prefix: str) -> list[Pat
     if steps.size:
         window.opened[0].selection.select_step(int(steps[0]))
     saved.append(_save(window, directory, f"{prefix}program-tree-selected"))
+
+
+def _save_memory_parity(
+    window: MainWindow, memory: MemoryView, directory: Path, prefix: str
+) -> list[Path]:
+    """Issue 14's states, light and dark: By tile with its IPU boundaries, the memory-region
+    layout, and the Compute Sets, Vertices and Exchanges tabs for a selection."""
+    saved = []
+    theme = window.settings.theme()
+    per_ipu = memory.model.table.tiles_per_ipu
+    for palette in (theme, "dark" if theme == "light" else "light"):
+        window.set_theme(palette)
+        memory.select_text(f"0-{min(per_ipu, memory.model.table.num_tiles) - 1}")
+        for layout in (Layout.BY_TILE, Layout.BY_REGION):
+            memory.control_bar.layout_box.setCurrentIndex(list(Layout).index(layout))
+            saved.append(
+                _save(window, directory, f"{prefix}memory-{_slug(layout.value)}-{palette}")
+            )
+        memory.control_bar.layout_box.setCurrentIndex(0)
+        for tab in memory.tab_names()[1:]:
+            memory.show_tab(tab)
+            saved.append(_save(window, directory, f"{prefix}memory-tab-{_slug(tab)}-{palette}"))
+        memory.details.setCurrentWidget(memory.breakdown)
+    window.set_theme(theme)
+    memory.select_text("")
     return saved
 
 
@@ -82,6 +107,7 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
             saved.append(_save(window, directory, f"{prefix}memory-{_slug(layout.value)}"))
         memory.control_bar.layout_box.setCurrentIndex(0)
         memory.details.setCurrentWidget(memory.breakdown)
+        saved += _save_memory_parity(window, memory, directory, prefix)
     saved += save_liveness_screenshots(window, directory, prefix)
     saved += _program_views(window, directory, prefix)
     other = "dark" if theme == "light" else "light"

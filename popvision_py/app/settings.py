@@ -1,4 +1,5 @@
-"""What the application remembers between sessions: recent reports, window layout, theme.
+"""What the application remembers between sessions: recent reports, window layout, theme,
+and which Summary blocks are folded away.
 
 Everything goes through one ``QSettings``. Tests and ``--settings FILE`` (or the
 ``POPVISION_SETTINGS`` variable) give an INI file of their own, so the user's are never touched.
@@ -68,6 +69,17 @@ class AppSettings:
         if isinstance(state, QByteArray):
             window.restoreState(state)
         return bool(restored)
+
+    def closed_blocks(self, view: str) -> set[str]:
+        """Titles of the blocks folded away in ``view`` (the Summary's collapsible blocks)."""
+        value = self.qsettings.value(f"{view}/closed_blocks", [])
+        if isinstance(value, str):  # QSettings gives a lone string for a one-item list
+            value = [value]
+        return {str(v) for v in value or []}
+
+    def set_block_open(self, view: str, title: str, open_: bool) -> None:
+        closed = self.closed_blocks(view) - {title} | (set() if open_ else {title})
+        self.qsettings.setValue(f"{view}/closed_blocks", sorted(closed))
 
     def sync(self) -> None:
         self.qsettings.sync()

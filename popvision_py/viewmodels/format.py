@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
+DECIMAL_UNITS = ("bytes", "kB", "MB", "GB", "TB")
+BYTE_UNITS = ("KiB", "kB", "bytes")
+"""The units a person can choose: binary (PopVision's default), decimal, or plain bytes."""
 
 
-def format_bytes(value: float, exact: bool = False) -> str:
-    """``36,900 bytes`` -> ``36.0 KiB``; ``exact`` adds the byte count in brackets."""
+def _scale_of(units: str) -> tuple[int, tuple[str, ...]]:
+    if units not in BYTE_UNITS:
+        raise ValueError(f"units must be one of {', '.join(BYTE_UNITS)}, not {units!r}")
+    return (1000, DECIMAL_UNITS) if units == "kB" else (1024, UNITS)
+
+
+def format_bytes(value: float, exact: bool = False, units: str = "KiB") -> str:
+    """``36,900 bytes`` -> ``36.0 KiB`` (``36.9 kB`` in decimal ``units``, or ``36,900 bytes``);
+    ``exact`` adds the byte count in brackets."""
     value = float(value)
+    base, names = _scale_of(units)
     magnitude, unit = abs(value), 0
-    while magnitude >= 1024 and unit < len(UNITS) - 1:
-        magnitude /= 1024
+    while units != "bytes" and magnitude >= base and unit < len(names) - 1:
+        magnitude /= base
         unit += 1
     if unit == 0:
         return f"{int(value):,} bytes"
-    text = f"{value / 1024**unit:,.1f} {UNITS[unit]}"
+    text = f"{value / base**unit:,.1f} {names[unit]}"
     return f"{text} ({int(value):,} bytes)" if exact else text
 
 
@@ -34,10 +45,11 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 1e-9:,.3g} ns"
 
 
-def byte_unit_for(largest: float) -> tuple[int, str]:
-    """The binary unit (divisor, name) an axis up to ``largest`` bytes is labelled in."""
+def byte_unit_for(largest: float, units: str = "KiB") -> tuple[int, str]:
+    """The unit (divisor, name) an axis up to ``largest`` bytes is labelled in."""
+    base, names = _scale_of(units)
     divisor, unit = 1, 0
-    while largest >= 4 * 1024 * divisor and unit < len(UNITS) - 1:
-        divisor *= 1024
+    while units != "bytes" and largest >= 4 * base * divisor and unit < len(names) - 1:
+        divisor *= base
         unit += 1
-    return divisor, UNITS[unit]
+    return divisor, names[unit]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from popvision_py.viewmodels.colors import CATEGORY_COLORS, CATEGORY_HELP
 from popvision_py.viewmodels.events import Emitter
 from popvision_py.viewmodels.format import format_bytes, format_percent
 from profiler_core.analysis.memory import MemoryTable
@@ -29,6 +30,22 @@ class Layout(enum.Enum):
     BY_TILE = "By tile"
     BY_IPU = "By IPU"
     HEAT_MAP = "Heat map"
+    BY_REGION = "By memory region"
+
+
+class HeatScale(enum.Enum):
+    """What the heat map's hottest colour means."""
+
+    TILE_LIMIT = "0 to the tile limit"
+    DATA_MAX = "0 to the hottest tile"
+
+
+REGION_LABELS = ("Interleaved", "Non-interleaved")
+REGION_COLORS = ("#3b7dd8", "#e0892c")
+REGION_HELP = (
+    "Bytes in the tile's interleaved memory region, where data goes first.",
+    "Bytes in the non-interleaved region: code, and data that spilled over.",
+)
 
 
 LAYOUT_HELP = {
@@ -36,6 +53,8 @@ LAYOUT_HELP = {
     Layout.BY_IPU: "One stacked bar per IPU: the memory of all its tiles.",
     Layout.HEAT_MAP: "One row per IPU, one pixel per tile, coloured by the tile's total: "
     "hot tiles of many IPUs at a glance.",
+    Layout.BY_REGION: "One bar per tile split by memory region: interleaved and "
+    "non-interleaved (gaps included).",
 }
 
 
@@ -61,7 +80,9 @@ class MemoryViewModel:
         self.table = table
         self.name = name
         self.include_gaps = True
-        self.show_max_memory = True
+        self.show_max_memory = False  # the y axis fits the data; on, it reaches the limit
+        self.units = "KiB"
+        self.heat_scale = HeatScale.TILE_LIMIT
         self.layout = Layout.BY_TILE
         self.sort_by_memory = False
         self.sum_selection = False
@@ -69,6 +90,12 @@ class MemoryViewModel:
         self.selection_error = ""
         self.changed = Emitter()  # emits the name of what changed: "chart" or "selection"
         self._cache: dict[tuple, np.ndarray] = {}
+        self.scale_group: list[MemoryViewModel] = [self]  # share y axis and heat scale
+
+    def share_scales(self, models: list[MemoryViewModel]) -> None:
+        """Give ``models`` (the sides of a comparison) one y axis and one colour scale."""
+        for model in models:
+            model.scale_group = list(models)
 
     # -- options ------------------------------------------------------------------------
     def set_include_gaps(self, on: bool) -> None:
@@ -79,6 +106,12 @@ class MemoryViewModel:
 
     def set_layout(self, layout: Layout) -> None:
         self._set("layout", layout, "chart")
+
+    def set_units(self, units: str) -> None:
+        self._set("units", units, "chart")
+
+    def set_heat_scale(self, scale: HeatScale) -> None:
+        self._set("heat_scale", scale, "chart")
 
     def set_sort_by_memory(self, on: bool) -> None:
         self._set("sort_by_memory", on, "chart")
@@ -128,6 +161,12 @@ class MemoryViewModel:
     def categories(self) -> list[MemoryCategory]:
         return self.table.categories(self.include_gaps)
 
+    def series(self) -> list[tuple[str, str, str]]:
+        """(label, colour, help) of each stacked series, bottom first."""
+        if self.layout is Layout.BY_REGION:
+            return list(zip(REGION_LABELS, REGION_COLORS, REGION_HELP, strict=True))
+        return [(c.label, CATEGORY_COLORS[c], CATEGORY_HELP[c]) for c in self.categories]
+
     def _cached(self, key: tuple, build: object) -> np.ndarray:
         if key not in self._cache:
             self._cache[key] = build()  # type: ignore[operator]
@@ -154,14 +193,21 @@ class MemoryViewModel:
             return self._cached(
                 ("ipu", self.include_gaps), lambda: self.table.per_ipu(self.include_gaps).T
             )
-        rows = self._cached(("rows", self.include_gaps), lambda: self.table.rows(self.include_gaps))
+        if self.layout is Layout.BY_REGION:
+            rows = self._cached(("regions",), self.table.by_region)
+            key: tuple = ("sorted regions", self.include_gaps)
+        else:
+            rows = self._cached(
+                ("rows", self.include_gaps), lambda: self.table.rows(self.include_gaps)
+            )
+            key = ("sorted", self.include_gaps)
         if not self.sort_by_memory:
             return rows
-        return self._cached(("sorted", self.include_gaps), lambda: rows[:, self.order()])
+        return self._cached(key, lambda: rows[:, self.order()])
 
     def totals(self) -> np.ndarray:
         """Total bytes per position (what decides which tile a pixel column shows)."""
-        if self.layout is Layout.BY_IPU:
+        if self.layout in (Layout.BY_IPU, Layout.BY_REGION):
             return self.values().sum(axis=0)
         return self.tile_totals()[self.order()] if self.sort_by_memory else self.tile_totals()
 
@@ -180,20 +226,65 @@ class MemoryViewModel:
     def tile_of(self, position: int) -> int:
         return int(self.order()[position]) if self.sort_by_memory else int(position)
 
-    def y_max(self) -> float:
-        """Top of the y axis: the largest bar, or the tile limit when it is shown and higher."""
+    def own_y_top(self) -> float:
+        """The largest bar, or the limit when Show max memory asks for it and it is higher."""
         top = float(self.totals().max(initial=0))
-        if self.show_max_memory and self.layout is Layout.BY_TILE:
-            top = max(top, float(self.table.bytes_per_tile))
-        return max(top, 1.0) * 1.08
+        limit = self.limit()
+        if self.show_max_memory and limit is not None:
+            top = max(top, limit)
+        return max(top, 1.0)
+
+    def y_max(self) -> float:
+        """Top of the y axis: it fits the data (of every side of a comparison), with room
+        above the bars for the limit label, and for the IPU names when there are some."""
+        room = 1.16 if self.ipu_boundaries()[0].size else 1.08
+        return max(m.own_y_top() for m in self.scale_group) * room
 
     def limit(self) -> float | None:
-        """The tile memory line, when shown (a per-tile limit; by IPU it is the IPU's)."""
-        if not self.show_max_memory:
+        """The memory a bar must fit in (a tile's; by IPU, an IPU's); None for the heat map."""
+        if self.layout is Layout.HEAT_MAP:
             return None
         if self.layout is Layout.BY_IPU:
             return float(self.table.bytes_per_tile * self.table.tiles_per_ipu)
         return float(self.table.bytes_per_tile)
+
+    def limit_in_view(self) -> bool:
+        """Does the limit line fall inside the y axis (else the chart says it is above)."""
+        limit = self.limit()
+        return limit is not None and limit <= self.y_max()
+
+    def limit_text(self) -> str:
+        limit = self.limit()
+        if limit is None:
+            return ""
+        what = "IPU limit" if self.layout is Layout.BY_IPU else "Tile limit"
+        size = format_bytes(limit, units=self.units)
+        return f"{what} {size}" if self.limit_in_view() else f"▲ {what} {size} above"
+
+    def heat_levels(self) -> tuple[float, float]:
+        """The heat map's colour scale: 0 to the tile limit (or the hottest tile), the same
+        for every side of a comparison."""
+        if self.heat_scale is HeatScale.TILE_LIMIT:
+            high = max(float(m.table.bytes_per_tile) for m in self.scale_group)
+        else:
+            high = max(float(m.tile_totals().max(initial=0)) for m in self.scale_group)
+        return 0.0, max(high, 1.0)
+
+    def heat_fraction(self, tile: int) -> float:
+        """Where ``tile`` falls on the heat map's scale, 0 to 1 (clipped)."""
+        low, high = self.heat_levels()
+        return min(max((float(self.tile_totals()[tile]) - low) / (high - low), 0.0), 1.0)
+
+    def ipu_boundaries(self) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """Lines between IPUs (x), and each IPU's label and centre, for the by-tile layouts in
+        tile order; nothing when tiles are sorted or there is one IPU."""
+        per_ipu, ipus = self.table.tiles_per_ipu, self.table.num_ipus
+        tile_order = self.layout in (Layout.BY_TILE, Layout.BY_REGION) and not self.sort_by_memory
+        if not tile_order or ipus < 2:
+            return np.zeros(0), [], np.zeros(0)
+        lines = np.arange(1, ipus) * per_ipu - 0.5
+        centres = np.arange(ipus) * per_ipu + (per_ipu - 1) / 2
+        return lines, [f"IPU {i}" for i in range(ipus)], centres
 
     def selected_positions(self) -> np.ndarray:
         """Bool per position: does it hold a selected tile (for highlighting)."""
@@ -233,6 +324,7 @@ class MemoryViewModel:
             return ""
         values = self.values()[:, position]
         total = int(values.sum())
+        units = self.units
         if self.layout is Layout.BY_IPU:
             limit = self.table.bytes_per_tile * self.table.tiles_per_ipu
             title = f"IPU {position}"
@@ -241,11 +333,11 @@ class MemoryViewModel:
             limit = self.table.bytes_per_tile
             ipu, on_ipu = divmod(tile, self.table.tiles_per_ipu)
             title = f"Tile {tile} (IPU {ipu}, tile {on_ipu} on the IPU)"
-        lines = [title, f"Total: {format_bytes(total, exact=True)}, "
+        lines = [title, f"Total: {format_bytes(total, True, units)}, "
                  f"{format_percent(100 * total / limit)} of its memory"]  # fmt: skip
-        for category, value in zip(self.categories, values.tolist(), strict=True):
+        for (label, _, _), value in zip(self.series(), values.tolist(), strict=True):
             if value:
-                lines.append(f"  {category.label}: {format_bytes(value, exact=True)}")
+                lines.append(f"  {label}: {format_bytes(value, True, units)}")
         return "\n".join(lines)
 
     def heat_map_hover_text(self, ipu: int, tile_on_ipu: int) -> str:
@@ -256,7 +348,7 @@ class MemoryViewModel:
         total = int(self.tile_totals()[tile])
         share = format_percent(100 * total / self.table.bytes_per_tile)
         return f"Tile {tile} (IPU {ipu}, tile {tile_on_ipu} on the IPU)\nTotal: " + (
-            f"{format_bytes(total, exact=True)}, {share} of its memory"
+            f"{format_bytes(total, True, self.units)}, {share} of its memory"
         )
 
     def csv_rows(self) -> list[list[object]]:

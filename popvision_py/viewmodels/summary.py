@@ -17,6 +17,8 @@ from popvision_py.viewmodels.format import (
     format_seconds,
 )
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.table import Column, ColumnTable
+from profiler_core.analysis.graph_stats import graph_statistics
 from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
 from profiler_core.report import Report
@@ -35,6 +37,19 @@ class SummaryRow:
 class SummarySection:
     title: str
     rows: list[SummaryRow]
+    options: dict[str, str] | None = None  # a filterable key/value table instead of rows
+
+
+ARCHITECTURES = {
+    "ipu1": "ipu1 (Mk1, GC2: 1,216 tiles x 256 KiB)",
+    "ipu2": "ipu2 (Mk2, GC200: 1,472 tiles x 624 KiB)",
+    "bow": "bow (Bow IPU: Mk2 tiles at 1.85 GHz)",
+}
+TARGET_TYPES = {
+    "IPU Model": "IPU Model (simulated on the host)",
+    "IPU": "IPU hardware",
+    "": "not recorded (a profile.pop 1.0 report)",
+}
 
 
 def program_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
@@ -66,11 +81,33 @@ def program_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
 
 
 def target_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
+    target = report.target
+    replicas = "not recorded: 1" if not target.replicas else format_count(target.replicas)
     return [
+        SummaryRow(
+            "Target type",
+            TARGET_TYPES.get(target.type, target.type),
+            "Real IPUs, or Poplar's IPU Model (an IPU simulated on the host, as this engine is).",
+        ),
         SummaryRow(
             "IPU version", s.ipu_version, "The IPU architecture the program was compiled for."
         ),
+        SummaryRow(
+            "Architecture",
+            ARCHITECTURES.get(str(s.ipu_version), str(s.ipu_version)),
+            "The IPU generation and what each of its IPUs has.",
+        ),
         SummaryRow("IPUs", format_count(s.num_ipus), "Number of IPUs the program runs on."),
+        SummaryRow(
+            "Replicas",
+            replicas,
+            "Copies of the program running side by side (data parallel), each on its own IPUs.",
+        ),
+        SummaryRow(
+            "IPUs per replica",
+            format_count(target.ipus_in_a_replica),
+            "IPUs each replica runs on (the model's shards or pipeline stages).",
+        ),
         SummaryRow("Tiles per IPU", format_count(s.tiles_per_ipu), "Tiles on each IPU."),
         SummaryRow("Total tiles", format_count(s.num_tiles), "Tiles on all IPUs."),
         SummaryRow(
@@ -173,16 +210,69 @@ def file_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
     return rows
 
 
+def graph_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
+    g = graph_statistics(report)
+    edges = format_count(g.edges) if g.edges >= 0 else "not recorded (profile.pop 1.0)"
+    return [
+        SummaryRow("Variables", format_count(g.variables), "Tensors the graph allocates."),
+        SummaryRow("Constants", format_count(g.constants), "Constant tensors stored on tiles."),
+        SummaryRow("Vertices", format_count(g.vertices), "Codelet instances on all tiles."),
+        SummaryRow("Edges", edges, "Connections from vertices to the tensors they read and write."),
+        SummaryRow("Compute sets", format_count(g.compute_sets), "Sets of vertices run at once."),
+        SummaryRow("Codelets", format_count(g.codelets), "Distinct vertex types."),
+        SummaryRow("Programs", format_count(g.programs), "Engine programs (run by index)."),
+        SummaryRow(
+            "Program steps", format_count(g.program_steps), "Steps the programs lowered to."
+        ),
+    ]
+
+
+def instrumentation_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
+    level = report.header.instrumentation or "not recorded (a profile.pop 1.0 report)"
+    profile = "recorded" if s.runs else "not recorded (the program was not run, or it was off)"
+    return [
+        SummaryRow(
+            "Instrumentation",
+            level,
+            "Which cycle counters the program carried: debug.instrument, or on for the "
+            "execution profile (autoReport.outputExecutionProfile).",
+        ),
+        SummaryRow("Execution profile", profile, "Cycles of each program step of each run."),
+    ]
+
+
+def framework_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
+    """What built the program, when its front end wrote it (none for the graph API)."""
+    return [
+        SummaryRow(key, value, "Written by the framework that built the program.")
+        for key, value in report.header.framework.items()
+    ]
+
+
 Rows = Callable[[Report, ReportSummary], list[SummaryRow]]
 
 GROUPS: list[tuple[str, Rows, tuple[str, ...]]] = [
     ("Program", program_rows, ()),
     ("Target", target_rows, ("target",)),
+    ("Framework", framework_rows, ()),
+    ("Graph", graph_rows, ("graph", "programs")),
     ("Memory", memory_rows, ("target", "memory")),
     ("Liveness", liveness_rows, ("liveness", "programs", "graph")),
     ("Execution", execution_rows, ("execution", "target")),
+    ("Instrumentation", instrumentation_rows, ()),
     ("Report files", file_rows, ()),
 ]
+OPTIONS_TITLE = "Engine and compile options"
+
+
+def options_table(options: list[dict[str, str]], names: list[str]) -> ColumnTable:
+    """Option, then its value in each report ("" where a report does not have it)."""
+    keys = sorted(set().union(*options)) if options else []
+    columns = [Column("Option", keys, "The engine option's name (Poplar's).")]
+    headers = [f"Value ({name})" for name in names] if len(options) > 1 else ["Value"]
+    for header, values in zip(headers, options, strict=True):
+        columns.append(Column(header, [values.get(k, "") for k in keys], "As given or defaulted."))
+    return ColumnTable(columns)
 
 
 def summary_sections(opened: OpenedReport) -> list[SummarySection]:
@@ -197,7 +287,10 @@ def summary_sections(opened: OpenedReport) -> list[SummarySection]:
             rows = rows_of(opened.report, summary)
         else:
             rows = [SummaryRow("Not available", str(error), "This section is damaged.", True)]
-        sections.append(SummarySection(title, rows))
+        if rows:  # a group with nothing to say (no framework recorded) is left out
+            sections.append(SummarySection(title, rows))
+    options = opened.report.header.options if "header" not in summary.errors else {}
+    sections.append(SummarySection(OPTIONS_TITLE, [], dict(sorted(options.items()))))
     if opened.errors:
         rows = [SummaryRow(s, str(e), "", True) for s, e in opened.errors.items()]
         sections.append(SummarySection("Damaged sections", rows))

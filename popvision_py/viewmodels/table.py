@@ -21,11 +21,12 @@ class Column:
     help: str = ""
     kind: str = "text"  # "text", "count", "bytes" (readable), "exact_bytes", "flag", "percent"
     colors: Sequence[str] | None = None  # a swatch per row (category colours)
+    units: str = "KiB"  # of a "bytes" column: format.BYTE_UNITS
 
     def display(self, row: int) -> str:
         value = self.values[row]
         if self.kind == "bytes":
-            return format_bytes(int(value)) if int(value) >= 1024 else f"{int(value):,} bytes"
+            return format_bytes(int(value), units=self.units)
         if self.kind in ("count", "exact_bytes"):
             return f"{int(value):,}"
         if self.kind == "flag":

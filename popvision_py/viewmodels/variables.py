@@ -6,7 +6,7 @@ from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.memory import VariablesOnTiles
 
 
-def variables_table(found: VariablesOnTiles) -> ColumnTable:
+def variables_table(found: VariablesOnTiles, units: str = "KiB") -> ColumnTable:
     """Name, debug context, sizes and flags of each variable on the selection, largest first."""
     columns = [
         Column("Variable", found.names, "The variable's name in the graph."),
@@ -15,8 +15,16 @@ def variables_table(found: VariablesOnTiles) -> ColumnTable:
         Column("Op", found.ops, "The operation (PopLibs call) that created it."),
         Column("Type", found.types, "Element type."),
         Column("Shape", found.shapes, "Dimensions of the whole variable."),
-        Column("On selected tiles", found.bytes, "Bytes of it on the selected tiles.", "bytes"),
-        Column("Total size", found.total_bytes, "Bytes of the whole variable.", "bytes"),
+        Column(
+            "On selected tiles",
+            found.bytes,
+            "Bytes of it on the selected tiles.",
+            "bytes",
+            units=units,
+        ),
+        Column(
+            "Total size", found.total_bytes, "Bytes of the whole variable.", "bytes", units=units
+        ),
         Column("Tiles", found.tiles, "How many of the selected tiles hold part of it.", "count"),
         Column(
             "Always live",

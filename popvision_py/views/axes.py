@@ -35,8 +35,8 @@ class BytesAxis(pg.AxisItem):
         if on:
             self.setLabel("IPU")
 
-    def set_largest(self, largest: float) -> None:
-        self.divisor, self.unit = byte_unit_for(largest)
+    def set_largest(self, largest: float, units: str = "KiB") -> None:
+        self.divisor, self.unit = byte_unit_for(largest, units)
         self.setLabel(f"{self.title} ({self.unit})")
 
     def tickSpacing(  # pyqtgraph's names

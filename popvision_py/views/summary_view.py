@@ -1,13 +1,14 @@
-"""The Summary page: program, target, memory, liveness, execution and files, as label/value
-groups; in compare mode a value column per report."""
+"""The Summary page: program, target, framework, graph, memory, liveness, execution,
+instrumentation and files as label/value blocks, and the engine options as a filterable
+table; in compare mode a value column per report. Blocks fold away, and stay so (QSettings)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QGridLayout,
-    QGroupBox,
     QLabel,
+    QLineEdit,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -15,8 +16,17 @@ from PySide6.QtWidgets import (
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.opened import OpenedReport
-from popvision_py.viewmodels.summary import SummaryRow, SummarySection, summary_sections
+from popvision_py.viewmodels.summary import (
+    OPTIONS_TITLE,
+    SummaryRow,
+    SummarySection,
+    options_table,
+    summary_sections,
+)
 from popvision_py.views.base import ReportView
+from popvision_py.views.collapsible import CollapsibleBlock
+from popvision_py.views.memory.table_panel import make_table_view
+from popvision_py.views.table_model import ColumnTableModel, size_columns_from_sample
 
 
 class SummaryView(ReportView):
@@ -36,7 +46,15 @@ class SummaryView(ReportView):
         layout.addWidget(self.scroll)
         self.sections: list[list[SummarySection]] = []
         self.value_labels: dict[tuple[str, str], list[QLabel]] = {}
+        self.blocks: dict[str, CollapsibleBlock] = {}
+        self.options_model = ColumnTableModel()
+        self.options_filter: QLineEdit | None = None
+        self.settings: object | None = None  # AppSettings: which blocks are folded away
         self.clear()
+
+    def attach_settings(self, settings: object) -> None:
+        """Remember folded blocks in ``settings`` (``closed_blocks`` / ``set_block_open``)."""
+        self.settings = settings
 
     def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
         super().show_reports(opened, other)
@@ -59,19 +77,55 @@ class SummaryView(ReportView):
         column.setContentsMargins(16, 12, 16, 12)
         column.setSpacing(10)
         self.value_labels = {}
+        self.blocks = {}
         if not self.sections:
             column.addWidget(QLabel("No report is open."))
+        closed = self.settings.closed_blocks("summary") if self.settings else set()  # type: ignore[attr-defined]
         for index, section in enumerate(self.sections[0] if self.sections else []):
             others = [s[index] if index < len(s) else None for s in self.sections]
-            column.addWidget(self._group(section.title, others, names))
+            if section.options is not None:
+                content = self._options(others, names)
+            else:
+                content = self._group(section.title, others, names)
+            block = CollapsibleBlock(section.title, content)
+            block.set_open(section.title not in closed)
+            block.toggled.connect(self._on_block_toggled)
+            self.blocks[section.title] = block
+            column.addWidget(block)
         column.addStretch(1)
         self.scroll.setWidget(page)
 
+    def _on_block_toggled(self, title: str, open_: bool) -> None:
+        if self.settings is not None:
+            self.settings.set_block_open("summary", title, open_)  # type: ignore[attr-defined]
+
+    def _options(self, sections: list[SummarySection | None], names: list[str]) -> QWidget:
+        """The options every report was written with, filtered by a search box."""
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.options_filter = QLineEdit()
+        self.options_filter.setPlaceholderText("Filter options, e.g. autoReport or debug")
+        self.options_filter.setToolTip("Show only the options whose name or value contains this.")
+        self.options_filter.setClearButtonEnabled(True)
+        self.options_filter.textChanged.connect(self.options_model.search)
+        self.options_model.set_table(
+            options_table([s.options or {} if s else {} for s in sections], names)
+        )
+        table = make_table_view(self.options_model, sortable=True)
+        table.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # by name, as options read
+        table.setMinimumHeight(220)
+        layout.addWidget(self.options_filter)
+        layout.addWidget(table)
+        size_columns_from_sample(table, sample=200)
+        return content
+
     def _group(
         self, title: str, sections: list[SummarySection | None], names: list[str]
-    ) -> QGroupBox:
-        box = QGroupBox(title)
+    ) -> QWidget:
+        box = QWidget()
         grid = QGridLayout(box)
+        grid.setContentsMargins(8, 0, 8, 4)
         grid.setHorizontalSpacing(24)
         grid.setVerticalSpacing(4)
         grid.setColumnMinimumWidth(0, 190)
@@ -101,7 +155,8 @@ class SummaryView(ReportView):
                 grid.addWidget(value, first_row + r, i + 1)
                 shown.append(value)
             self.value_labels[(title, label)] = shown
-        grid.setColumnStretch(len(sections), 1)
+        for column in range(1, len(sections) + 1):  # the reports share the width evenly
+            grid.setColumnStretch(column, 1)
         return box
 
     def csv_rows(self) -> list[list[object]] | None:
@@ -112,6 +167,10 @@ class SummaryView(ReportView):
         ]
         for (section, label), values in self.value_labels.items():
             rows.append([section, label, *[v.text() for v in values]])
+        table = self.options_model.table
+        for row in range(table.size):
+            values = [table.columns[c].display(row) for c in range(1, len(table.columns))]
+            rows.append([OPTIONS_TITLE, table.columns[0].display(row), *values])
         return rows
 
 

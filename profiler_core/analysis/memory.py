@@ -3,6 +3,7 @@ that live on a set of tiles."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from profiler_core.analysis.checks import checked_graph, checked_memory, debug_of, fail
-from profiler_core.analysis.debug_groups import debug_column
+from profiler_core.analysis.lazy_rows import LazyRows, debug_rows
 from profiler_core.model.kinds import ELEMENT_TYPES, MemoryCategory
 
 
@@ -21,6 +22,7 @@ class MemoryTable:
     by_category: np.ndarray  # int64 (categories, tiles)
     bytes_per_tile: int
     tiles_per_ipu: int
+    interleaved: np.ndarray | None = None  # int64 (tiles,) bytes in the interleaved region
     _totals: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -62,6 +64,14 @@ class MemoryTable:
         """Bytes per category summed over ``tiles`` (categories as ``categories()``)."""
         return self.rows(include_gaps)[:, self._tiles(tiles)].sum(axis=1)
 
+    def by_region(self) -> np.ndarray:
+        """Bytes per tile in the interleaved and the non-interleaved region, gaps included,
+        shape (2, tiles); all bytes count as non-interleaved when the report has no split."""
+        total = self.total(True)
+        interleaved = np.zeros_like(total) if self.interleaved is None else self.interleaved
+        interleaved = np.clip(np.asarray(interleaved, dtype=np.int64), 0, total)
+        return np.vstack([interleaved, total - interleaved])
+
     def percent_of_tile(self, include_gaps: bool = True) -> np.ndarray:
         return 100.0 * self.total(include_gaps) / self.bytes_per_tile
 
@@ -78,10 +88,12 @@ def memory_table(report: Any) -> MemoryTable:
     target = report.target
     if target.bytes_per_tile < 1:
         fail(report, "target", f"{target.bytes_per_tile} bytes per tile")
+    interleaved = np.asarray(report.memory.interleaved, dtype=np.int64)
     return MemoryTable(
         np.asarray(by_category, dtype=np.int64),
         int(target.bytes_per_tile),
         int(target.tiles_per_ipu),
+        interleaved if interleaved.shape == (by_category.shape[1],) else None,
     )
 
 
@@ -95,11 +107,12 @@ class VariablesOnTiles:
     tiles: np.ndarray  # int64 how many of the selected tiles hold part of it
     always_live: np.ndarray  # bool
     is_constant: np.ndarray  # bool
-    names: list[str]
+    names: Sequence[str]
     types: list[str]
-    debug_names: list[str]  # the debug context's name ("" without debug.cbor)
-    layers: list[str]
-    ops: list[str]
+    # made per row when read (a table shows a few of 20,000): equal to lists of strings
+    debug_names: Sequence[str]  # the debug context's name ("" without debug.cbor)
+    layers: Sequence[str]
+    ops: Sequence[str]
     _shape_offsets: np.ndarray = field(repr=False, compare=False)
     _shape_dims: np.ndarray = field(repr=False, compare=False)
 
@@ -107,12 +120,16 @@ class VariablesOnTiles:
         return len(self.var)
 
     @cached_property
-    def shapes(self) -> list[str]:
-        """``[2,3]`` per row; made when first asked for (a person reads a few of them)."""
+    def shapes(self) -> LazyRows:
+        """``[2,3]`` per row, made when a row is read (a person reads a few of them)."""
         begin = self._shape_offsets[self.var].tolist()
         end = self._shape_offsets[self.var + 1].tolist()
-        dims = self._shape_dims.tolist()
-        return ["[" + ",".join(map(str, dims[b:e])) + "]" for b, e in zip(begin, end, strict=True)]
+        dims = self._shape_dims
+
+        def shape(i: int) -> str:
+            return "[" + ",".join(map(str, dims[begin[i] : end[i]].tolist())) + "]"
+
+        return LazyRows(len(begin), shape)
 
     @cached_property
     def _searchable(self) -> np.ndarray:
@@ -138,6 +155,7 @@ def variables_on_tiles(report: Any, tiles: np.ndarray, debug: Any = None) -> Var
     g = checked_graph(report)
     debug = debug_of(report, debug)
     num_tiles = report.target.num_tiles
+    # One boolean tile mask looked up by every region: O(regions), whatever the selection.
     selected = np.zeros(num_tiles, dtype=bool)
     tiles = np.asarray(tiles, dtype=np.int64)
     if tiles.size and (tiles.min() < 0 or tiles.max() >= num_tiles):
@@ -163,15 +181,30 @@ def variables_on_tiles(report: Any, tiles: np.ndarray, debug: Any = None) -> Var
         tiles=tile_count[var].astype(np.int64),
         always_live=g.var_always_live[var].astype(bool),
         is_constant=g.var_is_constant[var].astype(bool),
-        names=g.strings.take(g.var_name[var]),
-        types=[_type_name(t) for t in g.var_type[var].tolist()],
-        debug_names=debug_column(debug, "name", debug_ids),
-        layers=debug_column(debug, "layer", debug_ids),
-        ops=debug_column(debug, "op", debug_ids),
+        names=_names(g.strings, g.var_name[var]),
+        types=_type_names(g.var_type[var]),
+        debug_names=debug_rows(debug, "name", debug_ids),
+        layers=debug_rows(debug, "layer", debug_ids),
+        ops=debug_rows(debug, "op", debug_ids),
         _shape_offsets=g.var_shape_offsets,
         _shape_dims=g.var_shape_dims,
     )
 
 
-def _type_name(code: int) -> str:
-    return ELEMENT_TYPES[code] if code < len(ELEMENT_TYPES) else f"type {code}"
+def _names(strings: Any, indices: np.ndarray) -> LazyRows:
+    """Variable names made per row: decoding 20,000 names costs more than the rest of the
+    answer, and a table shows a few dozen."""
+    indices = indices.tolist()
+    return LazyRows(len(indices), lambda i: strings[indices[i]] if indices[i] >= 0 else "")
+
+
+def _type_names(codes: np.ndarray) -> list[str]:
+    """Element type names by one table lookup (a code past the known types is named by
+    its number)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    top = int(codes.max(initial=-1)) + 1
+    names = np.array(
+        [ELEMENT_TYPES[c] if c < len(ELEMENT_TYPES) else f"type {c}" for c in range(top)],
+        dtype=object,
+    )
+    return names[codes].tolist() if top else []

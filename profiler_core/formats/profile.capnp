@@ -51,6 +51,10 @@ struct Header {
   reportId @4 :Text;  # also in debug.cbor, so a mismatched pair is detected
   options @5 :List(Option);  # engine options as given
   outOfMemory @6 :Bool;
+  # 1.1: what ran on top of the engine (framework, model kind, pipeline stages, replicas),
+  # and the instrumentation level ("" and empty in 1.0 files).
+  framework @7 :List(Option);
+  instrumentation @8 :Text;
 }
 
 struct Target {
@@ -59,6 +63,11 @@ struct Target {
   tilesPerIpu @2 :UInt32;
   bytesPerTile @3 :UInt64;
   clockHz @4 :Float64;
+  # 1.1: "IPU Model" or "IPU" (hardware); replicas of the program and IPUs of each
+  # (0 in 1.0 files: one replica over every IPU).
+  type @5 :Text;
+  replicas @6 :UInt32;
+  ipusPerReplica @7 :UInt32;
 }
 
 # Field names are the camelCase of GraphData's; see profiler_core/model/profile.py.
@@ -87,6 +96,10 @@ struct Graph {
   vcTile @21 :Array;
   vcCount @22 :Array;
   vcFlops @23 :Array;
+  # 1.1: the graph's edges (-1 unknown) and each vertex type's instance state bytes
+  # (absent in 1.0 files).
+  numEdges @24 :Int64 = -1;
+  vtStateBytes @25 :Array;
 }
 
 struct Memory {

@@ -15,7 +15,7 @@ import numpy as np
 from profiler_core.model.strings import Strings
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1  # 1.1: framework, instrumentation, target type, replicas, edges, state
 
 
 @dataclass
@@ -31,6 +31,8 @@ class Header:
     report_id: str  # shared with debug.cbor, so a mismatched pair is detected
     options: dict[str, str] = field(default_factory=dict)
     out_of_memory: bool = False
+    framework: dict[str, str] = field(default_factory=dict)  # what ran on the engine
+    instrumentation: str = ""  # "" when not recorded (format 1.0)
 
 
 @dataclass
@@ -40,10 +42,21 @@ class TargetInfo:
     tiles_per_ipu: int
     bytes_per_tile: int
     clock_hz: float
+    type: str = ""  # "IPU Model" or "IPU"; "" when not recorded (format 1.0)
+    replicas: int = 0  # 0 when not recorded: read as one replica
+    ipus_per_replica: int = 0  # 0 when not recorded: every IPU
 
     @property
     def num_tiles(self) -> int:
         return self.num_ipus * self.tiles_per_ipu
+
+    @property
+    def replication_factor(self) -> int:
+        return max(self.replicas, 1)
+
+    @property
+    def ipus_in_a_replica(self) -> int:
+        return self.ipus_per_replica or max(self.num_ipus // self.replication_factor, 1)
 
 
 @dataclass
@@ -79,6 +92,8 @@ class GraphData:
     vc_tile: np.ndarray  # int32
     vc_count: np.ndarray  # int32
     vc_flops: np.ndarray  # int64 floating-point operations of those vertices per execution
+    num_edges: int = -1  # edges of every vertex; -1 when not recorded (format 1.0)
+    vt_state_bytes: np.ndarray | None = None  # int64 (T,) state of one vertex; None in 1.0
 
     @property
     def num_variables(self) -> int:

@@ -158,9 +158,15 @@ def test_layouts_sorting_and_limit_line(qtbot, opened_window, screenshot_dir):
     memory = window.current_view()
     chart = memory.chart
     table = memory_table(window.opened[0].report)
-    assert chart.limit_line.isVisible() and chart.limit_line.value() == table.bytes_per_tile
+    # Issue 14: the y axis fits the data by default; tutorial 4's tiles use ~6% of their
+    # memory, so the limit is above the axis and a label at the top says so.
+    assert not memory.control_bar.show_max.isChecked()
+    assert chart.view_box.viewRange()[1][1] < table.bytes_per_tile
+    assert not chart.limit_line.isVisible() and chart.limit_label.isVisible()
+    assert chart.limit_label.textItem.toPlainText() == "▲ Tile limit 624.0 KiB above"
     qtbot.mouseClick(memory.control_bar.show_max, Qt.MouseButton.LeftButton)
-    assert not chart.limit_line.isVisible()
+    assert chart.limit_line.isVisible() and chart.limit_line.value() == table.bytes_per_tile
+    assert chart.limit_label.textItem.toPlainText() == "Tile limit 624.0 KiB"
     qtbot.mouseClick(memory.control_bar.sort, Qt.MouseButton.LeftButton)
     assert chart.bars.totals[0] == table.total(True).max()
     assert chart.bottom_axis.labelText.startswith("Tiles, sorted by memory")

@@ -6,16 +6,18 @@ The widget only adapts: it reads arrays from the view model, draws them with the
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
-from popvision_py.viewmodels.colors import color_table, rgba
+from popvision_py.viewmodels.colors import rgba
 from popvision_py.viewmodels.format import format_bytes, format_count
 from popvision_py.viewmodels.memory import Layout, MemoryViewModel
 from popvision_py.views.axes import BytesAxis, IndexAxis
+from popvision_py.views.memory.boundaries import IpuBoundariesItem
 from popvision_py.views.memory.items import HeatMapItem, StackedColumnsItem
 from popvision_py.views.memory.legend import CategoryLegend, heat_lut
 
@@ -44,7 +46,8 @@ class MemoryChart(QWidget):
         self.heat = HeatMapItem()
         self.limit_line = pg.InfiniteLine(angle=0, movable=False)
         self.limit_label = pg.TextItem(anchor=(1, 1))
-        for item in (self.bars, self.heat, self.limit_line, self.limit_label):
+        self.boundaries = IpuBoundariesItem()
+        for item in (self.bars, self.heat, self.boundaries, self.limit_line, self.limit_label):
             self.plot.addItem(item)
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -96,36 +99,51 @@ class MemoryChart(QWidget):
     def _draw_bars(self) -> None:
         m = self.model
         y_max = m.y_max()
-        self.bars.set_data(
-            m.values(), m.totals(), color_table(m.categories), m.selected_positions(), y_max
-        )
+        series = m.series()
+        colors = np.array([rgba(color) for _, color, _ in series], dtype=np.uint8)
+        self.bars.set_data(m.values(), m.totals(), colors, m.selected_positions(), y_max)
         self.left_axis.title = "Memory per IPU" if m.layout is Layout.BY_IPU else "Memory"
         self.left_axis.show_ipu_rows(False)
-        self.left_axis.set_largest(y_max)
+        self.left_axis.set_largest(y_max, m.units)
         self.view_box.setLimits(yMin=0, yMax=y_max, minYRange=y_max)
         self.view_box.setYRange(0, y_max, padding=0)
+        self.boundaries.setVisible(True)
+        self.boundaries.set_data(*m.ipu_boundaries(), y_max)
+        self._place_limit()
+        self.legend.show_series(series)
+
+    def _place_limit(self) -> None:
+        """The limit as a dashed line when it is on the y axis, else a label at the top
+        saying it is above (Graph Analyser's arrow)."""
+        m = self.model
         limit = m.limit()
-        self.limit_line.setVisible(limit is not None)
         self.limit_label.setVisible(limit is not None)
-        if limit is not None:
+        self.limit_line.setVisible(limit is not None and m.limit_in_view())
+        if limit is None:
+            return
+        self.limit_label.setText(m.limit_text())
+        if m.limit_in_view():
             self.limit_line.setValue(limit)
-            self.limit_label.setText(f"Max memory: {format_bytes(limit)}")
+            self.limit_label.setAnchor((1, 1))
             self.limit_label.setPos(m.num_positions - 0.5, limit)
-        self.legend.show_categories(m.categories)
+        else:
+            self.limit_label.setAnchor((1, 0))
+            self.limit_label.setPos(m.num_positions - 0.5, m.y_max())
 
     def _draw_heat_map(self) -> None:
         m = self.model
         lut = heat_lut()
         heat = m.heat_map()
-        high = float(max(heat.max(initial=0), 1))  # the hottest tile is red
-        self.heat.set_data(heat, (0.0, high), lut)
+        low, high = m.heat_levels()  # 0 to the tile limit (or the hottest tile), shared
+        self.heat.set_data(heat, (low, high), lut)
         ipus = m.table.num_ipus
         self.left_axis.show_ipu_rows(True)
         self.view_box.setLimits(yMin=-0.5, yMax=ipus - 0.5, minYRange=ipus)
         self.view_box.setYRange(-0.5, ipus - 0.5, padding=0)
         self.limit_line.setVisible(False)
         self.limit_label.setVisible(False)
-        self.legend.show_scale(lut, 0.0, high, float(m.table.bytes_per_tile))
+        self.boundaries.setVisible(False)
+        self.legend.show_scale(lut, low, high, float(m.table.bytes_per_tile), m)
 
     def _update_title(self) -> None:
         m = self.model
@@ -139,7 +157,7 @@ class MemoryChart(QWidget):
         name = f"<b>{m.name}</b> — " if m.name else ""
         self.title.setText(
             f"{name}{format_count(m.table.num_tiles)} tiles on {m.table.num_ipus} IPU(s), "
-            f"{format_bytes(m.table.bytes_per_tile)} per tile; {over_text}"
+            f"{format_bytes(m.table.bytes_per_tile, units=m.units)} per tile; {over_text}"
         )
 
     def _on_model_changed(self, what: str) -> None:
@@ -165,6 +183,7 @@ class MemoryChart(QWidget):
         pen.setCosmetic(True)
         self.limit_line.setPen(pen)
         self.limit_label.setColor(colors.limit)
+        self.boundaries.set_colors(colors.foreground, colors.foreground)
         self.bars.selection_color = rgba(colors.selection)
         self.bars.invalidate()
         if self._layout_drawn is not None:

@@ -13,7 +13,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from popvision_py.viewmodels.memory import LAYOUT_HELP, Layout
+from popvision_py.viewmodels.format import BYTE_UNITS
+from popvision_py.viewmodels.memory import LAYOUT_HELP, HeatScale, Layout
 
 SELECT_HELP = (
     "Tiles to show in the details below: comma-separated tiles and ranges, e.g. "
@@ -43,9 +44,11 @@ class MemoryControls(QWidget):
             "memory no variable or code uses, but the tile still needs it."
         )
         self.show_max = QCheckBox("Show max memory")
-        self.show_max.setChecked(True)
+        self.show_max.setChecked(False)
         self.show_max.setToolTip(
-            "Draw the memory each tile has as a dashed line: a bar above it does not fit."
+            "Stretch the y axis up to the memory each tile has. Off, the axis fits the data: "
+            "the tile limit is a dashed line when it is in range, else a label at the top "
+            "says it is above."
         )
         self.sort = QCheckBox("Sort by memory")
         self.sort.setToolTip(
@@ -62,7 +65,21 @@ class MemoryControls(QWidget):
             )
         self.layout_box.setToolTip(
             "By tile: a bar per tile. By IPU: a bar per IPU. Heat map: IPUs x tiles, coloured "
-            "by memory, for many IPUs."
+            "by memory, for many IPUs. By memory region: interleaved and non-interleaved bytes "
+            "of each tile."
+        )
+        self.heat_scale_box = QComboBox()
+        for scale in HeatScale:
+            self.heat_scale_box.addItem(scale.value, scale)
+        self.heat_scale_box.setToolTip(
+            "Heat map colours: from 0 to the tile limit (a tile at half its memory is the "
+            "middle colour), or from 0 to the hottest tile. Both sides of a comparison share it."
+        )
+        self.units_box = QComboBox()
+        for units in BYTE_UNITS:
+            self.units_box.addItem(units, units)
+        self.units_box.setToolTip(
+            "Units of the axis, tooltips and tables: KiB (1,024 bytes), kB (1,000 bytes) or bytes."
         )
         self.reset_zoom = QPushButton("Show all")
         self.reset_zoom.setToolTip("Zoom out to every tile (or double-click the chart).")
@@ -76,7 +93,24 @@ class MemoryControls(QWidget):
         for widget in (self.include_gaps, self.show_max, self.sort, QLabel("Layout:")):
             row.addWidget(widget)
         row.addWidget(self.layout_box)
+        self.heat_scale_label = QLabel("Colours:")
+        for widget in (self.heat_scale_label, self.heat_scale_box, QLabel("Units:")):
+            row.addWidget(widget)
+        row.addWidget(self.units_box)
         row.addWidget(self.reset_zoom)
+        self.layout_box.currentIndexChanged.connect(lambda _: self._show_heat_scale())
+        self._show_heat_scale()
+
+    def _show_heat_scale(self) -> None:
+        heat = self.layout_choice() is Layout.HEAT_MAP
+        self.heat_scale_label.setVisible(heat)
+        self.heat_scale_box.setVisible(heat)
+
+    def heat_scale(self) -> HeatScale:
+        return self.heat_scale_box.currentData()
+
+    def units(self) -> str:
+        return self.units_box.currentData()
 
     def _typed(self) -> None:
         self.selection_typed.emit(self.select_box.text())

@@ -8,8 +8,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -19,7 +17,7 @@ from popvision_py.viewmodels.format import format_bytes, format_count
 from popvision_py.viewmodels.memory import MemoryViewModel
 from popvision_py.viewmodels.table import Column, ColumnTable
 from popvision_py.viewmodels.variables import variables_table
-from popvision_py.views.base import message_label
+from popvision_py.views.memory.table_panel import TablePanel
 from popvision_py.views.table_model import ColumnTableModel, make_table_view
 from profiler_core.analysis.memory import variables_on_tiles
 from profiler_core.report import Report
@@ -88,64 +86,17 @@ class MemoryDetails(QWidget):
         total = int(first.table.breakdown(selection, first.include_gaps).sum())
         self.heading.setText(
             f"{format_count(selection.size)} tile(s) selected: {first.selection_text} — "
-            f"total {format_bytes(total, exact=True)}, {gaps}"
+            f"total {format_bytes(total, True, first.units)}, {gaps}"
         )
 
 
-class VariablesPanel(QWidget):
+class VariablesPanel(TablePanel):
     """Variables on the selected tiles: a search box over a sortable table."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search variables, debug contexts, layers, ops")
-        self.search.setToolTip("Show only variables whose name or debug context contains this.")
-        self.search.setClearButtonEnabled(True)
-        self.search.textChanged.connect(self._on_search)
-        self.count = QLabel()
-        self.model = ColumnTableModel()
-        self.table = make_table_view(self.model, sortable=True)
-        self.message = message_label()
-        self.pages = QStackedWidget()
-        self.pages.addWidget(self.table)
-        self.pages.addWidget(self.message)
-        top = QHBoxLayout()
-        top.addWidget(self.search, 1)
-        top.addWidget(self.count)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.addLayout(top)
-        layout.addWidget(self.pages, 1)
-        self._tiles: np.ndarray | None = None
+    noun = "variables"
+    search_hint = "Search variables, debug contexts, layers, ops"
+    empty_text = "Select tiles to see the variables on them."
 
-    def show_tiles(self, report: Report, tiles: np.ndarray) -> None:
-        if self._tiles is not None and np.array_equal(self._tiles, tiles):
-            return
-        self._tiles = tiles.copy()
-        if tiles.size == 0:
-            self.message.setText("Select tiles to see the variables on them.")
-            self.pages.setCurrentWidget(self.message)
-            self.count.setText("")
-            return
+    def make_table(self, report: Report, tiles: np.ndarray, units: str) -> tuple[ColumnTable, str]:
         found = variables_on_tiles(report, tiles, report.debug_or_none())
-        table = variables_table(found)
-        table.search(self.search.text())
-        self.model.set_table(table)
-        self.table.horizontalHeader().setSortIndicatorShown(False)
-        self.pages.setCurrentWidget(self.table)
-        self._update_count()
-        for column in range(len(table.columns) - 1):
-            self.table.resizeColumnToContents(column)
-
-    def show_problem(self, text: str) -> None:
-        self._tiles = None
-        self.message.setText(text)
-        self.pages.setCurrentWidget(self.message)
-
-    def _on_search(self, text: str) -> None:
-        self.model.search(text)
-        self._update_count()
-
-    def _update_count(self) -> None:
-        shown, size = len(self.model.table), self.model.table.size
-        self.count.setText(f"{format_count(shown)} of {format_count(size)} variables")
+        return variables_table(found, units), ""

@@ -26,6 +26,7 @@ class CategoryLegend(QWidget):
         self.grid.setContentsMargins(4, 4, 4, 4)
         self.grid.setHorizontalSpacing(6)
         self.grid.setVerticalSpacing(2)
+        self.grid.setColumnStretch(1, 1)  # labels next to their swatches, however few
         self.title = QLabel("Categories")
         font = self.title.font()
         font.setBold(True)
@@ -43,21 +44,28 @@ class CategoryLegend(QWidget):
         self.labels: list[str] = []
 
     def show_categories(self, categories: list[MemoryCategory]) -> None:
+        self.show_series([(c.label, CATEGORY_COLORS[c], CATEGORY_HELP[c]) for c in categories])
+
+    def show_series(self, series: list[tuple[str, str, str]], title: str = "") -> None:
+        """A swatch per (label, colour, help), the top of the stack first."""
         self._clear()
-        self.title.setText("Categories")
+        self.title.setText(title or ("Regions" if len(series) == 2 else "Categories"))
         self.scale.hide()
         self.scale_text.hide()
-        for row, category in enumerate(reversed(categories)):
-            box, text = QLabel(), QLabel(category.label)
-            box.setPixmap(swatch(CATEGORY_COLORS[category]))
+        for row, (label, color, help_text) in enumerate(reversed(series)):
+            box, text = QLabel(), QLabel(label)
+            box.setPixmap(swatch(color))
             for widget in (box, text):
-                widget.setToolTip(f"{category.label}: {CATEGORY_HELP[category]}")
+                widget.setToolTip(f"{label}: {help_text}")
             self.grid.addWidget(box, row, 0)
             self.grid.addWidget(text, row, 1)
-        self.labels = [c.label for c in reversed(categories)]
+        self.labels = [label for label, _, _ in reversed(series)]
 
-    def show_scale(self, lut: np.ndarray, low: float, high: float, limit: float) -> None:
-        """The heat map's colour scale from ``low`` to ``high`` bytes (the hottest tile)."""
+    def show_scale(
+        self, lut: np.ndarray, low: float, high: float, limit: float, model: object = None
+    ) -> None:
+        """The heat map's colour scale from ``low`` to ``high`` bytes (the tile limit, or the
+        hottest tile), with its middle marked."""
         self._clear()
         self.title.setText("Memory per tile")
         strip = np.ascontiguousarray(np.repeat(lut[None, :, :], 14, axis=0))
@@ -66,9 +74,13 @@ class CategoryLegend(QWidget):
         )
         self.scale.setPixmap(QPixmap.fromImage(image.copy()).scaled(160, 14))
         self.scale.setToolTip("Colour of a tile by its total memory.")
+        units = getattr(model, "units", "KiB")
+        scale = getattr(model, "heat_scale", None)
+        top = "the hottest tile" if getattr(scale, "name", "") == "DATA_MAX" else "the tile limit"
         self.scale_text.setText(
-            f"{format_bytes(low)}  →  {format_bytes(high)} (the hottest tile)\n"
-            f"Tile limit: {format_bytes(limit)}"
+            f"{format_bytes(low, units=units)}  →  {format_bytes(high, units=units)} ({top})\n"
+            f"Middle colour: {format_bytes((low + high) / 2, units=units)}\n"
+            f"Tile limit: {format_bytes(limit, units=units)}"
         )
         self.scale.show()
         self.scale_text.show()

@@ -15,6 +15,7 @@ from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.memory.chart import MemoryChart
 from popvision_py.views.memory.controls import MemoryControls
 from popvision_py.views.memory.details import MemoryDetails, VariablesPanel
+from popvision_py.views.memory.table_panel import ComputeSetsPanel, ExchangesPanel, VerticesPanel
 from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
 
@@ -35,11 +36,28 @@ class MemoryView(ChartDetailsView):
         self.controls_layout.addWidget(self.control_bar)
         self.breakdown = MemoryDetails()
         self.variables = VariablesPanel()
-        self.details.addTab(self.breakdown, "Memory breakdown")
-        self.details.setTabToolTip(0, "Bytes per category of the selected tiles.")
-        self.details.addTab(self.variables, "Variables")
-        self.details.setTabToolTip(1, "The variables with elements on the selected tiles.")
-        self.details.currentChanged.connect(lambda _: self._update_variables())
+        self.compute_sets = ComputeSetsPanel()
+        self.vertices = VerticesPanel()
+        self.exchanges = ExchangesPanel()
+        # (panel, tab title, help, report sections it needs)
+        self.panels: list[tuple[QWidget, str, str, tuple[str, ...]]] = [
+            (self.breakdown, "Memory breakdown", "Bytes per category of the selected tiles.", ()),
+            (self.variables, "Variables", "The variables with elements on the selected tiles.",
+             ("graph",)),
+            (self.compute_sets, "Compute Sets", "Compute sets with vertices on the selected "
+             "tiles: vertices, codelets, vertex state, cycles.", ("graph",)),
+            (self.vertices, "Vertices", "Vertices per codelet on the selected tiles, and the "
+             "code each codelet costs there.", ("graph",)),
+            (self.exchanges, "Exchanges", "Exchange code and buffers of the selected tiles, and "
+             "the bytes each exchange step moves in and out of them.", ("programs", "graph")),
+        ]  # fmt: skip
+        for index, (panel, title, help_text, _) in enumerate(self.panels):
+            self.details.addTab(panel, title)
+            self.details.setTabToolTip(index, help_text)
+        self.details.currentChanged.connect(lambda _: self._update_tab())
+        self._kept: dict[str, tuple[float, float]] = {}  # x range shown, by report folder
+        self._shown_folder = ""
+        self._following: OpenedReport | None = None
         c = self.control_bar
         c.selection_typed.connect(self._on_selection_typed)
         c.include_gaps.toggled.connect(lambda on: self._each("set_include_gaps", on))
@@ -47,6 +65,10 @@ class MemoryView(ChartDetailsView):
         c.sort.toggled.connect(lambda on: self._each("set_sort_by_memory", on))
         c.layout_box.currentIndexChanged.connect(
             lambda _: self._each("set_layout", c.layout_choice())
+        )
+        c.units_box.currentIndexChanged.connect(lambda _: self._each("set_units", c.units()))
+        c.heat_scale_box.currentIndexChanged.connect(
+            lambda _: self._each("set_heat_scale", c.heat_scale())
         )
         c.reset_zoom.clicked.connect(self._reset_zoom)
         self.breakdown.sum_box.toggled.connect(lambda on: self._each("set_sum_selection", on))
@@ -78,8 +100,17 @@ class MemoryView(ChartDetailsView):
             self.chart_layout.addWidget(chart, 1)
         if len(self.charts) == 2 and tables[0].num_tiles == tables[1].num_tiles:
             self.charts[1].plot.setXLink(self.charts[0].plot)
+        self._share_scales()
         self.control_bar.select_box.clear()
         self.control_bar.select_error.clear()
+        for panel, *_ in self.panels[1:]:
+            panel.forget()  # type: ignore[attr-defined]
+        opened.selection.changed.connect(self._on_selection_changed)
+        self._following = opened
+        self._shown_folder = str(opened.folder)
+        self._restore_zoom()
+        if opened.selection.tiles.size:  # kept across Reload (or picked in another view)
+            self._on_selection_changed("tiles")
         self._show_details()
         return ""
 
@@ -88,10 +119,31 @@ class MemoryView(ChartDetailsView):
         super().clear()
 
     def _drop_charts(self) -> None:
+        self._keep_zoom()
+        if self._following is not None:  # the report shown before: stop following it
+            self._following.selection.changed.disconnect(self._on_selection_changed)
+            self._following = None
         for chart in self.charts:
             chart.setParent(None)
             chart.deleteLater()
         self.charts, self.models = [], []
+
+    def _keep_zoom(self) -> None:
+        if self.charts and self._shown_folder:
+            x0, x1 = self.chart.view_box.viewRange()[0]
+            self._kept[self._shown_folder] = (x0, x1)
+
+    def _restore_zoom(self) -> None:
+        kept = self._kept.get(self._shown_folder)
+        if kept is not None and self.charts:
+            self.chart.view_box.setXRange(*kept, padding=0)
+
+    def _share_scales(self) -> None:
+        """One y axis and one heat-map colour scale for both sides of a comparison."""
+        if len(self.models) > 1:
+            self.models[0].share_scales(self.models)
+            for chart in self.charts:
+                chart.refresh()
 
     def _apply_controls(self, model: MemoryViewModel) -> None:
         c = self.control_bar
@@ -99,11 +151,16 @@ class MemoryView(ChartDetailsView):
         model.show_max_memory = c.show_max.isChecked()
         model.sort_by_memory = c.sort.isChecked()
         model.layout = c.layout_choice()
+        model.units = c.units()
+        model.heat_scale = c.heat_scale()
         model.sum_selection = self.breakdown.sum_box.isChecked()
 
     def _each(self, method: str, value: object) -> None:
         for model in self.models:
             getattr(model, method)(value)
+        self._share_scales()
+        if method == "set_units":
+            self._show_details()
 
     def _reset_zoom(self) -> None:
         for chart in self.charts:
@@ -140,22 +197,44 @@ class MemoryView(ChartDetailsView):
                 self.opened.selection.select_tiles(source.selection)
         self._show_details()
 
+    def _on_selection_changed(self, what: str) -> None:
+        """Follow tiles picked elsewhere (another view, or carried over by Reload)."""
+        if what != "tiles" or not self.models or self.opened is None:
+            return
+        tiles = self.opened.selection.tiles
+        tiles = tiles[tiles < self.model.table.num_tiles]
+        if not np.array_equal(tiles, self.model.selection):
+            self.model.select_tiles(tiles)
+
     def _show_details(self) -> None:
         if not self.models:
             return
         self.breakdown.show_models(self.models)
-        self._update_variables()
+        self._update_tab()
 
-    def _update_variables(self) -> None:
-        if not self.models or self.details.currentWidget() is not self.variables:
+    def _update_tab(self) -> None:
+        """Fill the current details tab (only that one: the others fill when opened)."""
+        current = self.details.currentWidget()
+        if not self.models or self.opened is None or current is self.breakdown:
             return
-        if self.opened is None:
-            return
-        problem = self.opened.missing_text("graph")
+        panel, needs = next((p, n) for p, _, _, n in self.panels if p is current)
+        problem = self.opened.missing_text(*needs)
         if problem:
-            self.variables.show_problem(problem)
+            panel.show_problem(problem)  # type: ignore[attr-defined]
             return
-        self.variables.show_tiles(self.opened.report, self.model.selection)
+        owner = self.opened.name if self.comparing else ""
+        panel.show_tiles(self.opened.report, self.model.selection, self.model.units, owner)  # type: ignore[attr-defined]
+
+    # -- tabs, for tests and benchmarks ---------------------------------------------------
+    def tab_names(self) -> list[str]:
+        return [title for _, title, _, _ in self.panels[1:]]
+
+    def show_tab(self, title: str) -> None:
+        self.details.setCurrentWidget(next(p for p, t, _, _ in self.panels if t == title))
+
+    def details_rows(self, title: str) -> int:
+        panel = next(p for p, t, _, _ in self.panels if t == title)
+        return panel.model.rowCount()  # type: ignore[attr-defined]
 
     # -- exports and help -----------------------------------------------------------------
     def csv_rows(self) -> list[list[object]] | None:
@@ -166,6 +245,7 @@ class MemoryView(ChartDetailsView):
             f"{self.rail_help}\n\nSelect tile: type tiles and ranges such as 0,5,100-120 and "
             "press Enter. On the chart: wheel zooms the tile range, drag pans, click selects "
             "a tile, shift-click adds one, double-click shows all tiles.\n\nInclude gaps counts "
-            "unused alignment and region bytes; Show max memory draws the tile limit; "
+            "unused alignment and region bytes; Show max memory stretches the y axis to the "
+            "tile limit (off, it fits the data and a label says when the limit is above); "
             f"layouts: {', '.join(layout.value for layout in Layout)}."
         )

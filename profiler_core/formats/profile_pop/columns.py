@@ -62,6 +62,27 @@ GRAPH_COLUMNS: tuple[Column, ...] = (
     Column("vc_flops", I64, "vertex counts"),
 )
 
+GRAPH_OPTIONAL_COLUMNS: tuple[Column, ...] = (
+    # added in 1.1: absent from 1.0 files, which read as None
+    Column("vt_state_bytes", I64, "vertex types"),
+)
+
+
+def check_optional(
+    columns: dict[str, np.ndarray], extra: dict[str, np.ndarray], spec: tuple[Column, ...]
+) -> None:
+    """An optional column present must be as long as its table's required columns."""
+    for column in spec:
+        if column.name not in extra:
+            continue
+        same_table = next(c.name for c in GRAPH_COLUMNS if c.table == column.table)
+        found, expected = len(extra[column.name]), len(columns[same_table])
+        if found != expected:
+            raise ReportError(
+                None, f"{column.name} has {found} rows but {column.table} has {expected}"
+            )
+
+
 MEMORY_COLUMNS: tuple[Column, ...] = (
     Column("by_category", I64, "tiles", ndim=2, axis=1),
     Column("interleaved", I64, "tiles"),

@@ -176,6 +176,8 @@ class ProfileReader:
             report_id=header.reportId,
             options={option.key: option.value for option in header.options},
             out_of_memory=bool(header.outOfMemory),
+            framework={option.key: option.value for option in header.framework},
+            instrumentation=header.instrumentation,
         )
 
     def _decode_target(self, root: Any) -> TargetInfo:
@@ -186,6 +188,9 @@ class ProfileReader:
             tiles_per_ipu=int(target.tilesPerIpu),
             bytes_per_tile=int(target.bytesPerTile),
             clock_hz=float(target.clockHz),
+            type=target.type,
+            replicas=int(target.replicas),
+            ipus_per_replica=int(target.ipusPerReplica),
         )
         if info.num_ipus < 1 or info.tiles_per_ipu < 1:
             raise ReportError(None, f"{info.num_ipus} IPUs of {info.tiles_per_ipu} tiles")
@@ -198,7 +203,11 @@ class ProfileReader:
         strings = self.strings
         columns = self._decode_columns(graph, where, "Graph", cols.GRAPH_COLUMNS)
         cols.check_graph(columns, len(strings))
-        return GraphData(strings=strings, **columns)
+        # 1.1 additions: a 1.0 file has no state sizes (None) and no edge count (-1).
+        optional = [c for c in cols.GRAPH_OPTIONAL_COLUMNS if graph._has(c.field)]
+        extra = self._decode_columns(graph, where, "Graph", tuple(optional))
+        cols.check_optional(columns, extra, cols.GRAPH_OPTIONAL_COLUMNS)
+        return GraphData(strings=strings, num_edges=int(graph.numEdges), **columns, **extra)
 
     def _decode_memory(self, root: Any) -> MemoryData:
         where = self._section_ref("memory")

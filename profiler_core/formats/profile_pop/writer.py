@@ -85,9 +85,11 @@ def _build_header(message: Any, profile: ProfileData) -> None:
     out.createdUnix = float(header.created_unix)
     out.reportId = str(header.report_id)
     out.outOfMemory = bool(header.out_of_memory)
-    options = out.init("options", len(header.options))
-    for option, (key, value) in zip(options, header.options.items(), strict=True):
-        option.key, option.value = str(key), str(value)
+    out.instrumentation = str(header.instrumentation)
+    for name, pairs in (("options", header.options), ("framework", header.framework)):
+        options = out.init(name, len(pairs))
+        for option, (key, value) in zip(options, pairs.items(), strict=True):
+            option.key, option.value = str(key), str(value)
 
 
 def _build_target(message: Any, profile: ProfileData) -> None:
@@ -97,6 +99,9 @@ def _build_target(message: Any, profile: ProfileData) -> None:
     out.tilesPerIpu = int(target.tiles_per_ipu)
     out.bytesPerTile = int(target.bytes_per_tile)
     out.clockHz = float(target.clock_hz)
+    out.type = str(target.type)
+    out.replicas = int(target.replicas)
+    out.ipusPerReplica = int(target.ipus_per_replica)
 
 
 def _build_graph(message: Any, profile: ProfileData) -> None:
@@ -105,6 +110,11 @@ def _build_graph(message: Any, profile: ProfileData) -> None:
     columns = _coerce(graph, cols.GRAPH_COLUMNS)
     cols.check_graph(columns, len(strings) - 1)
     _build_columns(out, columns, cols.GRAPH_COLUMNS)
+    out.numEdges = int(graph.num_edges)
+    optional = tuple(c for c in cols.GRAPH_OPTIONAL_COLUMNS if getattr(graph, c.name) is not None)
+    extra = _coerce(graph, optional)
+    cols.check_optional(columns, extra, cols.GRAPH_OPTIONAL_COLUMNS)
+    _build_columns(out, extra, optional)
 
 
 def _build_strings(out: Any, strings: Strings) -> np.ndarray:

@@ -1,0 +1,140 @@
+# profile.pop: one Cap'n Proto message (standard unpacked stream framing) whose root is
+# `Profile`. Bulk data are `Array`s: raw little-endian, C-contiguous numpy arrays.
+#
+# Versioning: `magic`, `formatMajor` and `formatMinor` keep their ordinals @0..@2 forever,
+# so any reader can check them before it reads anything else. A reader refuses a major
+# version it does not know; a minor version only adds fields (new ordinals at the end of a
+# struct), which older readers ignore.
+
+@0xc4b1d0f3a2e95b17;  # profile.pop 1.0 as it was, under its own id for tests
+
+struct Profile {
+  magic @0 :Text;  # always "popvision-py profile"
+  formatMajor @1 :UInt16;
+  formatMinor @2 :UInt16;
+  header @3 :Header;
+  target @4 :Target;
+  graph @5 :Graph;
+  memory @6 :Memory;
+  programs @7 :Programs;
+  liveness @8 :Liveness;
+  execution :union {
+    notRun @9 :Void;  # compiled but never run: no execution profile
+    profile @10 :Execution;
+  }
+}
+
+# A numpy array: `dtype` is numpy's `dtype.str` ("<i8", "|u1", "|b1", ...), `shape` its
+# dimensions and `data` its bytes, little-endian and C-contiguous.
+struct Array {
+  dtype @0 :Text;
+  shape @1 :List(UInt64);
+  data @2 :Data;
+}
+
+# A table of UTF-8 strings: string i is blob[offsets[i]:offsets[i + 1]].
+struct Strings {
+  blob @0 :Data;
+  offsets @1 :Array;  # int64, one more than the number of strings
+}
+
+struct Option {
+  key @0 :Text;
+  value @1 :Text;
+}
+
+struct Header {
+  producer @0 :Text;
+  producerVersion @1 :Text;
+  programName @2 :Text;
+  createdUnix @3 :Float64;
+  reportId @4 :Text;  # also in debug.cbor, so a mismatched pair is detected
+  options @5 :List(Option);  # engine options as given
+  outOfMemory @6 :Bool;
+}
+
+struct Target {
+  version @0 :Text;  # "ipu1", "ipu2", ...
+  numIpus @1 :UInt32;
+  tilesPerIpu @2 :UInt32;
+  bytesPerTile @3 :UInt64;
+  clockHz @4 :Float64;
+}
+
+# Field names are the camelCase of GraphData's; see profiler_core/model/profile.py.
+struct Graph {
+  strings @0 :Strings;
+  varName @1 :Array;
+  varType @2 :Array;
+  varElements @3 :Array;
+  varBytes @4 :Array;
+  varIsConstant @5 :Array;
+  varAlwaysLive @6 :Array;
+  varDebug @7 :Array;
+  varShapeOffsets @8 :Array;
+  varShapeDims @9 :Array;
+  regionVar @10 :Array;
+  regionTile @11 :Array;
+  regionStart @12 :Array;
+  regionElements @13 :Array;
+  csName @14 :Array;
+  csDebug @15 :Array;
+  vtName @16 :Array;
+  vtCodeBytes @17 :Array;
+  vtSupervisor @18 :Array;
+  vcCs @19 :Array;
+  vcType @20 :Array;
+  vcTile @21 :Array;
+  vcCount @22 :Array;
+  vcFlops @23 :Array;
+}
+
+struct Memory {
+  byCategory @0 :Array;  # int64 (categories, tiles)
+  interleaved @1 :Array;  # int64 (tiles,)
+}
+
+struct Programs {
+  nodeKind @0 :Array;
+  nodeName @1 :Array;
+  nodeParent @2 :Array;
+  nodeStep @3 :Array;
+  nodeCount @4 :Array;
+  nodeDebug @5 :Array;
+  nodeFunction @6 :Array;
+  roots @7 :Array;
+  stepKind @8 :Array;
+  stepName @9 :Array;
+  stepCs @10 :Array;
+  stepDebug @11 :Array;
+  stepNode @12 :Array;
+  stepCycles @13 :Array;  # int64 (steps, IPUs)
+  stepGlobalBytes @14 :Array;
+  exchStep @15 :Array;
+  exchTile @16 :Array;
+  exchBytesIn @17 :Array;
+  exchBytesOut @18 :Array;
+  cstCs @19 :Array;
+  cstTile @20 :Array;
+  cstCycles @21 :Array;
+}
+
+struct Liveness {
+  alwaysLiveBytes @0 :Int64;
+  stepLiveBytes @1 :Array;
+  intervalVar @2 :Array;
+  intervalFirst @3 :Array;
+  intervalLast @4 :Array;
+}
+
+struct Run {
+  program @0 :Int32;
+  name @1 :Text;
+  stepIds @2 :Array;
+  startCycles @3 :Array;
+  totalCycles @4 :Int64;
+}
+
+struct Execution {
+  runs @0 :List(Run);
+}
