@@ -57,6 +57,7 @@ def _program_views(window: MainWindow, directory: Path, prefix: str) -> list[Pat
     if steps.size:
         window.opened[0].selection.select_step(int(steps[0]))
     saved.append(_save(window, directory, f"{prefix}program-tree-selected"))
+    return saved
 
 
 def _save_memory_parity(
