@@ -25,8 +25,11 @@ from popvision_py.viewmodels.summary import (
 )
 from popvision_py.views.base import ReportView
 from popvision_py.views.collapsible import CollapsibleBlock
-from popvision_py.views.memory.table_panel import make_table_view
-from popvision_py.views.table_model import ColumnTableModel, size_columns_from_sample
+from popvision_py.views.table_model import (
+    ColumnTableModel,
+    make_table_view,
+    size_columns_from_sample,
+)
 
 
 class SummaryView(ReportView):

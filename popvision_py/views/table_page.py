@@ -7,8 +7,11 @@ from PySide6.QtWidgets import QStackedWidget
 
 from popvision_py.viewmodels.table import Column, ColumnTable
 from popvision_py.views.base import message_label
-from popvision_py.views.memory.details import make_table_view
-from popvision_py.views.table_model import ColumnTableModel
+from popvision_py.views.table_model import (
+    ColumnTableModel,
+    make_table_view,
+    size_columns_from_sample,
+)
 
 
 class TablePage(QStackedWidget):
@@ -28,8 +31,7 @@ class TablePage(QStackedWidget):
             self.show_message(message_if_empty)
             return
         self.setCurrentWidget(self.table)
-        for column in range(max(len(table.columns) - 1, 0)):
-            self.table.resizeColumnToContents(column)
+        size_columns_from_sample(self.table)
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)

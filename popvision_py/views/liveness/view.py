@@ -25,7 +25,7 @@ from popvision_py.viewmodels.table import ColumnTable
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.liveness.chart import LivenessChart
 from popvision_py.views.liveness.controls import LivenessControls
-from popvision_py.views.liveness.details import TablePanel
+from popvision_py.views.table_panel import TablePanel
 from profiler_core.analysis.tiles import format_tile_selection
 from profiler_core.errors import ReportError
 

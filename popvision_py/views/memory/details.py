@@ -17,7 +17,7 @@ from popvision_py.viewmodels.format import format_bytes, format_count
 from popvision_py.viewmodels.memory import MemoryViewModel
 from popvision_py.viewmodels.table import Column, ColumnTable
 from popvision_py.viewmodels.variables import variables_table
-from popvision_py.views.memory.table_panel import TablePanel
+from popvision_py.views.memory.table_panel import TilesPanel
 from popvision_py.views.table_model import ColumnTableModel, make_table_view
 from profiler_core.analysis.memory import variables_on_tiles
 from profiler_core.report import Report
@@ -90,7 +90,7 @@ class MemoryDetails(QWidget):
         )
 
 
-class VariablesPanel(TablePanel):
+class VariablesPanel(TilesPanel):
     """Variables on the selected tiles: a search box over a sortable table."""
 
     noun = "variables"

@@ -19,10 +19,9 @@ from popvision_py.viewmodels.report_runs import counted_runs
 from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.viewmodels.table import ColumnTable
 from popvision_py.views.base import ChartDetailsView
-from popvision_py.views.memory.details import make_table_view
 from popvision_py.views.operations.controls import OperationsControls
 from popvision_py.views.operations.details import OperationDetails
-from popvision_py.views.table_model import ColumnTableModel
+from popvision_py.views.table_model import ColumnTableModel, make_table_view
 from profiler_core.errors import ReportError
 
 

@@ -1,4 +1,5 @@
-"""The Liveness report's details tabs: a searchable, sortable table (or a message) each."""
+"""A details tab's table with a heading, a search box and a row count, or a message in its
+place: the one widget the Liveness and Memory details tabs (and others) are made of."""
 
 from __future__ import annotations
 
@@ -7,28 +8,29 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QStackedWidget, QV
 from popvision_py.viewmodels.format import format_count
 from popvision_py.viewmodels.table import ColumnTable
 from popvision_py.views.base import message_label
-from popvision_py.views.table_model import ColumnTableModel, make_table_view
+from popvision_py.views.table_model import (
+    ColumnTableModel,
+    make_table_view,
+    size_columns_from_sample,
+)
 
 
 class TablePanel(QWidget):
-    """A search box and a row count over a sortable table of ``noun`` rows."""
+    """A search box and a count of the ``noun`` rows shown, over a sortable table."""
 
     def __init__(self, noun: str, search_help: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.noun = noun
+        self.heading = QLabel()
+        self.heading.setWordWrap(True)
         self.search = QLineEdit()
         self.search.setPlaceholderText(search_help)
         self.search.setToolTip(f"Show only the {noun} whose text contains this.")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._on_search)
-        self.heading = QLabel()
-        self.heading.setWordWrap(True)
         self.count = QLabel()
         self.model = ColumnTableModel()
         self.table = make_table_view(self.model, sortable=True)
-        # fitting columns looks at the first rows only: thousands of live variables would
-        # otherwise each be measured on every click
-        self.table.horizontalHeader().setResizeContentsPrecision(100)
         self.message = message_label()
         self.pages = QStackedWidget()
         self.pages.addWidget(self.table)
@@ -49,9 +51,7 @@ class TablePanel(QWidget):
         self.heading.setText(heading)
         self.pages.setCurrentWidget(self.table)
         self._update_count()
-        for column in range(min(len(table.columns) - 1, 8)):
-            self.table.resizeColumnToContents(column)
-            self.table.setColumnWidth(column, min(self.table.columnWidth(column), 320))
+        size_columns_from_sample(self.table)  # never every row: 400,000 rows take seconds
 
     def show_message(self, text: str) -> None:
         self.model.set_table(ColumnTable([]))
