@@ -46,3 +46,31 @@ def compute_set_vertices(report: Any, compute_set: int) -> ComputeSetVertices:
         count=count[present],
         tiles=tiles[present].astype(np.int64),
     )
+
+
+@dataclass(frozen=True)
+class TileVertexTypes:
+    """The vertex types on each tile with their vertex counts over every compute set, as one
+    array cut per tile: tile t's are ``types[offsets[t]:offsets[t+1]]`` (ascending)."""
+
+    offsets: np.ndarray  # int64 (tiles + 1,)
+    types: np.ndarray  # int64 vertex type
+    counts: np.ndarray  # int64 vertices of that type on the tile
+
+    def of(self, tile: int) -> tuple[np.ndarray, np.ndarray]:
+        part = slice(int(self.offsets[tile]), int(self.offsets[tile + 1]))
+        return self.types[part], self.counts[part]
+
+
+def vertex_types_by_tile(report: Any) -> TileVertexTypes:
+    """Vertex counts per (tile, vertex type) summed over compute sets: the vertex types whose
+    code each tile holds (a type's code is paid once per tile that runs it)."""
+    graph = checked_graph(report)
+    num_tiles, num_types = report.target.num_tiles, max(len(graph.vt_name), 1)
+    keys = graph.vc_tile.astype(np.int64) * num_types + graph.vc_type
+    pairs, inverse = np.unique(keys, return_inverse=True)
+    counts = np.zeros(len(pairs), dtype=np.int64)
+    np.add.at(counts, inverse.reshape(-1), graph.vc_count.astype(np.int64))
+    tiles = pairs // num_types
+    offsets = np.searchsorted(tiles, np.arange(num_tiles + 1)).astype(np.int64)
+    return TileVertexTypes(offsets, pairs % num_types, counts)
