@@ -1,0 +1,64 @@
+"""libpva-style walks on the largest engine-made report (``scale_report``: 16 IPUs x 1472
+tiles, ~400k variables), the pattern PopLiner uses: every tile's memory categories (each
+libpva category's ``total``, plus ``total.includingGaps`` and ``alwaysLiveBytes``), then
+every liveness program step's not-always-live bytes on tile 0. Timed from a freshly opened
+report (the sections decode inside the walk), median of 3.
+
+    python -m benchmarks.bench_pva [--report DIR]   (default: build one, ~20 s)
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks._timing import report
+from benchmarks.scale_report import make_scale_report
+
+
+def walk(folder: Path) -> tuple[int, int, int]:
+    from profiler_core import pva
+
+    rep = pva.openReport(folder)
+    names = rep.compilation.tiles[0].memory.category.names(include_additions=False)
+    categories = 0
+    for tile in rep.compilation.tiles:
+        memory = tile.memory
+        category = memory.category
+        categories += sum(getattr(category, name).total for name in names)
+        categories += memory.total.includingGaps + memory.alwaysLiveBytes
+    steps = 0
+    peak = 0
+    for step in rep.compilation.livenessProgramSteps:
+        peak = max(peak, step.notAlwaysLiveMemoryForTile(0).bytes)
+        steps += 1
+    return categories, steps, peak
+
+
+def measure(folder: Path) -> None:
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        _, steps, peak = walk(folder)
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    print(f"{steps} liveness steps, peak not-always-live bytes on tile 0: {peak}")
+    best = times[1]
+    report("open + every tile's categories + tile 0 per step", best, "s", "<= 2 s", best <= 2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--report", type=Path, help="an existing report folder to measure")
+    args = parser.parse_args(argv)
+    if args.report is not None:
+        measure(args.report)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        measure(make_scale_report(Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()
