@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.checks import checked_programs
+from profiler_core.analysis.checks import checked_programs, fail
 from profiler_core.analysis.memory import memory_table
 from profiler_core.model.kinds import MemoryCategory, StepKind
 
@@ -63,6 +63,8 @@ def exchange_code_by_step(report: Any) -> ExchangeCode:
     programs = checked_programs(report)
     table = memory_table(report)
     step = programs.exch_step.astype(np.int64)
+    if step.size and (step.min() < 0 or step.max() >= programs.num_steps):
+        fail(report, "programs", f"'exch_step' refers to steps outside 0-{programs.num_steps - 1}")
     tile = programs.exch_tile.astype(np.int64)
     weight = 1 + programs.exch_bytes_in.astype(np.int64) + programs.exch_bytes_out
     code = np.zeros(step.size, dtype=np.int64)

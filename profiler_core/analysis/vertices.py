@@ -67,6 +67,12 @@ def vertex_types_by_tile(report: Any) -> TileVertexTypes:
     code each tile holds (a type's code is paid once per tile that runs it)."""
     graph = checked_graph(report)
     num_tiles, num_types = report.target.num_tiles, max(len(graph.vt_name), 1)
+    if graph.vc_type.size and (
+        graph.vc_type.min() < 0 or graph.vc_type.max() >= len(graph.vt_name)
+    ):
+        fail(
+            report, "graph", f"'vc_type' refers to vertex types outside 0-{len(graph.vt_name) - 1}"
+        )
     keys = graph.vc_tile.astype(np.int64) * num_types + graph.vc_type
     pairs, inverse = np.unique(keys, return_inverse=True)
     counts = np.zeros(len(pairs), dtype=np.int64)

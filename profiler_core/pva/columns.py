@@ -8,7 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
-from profiler_core.analysis.checks import checked_programs, checked_runs
+from profiler_core.analysis.checks import checked_liveness, checked_programs, checked_runs
 from profiler_core.analysis.liveness import LivenessTable
 from profiler_core.analysis.liveness_tiles import ipu_tiles, liveness_on_tiles
 from profiler_core.analysis.lowered_variables import LoweredVariables, lowered_variables
@@ -195,7 +195,7 @@ class ReportColumns:
     @cached_property
     def interval_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Live ranges grouped by first step and by last step (for a step's variables)."""
-        live = self.report.liveness
+        live = checked_liveness(self.report)
         steps = self.programs.num_steps
         by_first = _groups(live.interval_first.astype(np.int64), steps)
         by_last = _groups(live.interval_last.astype(np.int64), steps)

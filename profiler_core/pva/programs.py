@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from profiler_core.analysis.checks import fail
 from profiler_core.analysis.step_code import control_code_of_step
 from profiler_core.model.kinds import ProgramKind, StepKind
 from profiler_core.pva.graph_objects import ComputeSet
@@ -210,6 +211,8 @@ def child_steps(columns: Any, step: int) -> np.ndarray:
     node = int(p.step_node[step])
     if node < 0 or kind not in (*_PARENT_KINDS, StepKind.CALL):
         return np.zeros(0, dtype=np.int64)
+    if node >= len(p.node_kind):
+        fail(columns.report, "programs", f"step {step} belongs to node {node}, past the tree")
     if kind == StepKind.CALL:
         roots = np.flatnonzero(
             (p.node_kind == ProgramKind.FUNCTION)

@@ -51,4 +51,3 @@ def four_ipu_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def pva_report_folder(request: pytest.FixtureRequest) -> Path:
     """Each engine-made report the libpva-style scripts run on."""
     return request.getfixturevalue(request.param)
-

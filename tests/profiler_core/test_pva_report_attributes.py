@@ -22,7 +22,10 @@ def test_versions_and_instrumentation_of_an_engine_report(tutorial4_report: Path
     assert [version.major, version.minor, version.point] == numbers
     assert version.string == f"{header.producer_version} ({header.producer})"
     assert version.packageHash == header.producer
-    assert (report.version.major, report.version.minor) == (header.format_major, header.format_minor)
+    assert (report.version.major, report.version.minor) == (
+        header.format_major,
+        header.format_minor,
+    )
     assert report.version.point == 0 and report.version.isUnstableFormat is False
     # autoReport.all asks for an execution profile, which instruments the program per tile
     settings = report.instrumentationSettings
@@ -45,7 +48,10 @@ def test_instrumentation_settings_follow_the_engine_options() -> None:
     assert device.computeInstrumentationLevel is pva.InstrumentationLevel.Device
     assert device.externalExchangeInstrumentationLevel is pva.InstrumentationLevel.Off
     vertex = InstrumentationSettings(
-        {"autoReport.outputExecutionProfile": "true", "debug.computeInstrumentationLevel": "vertex"},
+        {
+            "autoReport.outputExecutionProfile": "true",
+            "debug.computeInstrumentationLevel": "vertex",
+        },
         "compute",
     )
     assert vertex.computeInstrumentationLevel is pva.InstrumentationLevel.Vertex
@@ -75,7 +81,9 @@ def test_runs_follow_each_other_in_microseconds(four_ipu_report: Path) -> None:
     end = 0.0
     for run in report.execution.runs:
         assert run.microseconds.start == pytest.approx(end)
-        assert run.microseconds.end - run.microseconds.start == pytest.approx(run.cycles / clock * 1e6)
+        assert run.microseconds.end - run.microseconds.start == pytest.approx(
+            run.cycles / clock * 1e6
+        )
         end = run.microseconds.end
         assert len(run.steps) and run.steps[0].program.name
     assert len(report.execution.steps) == sum(len(r.steps) for r in report.execution.runs)
@@ -110,8 +118,10 @@ def test_unmodelled_libpva_attributes_say_so_and_name_the_nearest(
     tutorial4_report: Path, path: str, nearest: str
 ) -> None:
     report = pva.openReport(tutorial4_report)
-    with pytest.raises(AttributeError, match=f"is libpva's but popvision-py does not model it.*{nearest}"):
-        eval(f"report.{path}")  # noqa: S307 - the attribute paths above
+    with pytest.raises(
+        AttributeError, match=f"is libpva's but popvision-py does not model it.*{nearest}"
+    ):
+        eval(f"report.{path}")
 
 
 def test_a_misspelt_attribute_names_the_nearest_covered_one(tutorial4_report: Path) -> None:

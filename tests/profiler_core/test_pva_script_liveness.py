@@ -61,7 +61,8 @@ def test_max_not_always_live_per_tile_is_the_tile_category(pva_report_folder: Pa
         assert best == 0 or sum(v.size for v in best_vars) == best
         expected = liveness_on_tiles(open_report(pva_report_folder), np.array([tile]))
         per_step = [
-            s.notAlwaysLiveMemoryForTile(tile).bytes for s in report.compilation.livenessProgramSteps
+            s.notAlwaysLiveMemoryForTile(tile).bytes
+            for s in report.compilation.livenessProgramSteps
         ]
         assert per_step == expected.not_always_live.tolist()
         if best:
@@ -109,7 +110,9 @@ def test_lowered_variables_live_intervals_rebuild_each_tiles_liveness(
         for var in on_tile:
             if not always[var.unloweredVar._id]:
                 by_step += classes[var.equivalenceClass.id] * var.bytes
-        expected = [s.notAlwaysLiveMemoryForTile(tile).bytes for s in compilation.livenessProgramSteps]
+        expected = [
+            s.notAlwaysLiveMemoryForTile(tile).bytes for s in compilation.livenessProgramSteps
+        ]
         assert by_step.tolist() == expected
     # every variable's parts add up to the variable; classes follow the live ranges
     per_var: dict[int, int] = {}

@@ -77,7 +77,9 @@ def test_tile_totals_always_live_bytes_and_gaps_per_tile(pva_report_folder: Path
     not_always = table.by_category[M.NOT_ALWAYS_LIVE_VARIABLES]
     assert (always + not_always).tolist() == excluding.tolist()
     # the IPU-by-IPU walk of the test utilities sees the same tiles
-    per_ipu = [sum(t.memory.total.excludingGaps for t in ipu.tiles) for ipu in report.compilation.ipus]
+    per_ipu = [
+        sum(t.memory.total.excludingGaps for t in ipu.tiles) for ipu in report.compilation.ipus
+    ]
     assert per_ipu == table.per_ipu(False).sum(axis=1).tolist()
 
 
@@ -116,7 +118,9 @@ def test_vertex_code_bytes_per_type_per_tile_like_popliner(pva_report_folder: Pa
         assert code_by_type[name].tolist() == expected[name].tolist()
     # each tile's vertex code category is its vertex types' code
     vertex_code = sum(code_by_type.values())
-    assert vertex_code.tolist() == [t.memory.category.vertexCode.total for t in report.compilation.tiles]
+    assert vertex_code.tolist() == [
+        t.memory.category.vertexCode.total for t in report.compilation.tiles
+    ]
 
 
 def test_program_code_per_tile_adds_up_to_the_code_categories(pva_report_folder: Path) -> None:

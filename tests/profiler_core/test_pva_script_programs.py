@@ -23,10 +23,10 @@ class ProgCounterVisitor(pva.ProgramVisitor):
         self.onTileExecutes: set = set()
         self.doExchanges: set = set()
 
-    def visitOnTileExecute(self, onTileExecute) -> None:  # noqa: N802, N803
+    def visitOnTileExecute(self, onTileExecute) -> None:  # noqa: N803
         self.onTileExecutes.add(onTileExecute)
 
-    def visitDoExchange(self, doExchange) -> None:  # noqa: N802, N803
+    def visitDoExchange(self, doExchange) -> None:  # noqa: N803
         self.doExchanges.add(doExchange)
 
 
@@ -87,7 +87,7 @@ def test_tutorial_visitor_and_cycles_per_step_equal_the_cli(pva_report_folder: P
     names = []
 
     class TestVisitor(pva.ProgramVisitor):
-        def visitOnTileExecute(self, onTileExecute) -> None:  # noqa: N802, N803
+        def visitOnTileExecute(self, onTileExecute) -> None:  # noqa: N803
             names.append((onTileExecute.name, len(onTileExecute.computeset.vertices)))
 
     visitor = TestVisitor()
@@ -119,7 +119,9 @@ def test_cycles_by_tile_of_compute_steps_equal_the_cli_tile_balance(tutorial4_re
     for step in report.execution.steps:
         if step.program.type != pva.Program.Type.OnTileExecute:
             continue
-        cli = popvision_cli("execution", "--step", step.programStep, "--top", 1472, tutorial4_report)
+        cli = popvision_cli(
+            "execution", "--step", step.programStep, "--top", 1472, tutorial4_report
+        )
         (rows,) = cli.values()
         expected = np.zeros(1472, np.int64)
         expected[[r["tile"] for r in rows]] = [r["cycles"] for r in rows]

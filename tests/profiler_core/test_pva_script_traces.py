@@ -23,7 +23,10 @@ EPOCHS, STEPS = 5, 3
 @pytest.fixture(scope="module")
 def epochs_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("traces")
-    env = {**os.environ, "PVTI_OPTIONS": json.dumps({"enable": "true", "directory": str(directory)})}
+    env = {
+        **os.environ,
+        "PVTI_OPTIONS": json.dumps({"enable": "true", "directory": str(directory)}),
+    }
     result = subprocess.run(
         [sys.executable, str(EXAMPLE), str(EPOCHS), str(STEPS)],
         env=env,
