@@ -117,11 +117,11 @@ def test_list_print_length_limits_what_a_list_prints(tutorial4_report: Path) -> 
 def test_unmodelled_libpva_attributes_say_so_and_name_the_nearest(
     tutorial4_report: Path, path: str, nearest: str
 ) -> None:
-    report = pva.openReport(tutorial4_report)
+    scope = {"report": pva.openReport(tutorial4_report)}
     with pytest.raises(
         AttributeError, match=f"is libpva's but popvision-py does not model it.*{nearest}"
     ):
-        eval(f"report.{path}")
+        eval(f"report.{path}", scope)
 
 
 def test_a_misspelt_attribute_names_the_nearest_covered_one(tutorial4_report: Path) -> None:
