@@ -8,6 +8,7 @@ import enum
 from functools import cached_property
 from typing import Any, ClassVar
 
+from profiler_core.analysis.checks import fail
 from profiler_core.analysis.liveness import liveness_table
 from profiler_core.pva.graph_objects import ComputeSet
 from profiler_core.pva.lazy import LazyList
@@ -43,9 +44,9 @@ class Target(PvaObject):
 
     def __init__(self, columns: Any) -> None:
         t = columns.report.target
+        self._report = columns.report
         recorded = getattr(t, "type", "")
         self.type = "IPU" if recorded == "IPU" else "IPU_MODEL"
-        self.architecture = IPU.Architecture(t.version)
         self.numIPUs = t.num_ipus
         self.tilesPerIpu = self.tilesPerIPU = t.tiles_per_ipu
         self.numTiles = t.num_tiles
@@ -54,6 +55,14 @@ class Target(PvaObject):
         self.totalMemory = t.bytes_per_tile * t.num_tiles
         self.clockFrequency = t.clock_hz
         self.numReplicas = max(int(getattr(t, "replicas", 0) or 0), 1)
+
+    @property
+    def architecture(self) -> IPU.Architecture:
+        version = self._report.target.version
+        try:
+            return IPU.Architecture(version)
+        except ValueError:
+            fail(self._report, "target", f"unknown IPU version {version!r}")
 
 
 class Graph(PvaObject):

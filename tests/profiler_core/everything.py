@@ -81,7 +81,7 @@ _EXCHANGES = ("DoExchange", "GlobalExchange")
 def _script(path: Path) -> None:
     """What a libpva script touches first."""
     report = pva.openReport(path)
-    touched = [report.compilation.target.numTiles]
+    touched = [report.compilation.target.numTiles, report.compilation.target.architecture]
     touched.append(report.compilation.tiles[0].memory.total.includingGaps)
     touched += [cs.vertices for cs in report.compilation.computeSets[:3]]
     steps = report.execution.steps
