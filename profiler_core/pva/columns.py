@@ -16,7 +16,11 @@ from profiler_core.analysis.memory import MemoryTable, memory_table
 from profiler_core.analysis.operation_members import OperationMembers, operation_members
 from profiler_core.analysis.program_tree import ProgramTree, program_tree, subtree_ends
 from profiler_core.analysis.step_code import ExchangeCode, exchange_code_by_step
-from profiler_core.analysis.vertices import TileVertexTypes, vertex_types_by_tile
+from profiler_core.analysis.vertices import (
+    TileVertexTypes,
+    vertex_state_sizes,
+    vertex_types_by_tile,
+)
 from profiler_core.model.kinds import MemoryCategory, StepKind
 from profiler_core.model.profile import ProgramData, RunData
 from profiler_core.pva.graph_objects import VertexType
@@ -128,19 +132,18 @@ class ReportColumns:
         return self._tile_vertex_types.of(tile)
 
     @cached_property
-    def vertex_state_sizes(self) -> np.ndarray | None:
-        """State bytes of one vertex of each type, when the report records them."""
-        sizes = getattr(self.report.graph, "vt_state_bytes", None)
-        return None if sizes is None else np.asarray(sizes, dtype=np.int64)
+    def vertex_state_sizes(self) -> list[int]:
+        """State bytes of one vertex of each type (-1 where the report cannot tell)."""
+        return vertex_state_sizes(self.report).tolist()
 
     def vertex_type(self, index: int) -> VertexType:
         g = self.report.graph
-        sizes = self.vertex_state_sizes
+        size = self.vertex_state_sizes[index]
         return VertexType(
             index,
             g.strings[int(g.vt_name[index])],
             int(g.vt_code_bytes[index]),
-            None if sizes is None else int(sizes[index]),
+            None if size < 0 else size,
         )
 
     # --- liveness of some tiles, kept for the last few tiles asked about ---

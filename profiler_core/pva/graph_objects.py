@@ -26,7 +26,8 @@ class VertexType(PvaObject):
             not_modelled(
                 "VertexType",
                 "size",
-                "this report (format 1.0) does not record the state bytes of one vertex",
+                "the report neither records the state bytes of one vertex nor determines them "
+                "(its types share tiles in the same proportions)",
                 "tile.memory.category.vertexInstanceState.total",
             )
         return self._size

@@ -11,7 +11,7 @@ from profiler_core.analysis.lowered_variables import lowered_variables
 from profiler_core.analysis.operation_members import operation_members
 from profiler_core.analysis.program_tree import subtree_ends
 from profiler_core.analysis.step_code import control_code_of_step, share_out
-from profiler_core.analysis.vertices import vertex_types_by_tile
+from profiler_core.analysis.vertices import vertex_state_sizes, vertex_types_by_tile
 from profiler_core.model.kinds import MemoryCategory
 from tests.profiler_core.factories import element_size, make_report
 
@@ -108,3 +108,41 @@ def test_subtree_ends_of_a_depth_first_tree() -> None:
     #   2   4        6
     parent = np.array([-1, 0, 1, 0, 3, -1, 5])
     assert subtree_ends(parent).tolist() == [5, 3, 3, 5, 5, 7, 7]
+
+
+def test_vertex_state_sizes_solve_the_tiles_state_exactly_or_not_at_all() -> None:
+    profile, _ = make_report(6)
+    g = profile.graph
+    num_tiles, num_types = profile.target.num_tiles, len(g.vt_name)
+    sizes = np.arange(num_types) * 4 + 8
+    state = np.zeros(num_tiles, np.int64)
+    for t, tile, n in zip(g.vc_type, g.vc_tile, g.vc_count, strict=True):
+        state[tile] += int(n) * int(sizes[t])  # what the engine would have charged
+    profile.memory.by_category[MemoryCategory.VERTEX_STATE] = state
+    counts = np.zeros((num_tiles, num_types))
+    np.add.at(counts, (g.vc_tile, g.vc_type), g.vc_count)
+    solved = vertex_state_sizes(profile)
+    if np.linalg.matrix_rank(counts) == num_types:
+        assert solved.tolist() == sizes.tolist()
+    else:
+        assert solved.tolist() == [-1] * num_types
+    # one more byte on one tile: no whole-byte solution fits every tile, so nothing is told
+    profile.memory.by_category[MemoryCategory.VERTEX_STATE, int(g.vc_tile[0])] += 1
+    assert vertex_state_sizes(profile).tolist() == [-1] * num_types
+
+
+def test_vertex_state_sizes_of_types_always_together_cannot_be_told() -> None:
+    profile, _ = make_report(6)
+    g = profile.graph
+    # every tile runs the same number of vertices of every type: one equation per tile,
+    # the same on every tile, so only the sum of the sizes is known
+    rows = 2 * profile.target.num_tiles
+    g.vc_type = (np.arange(rows) % 2).astype(np.int32)
+    g.vc_tile = (np.arange(rows) // 2).astype(np.int32)
+    g.vc_count = np.full(rows, 3, np.int32)
+    g.vc_cs = np.zeros(rows, np.int32)
+    g.vc_flops = np.zeros(rows, np.int64)
+    state = np.bincount(g.vc_tile, weights=g.vc_count * 10, minlength=profile.target.num_tiles)
+    profile.memory.by_category[MemoryCategory.VERTEX_STATE] = state.astype(np.int64)
+    solved = vertex_state_sizes(profile)
+    assert solved.tolist() == [-1] * len(g.vt_name)

@@ -187,3 +187,22 @@ def _under(parent: np.ndarray, node: int, top: int) -> bool:
             return True
         node = int(parent[node])
     return False
+
+
+def test_vertex_counts_by_tile_keyed_by_type_name_and_size_like_popliner(
+    four_ipu_report: Path,
+) -> None:
+    """PopLiner keys vertex counts by (type name, type size): on the 4-IPU report the one
+    codelet's size is told by the report (every tile's state / its vertices)."""
+    report = pva.openReport(four_ipu_report)
+    counts: dict[tuple[str, int], np.ndarray] = {}
+    for program in report.compilation.programs:
+        if program.type == pva.Program.Type.OnTileExecute:
+            for vertex in program.computeset.vertices:
+                key = (vertex.type.name, vertex.type.size)
+                counts[key] = counts.get(key, 0) + vertex.countByTile
+    # BinaryOp1D<ADD,float>: three vector edges (in1, in2, out), a pointer and a count each
+    ((name, size),) = counts
+    assert name.startswith("popops::BinaryOp1D") and size == 3 * 8
+    state = [t.memory.category.vertexInstanceState.total for t in report.compilation.tiles]
+    assert (counts[(name, size)] * size).tolist() == state
