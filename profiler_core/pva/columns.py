@@ -108,19 +108,15 @@ class ReportColumns:
             out[:] = np.repeat(p.step_cycles[step], target.tiles_per_ipu)
         return out
 
-    # --- memory, as Python lists: a script reads one cell at a time ---
+    # --- memory: a script reads one cell at a time ---
 
     @cached_property
-    def category_rows(self) -> list[list[int]]:
-        return self.memory.by_category.tolist()
+    def category_rows(self) -> np.ndarray:
+        return self.memory.by_category
 
     @cached_property
-    def tile_totals(self) -> tuple[list[int], list[int]]:
-        return self.memory.total(True).tolist(), self.memory.total(False).tolist()
-
-    @cached_property
-    def always_live_list(self) -> list[int]:
-        return self.always_live_per_tile.tolist()
+    def tile_totals(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.memory.total(True), self.memory.total(False)
 
     # --- vertices ---
 

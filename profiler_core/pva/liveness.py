@@ -104,7 +104,7 @@ def always_live_variables(columns: Any, tile: int | None) -> list[Variable]:
         var = np.flatnonzero(always & (per_var > 0))
         size = per_var[var]
         rows = columns.category_rows
-        other = {n: rows[c][tile] for n, c in NOT_VARIABLE_CATEGORIES.items()}
+        other = {n: int(rows[c, tile]) for n, c in NOT_VARIABLE_CATEGORIES.items()}
     out = variables(report, var, size)
     out += [Variable(-1, name, size) for name, size in other.items()]
     return out

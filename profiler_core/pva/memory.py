@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
+
 from profiler_core.model.kinds import MemoryCategory as M
 from profiler_core.pva.unmodelled import PvaObject
 
@@ -78,8 +80,8 @@ class TileCategories(PvaObject):
     __slots__ = ("_rows", "_tile")
     NOT_MODELLED: ClassVar[dict[str, tuple[str, str]]] = _NOT_MODELLED_CATEGORIES
 
-    def __init__(self, rows: list[list[int]], tile: int) -> None:
-        self._rows = rows  # by_category as Python lists, made once per report
+    def __init__(self, rows: np.ndarray, tile: int) -> None:
+        self._rows = rows  # the memory table's by_category (categories, tiles)
         self._tile = tile
 
     @staticmethod
@@ -88,8 +90,10 @@ class TileCategories(PvaObject):
 
 
 def _category(name: str, cats: tuple[M, ...]) -> property:
+    rows = [int(c) for c in cats]
+
     def get(self: TileCategories) -> CategoryMemory:
-        return CategoryMemory(sum(self._rows[int(c)][self._tile] for c in cats))
+        return CategoryMemory(sum(int(self._rows[r, self._tile]) for r in rows))
 
     get.__doc__ = f"Bytes of {' + '.join(c.label for c in cats)} on the tile."
     return property(get)
@@ -134,15 +138,15 @@ class TileMemory(PvaObject):
     @property
     def total(self) -> MemoryTotal:
         including, excluding = self._columns.tile_totals
-        return MemoryTotal(including[self._tile], excluding[self._tile])
+        return MemoryTotal(int(including[self._tile]), int(excluding[self._tile]))
 
     @property
     def alwaysLiveBytes(self) -> int:
-        return self._columns.always_live_list[self._tile]
+        return int(self._columns.always_live_per_tile[self._tile])
 
     @property
     def notAlwaysLiveBytes(self) -> int:
-        return self._columns.category_rows[M.NOT_ALWAYS_LIVE_VARIABLES][self._tile]
+        return int(self._columns.category_rows[M.NOT_ALWAYS_LIVE_VARIABLES, self._tile])
 
     @property
     def category(self) -> TileCategories:
@@ -161,4 +165,4 @@ class TileMemory(PvaObject):
     def byCategory(self) -> dict[str, int]:
         """Bytes per memory category label (an addition to libpva)."""
         rows = self._columns.category_rows
-        return {c.label: rows[c][self._tile] for c in M}
+        return {c.label: int(rows[c, self._tile]) for c in M}
