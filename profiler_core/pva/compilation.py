@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any
 
 from profiler_core.analysis.checks import fail
 from profiler_core.analysis.liveness import liveness_table
@@ -36,11 +36,6 @@ class Target(PvaObject):
     """The device: IPUs, tiles, memory, clock; ``numReplicas`` from the report when it
     records replication, else 1; ``type`` "IPU_MODEL" (the engine simulates an IPU) unless
     the report says otherwise."""
-
-    NOT_MODELLED: ClassVar[dict[str, tuple[str, str]]] = {
-        "ipuLinkDomainSize": ("the engine has no IPU-Link domains", "numIPUs"),
-        "gatewayMode": ("the engine has no gateway", "numIPUs"),
-    }
 
     def __init__(self, columns: Any) -> None:
         t = columns.report.target
@@ -124,14 +119,6 @@ class Ipu(PvaObject):
 
 
 class Compilation(PvaObject):
-    NOT_MODELLED: ClassVar[dict[str, tuple[str, str]]] = {
-        "variables": (
-            "the report keeps variables by liveness, not as a graph",
-            "alwaysLiveVariables",
-        ),
-        "edges": ("the report does not record edges", "graph.numVertices"),
-    }
-
     def __init__(self, columns: Any) -> None:
         self._columns = columns
 

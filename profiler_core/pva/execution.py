@@ -9,7 +9,7 @@ synchronous); a tile ends after its own cycles, an IPU after its slowest tile.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -137,10 +137,6 @@ class Microseconds(PvaObject):
 class Run(PvaObject):
     """One run: ``name``, ``program`` (engine program index), ``cycles``, ``microseconds``
     (runs follow each other on the IPU clock: the report has no host timestamps)."""
-
-    NOT_MODELLED: ClassVar[dict[str, tuple[str, str]]] = {
-        "replicas": ("a run is recorded once for every replica", "steps"),
-    }
 
     def __init__(self, columns: Any, index: int) -> None:
         self._columns = columns

@@ -8,7 +8,7 @@ that step; ``accept`` calls the visitor method of its type."""
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -92,10 +92,6 @@ class Program(PvaObject):
 
     __slots__ = ("_columns", "cyclesFrom", "cyclesTo", "id")
     Type = ProgramType
-    NOT_MODELLED: ClassVar[dict[str, tuple[str, str]]] = {
-        "totalData": ("exchange bytes are per IPU of an execution step", "step.ipus[k].dataIn"),
-        "computeset": ("only OnTileExecute programs run a compute set", "children"),
-    }
 
     def __init__(
         self, columns: Any, step: int, start: int | None = None, end: int | None = None

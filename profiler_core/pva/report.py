@@ -11,7 +11,6 @@ import enum
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import ClassVar
 
 from profiler_core.pva import lazy
 from profiler_core.pva.columns import ReportColumns
@@ -98,14 +97,6 @@ class InstrumentationSettings(PvaObject):
 class Report(PvaObject):
     """``compilation``, ``execution``, ``poplarVersion``, ``version``,
     ``instrumentationSettings``; ``columns`` is the profiler_core Report underneath."""
-
-    NOT_MODELLED: ClassVar[dict[str, tuple[str, str]]] = {
-        "serializedGraph": ("the engine writes no serialized graph", "compilation.graph"),
-        "lowering": (
-            "lowering variables are listed as lowered variables",
-            "compilation.loweredVariables",
-        ),
-    }
 
     def __init__(self, report: CoreReport) -> None:
         self.columns = report

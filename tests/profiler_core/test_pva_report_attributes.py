@@ -105,13 +105,10 @@ def test_list_print_length_limits_what_a_list_prints(tutorial4_report: Path) -> 
     ("path", "nearest"),
     [
         ("compilation.graph.numEdges", "numVertices"),
-        ("compilation.variables", "alwaysLiveVariables"),
-        ("compilation.target.ipuLinkDomainSize", "numIPUs"),
         ("compilation.computeSets[0].vertices[0].type.size", "vertexInstanceState"),
         ("compilation.tiles[0].memory.category.copyDescriptor", "vectorListDescriptor"),
-        ("compilation.programs[0].totalData", "dataIn"),
-        ("execution.runs[0].replicas", "steps"),
-        ("serializedGraph", "compilation.graph"),
+        ("compilation.tiles[0].memory.category.globalMessage", "globalExchangeCode"),
+        ("compilation.tiles[0].memory.category.vertexCode.overflowed", "total"),
     ],
 )
 def test_unmodelled_libpva_attributes_say_so_and_name_the_nearest(
@@ -140,3 +137,13 @@ def test_objects_made_twice_are_equal_and_hash_alike(tutorial4_report: Path) -> 
     v1 = report.compilation.livenessProgramSteps[5].notAlwaysLiveMemory.variables
     v2 = report.compilation.livenessProgramSteps[5].notAlwaysLiveMemory.variables
     assert set(v1) == set(v2) and np.all([x == y for x, y in zip(v1, v2, strict=True)])
+
+
+def test_stream_copy_code_per_step_is_not_told(four_ipu_report: Path) -> None:
+    report = pva.openReport(four_ipu_report)
+    copies = [p for p in report.compilation.programs if p.type == pva.Program.Type.StreamCopyMid]
+    assert copies
+    with pytest.raises(AttributeError, match="codeBytesByTile .*hostExchangeCode"):
+        copies[0].codeBytesByTile  # noqa: B018
+    sync = next(p for p in report.compilation.programs if p.type == pva.Program.Type.Sync)
+    assert sync.codeBytesByTile.tolist() == [0] * report.compilation.target.numTiles
