@@ -13,10 +13,14 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from benchmarks._timing import report
 from benchmarks.scale_report import make_scale_report
+
+T = TypeVar("T")
 
 
 def walk(folder: Path) -> tuple[int, int, int]:
@@ -46,13 +50,13 @@ def vertex_code_walk(folder: Path) -> int:
     return sum(v.codeBytes for tile in rep.compilation.tiles for v in tile.memory.vertices)
 
 
-def median_of_3(fn):
-    times, result = [], None
+def median_of_3(fn: Callable[[], T]) -> tuple[float, T]:
+    times: list[float] = []
     for _ in range(3):
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
-    return sorted(times)[1], result
+    return sorted(times)[1], result  # the last result: every run gives the same
 
 
 def measure(folder: Path) -> None:
