@@ -161,12 +161,12 @@ class Compilation(PvaObject):
         return int(self._columns.report.liveness.always_live_bytes)
 
     @property
-    def alwaysLiveVariables(self) -> list[Variable]:
+    def alwaysLiveVariables(self) -> LazyList[Variable]:
         """Always-live variables and constants, then the always-live memory that is not a
         variable, one entry per category (code, state, stacks, ...) over every tile."""
         return always_live_variables(self._columns, None)
 
-    def alwaysLiveVariablesForTile(self, tile: int) -> list[Variable]:
+    def alwaysLiveVariablesForTile(self, tile: int) -> LazyList[Variable]:
         """As ``alwaysLiveVariables`` on one tile: their sizes add up to the tile's
         ``memory.alwaysLiveBytes``."""
         num_tiles = self._columns.report.target.num_tiles

@@ -44,7 +44,7 @@ class NotAlwaysLiveMemory(PvaObject):
         self.bytes = live_bytes
 
     @property
-    def variables(self) -> list[Variable]:
+    def variables(self) -> LazyList[Variable]:
         report = self._columns.report
         live = variables_live_at(report, self._step)
         if self._tiles is None:
@@ -87,7 +87,7 @@ class LivenessProgramStep(PvaObject):
         return f"LivenessProgramStep({self.index})"
 
 
-def always_live_variables(columns: Any, tile: int | None) -> list[Variable]:
+def always_live_variables(columns: Any, tile: int | None) -> LazyList[Variable]:
     """Always-live variables and constants (their bytes on ``tile``, or whole), then one
     entry per always-live category that is not a variable (see NOT_VARIABLE_CATEGORIES)."""
     report = columns.report
@@ -105,9 +105,7 @@ def always_live_variables(columns: Any, tile: int | None) -> list[Variable]:
         size = per_var[var]
         rows = columns.category_rows
         other = {n: int(rows[c, tile]) for n, c in NOT_VARIABLE_CATEGORIES.items()}
-    out = variables(report, var, size)
-    out += [Variable(-1, name, size) for name, size in other.items()]
-    return out
+    return variables(report, var, size, [Variable(-1, n, s) for n, s in other.items()])
 
 
 class Interval(PvaObject):
@@ -200,6 +198,7 @@ class LoweredVariables(PvaObject):
         columns = self._columns
         return LazyList(len(columns.lowered), lambda i: LoweredVariable(columns, i))
 
-    def forTile(self, tile: int) -> list[LoweredVariable]:
-        rows = self._columns.lowered.on_tile(int(tile))
-        return [LoweredVariable(self._columns, r) for r in rows.tolist()]
+    def forTile(self, tile: int) -> LazyList[LoweredVariable]:
+        columns = self._columns
+        rows = columns.lowered.on_tile(int(tile))
+        return LazyList(len(rows), lambda i: LoweredVariable(columns, int(rows[i])))

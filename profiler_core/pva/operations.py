@@ -97,7 +97,7 @@ class Operation(PvaObject):
         return [make_program(self._columns, s) for s in steps.tolist()]
 
     @property
-    def vars(self) -> list[Variable]:
+    def vars(self) -> LazyList[Variable]:
         """The variables created in it (whole variables)."""
         var = self._members.vars_of(self._row)
         return variables(self._columns.report, var, self._columns.report.graph.var_bytes[var])

@@ -16,6 +16,7 @@ from profiler_core.analysis.checks import fail
 from profiler_core.analysis.step_code import control_code_of_step
 from profiler_core.model.kinds import ProgramKind, StepKind
 from profiler_core.pva.graph_objects import ComputeSet
+from profiler_core.pva.lazy import LazyList
 from profiler_core.pva.unmodelled import PvaObject, not_modelled
 from profiler_core.pva.variables import Variable, variables
 
@@ -152,7 +153,7 @@ class Program(PvaObject):
         return self._columns.cycles_by_tile(self.id)
 
     @property
-    def vars(self) -> list[Variable]:
+    def vars(self) -> LazyList[Variable]:
         """Variables whose live range starts (first written) or ends (last read) at this
         step; the report does not record the uses in between."""
         c = self._columns

@@ -6,10 +6,12 @@ libpva lists it, with ``_id`` -1."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from profiler_core.pva.lazy import LazyList
 from profiler_core.pva.unmodelled import PvaObject
 
 
@@ -43,11 +45,20 @@ class Variable(PvaObject):
         return f"Variable({self.name!r}, size={self.size})"
 
 
-def variables(report: Any, var: np.ndarray, sizes: np.ndarray) -> list[Variable]:
-    """Variable objects of ids ``var`` with ``sizes``, names decoded in one go."""
+def variables(
+    report: Any, var: np.ndarray, sizes: np.ndarray, extra: Sequence[Variable] = ()
+) -> LazyList[Variable]:
+    """The variables of ids ``var`` with ``sizes``, then ``extra``: a lazy list, so 400,000
+    always-live variables cost nothing until a script reads them."""
     graph = report.graph
-    names = graph.strings.take(graph.var_name[np.asarray(var, dtype=np.int64)])
-    return [
-        Variable(v, n, s)
-        for v, n, s in zip(np.asarray(var).tolist(), names, np.asarray(sizes).tolist(), strict=True)
-    ]
+    var = np.asarray(var, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    count = len(var)
+
+    def make(i: int) -> Variable:
+        if i >= count:
+            return extra[i - count]
+        v = int(var[i])
+        return Variable(v, graph.strings[int(graph.var_name[v])], int(sizes[i]))
+
+    return LazyList(count + len(extra), make)
