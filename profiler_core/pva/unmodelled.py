@@ -5,6 +5,7 @@ nearest covered name as a hint too)."""
 from __future__ import annotations
 
 import difflib
+from functools import cached_property
 from typing import Any, ClassVar, NoReturn
 
 
@@ -27,7 +28,7 @@ class PvaObject:
             raise AttributeError(name)
         owner = type(self).__name__
         attr = getattr(type(self), name, None)
-        if isinstance(attr, property):
+        if isinstance(attr, (property, cached_property)):
             # the property itself raised AttributeError (e.g. not_modelled): raise it again
             # rather than let Python's fallback to __getattr__ hide its message
             return attr.__get__(self, type(self))

@@ -147,3 +147,24 @@ def test_stream_copy_code_per_step_is_not_told(four_ipu_report: Path) -> None:
         copies[0].codeBytesByTile  # noqa: B018
     sync = next(p for p in report.compilation.programs if p.type == pva.Program.Type.Sync)
     assert sync.codeBytesByTile.tolist() == [0] * report.compilation.target.numTiles
+
+
+def test_an_attribute_error_inside_a_property_keeps_its_message() -> None:
+    from functools import cached_property
+
+    from profiler_core.pva.unmodelled import PvaObject, not_modelled
+
+    class Thing(PvaObject):
+        @property
+        def plain(self) -> int:
+            not_modelled("Thing", "plain", "no reason", "other")
+
+        @cached_property
+        def cached(self) -> int:
+            not_modelled("Thing", "cached", "no reason", "other")
+
+    for name in ("plain", "cached"):
+        with pytest.raises(AttributeError, match=f"Thing.{name} is libpva's .* other"):
+            getattr(Thing(), name)
+    with pytest.raises(AttributeError, match="nearest covered attribute is cached"):
+        Thing().cachd  # noqa: B018
