@@ -22,7 +22,7 @@ from ipu_engine.pvti.session import (
     enable,
     session,
 )
-from ipu_engine.pvti.tracepoint import Tracepoint, instrument_fn
+from ipu_engine.pvti.tracepoint import Tracepoint, instrument, instrument_fn
 
 #: The channel the engine's IPU tracks ("IPU 0", "IPU 1", ...) are recorded on.
 IPU_CHANNEL = "IPU"
@@ -131,6 +131,7 @@ __all__ = [
     "enable_trace_channel",
     "getCurrentTraceFilename",
     "get_current_trace_filename",
+    "instrument",
     "instrument_fn",
     "ipu_track_span",
     "ipu_track_spans",

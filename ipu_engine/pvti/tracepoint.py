@@ -109,3 +109,28 @@ def instrument_fn(channel: TraceChannel) -> Callable[[F], F]:
         return Tracepoint(channel, func.__qualname__)(func)
 
     return decorate
+
+
+def instrument(obj: Any, methods: Any, channel: TraceChannel) -> Any:
+    """libpvti's ``instrument(obj, methods, channel)``: every call of each named method of
+    ``obj`` (a class, or one object) becomes a span on ``channel`` labelled with the method's
+    qualified name (``Dataset.__getitem__``). An object gets a subclass of its own, so that
+    special methods (``len(obj)``, ``obj[i]``) are traced too and other objects are not."""
+    names = [methods] if isinstance(methods, str) else list(methods)
+    target = obj if isinstance(obj, type) else type(obj)
+    wrapped: dict[str, Any] = {}
+    for name in names:
+        method = getattr(target, name, None)
+        if method is None:
+            raise AttributeError(f"{target.__name__} has no method {name!r} to instrument")
+        wrapped[name] = Tracepoint(channel, getattr(method, "__qualname__", name))(method)
+    if isinstance(obj, type):
+        for name, fn in wrapped.items():
+            setattr(obj, name, fn)
+        return obj
+    try:
+        obj.__class__ = type(target.__name__, (target,), wrapped)
+    except TypeError:  # builtins and slotted classes keep their class: trace bound methods
+        for name in names:
+            setattr(obj, name, Tracepoint(channel, name)(getattr(obj, name)))
+    return obj

@@ -165,3 +165,14 @@ def _executions(
     for node in np.flatnonzero(~has_steps & (first_child >= 0))[::-1].tolist():
         executions[node] = executions[child[node]] // divisor[node]
     return np.array(executions, dtype=np.int64)
+
+
+def subtree_ends(parent: np.ndarray) -> np.ndarray:
+    """For nodes in depth-first order (parents first), node n's subtree is [n, end[n])."""
+    ups = np.asarray(parent).tolist()
+    end = list(range(1, len(ups) + 1))
+    for node in range(len(ups) - 1, -1, -1):
+        up = ups[node]
+        if up >= 0 and end[node] > end[up]:
+            end[up] = end[node]
+    return np.array(end, dtype=np.int64)

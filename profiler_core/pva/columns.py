@@ -1,5 +1,6 @@
-"""Arrays the pva objects share, derived once per report from its columns: memory totals per
-tile, rows of each compute set and exchange step, per-tile cycles of a step, run offsets."""
+"""Arrays the pva objects share, derived once per report from its columns by profiler_core's
+analyses: memory per tile, rows of each compute set and exchange step, per-tile cycles of a
+step, run offsets, liveness of the tiles last asked about, lowered variables, operations."""
 
 from __future__ import annotations
 
@@ -7,10 +8,22 @@ from functools import cached_property
 
 import numpy as np
 
-from profiler_core.analysis.checks import checked_programs, checked_runs
+from profiler_core.analysis.checks import checked_liveness, checked_programs, checked_runs
+from profiler_core.analysis.liveness import LivenessTable
+from profiler_core.analysis.liveness_tiles import ipu_tiles, liveness_on_tiles
+from profiler_core.analysis.lowered_variables import LoweredVariables, lowered_variables
 from profiler_core.analysis.memory import MemoryTable, memory_table
+from profiler_core.analysis.operation_members import OperationMembers, operation_members
+from profiler_core.analysis.program_tree import ProgramTree, program_tree, subtree_ends
+from profiler_core.analysis.step_code import ExchangeCode, exchange_code_by_step
+from profiler_core.analysis.vertices import (
+    TileVertexTypes,
+    vertex_state_sizes,
+    vertex_types_by_tile,
+)
 from profiler_core.model.kinds import MemoryCategory, StepKind
 from profiler_core.model.profile import ProgramData, RunData
+from profiler_core.pva.graph_objects import VertexType
 from profiler_core.report import Report
 
 
@@ -94,3 +107,107 @@ class ReportColumns:
         else:
             out[:] = np.repeat(p.step_cycles[step], target.tiles_per_ipu)
         return out
+
+    # --- memory: a script reads one cell at a time ---
+
+    @cached_property
+    def category_rows(self) -> np.ndarray:
+        return self.memory.by_category
+
+    @cached_property
+    def tile_totals(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.memory.total(True), self.memory.total(False)
+
+    # --- vertices ---
+
+    @cached_property
+    def _tile_vertex_types(self) -> TileVertexTypes:
+        return vertex_types_by_tile(self.report)
+
+    def tile_vertex_types(self, tile: int) -> tuple[np.ndarray, np.ndarray]:
+        return self._tile_vertex_types.of(tile)
+
+    @cached_property
+    def vertex_state_sizes(self) -> list[int]:
+        """State bytes of one vertex of each type (-1 where the report cannot tell)."""
+        return vertex_state_sizes(self.report).tolist()
+
+    def vertex_type(self, index: int) -> VertexType:
+        g = self.report.graph
+        size = self.vertex_state_sizes[index]
+        return VertexType(
+            index,
+            g.strings[int(g.vt_name[index])],
+            int(g.vt_code_bytes[index]),
+            None if size < 0 else size,
+        )
+
+    # --- liveness of some tiles, kept for the last few tiles asked about ---
+
+    def tile_liveness(self, key: tuple[str, int]) -> LivenessTable:
+        """``("tile", t)`` or ``("ipu", i)``: live bytes per step of what is on those tiles."""
+        cache = self._liveness_cache
+        if key in cache:
+            cache[key] = cache.pop(key)  # most recently used last
+            return cache[key]
+        kind, index = key
+        if kind == "tile":
+            num_tiles = self.report.target.num_tiles
+            if not 0 <= index < num_tiles:
+                raise IndexError(f"tile {index}: tiles go from 0 to {num_tiles - 1}")
+            tiles = np.array([index])
+        else:
+            tiles = ipu_tiles(self.report, index)
+        table = liveness_on_tiles(self.report, tiles)
+        cache[key] = table
+        while len(cache) > 16:
+            cache.pop(next(iter(cache)))
+        return table
+
+    @cached_property
+    def _liveness_cache(self) -> dict[tuple[str, int], LivenessTable]:
+        return {}
+
+    # --- programs ---
+
+    @cached_property
+    def exchange_code(self) -> ExchangeCode:
+        return exchange_code_by_step(self.report)
+
+    @cached_property
+    def exchange_code_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        return _groups(self.exchange_code.step, self.programs.num_steps)
+
+    @cached_property
+    def lowered(self) -> LoweredVariables:
+        return lowered_variables(self.report)
+
+    @cached_property
+    def tree(self) -> ProgramTree:
+        return program_tree(self.report)
+
+    @cached_property
+    def subtree_end(self) -> np.ndarray:
+        """Node n's subtree is nodes [n, subtree_end[n]) (nodes are in depth-first order)."""
+        return subtree_ends(self.programs.node_parent)
+
+    @cached_property
+    def interval_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Live ranges grouped by first step and by last step (for a step's variables)."""
+        live = checked_liveness(self.report)
+        steps = self.programs.num_steps
+        by_first = _groups(live.interval_first.astype(np.int64), steps)
+        by_last = _groups(live.interval_last.astype(np.int64), steps)
+        return (*by_first, *by_last)
+
+    @cached_property
+    def operations(self) -> OperationMembers:
+        return operation_members(self.report)
+
+    def exchange_bytes(self, step: int, ipu: int) -> tuple[int, int]:
+        """Bytes in and out of IPU ``ipu``'s tiles in exchange step ``step``."""
+        p, per_ipu = self.programs, self.report.target.tiles_per_ipu
+        order, offsets = self.exchange_tiles
+        rows = order[offsets[step] : offsets[step + 1]]
+        rows = rows[p.exch_tile[rows] // per_ipu == ipu]
+        return int(p.exch_bytes_in[rows].sum()), int(p.exch_bytes_out[rows].sum())

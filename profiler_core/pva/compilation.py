@@ -1,23 +1,47 @@
-"""libpva's ``report.compilation``: target, graph counts, compute sets, tiles with their
-memory, IPUs with their tiles, and the liveness of each program step. Lists are lazy."""
+"""libpva's ``report.compilation``: target, graph counts, compute sets, programs, tiles with
+their memory, IPUs with their tiles, liveness of each program step, always-live and lowered
+variables. Lists are lazy: an item is made when indexed."""
 
 from __future__ import annotations
 
+import enum
 from functools import cached_property
 from typing import Any
 
-from profiler_core.analysis.liveness import liveness_table, variables_live_at
-from profiler_core.model.kinds import MemoryCategory
+from profiler_core.analysis.checks import fail
+from profiler_core.analysis.liveness import liveness_table
 from profiler_core.pva.graph_objects import ComputeSet
 from profiler_core.pva.lazy import LazyList
+from profiler_core.pva.liveness import (
+    LivenessProgramStep,
+    LoweredVariables,
+    always_live_variables,
+)
+from profiler_core.pva.memory import TileMemory
 from profiler_core.pva.programs import Program, make_program
+from profiler_core.pva.unmodelled import PvaObject, not_modelled
+from profiler_core.pva.variables import Variable
 
 
-class Target:
+class IPU:
+    """``pva.IPU.Architecture``: the IPU generations, by libpva's names."""
+
+    class Architecture(enum.Enum):
+        Ipu1 = "ipu1"
+        Ipu2 = "ipu2"
+        Ipu21 = "bow"  # Bow is IPU 2.1
+
+
+class Target(PvaObject):
+    """The device: IPUs, tiles, memory, clock; ``numReplicas`` from the report when it
+    records replication, else 1; ``type`` "IPU_MODEL" (the engine simulates an IPU) unless
+    the report says otherwise."""
+
     def __init__(self, columns: Any) -> None:
         t = columns.report.target
-        self.type = "IPU_MODEL"
-        self.architecture = t.version
+        self._report = columns.report
+        recorded = getattr(t, "type", "")
+        self.type = "IPU" if recorded == "IPU" else "IPU_MODEL"
         self.numIPUs = t.num_ipus
         self.tilesPerIpu = self.tilesPerIPU = t.tiles_per_ipu
         self.numTiles = t.num_tiles
@@ -25,62 +49,48 @@ class Target:
         self.bytesPerIPU = t.bytes_per_tile * t.tiles_per_ipu
         self.totalMemory = t.bytes_per_tile * t.num_tiles
         self.clockFrequency = t.clock_hz
-        self.numReplicas = 1
+        self.numReplicas = max(int(getattr(t, "replicas", 0) or 0), 1)
+
+    @property
+    def architecture(self) -> IPU.Architecture:
+        version = self._report.target.version
+        try:
+            return IPU.Architecture(version)
+        except ValueError:
+            fail(self._report, "target", f"unknown IPU version {version!r}")
 
 
-class Graph:
+class Graph(PvaObject):
+    """Counts of the graph: compute sets, vertices, variables, vertex types; ``numEdges``
+    when the report records it."""
+
     def __init__(self, columns: Any) -> None:
         g = columns.report.graph
+        self._edges = int(getattr(g, "num_edges", -1))
         self.numComputeSets = len(g.cs_name)
         self.numVertices = int(g.vc_count.sum())
         self.numVariables = g.num_variables
         self.numVertexTypes = len(g.vt_name)
 
-
-class MemoryTotal:
-    __slots__ = ("excludingGaps", "includingGaps")
-
-    def __init__(self, including: int, excluding: int) -> None:
-        self.includingGaps = including
-        self.excludingGaps = excluding
-
-
-class TileMemory:
-    """``total.includingGaps / excludingGaps``; ``alwaysLiveBytes`` (everything but the
-    not-always-live variables and gaps) and ``notAlwaysLiveBytes`` (their peak)."""
-
-    __slots__ = ("_columns", "_tile")
-
-    def __init__(self, columns: Any, tile: int) -> None:
-        self._columns = columns
-        self._tile = tile
-
     @property
-    def total(self) -> MemoryTotal:
-        m = self._columns.memory
-        return MemoryTotal(int(m.total(True)[self._tile]), int(m.total(False)[self._tile]))
-
-    @property
-    def alwaysLiveBytes(self) -> int:
-        return int(self._columns.always_live_per_tile[self._tile])
-
-    @property
-    def notAlwaysLiveBytes(self) -> int:
-        rows = self._columns.memory.by_category
-        return int(rows[MemoryCategory.NOT_ALWAYS_LIVE_VARIABLES, self._tile])
-
-    def byCategory(self) -> dict[str, int]:
-        """Bytes per memory category label (an addition to libpva)."""
-        m = self._columns.memory
-        return {c.label: int(m.by_category[c, self._tile]) for c in m.categories()}
+    def numEdges(self) -> int:
+        if self._edges < 0:
+            not_modelled(
+                "Graph", "numEdges", "this report (format 1.0) does not record edges", "numVertices"
+            )
+        return self._edges
 
 
-class Tile:
+class Tile(PvaObject):
     __slots__ = ("_columns", "number")
 
     def __init__(self, columns: Any, number: int) -> None:
         self._columns = columns
         self.number = number
+
+    @property
+    def id(self) -> int:
+        return self.number
 
     @property
     def ipu(self) -> int:
@@ -94,7 +104,7 @@ class Tile:
         return f"Tile({self.number})"
 
 
-class Ipu:
+class Ipu(PvaObject):
     __slots__ = ("_columns", "id")
 
     def __init__(self, columns: Any, index: int) -> None:
@@ -108,40 +118,7 @@ class Ipu:
         return LazyList(per_ipu, lambda i: Tile(self._columns, first + i))
 
 
-class NotAlwaysLiveMemory:
-    def __init__(self, columns: Any, step: int, live_bytes: int) -> None:
-        self._columns = columns
-        self._step = step
-        self.bytes = live_bytes
-
-    @property
-    def variables(self) -> list[Variable]:
-        live = variables_live_at(self._columns.report, self._step)
-        return [
-            Variable(name, int(size))
-            for name, size in zip(live.names, live.bytes.tolist(), strict=True)
-        ]
-
-
-class Variable:
-    __slots__ = ("bytes", "name")
-
-    def __init__(self, name: str, size: int) -> None:
-        self.name, self.bytes = name, size
-
-
-class LivenessProgramStep:
-    def __init__(self, columns: Any, step: int, live_bytes: int) -> None:
-        self._columns = columns
-        self.index = step
-        self.notAlwaysLiveMemory = NotAlwaysLiveMemory(columns, step, live_bytes)
-
-    @property
-    def program(self) -> Program:
-        return make_program(self._columns, self.index)
-
-
-class Compilation:
+class Compilation(PvaObject):
     def __init__(self, columns: Any) -> None:
         self._columns = columns
 
@@ -159,6 +136,12 @@ class Compilation:
         return LazyList(count, lambda i: ComputeSet(self._columns, i))
 
     @cached_property
+    def programs(self) -> LazyList[Program]:
+        """Every program step's program, in step order (``programs[i]._id == i``)."""
+        columns = self._columns
+        return LazyList(columns.programs.num_steps, lambda i: make_program(columns, i))
+
+    @cached_property
     def tiles(self) -> LazyList[Tile]:
         _ = self._columns.memory  # a damaged memory section fails here, not at the n-th tile
         return LazyList(self._columns.report.target.num_tiles, lambda i: Tile(self._columns, i))
@@ -170,9 +153,27 @@ class Compilation:
     @cached_property
     def livenessProgramSteps(self) -> LazyList[LivenessProgramStep]:
         live = liveness_table(self._columns.report).live_bytes(False)
-        return LazyList(len(live), lambda i: LivenessProgramStep(self._columns, i, int(live[i])))
+        return LazyList(len(live), lambda i: LivenessProgramStep(self._columns, i, live))
 
     @property
     def alwaysLiveMemory(self) -> int:
         """Bytes of always-live variables (libpva's ``alwaysLiveMemory.bytes`` as an int)."""
         return int(self._columns.report.liveness.always_live_bytes)
+
+    @property
+    def alwaysLiveVariables(self) -> LazyList[Variable]:
+        """Always-live variables and constants, then the always-live memory that is not a
+        variable, one entry per category (code, state, stacks, ...) over every tile."""
+        return always_live_variables(self._columns, None)
+
+    def alwaysLiveVariablesForTile(self, tile: int) -> LazyList[Variable]:
+        """As ``alwaysLiveVariables`` on one tile: their sizes add up to the tile's
+        ``memory.alwaysLiveBytes``."""
+        num_tiles = self._columns.report.target.num_tiles
+        if not 0 <= tile < num_tiles:
+            raise IndexError(f"tile {tile}: tiles go from 0 to {num_tiles - 1}")
+        return always_live_variables(self._columns, int(tile))
+
+    @cached_property
+    def loweredVariables(self) -> LoweredVariables:
+        return LoweredVariables(self._columns)

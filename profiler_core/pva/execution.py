@@ -16,9 +16,10 @@ import numpy as np
 from profiler_core.pva.graph_objects import ComputeSet
 from profiler_core.pva.lazy import LazyList
 from profiler_core.pva.programs import CycleCount, Program, make_program
+from profiler_core.pva.unmodelled import PvaObject
 
 
-class StepIpu:
+class StepIpu(PvaObject):
     """One IPU in one execution step: ``cycles`` it was active, ``activeCycles`` range."""
 
     __slots__ = ("_step", "ipu")
@@ -44,6 +45,16 @@ class StepIpu:
         return CycleRange(CycleCount(start, start, start), ends)
 
     @property
+    def dataIn(self) -> int:
+        """Bytes the IPU's tiles received in the step's exchange (0 for other steps)."""
+        return self._step._columns.exchange_bytes(self._step.programStep, self.ipu)[0]
+
+    @property
+    def dataOut(self) -> int:
+        """Bytes the IPU's tiles sent in the step's exchange (0 for other steps)."""
+        return self._step._columns.exchange_bytes(self._step.programStep, self.ipu)[1]
+
+    @property
     def activeTiles(self) -> int:
         per_ipu = self._step._columns.report.target.tiles_per_ipu
         tiles = self._step.cyclesByTile[self.ipu * per_ipu : (self.ipu + 1) * per_ipu]
@@ -58,7 +69,7 @@ class CycleRange:
         self.cyclesTo = cycles_to
 
 
-class ExecutionStep:
+class ExecutionStep(PvaObject):
     """One executed instance of a program step."""
 
     __slots__ = ("_columns", "_start", "programStep", "run")
@@ -110,7 +121,23 @@ def _step_of_run(columns: Any, run: int, index: int) -> ExecutionStep:
     return ExecutionStep(columns, run, int(r.step_ids[index]), start)
 
 
-class Run:
+class Microseconds(PvaObject):
+    """When a run started and ended, in µs from the start of the first run."""
+
+    __slots__ = ("end", "start")
+
+    def __init__(self, start: float, end: float) -> None:
+        self.start, self.end = start, end
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+class Run(PvaObject):
+    """One run: ``name``, ``program`` (engine program index), ``cycles``, ``microseconds``
+    (runs follow each other on the IPU clock: the report has no host timestamps)."""
+
     def __init__(self, columns: Any, index: int) -> None:
         self._columns = columns
         self.index = index
@@ -118,7 +145,9 @@ class Run:
         self.name = r.name
         self.program = r.program
         self.cycles = r.total_cycles
-        self.microseconds = r.total_cycles / columns.report.target.clock_hz * 1e6
+        us_per_cycle = 1e6 / columns.report.target.clock_hz
+        begin, end = columns.run_offsets[index : index + 2].tolist()
+        self.microseconds = Microseconds(begin * us_per_cycle, end * us_per_cycle)
 
     @cached_property
     def steps(self) -> LazyList[ExecutionStep]:
@@ -133,7 +162,7 @@ class TotalCycles:
         self.total = total
 
 
-class Execution:
+class Execution(PvaObject):
     def __init__(self, columns: Any) -> None:
         self._columns = columns
 

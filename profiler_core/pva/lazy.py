@@ -8,6 +8,9 @@ from typing import Generic, TypeVar, overload
 
 T = TypeVar("T")
 
+PRINT_LENGTH = [10]
+"""How many items ``repr`` of a list shows (libpva's ``report.listPrintLength(n)``)."""
+
 
 class LazyList(Sequence[T], Generic[T]):
     """``len`` items; item ``i`` is ``make(i)``, made again on every access (it is a view)."""
@@ -36,4 +39,7 @@ class LazyList(Sequence[T], Generic[T]):
         return (self._make(i) for i in range(self._len))
 
     def __repr__(self) -> str:
-        return f"<{self._len} items>"
+        shown = min(self._len, max(PRINT_LENGTH[0], 0))
+        items = ", ".join(repr(self._make(i)) for i in range(shown))
+        more = f", ... ({self._len - shown} more)" if shown < self._len else ""
+        return f"[{items}{more}]"

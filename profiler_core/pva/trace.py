@@ -1,9 +1,14 @@
-"""openTrace: libpvti-reader style objects over a Trace, made lazily from its columns.
+"""openTrace: libpva's trace reader (the "reading PVTI files" tutorial) over a Trace, made
+lazily from its columns.
 
-``trace.processes[].threads[].events[]`` gives events with ``.label``, ``.channel``,
-``.start`` and ``.duration`` in microseconds (floats, from the trace's origin) and
-``.children()``; ``trace.series`` lists the metric series. Only what a script touches
-becomes a Python object.
+``trace.processes[].threads[]`` (``pid``, ``tid``); ``thread.events`` are the outermost
+events, as libpva returns them, their nested events reached through ``children()``
+(``thread.allEvents`` has every event in start order). An event has ``label``,
+``channel``, ``timestamp`` and ``duration`` in whole microseconds (``timestamp`` since the
+Unix epoch, from the trace's wall-clock origin; ``duration`` the difference of the end's
+and start's whole microseconds), and ``start`` / ``end`` in fractional µs from the trace's
+origin. ``trace.series`` lists the metric series. Only what a script touches becomes a
+Python object.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ from typing import Any, overload
 import numpy as np
 
 from profiler_core.formats.pvti import EventKind
+from profiler_core.pva.lazy import LazyList
 from profiler_core.trace import Trace, open_trace
 
 
 class TraceEvent:
-    """One event of a Trace, viewed through its index."""
+    """One event of a Trace, viewed through its index; equal when it is the same event."""
 
     __slots__ = ("_i", "_trace")
 
@@ -43,9 +49,15 @@ class TraceEvent:
         return int(self._trace.start_ns[self._i]) / 1000
 
     @property
-    def duration(self) -> float:
-        """Duration in µs (0 for an instant)."""
-        return int(self._trace.end_ns[self._i] - self._trace.start_ns[self._i]) / 1000
+    def timestamp(self) -> int:
+        """Start in whole µs since the Unix epoch."""
+        return (self._trace.origin_wall_ns + int(self._trace.start_ns[self._i])) // 1000
+
+    @property
+    def duration(self) -> int:
+        """Whole µs from the start's timestamp to the end's (0 for an instant)."""
+        origin = self._trace.origin_wall_ns
+        return (origin + int(self._trace.end_ns[self._i])) // 1000 - self.timestamp
 
     @property
     def end(self) -> float:
@@ -80,8 +92,18 @@ class TraceEvent:
         hit = (depths == t.depth[i] + 1) & (starts < end)
         return [TraceEvent(t, i + 1 + int(j)) for j in np.flatnonzero(hit)]
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TraceEvent) and (other._trace, other._i) == (self._trace, self._i)
+
+    def __hash__(self) -> int:
+        return hash((id(self._trace), self._i))
+
     def __repr__(self) -> str:
         return f"TraceEvent({self.label!r}, start={self.start}, duration={self.duration})"
+
+
+Event = TraceEvent
+"""libpva's name for an event (``pva.Event`` in type hints)."""
 
 
 class EventList(Sequence[TraceEvent]):
@@ -119,16 +141,28 @@ class TraceThread:
         self.id = info.os_tid  # None for a pseudo track such as "IPU 0"
         self.kind = info.kind
 
+    @property
+    def tid(self) -> int:
+        """The OS thread id; for a pseudo track such as "IPU 0", -1 - its index."""
+        return self.id if self.id is not None else -1 - self._index
+
     @cached_property
-    def events(self) -> EventList:
+    def allEvents(self) -> EventList:
+        """Every event of the thread, nested ones included, in start order (an addition)."""
         return EventList(self._trace, self._trace.thread_slice(self._index))
 
-    @property
-    def rootEvents(self) -> list[TraceEvent]:
-        """The outermost events (depth 0)."""
+    @cached_property
+    def events(self) -> LazyList[TraceEvent]:
+        """The outermost events (depth 0), as libpva's ``thread.events`` (made when indexed)."""
         part = self._trace.thread_slice(self._index)
-        roots = np.flatnonzero(self._trace.depth[part] == 0)
-        return [TraceEvent(self._trace, part.start + int(i)) for i in roots]
+        roots = part.start + np.flatnonzero(self._trace.depth[part] == 0)
+        trace = self._trace
+        return LazyList(len(roots), lambda i: TraceEvent(trace, int(roots[i])))
+
+    @property
+    def rootEvents(self) -> LazyList[TraceEvent]:
+        """The same as ``events``."""
+        return self.events
 
 
 class TraceProcess:

@@ -233,3 +233,55 @@ def test_spans_ending_out_of_order_are_all_recorded(trace_dir: Path) -> None:
     trace = finish(trace_dir)
     rows = thread_rows(trace, threading.current_thread().name)
     assert sorted(rows) == [("after", 1, 0), ("first", 0, 0), ("second", 1, 0)]
+
+
+class Dataset:
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> int:
+        return index * 2
+
+    def describe(self) -> str:
+        return f"{self.n} items"
+
+
+def test_instrument_traces_the_named_methods_of_one_object(trace_dir: Path) -> None:
+    channel = pvti.createTraceChannel("Data")
+    traced, plain = Dataset(3), Dataset(3)
+    assert pvti.instrument(traced, ["__len__", "__getitem__"], channel) is traced
+    assert len(traced) == 3 and traced[2] == 4 and traced.describe() == "3 items"
+    assert len(plain) == 3 and plain[1] == 2  # another object of the class is not traced
+    assert isinstance(traced, Dataset) and type(traced).__name__ == "Dataset"
+    pvti.instrument(Dataset, "describe", channel)  # a class: every object, one method
+    assert plain.describe() == "3 items"
+    trace = finish(trace_dir)
+    rows = thread_rows(trace, threading.current_thread().name)
+    assert [label for label, _, _ in rows] == [
+        "Dataset.__len__", "Dataset.__getitem__", "Dataset.describe",
+    ]  # fmt: skip
+    assert trace.channels == ("Data",)
+    with pytest.raises(AttributeError, match="no method 'missing'"):
+        pvti.instrument(plain, ["missing"], channel)
+
+
+def test_current_file_channel_list_and_predefined_channels(trace_dir: Path) -> None:
+    assert pvti.getCurrentTraceFilename().endswith(".pvti")
+    assert Path(pvti.getCurrentTraceFilename()).parent == trace_dir
+    channel = pvti.createTraceChannel("Listed")
+    pvti.disableTraceChannel(channel)
+    listed = dict((name, enabled) for name, enabled in pvti.listTraceChannel())
+    assert listed["Listed"] is False and not pvti.checkTraceChannel(channel)
+    assert {"Drivers", "Poplar", "Framework"} <= set(listed)
+    assert (pvti.traceDrivers.name, pvti.tracePoplar.name, pvti.traceFramework.name) == (
+        "Drivers", "Poplar", "Framework",
+    )  # fmt: skip
+    pvti.enableTraceChannel(channel)
+    pvti.Tracepoint.begin(channel, "opened")
+    pvti.Tracepoint.end(channel, "opened")
+    trace = finish(trace_dir)
+    assert pvti.getCurrentTraceFilename() == ""
+    assert thread_rows(trace, threading.current_thread().name) == [("opened", 0, EventKind.SPAN)]

@@ -42,7 +42,8 @@ def test_the_epochs_example_leaves_one_trace_with_its_loop_structure(tmp_path: P
         (f"Epoch {i} begin", 0, "Instant Events") for i in range(EPOCHS)
     ]
     assert all(i.start <= e.start for i, e in zip(instants, epochs, strict=True))
-    assert len(thread.events) == EPOCHS * (STEPS + 2)
+    assert len(thread.allEvents) == EPOCHS * (STEPS + 2)
+    assert len(thread.events) == 2 * EPOCHS  # libpva's events: the outermost ones
 
     (loss,) = trace.series
     assert (loss.graph, loss.name) == ("Loss", "Training Loss")

@@ -75,10 +75,13 @@ def analyse_everything(path: Path) -> list[ReportError]:
     return errors
 
 
+_EXCHANGES = ("DoExchange", "GlobalExchange")
+
+
 def _script(path: Path) -> None:
     """What a libpva script touches first."""
     report = pva.openReport(path)
-    touched = [report.compilation.target.numTiles]
+    touched = [report.compilation.target.numTiles, report.compilation.target.architecture]
     touched.append(report.compilation.tiles[0].memory.total.includingGaps)
     touched += [cs.vertices for cs in report.compilation.computeSets[:3]]
     steps = report.execution.steps
@@ -86,6 +89,21 @@ def _script(path: Path) -> None:
         touched.append(steps[0].cyclesByTile)
         steps[0].program.accept(pva.ProgramVisitor())
         touched.append(steps[-1].ipus[0].activeCycles.cyclesTo.max)
+        touched.append(steps[0].ipus[0].dataIn)
+    compilation = report.compilation
+    tile = compilation.tiles[0]
+    touched += [tile.memory.category.vertexCode.total, tile.memory.vertices]
+    touched.append(compilation.alwaysLiveVariablesForTile(0))
+    for program in compilation.programs[:3]:
+        touched += [program.children, program.controlCodeByTile, program.vars]
+        touched += [program.codeBytesByTile] if program.type.name in _EXCHANGES else []
+    live = compilation.livenessProgramSteps
+    if len(live):
+        touched += [live[0].notAlwaysLiveMemoryForTile(0).variables]
+        touched += [live[-1].notAlwaysLiveMemoryForIpu(0).bytes]
+    touched += [v.equivalenceClass.steps for v in compilation.loweredVariables.forTile(0)[:3]]
+    for op in pva.OperationAnalysis(report).operations[:3]:
+        touched += [op.programs(), op.vars, op.debugContext.json, op.debugContext.parents]
 
 
 def cli_everything(path: Path) -> list[tuple[int, str]]:

@@ -18,14 +18,21 @@ def test_events_read_like_libpvti_objects_in_microseconds(small_pvti: Path) -> N
     assert process.pid == os.getpid() and process.name == "small"
     threads = {t.name: t for t in process.threads}
     main = threads["main"]
-    got = [(e.label, e.start, e.duration, e.channel) for e in main.events]
+    got = [(e.label, e.start, e.end - e.start, e.channel) for e in main.allEvents]
     expected = sorted(
         ((label, s / 1000, (e - s) / 1000, "Training") for label, s, e, _, _ in MAIN_EVENTS),
         key=lambda r: r[1],
     )
     assert got == expected
+    # libpva's thread.events are the outermost events; times in whole µs since the epoch
+    (epoch,) = main.events
+    origin = trace.columns.origin_wall_ns
+    first = min(MAIN_EVENTS, key=lambda r: r[1])
+    assert epoch.timestamp == (origin + first[1]) // 1000
+    assert epoch.duration == (origin + first[2]) // 1000 - (origin + first[1]) // 1000
     assert threads["IPU 0"].id is None and threads["IPU 0"].kind == "track"
-    assert [e.label for e in threads["IPU 0"].events] == [s[0] for s in IPU_STEPS]
+    assert [e.label for e in threads["IPU 0"].allEvents] == [s[0] for s in IPU_STEPS]
+    assert threads["IPU 0"].tid < 0 and main.tid == main.id
 
 
 def test_children_are_the_directly_nested_events(small_pvti: Path) -> None:
@@ -50,7 +57,7 @@ def test_series_give_times_in_microseconds_and_values(small_pvti: Path) -> None:
 
 def test_event_lists_index_like_sequences(small_pvti: Path) -> None:
     main = next(t for t in pva.openTrace(small_pvti).processes[0].threads if t.name == "main")
-    events = main.events
+    events = main.allEvents
     assert len(events) == len(MAIN_EVENTS)
     assert isinstance(events[0], TraceEvent)
     assert events[-1].label == events[len(events) - 1].label
