@@ -104,8 +104,6 @@ def test_list_print_length_limits_what_a_list_prints(tutorial4_report: Path) -> 
 @pytest.mark.parametrize(
     ("path", "nearest"),
     [
-        ("compilation.graph.numEdges", "numVertices"),
-        ("compilation.computeSets[0].vertices[0].type.size", "vertexInstanceState"),
         ("compilation.tiles[0].memory.category.copyDescriptor", "vectorListDescriptor"),
         ("compilation.tiles[0].memory.category.globalMessage", "globalExchangeCode"),
         ("compilation.tiles[0].memory.category.vertexCode.overflowed", "total"),
@@ -119,6 +117,21 @@ def test_unmodelled_libpva_attributes_say_so_and_name_the_nearest(
         AttributeError, match=f"is libpva's but popvision-py does not model it.*{nearest}"
     ):
         eval(f"report.{path}", scope)
+
+
+def test_edges_and_vertex_state_sizes_come_from_the_report_since_format_1_1(
+    tutorial4_report: Path,
+) -> None:
+    report = pva.openReport(tutorial4_report)
+    graph = open_report(tutorial4_report).graph
+    assert report.compilation.graph.numEdges == graph.num_edges > 0
+    # each tile's vertex instance state is its vertices times their types' sizes
+    state = np.zeros(len(report.compilation.tiles), dtype=np.int64)
+    for compute_set in report.compilation.computeSets:
+        for vertex in compute_set.vertices:
+            state += vertex.countByTile.astype(np.int64) * vertex.type.size
+    recorded = [t.memory.category.vertexInstanceState.total for t in report.compilation.tiles]
+    assert state.tolist() == recorded
 
 
 def test_a_misspelt_attribute_names_the_nearest_covered_one(tutorial4_report: Path) -> None:
