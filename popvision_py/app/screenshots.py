@@ -18,7 +18,8 @@ def wait_for_loader(window: MainWindow, timeout_ms: int = 120_000) -> None:
     loop = QEventLoop()
     timer = QTimer()
     timer.setInterval(20)
-    timer.timeout.connect(lambda: None if window.loader.busy else loop.quit())
+    busy = lambda: window.loader.busy or window.traces.loader.busy  # noqa: E731
+    timer.timeout.connect(lambda: None if busy() else loop.quit())
     timer.start()
     QTimer.singleShot(timeout_ms, loop.quit)
     loop.exec()

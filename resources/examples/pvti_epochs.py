@@ -1,17 +1,30 @@
 """A training-loop-shaped program instrumented with pvti, as a user would write it.
 
 Run with ``PVTI_OPTIONS='{"enable":"true","directory":"traces"}' python pvti_epochs.py``
-and open the .pvti written in ``traces/``. Arguments: [epochs] [steps per epoch].
+and open the .pvti written in ``traces/``. A "Prefetch" thread loads batches beside the
+training loop. Arguments: [epochs] [steps per epoch].
 """
 
 from __future__ import annotations
 
 import sys
+import threading
+import time
 
 import ipu_engine.pvti as pvti
 
 
+def prefetch(batches: int) -> None:
+    """A data-loading thread beside the training loop, traced on a channel of its own."""
+    channel = pvti.createTraceChannel("Data")
+    for _ in range(batches):
+        with pvti.Tracepoint(channel, "Load batch"):
+            time.sleep(0.0002)
+
+
 def train(epochs: int, steps: int) -> None:
+    loader = threading.Thread(target=prefetch, args=(epochs * steps,), name="Prefetch")
+    loader.start()
     channel = pvti.createTraceChannel("Training")
     instants = pvti.createTraceChannel("Instant Events")
     loss = pvti.Graph("Loss", "").addSeries("Training Loss")
@@ -21,8 +34,10 @@ def train(epochs: int, steps: int) -> None:
         with pvti.Tracepoint(channel, f"Epoch:{epoch}"):
             for step in range(steps):
                 with pvti.Tracepoint(channel, "Step"):
+                    time.sleep(0.0003)  # the step's work
                     loss.add(1.0 / (1 + epoch * steps + step))
             weights.add([0.25 * epoch, 0.75, 2.0])
+    loader.join()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,236 @@
+"""The charts under and over the System Trace timeline, all x-linked to it: instant events as
+lollipops (one per pixel column), metric series as lines or areas, heatmaps as colour strips.
+Each redraws from its view model's pixel reduction when the shared time range changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QWidget
+
+from popvision_py.theme import chart_colors
+from popvision_py.viewmodels.system_trace import SystemTraceModel
+from popvision_py.viewmodels.system_trace_series import (
+    bucket_names,
+    heatmap_window,
+    series_window,
+)
+from profiler_core.trace.model import Heatmap
+
+AXIS_WIDTH = 140  # as the timeline's lane names, so every chart's x lines up
+SERIES_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1")
+HEAT = pg.colormap.get("viridis")
+
+
+class LinkedPlot(pg.PlotWidget):
+    """A small chart that follows the timeline's x range, named on its left axis."""
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.hideButtons()
+        self.setMenuEnabled(False)
+        self.plot_item = self.getPlotItem()
+        self.view_box = self.plot_item.getViewBox()
+        self.view_box.setMouseEnabled(x=True, y=False)
+        self.view_box.setDefaultPadding(0.0)
+        self.plot_item.hideAxis("bottom")
+        left = self.plot_item.getAxis("left")
+        left.setWidth(AXIS_WIDTH)
+        left.setLabel(name)
+        self.name = name
+        self.apply_colors()
+        # Each chart redraws its pixel reduction when its (linked) range or size changes.
+        self.view_box.sigXRangeChanged.connect(lambda *_: self.redraw())
+        self.view_box.sigResized.connect(lambda *_: self.redraw())
+
+    def redraw(self) -> None:
+        """Draw what is in the visible range (charts reduced to pixels override this)."""
+
+    def visible_x(self) -> tuple[float, float, int]:
+        (x0, x1), _ = self.view_box.viewRange()
+        return float(x0), float(x1), max(int(self.view_box.width()), 1)
+
+    def apply_colors(self) -> None:
+        colors = chart_colors(self)
+        self.setBackground(colors.background)
+        axis = self.plot_item.getAxis("left")
+        axis.setPen(colors.foreground)
+        axis.setTextPen(colors.foreground)
+
+
+class LollipopItem(pg.GraphicsObject):
+    """Instants per pixel column: a stem whose height grows with the count, and a dot."""
+
+    def __init__(self, model: SystemTraceModel) -> None:
+        super().__init__()
+        self.model = model
+        self.selected = -1
+        self.color = QColor("#c0392b")
+        self.columns = np.zeros(0, np.int64)  # last paint: counts per column
+        self.first = np.zeros(0, np.int64)  # last paint: first instant per column
+        self.x_range = (0.0, 1.0)
+
+    def boundingRect(self) -> QRectF:
+        x0, x1 = self.model.time_limits()
+        return QRectF(x0, 0.0, x1 - x0, 1.0)
+
+    def paint(self, painter: QPainter, *args: object) -> None:
+        vb = self.getViewBox()
+        if vb is None:
+            return
+        (x0, x1), _ = vb.viewRange()
+        width = max(int(vb.width()), 1)
+        self.columns, self.first = self.model.instants(x0, x1, width)
+        self.x_range = (x0, x1)
+        hit = np.flatnonzero(self.columns)
+        if hit.size == 0:
+            return
+        step = (x1 - x0) / width
+        x = x0 + (hit + 0.5) * step
+        peak = max(np.log1p(self.columns.max()), 1e-9)
+        top = 0.35 + 0.55 * np.log1p(self.columns[hit]) / peak
+        device = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        pen = QPen(self.color, 1)
+        painter.setPen(pen)
+        base = [device.map(QPointF(float(xi), 0.0)) for xi in x]
+        tops = [device.map(QPointF(float(xi), float(ti))) for xi, ti in zip(x, top, strict=True)]
+        painter.drawLines([QLineF(b, t) for b, t in zip(base, tops, strict=True)])
+        painter.setBrush(self.color)
+        for point, column in zip(tops, hit.tolist(), strict=True):
+            selected = self.first[column] == self.selected or (
+                self.selected >= 0 and self._column_holds(column, self.selected)
+            )
+            radius = 5.0 if selected else 3.0
+            if selected:
+                painter.setPen(QPen(QColor("#ffd400"), 2))
+            painter.drawEllipse(point, radius, radius)
+            if selected:
+                painter.setPen(pen)
+        painter.restore()
+
+    def _column_holds(self, column: int, event: int) -> bool:
+        x0, x1 = self.x_range
+        width = len(self.columns)
+        t = float(self.model.trace.start_ns[event])
+        return int((t - x0) / (x1 - x0) * width) == column
+
+    def instant_at(self, x: float, tolerance_px: int = 4) -> int:
+        """The first instant of the non-empty column nearest ``x`` (within tolerance)."""
+        if len(self.columns) == 0:
+            return -1
+        x0, x1 = self.x_range
+        column = int((x - x0) / (x1 - x0) * len(self.columns))
+        hit = np.flatnonzero(self.columns)
+        if hit.size == 0:
+            return -1
+        nearest = int(hit[np.argmin(np.abs(hit - column))])
+        return int(self.first[nearest]) if abs(nearest - column) <= tolerance_px else -1
+
+
+class InstantsPlot(LinkedPlot):
+    """The marker row above the timeline; ``instant_clicked(event)`` on a click near one."""
+
+    instant_clicked = Signal(int)
+
+    def __init__(self, model: SystemTraceModel, parent: QWidget | None = None) -> None:
+        super().__init__("Instants", parent)
+        self.item = LollipopItem(model)
+        self.addItem(self.item)
+        self.view_box.setYRange(0, 1, padding=0)
+        self.plot_item.getAxis("left").setTicks([[]])
+        self.setFixedHeight(56)
+        self.scene().sigMouseClicked.connect(self._on_click)
+
+    def select(self, event: int) -> None:
+        self.item.selected = event
+        self.item.update()
+
+    def _on_click(self, event: object) -> None:
+        point = self.view_box.mapSceneToView(event.scenePos())
+        self.instant_clicked.emit(self.item.instant_at(point.x()))
+
+
+class SeriesPlot(LinkedPlot):
+    """One pvti.Graph: its series as lines, or areas down to zero."""
+
+    def __init__(
+        self, graph: str, unit: str, series: dict[str, tuple[np.ndarray, np.ndarray]]
+    ) -> None:
+        super().__init__(f"{graph} ({unit})" if unit else graph)
+        self.graph = graph
+        self.series = series
+        self.area = False
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.legend = self.plot_item.addLegend(offset=(-10, 4))
+        for i, name in enumerate(series):
+            color = SERIES_COLORS[i % len(SERIES_COLORS)]
+            curve = pg.PlotDataItem(pen=pg.mkPen(color, width=1.5), name=name)
+            self.curves[name] = curve
+            self.addItem(curve)
+        values = [v for _, v in series.values() if len(v)]
+        if values:
+            lo = min(0.0, min(float(v.min()) for v in values))
+            hi = max(float(v.max()) for v in values)
+            self.view_box.setYRange(lo, hi if hi > lo else lo + 1, padding=0.08)
+        self.setFixedHeight(120)
+
+    def set_area(self, area: bool) -> None:
+        self.area = area
+        for i, curve in enumerate(self.curves.values()):
+            color = QColor(SERIES_COLORS[i % len(SERIES_COLORS)])
+            color.setAlpha(90)
+            curve.setFillLevel(0.0 if area else None)
+            curve.setBrush(color if area else None)
+
+    def redraw(self) -> None:
+        x0, x1, width = self.visible_x()
+        for name, (t, v) in self.series.items():
+            x, y = series_window(t, v, x0, x1, width)
+            self.curves[name].setData(x, y)
+
+    def shown_points(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        x, y = self.curves[name].getData()
+        return (np.zeros(0), np.zeros(0)) if x is None else (x, y)
+
+
+class HeatmapPlot(LinkedPlot):
+    """One heatmap: a strip per bucket (named by its edges), coloured by count over time."""
+
+    def __init__(self, heatmap: Heatmap) -> None:
+        super().__init__(f"{heatmap.name} ({heatmap.unit})" if heatmap.unit else heatmap.name)
+        self.heatmap = heatmap
+        self.image = pg.ImageItem()
+        self.addItem(self.image)
+        self.buckets = heatmap.counts.shape[1]
+        self.names = bucket_names(heatmap.edges, heatmap.unit)
+        self.view_box.invertY(True)
+        self.view_box.disableAutoRange()  # the image's rect must not rescale the buckets
+        self.view_box.setYRange(0, self.buckets, padding=0)
+        ticks = [(b + 0.5, name) for b, name in enumerate(self.names)]
+        self.plot_item.getAxis("left").setTicks([ticks])
+        self.peak = max(int(heatmap.counts.max()), 1) if heatmap.counts.size else 1
+        self.lut = HEAT.getLookupTable(0.0, 1.0, 256, alpha=True)
+        self.last = np.zeros((self.buckets, 0))
+        self.setFixedHeight(max(60, 18 * self.buckets + 12))
+
+    def redraw(self) -> None:
+        x0, x1, width = self.visible_x()
+        grid = heatmap_window(self.heatmap, x0, x1, width)
+        self.last = grid
+        index = np.where(np.isnan(grid), 0, 1 + np.round(grid / self.peak * 254)).astype(int)
+        lut = np.vstack([[0, 0, 0, 0], self.lut[1:]]).astype(np.uint8)
+        rgba = lut[np.clip(index, 0, 255)]  # (buckets, width, 4); index 0 is transparent
+        self.image.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), autoLevels=False)
+        self.image.setRect(QRectF(x0, 0.0, x1 - x0, float(self.buckets)))
+
+
+def link_all(plots: list[LinkedPlot], timeline: pg.PlotWidget) -> None:
+    """x-link ``plots`` to ``timeline``: they follow its range and redraw themselves."""
+    for plot in plots:
+        plot.setXLink(timeline)
+        plot.redraw()
