@@ -211,6 +211,8 @@ class SystemTraceModel:
         edges = x0 + (x1 - x0) * np.arange(width + 1) / max(width, 1)
         at = np.searchsorted(t, edges, side="left")
         counts = np.diff(at)
+        if len(t) == 0:
+            return counts, np.full(width, -1, np.int64)
         first = np.where(counts > 0, self._instants[np.minimum(at[:-1], len(t) - 1)], -1)
         return counts, first
 

@@ -21,7 +21,7 @@ def series_window(
     ts, vs = t[lo:hi].astype(np.float64), values[lo:hi].astype(np.float64)
     if len(ts) <= 2 * width or width < 1:
         return ts, vs
-    column = np.clip(((ts - x0) / (x1 - x0) * width).astype(np.int64), -1, width)
+    column = np.clip(np.floor((ts - x0) / (x1 - x0) * width), -1, width).astype(np.int64)
     starts = np.flatnonzero(np.concatenate([[True], column[1:] != column[:-1]]))
     low = np.minimum.reduceat(vs, starts)
     high = np.maximum.reduceat(vs, starts)
