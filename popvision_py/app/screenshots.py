@@ -59,6 +59,7 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
             saved.append(_save(window, directory, f"{prefix}memory-{_slug(layout.value)}"))
         memory.control_bar.layout_box.setCurrentIndex(0)
         memory.details.setCurrentWidget(memory.breakdown)
+    saved += save_system_trace_screenshots(window, directory, prefix)
     other = "dark" if theme == "light" else "light"
     window.set_theme(other)
     for title in ("Summary", "Memory"):
@@ -66,4 +67,40 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
         saved.append(_save(window, directory, f"{prefix}{_slug(title)}-{other}"))
     window.set_theme(theme)
     window.show_view("Summary")
+    return saved
+
+
+def save_system_trace_screenshots(
+    window: MainWindow, directory: Path, prefix: str = ""
+) -> list[Path]:
+    """The System Trace's flame, a search match, the call tree of a range, series as areas,
+    merged charts, in both palettes; nothing when no trace is open."""
+    view = window.traces.view
+    if view.model is None:
+        return []
+    saved = []
+    theme = window.settings.theme()
+    window.show_view(view.title)
+    for palette in (theme, "dark" if theme == "light" else "light"):
+        window.set_theme(palette)
+        view.timeline.show_all()
+        view.details.setCurrentWidget(view.event_details)
+        saved.append(_save(window, directory, f"{prefix}systrace-flame-{palette}"))
+        view.control_bar.search_box.setText("epoch")
+        view.step_match(1)
+        view.step_match(1)
+        saved.append(_save(window, directory, f"{prefix}systrace-search-{palette}"))
+        view.timeline.show_all()
+        lo, hi = view.timeline.x_range
+        view.set_selection_range(lo + (hi - lo) * 0.3, lo + (hi - lo) * 0.7)
+        view.details.setCurrentWidget(view.call_tree)
+        saved.append(_save(window, directory, f"{prefix}systrace-call-tree-{palette}"))
+        view.control_bar.select_range.setChecked(False)
+        view.control_bar.area.setChecked(True)
+        view.control_bar.merge_all.setChecked(True)
+        saved.append(_save(window, directory, f"{prefix}systrace-merged-area-{palette}"))
+        view.control_bar.area.setChecked(False)
+        view.control_bar.merge_all.setChecked(False)
+        view.control_bar.search_box.clear()
+    window.set_theme(theme)
     return saved

@@ -11,10 +11,11 @@ from pathlib import Path
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from profiler_core.errors import LoadCancelledError, ReportError
 from profiler_core.formats.pvti import is_sqlite, read_pvti
-from profiler_core.trace import import_chrome_file, trace_from_pvti
+from profiler_core.trace import open_trace, trace_from_pvti
 from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES
 
 TRACE_SUFFIXES = (".pvti", ".json")
+MAX_JSON_BYTES = DEFAULT_MAX_BYTES  # a bigger Chrome JSON is refused before it is parsed
 
 
 @dataclass
@@ -81,7 +82,7 @@ def read_trace(
     progress: Callable[[float, str], None] = lambda f, t: None,
     stopped: Callable[[], bool] = lambda: False,
     *,
-    max_json_bytes: int = DEFAULT_MAX_BYTES,
+    max_json_bytes: int | None = None,
 ) -> OpenedTrace:
     """Read ``paths`` (.pvti files, folders of them, or one Chrome JSON) into one trace."""
     started = time.perf_counter()
@@ -102,7 +103,8 @@ def read_trace(
         trace = trace_from_pvti(contents)
     elif len(files) == 1:
         progress(0.1, f"Reading {files[0].name} (Chrome trace JSON)")
-        trace = import_chrome_file(files[0], max_bytes=max_json_bytes)
+        limit = MAX_JSON_BYTES if max_json_bytes is None else max_json_bytes
+        trace = open_trace(files[0], max_json_bytes=limit)  # JSON, or says it is neither
     else:
         raise ReportError(
             files[0], "open Chrome JSON traces one at a time (only .pvti files merge)"

@@ -4,8 +4,9 @@ fall in ns [t0, t1) drawn ``width_px`` pixels wide, with whatever shares a pixel
 A ``Lane`` holds the spans of a lane sorted by start plus two helper columns (ends sorted,
 and which span reaches furthest so far), so a window costs a few binary searches per pixel
 column edge: the work grows with the pixels on screen, not with the events in the lane.
-Spans of one lane may overlap (merged lanes of several threads); the latest started span
-that covers a whole pixel column is the one drawn there, as a painter would.
+Where one span hands over to the next inside a pixel column, the later is drawn there;
+a column holding a span shorter than itself merges into a MERGED span. Spans of one
+lane may overlap (merged lanes of several threads).
 """
 
 from __future__ import annotations
@@ -106,9 +107,12 @@ def lane_window(lane: Lane, t0: float, t1: float, width_px: int) -> LaneSpans:
     ended = np.searchsorted(lane.end_sorted, edges, side="right")  # end <= edge
     count = started[1:] - ended[:-1]  # spans overlapping each column
     latest = np.maximum(started[1:] - 1, 0)
-    covers = (lane.start[latest] <= edges[:-1]) & (lane.end[latest] >= edges[1:])
+    # Where two spans meet in a column -- the tail of one begun before it, the head of one
+    # going on past it -- the later owns it; any span wholly inside a column merges.
+    before = lane.start[np.maximum(latest - 1, 0)] < edges[:-1]
+    handover = (count == 2) & (latest >= 1) & before & (lane.end[latest] >= edges[1:])
     owner = np.where(count == 1, lane.reach[latest], MERGED)
-    owner = np.where((count >= 2) & covers, latest, owner)
+    owner = np.where(handover, latest, owner)
     owner = np.where(count <= 0, -2, owner)  # -2: nothing drawn in the column
     change = np.flatnonzero(np.diff(owner)) + 1
     first = np.concatenate([[0], change])

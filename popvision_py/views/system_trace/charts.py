@@ -42,9 +42,13 @@ class LinkedPlot(pg.PlotWidget):
         left.setLabel(name)
         self.name = name
         self.apply_colors()
-        # Each chart redraws its pixel reduction when its (linked) range or size changes.
+
+    def follow(self, timeline: pg.PlotWidget) -> None:
+        """Share ``timeline``'s x range, redrawing when the range or the size changes."""
+        self.setXLink(timeline)
         self.view_box.sigXRangeChanged.connect(lambda *_: self.redraw())
         self.view_box.sigResized.connect(lambda *_: self.redraw())
+        self.redraw()
 
     def redraw(self) -> None:
         """Draw what is in the visible range (charts reduced to pixels override this)."""
@@ -232,5 +236,4 @@ class HeatmapPlot(LinkedPlot):
 def link_all(plots: list[LinkedPlot], timeline: pg.PlotWidget) -> None:
     """x-link ``plots`` to ``timeline``: they follow its range and redraw themselves."""
     for plot in plots:
-        plot.setXLink(timeline)
-        plot.redraw()
+        plot.follow(timeline)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF
+from PySide6.QtCore import QEvent, QPointF, QTimer
 from PySide6.QtGui import QAction, QCursor
 from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 
@@ -350,7 +350,11 @@ class SystemTraceView(ChartDetailsView):
     # -- look -------------------------------------------------------------------------
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
-            self.timeline.apply_colors()
-            for plot in self.linked_plots():
-                plot.apply_colors()
+            # After the charts themselves have their new palette (they get it after us).
+            QTimer.singleShot(0, self._apply_colors)
         super().changeEvent(event)
+
+    def _apply_colors(self) -> None:
+        self.timeline.apply_colors()
+        for plot in self.linked_plots():
+            plot.apply_colors()
