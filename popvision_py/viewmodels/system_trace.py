@@ -79,11 +79,12 @@ class SystemTraceModel:
     def refilter(self) -> None:
         """Rebuild every lane after the channel filter changed."""
         trace = self.trace
-        channels = sorted(self.shown_channels)
+        every = len(self.shown_channels) == len(trace.channels)
+        channels = None if every else sorted(self.shown_channels)
         self._lanes = {t: thread_lanes(trace, t, channels) for t in range(len(trace.threads))}
-        instants = np.flatnonzero(
-            (trace.kind == EventKind.INSTANT) & np.isin(trace.channel, channels)
-        )
+        instants = np.flatnonzero(trace.kind == EventKind.INSTANT)
+        if channels is not None:
+            instants = instants[np.isin(trace.channel[instants], channels)]
         self._instants = instants[np.argsort(trace.start_ns[instants], kind="stable")]
         self.relayout()
 

@@ -25,16 +25,34 @@ MERGED = -1
 
 @dataclass(frozen=True)
 class Lane:
-    """Spans of one lane sorted by start (zero-length spans last 1 ns so they can be seen)."""
+    """Spans of one lane sorted by start (zero-length spans last 1 ns so they can be seen).
 
-    event: np.ndarray  # int64 index into the Trace
+    A thread's lane of consecutive events with sorted ends -- the usual case -- is views of
+    the Trace's columns and costs no memory of its own; other lanes hold copies.
+    """
+
     start: np.ndarray  # int64 ns
     end: np.ndarray  # int64 ns, > start
     end_sorted: np.ndarray  # int64: ``end`` sorted, to count spans ended before a time
-    reach: np.ndarray  # int64: position of the span ending last among spans 0..k
+    first: int = 0  # event index of position 0, when ``events`` is None
+    events: np.ndarray | None = None  # int64 index into the Trace, unless consecutive
+    reach: np.ndarray | None = None  # position of the span ending last among 0..k (None: k)
 
     def __len__(self) -> int:
-        return len(self.event)
+        return len(self.start)
+
+    @property
+    def event(self) -> np.ndarray:
+        """The event index of every span of the lane."""
+        if self.events is None:
+            return np.arange(self.first, self.first + len(self), dtype=np.int64)
+        return self.events
+
+    def event_at(self, pos: np.ndarray) -> np.ndarray:
+        return self.first + pos if self.events is None else self.events[pos]
+
+    def reach_at(self, pos: np.ndarray) -> np.ndarray:
+        return pos if self.reach is None else self.reach[pos]
 
     def count_in(self, t0: float, t1: float) -> int:
         """How many spans overlap [t0, t1)."""
@@ -59,14 +77,49 @@ class LaneSpans:
 def make_lane(trace: Trace, events: np.ndarray) -> Lane:
     """The lane of ``events`` (indices into ``trace``, any order)."""
     events = np.asarray(events, dtype=np.int64)
+    n = len(events)
+    if n and int(events[-1]) - int(events[0]) == n - 1 and _ascending(events):
+        lane = _slice_lane(trace, int(events[0]), int(events[0]) + n)
+        if lane is not None:
+            return lane
+    return _copied_lane(trace, events)
+
+
+def _slice_lane(trace: Trace, first: int, stop: int) -> Lane | None:
+    """The lane of events first..stop-1 as views of the Trace's columns (None when their
+    starts are not in order)."""
+    start = trace.start_ns[first:stop]
+    if not _ascending(start):
+        return None
+    end = trace.end_ns[first:stop]
+    if len(end) and bool((end <= start).any()):
+        end = np.maximum(end, start + 1)
+    if _ascending(end):
+        return Lane(start, end, end, first, None, None)
+    return _with_reach(start, end, first, None)
+
+
+def _copied_lane(trace: Trace, events: np.ndarray) -> Lane:
     start = trace.start_ns[events]
-    order = np.argsort(start, kind="stable")
-    events, start = events[order], start[order]
+    if not _ascending(start):
+        order = np.argsort(start, kind="stable")
+        events, start = events[order], start[order]
     end = np.maximum(trace.end_ns[events], start + 1)
-    reaching = np.maximum.accumulate(end) if len(end) else end
+    if _ascending(end):
+        return Lane(start, end, end, 0, events, None)
+    return _with_reach(start, end, 0, events)
+
+
+def _with_reach(start: np.ndarray, end: np.ndarray, first: int, events: np.ndarray | None) -> Lane:
+    """A lane whose spans overlap: ends sorted apart, and which span reaches furthest."""
+    reaching = np.maximum.accumulate(end)
     positions = np.where(end == reaching, np.arange(len(end)), 0)
-    reach = np.maximum.accumulate(positions) if len(end) else positions
-    return Lane(events, start, end, np.sort(end), reach.astype(np.int64))
+    reach = np.maximum.accumulate(positions).astype(np.int64)
+    return Lane(start, end, np.sort(end), first, events, reach)
+
+
+def _ascending(values: np.ndarray) -> bool:
+    return len(values) < 2 or bool((values[1:] >= values[:-1]).all())
 
 
 def thread_lanes(trace: Trace, thread: int, channels: Iterable[int] | None = None) -> list[Lane]:
@@ -80,6 +133,10 @@ def thread_lanes(trace: Trace, thread: int, channels: Iterable[int] | None = Non
     if not keep.any():
         return []
     deepest = int(depth[keep].max())
+    if deepest == 0 and keep.all():  # the usual IPU track: the thread's columns as they are
+        lane = _slice_lane(trace, part.start, part.stop)
+        if lane is not None:
+            return [lane]
     lanes = []
     for d in range(deepest + 1):
         # The thread's events are sorted by start already, so this keeps that order.
@@ -111,7 +168,7 @@ def lane_window(lane: Lane, t0: float, t1: float, width_px: int) -> LaneSpans:
     # going on past it -- the later owns it; any span wholly inside a column merges.
     before = lane.start[np.maximum(latest - 1, 0)] < edges[:-1]
     handover = (count == 2) & (latest >= 1) & before & (lane.end[latest] >= edges[1:])
-    owner = np.where(count == 1, lane.reach[latest], MERGED)
+    owner = np.where(count == 1, lane.reach_at(latest), MERGED)
     owner = np.where(handover, latest, owner)
     owner = np.where(count <= 0, -2, owner)  # -2: nothing drawn in the column
     change = np.flatnonzero(np.diff(owner)) + 1
@@ -124,7 +181,7 @@ def lane_window(lane: Lane, t0: float, t1: float, width_px: int) -> LaneSpans:
     pos = np.maximum(code, 0)
     start = np.where(single, np.maximum(lane.start[pos], edges[first]), edges[first])
     end = np.where(single, np.minimum(lane.end[pos], edges[stop]), edges[stop])
-    event = np.where(single, lane.event[pos], MERGED)
+    event = np.where(single, lane.event_at(pos), MERGED)
     merged_count = started[stop] - ended[first]
     return LaneSpans(
         start.astype(np.float64),

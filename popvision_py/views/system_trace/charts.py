@@ -46,8 +46,11 @@ class LinkedPlot(pg.PlotWidget):
     def follow(self, timeline: pg.PlotWidget) -> None:
         """Share ``timeline``'s x range, redrawing when the range or the size changes."""
         self.setXLink(timeline)
-        self.view_box.sigXRangeChanged.connect(lambda *_: self.redraw())
-        self.view_box.sigResized.connect(lambda *_: self.redraw())
+        self.view_box.sigXRangeChanged.connect(self._on_view_changed)
+        self.view_box.sigResized.connect(self._on_view_changed)
+        self.redraw()
+
+    def _on_view_changed(self, *_args: object) -> None:
         self.redraw()
 
     def redraw(self) -> None:
@@ -94,34 +97,32 @@ class LollipopItem(pg.GraphicsObject):
             return
         step = (x1 - x0) / width
         x = x0 + (hit + 0.5) * step
-        peak = max(np.log1p(self.columns.max()), 1e-9)
+        peak = max(float(np.log1p(self.columns.max())), 1e-9)
         top = 0.35 + 0.55 * np.log1p(self.columns[hit]) / peak
-        device = painter.transform()
+        # Item -> device coordinates in numpy (the view box only scales and moves).
+        t = painter.transform()
+        px = (x * t.m11() + t.dx()).tolist()
+        base = t.dy()
+        py = (top * t.m22() + t.dy()).tolist()
+        chosen = self._selected_column(x0, x1, width)
         painter.save()
         painter.resetTransform()
-        pen = QPen(self.color, 1)
-        painter.setPen(pen)
-        base = [device.map(QPointF(float(xi), 0.0)) for xi in x]
-        tops = [device.map(QPointF(float(xi), float(ti))) for xi, ti in zip(x, top, strict=True)]
-        painter.drawLines([QLineF(b, t) for b, t in zip(base, tops, strict=True)])
+        painter.setPen(QPen(self.color, 1))
+        painter.drawLines([QLineF(a, base, a, b) for a, b in zip(px, py, strict=True)])
         painter.setBrush(self.color)
-        for point, column in zip(tops, hit.tolist(), strict=True):
-            selected = self.first[column] == self.selected or (
-                self.selected >= 0 and self._column_holds(column, self.selected)
-            )
-            radius = 5.0 if selected else 3.0
-            if selected:
+        for a, b, column in zip(px, py, hit.tolist(), strict=True):
+            radius = 3.0
+            if column == chosen:
                 painter.setPen(QPen(QColor("#ffd400"), 2))
-            painter.drawEllipse(point, radius, radius)
-            if selected:
-                painter.setPen(pen)
+                radius = 5.0
+            painter.drawEllipse(QPointF(a, b), radius, radius)
         painter.restore()
 
-    def _column_holds(self, column: int, event: int) -> bool:
-        x0, x1 = self.x_range
-        width = len(self.columns)
-        t = float(self.model.trace.start_ns[event])
-        return int((t - x0) / (x1 - x0) * width) == column
+    def _selected_column(self, x0: float, x1: float, width: int) -> int:
+        if self.selected < 0:
+            return -1
+        t = float(self.model.trace.start_ns[self.selected])
+        return int((t - x0) / (x1 - x0) * width)
 
     def instant_at(self, x: float, tolerance_px: int = 4) -> int:
         """The first instant of the non-empty column nearest ``x`` (within tolerance)."""
