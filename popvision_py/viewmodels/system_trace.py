@@ -20,6 +20,7 @@ from profiler_core.analysis.call_tree import CallTree, call_tree, event_parents
 from profiler_core.analysis.trace_lanes import (
     MERGED,
     Lane,
+    ceil_ns,
     children,
     lane_window,
     merge_lanes,
@@ -210,7 +211,7 @@ class SystemTraceModel:
         """Per pixel column of [x0, x1): instants in it (counts) and the first one (-1)."""
         t = self.trace.start_ns[self._instants]
         edges = x0 + (x1 - x0) * np.arange(width + 1) / max(width, 1)
-        at = np.searchsorted(t, edges, side="left")
+        at = np.searchsorted(t, ceil_ns(edges), side="left")
         counts = np.diff(at)
         if len(t) == 0:
             return counts, np.full(width, -1, np.int64)
@@ -227,7 +228,9 @@ class SystemTraceModel:
         """Duration of [t0, t1) and the shown events (spans and instants) overlapping it."""
         spans = sum(lane.count_in(t0, t1) for lanes in self._lanes.values() for lane in lanes)
         t = self.trace.start_ns[self._instants]
-        instants = int(np.searchsorted(t, t1, "left") - np.searchsorted(t, t0, "left"))
+        instants = int(
+            np.searchsorted(t, ceil_ns(t1), "left") - np.searchsorted(t, ceil_ns(t0), "left")
+        )
         return t1 - t0, spans + instants
 
     def search(self, text: str) -> np.ndarray:

@@ -16,8 +16,9 @@ def series_window(
     """Points to draw of a series in [x0, x1): the samples themselves when there are few,
     else each pixel column's min and max (at its centre), plus one sample either side so
     the line reaches the window's edges."""
-    lo = max(int(np.searchsorted(t, x0, side="left")) - 1, 0)
-    hi = min(int(np.searchsorted(t, x1, side="right")) + 1, len(t))
+    # int keys: a float key would convert the whole int64 column to float on every search
+    lo = max(int(np.searchsorted(t, int(np.ceil(x0)), side="left")) - 1, 0)
+    hi = min(int(np.searchsorted(t, int(np.floor(x1)), side="right")) + 1, len(t))
     ts, vs = t[lo:hi].astype(np.float64), values[lo:hi].astype(np.float64)
     if len(ts) <= 2 * width or width < 1:
         return ts, vs

@@ -56,9 +56,19 @@ class Lane:
 
     def count_in(self, t0: float, t1: float) -> int:
         """How many spans overlap [t0, t1)."""
-        started = int(np.searchsorted(self.start, t1, side="left"))
-        ended = int(np.searchsorted(self.end_sorted, t0, side="right"))
+        started = int(np.searchsorted(self.start, ceil_ns(t1), side="left"))
+        ended = int(np.searchsorted(self.end_sorted, floor_ns(t0), side="right"))
         return max(started - ended, 0)
+
+
+def ceil_ns(t: float | np.ndarray) -> np.ndarray:
+    """int64 keys for searching int64 ns columns: a float key would make numpy convert the
+    whole column to float64 on every search (a copy of it, each paint)."""
+    return np.ceil(t).astype(np.int64)
+
+
+def floor_ns(t: float | np.ndarray) -> np.ndarray:
+    return np.floor(t).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -160,8 +170,8 @@ def lane_window(lane: Lane, t0: float, t1: float, width_px: int) -> LaneSpans:
         empty = np.zeros(0)
         return LaneSpans(empty, empty, np.zeros(0, np.int64), np.zeros(0, np.int64))
     edges = t0 + (t1 - t0) * np.arange(width_px + 1) / width_px
-    started = np.searchsorted(lane.start, edges, side="left")  # start < edge
-    ended = np.searchsorted(lane.end_sorted, edges, side="right")  # end <= edge
+    started = np.searchsorted(lane.start, ceil_ns(edges), side="left")  # start < edge
+    ended = np.searchsorted(lane.end_sorted, floor_ns(edges), side="right")  # end <= edge
     count = started[1:] - ended[:-1]  # spans overlapping each column
     latest = np.maximum(started[1:] - 1, 0)
     # Where two spans meet in a column -- the tail of one begun before it, the head of one
