@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{args.events:,}-event .pvti written in {time.perf_counter() - t0:.1f} s (not timed)"
         )
         measure(path)
-    gc.collect()  # drop the deleted views' wrappers while Qt is still up (see _close)
+    gc.collect()
 
 
 def measure(path: Path) -> None:
@@ -138,7 +138,7 @@ def measure(path: Path) -> None:
 
 
 def _close(app: object, view: object) -> None:
-    """Delete the view now: PySide6 6.12 aborts when it meets it at interpreter exit."""
+    """Delete the view while the QApplication is up."""
     from PySide6.QtCore import QEvent
 
     view.close()  # type: ignore[attr-defined]

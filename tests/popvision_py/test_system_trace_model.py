@@ -5,6 +5,7 @@ against profiler_core.trace and numpy."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -288,3 +289,32 @@ def test_json_that_is_not_a_trace_names_the_problem(tmp_path: Path) -> None:
         read_trace([deep])
     with pytest.raises(ReportError, match="over the"):
         read_trace([path], max_json_bytes=4)
+
+
+def test_ipu_tracks_of_another_file_share_the_time_axis(pvti_epochs_trace: Path, tmp_path: Path):
+    from tests.profiler_core.pvti_samples import IPU_STEPS, write_small_trace
+
+    folder = tmp_path / "together"
+    folder.mkdir()
+    shutil.copy(pvti_epochs_trace, folder / pvti_epochs_trace.name)
+    small = write_small_trace(folder).path
+    opened = read_trace([folder])
+    model, trace = opened.model, opened.model.trace
+    names = [n for n in model.lane_names() if n]
+    # Per process: its host threads, then its tracks; two processes are named apart.
+    assert names == [
+        "pvti_epochs.py · MainThread",
+        "pvti_epochs.py · Prefetch",
+        "small · main",
+        "small · IPU 0",
+    ]
+    ipu = [t.name for t in trace.threads].index("IPU 0")
+    row = model.lane_names().index("small · IPU 0")
+    spans = model.rows[row].lane
+    first = open_trace(small)
+    # IPU steps keep their durations and their offsets from the small file's origin.
+    assert (spans.end - spans.start).tolist() == [e - s for _, s, e in IPU_STEPS]
+    shift = first.origin_wall_ns - trace.origin_wall_ns
+    own = first.start_ns[first.thread == [t.name for t in first.threads].index("IPU 0")]
+    assert spans.start.tolist() == (own + shift).tolist()
+    assert trace.threads[ipu].kind == "track"

@@ -219,6 +219,12 @@ class HeatmapPlot(LinkedPlot):
         ticks = [(b + 0.5, name) for b, name in enumerate(self.names)]
         self.plot_item.getAxis("left").setTicks([ticks])
         self.peak = max(int(heatmap.counts.max()), 1) if heatmap.counts.size else 1
+        # The colour scale: no colour before the first sample, dark to yellow = 0 to peak.
+        self.plot_item.getAxis("left").setLabel(f"{self.name} · count 0–{self.peak:,}")
+        self.setToolTip(
+            f"{self.name}: how many values fell in each bucket (rows, named by the bucket "
+            f"edges) at each sample; colour from dark (0) to yellow ({self.peak:,})."
+        )
         self.lut = HEAT.getLookupTable(0.0, 1.0, 256, alpha=True)
         self.last = np.zeros((self.buckets, 0))
         self.setFixedHeight(max(60, 18 * self.buckets + 12))

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QTimer
-from PySide6.QtGui import QAction, QCursor
+from PySide6.QtGui import QAction, QColor, QCursor
 from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 
+from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
@@ -130,6 +131,7 @@ class SystemTraceView(ChartDetailsView):
             if isinstance(plot, SeriesPlot):
                 plot.set_area(self.control_bar.area.isChecked())
         self.timeline.set_lanes(model.lane_names(), self._spans, model.time_limits())
+        self._apply_colors()
         link_all(self.linked_plots(), self.timeline)
         self._set_time_axis()
         self._fill_menus()
@@ -356,5 +358,8 @@ class SystemTraceView(ChartDetailsView):
 
     def _apply_colors(self) -> None:
         self.timeline.apply_colors()
+        # The selection outline in the text colour: it stands out on every label colour.
+        self.timeline.spans.highlight_color = QColor(chart_colors(self.timeline).foreground)
+        self.timeline.spans.update()
         for plot in self.linked_plots():
             plot.apply_colors()
