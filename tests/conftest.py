@@ -79,5 +79,5 @@ def pvti_epochs_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The .pvti of resources/examples/pvti_epochs.py (3 epochs of 4 steps, a Prefetch
     thread, instants, a Loss series and a weights heatmap)."""
     directory = tmp_path_factory.mktemp("pvti_epochs")
-    (path,) = run_example_with_trace("pvti_epochs.py", directory)
+    (path,) = run_example_with_trace("pvti_epochs.py", directory, "3", "4", "--prefetch")
     return path

@@ -326,3 +326,13 @@ def test_theme_and_screenshots(qtbot, trace_window: MainWindow, screenshot_dir: 
     corner = image.pixelColor(3, image.height() - 3)  # below the lane names
     assert corner.lightness() < 80  # dark chart background
     trace_window.set_theme("light")
+
+
+def test_cancel_stops_a_trace_load_and_keeps_what_is_shown(qtbot, window, pvti_epochs_trace):
+    window.open_paths([pvti_epochs_trace])
+    assert window.traces.loader.busy and window.cancel_button.isVisible()
+    qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+    wait_trace(qtbot, window)
+    assert window.traces.opened is None and window.traces.view.model is None
+    assert "cancelled" in window.statusBar().currentMessage()
+    assert not window.cancel_button.isVisible()
