@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from popvision_py.theme import chart_colors
@@ -79,10 +79,12 @@ class LollipopItem(pg.GraphicsObject):
         self.columns = np.zeros(0, np.int64)  # last paint: counts per column
         self.first = np.zeros(0, np.int64)  # last paint: first instant per column
         self.x_range = (0.0, 1.0)
+        # Qt asks for the bounds often (even while tearing down): keep them at hand.
+        x0, x1 = model.time_limits()
+        self.bounds = QRectF(x0, 0.0, x1 - x0, 1.0)
 
     def boundingRect(self) -> QRectF:
-        x0, x1 = self.model.time_limits()
-        return QRectF(x0, 0.0, x1 - x0, 1.0)
+        return QRectF(self.bounds)
 
     def paint(self, painter: QPainter, *args: object) -> None:
         vb = self.getViewBox()
@@ -107,13 +109,13 @@ class LollipopItem(pg.GraphicsObject):
         chosen = self._selected_column(x0, x1, width)
         painter.save()
         painter.resetTransform()
-        painter.setPen(QPen(self.color, 1))
+        painter.setPen(QPen(QBrush(self.color), 1.0))
         painter.drawLines([QLineF(a, base, a, b) for a, b in zip(px, py, strict=True)])
-        painter.setBrush(self.color)
+        painter.setBrush(QBrush(self.color))
         for a, b, column in zip(px, py, hit.tolist(), strict=True):
             radius = 3.0
             if column == chosen:
-                painter.setPen(QPen(QColor("#ffd400"), 2))
+                painter.setPen(QPen(QBrush(QColor("#ffd400")), 2.0))
                 radius = 5.0
             painter.drawEllipse(QPointF(a, b), radius, radius)
         painter.restore()
@@ -219,8 +221,11 @@ class HeatmapPlot(LinkedPlot):
         ticks = [(b + 0.5, name) for b, name in enumerate(self.names)]
         self.plot_item.getAxis("left").setTicks([ticks])
         self.peak = max(int(heatmap.counts.max()), 1) if heatmap.counts.size else 1
-        # The colour scale: no colour before the first sample, dark to yellow = 0 to peak.
-        self.plot_item.getAxis("left").setLabel(f"{self.name} · count 0–{self.peak:,}")
+        # The colour scale, pinned to the chart's corner (a child of the view box, not of
+        # its data): no colour before the first sample, dark to yellow = 0 to the peak.
+        self.scale_text = pg.TextItem(f"count: 0 (dark) … {self.peak:,} (yellow)", anchor=(1, 0))
+        self.scale_text.setParentItem(self.view_box)
+        self.view_box.sigResized.connect(self._place_scale)
         self.setToolTip(
             f"{self.name}: how many values fell in each bucket (rows, named by the bucket "
             f"edges) at each sample; colour from dark (0) to yellow ({self.peak:,})."
@@ -228,6 +233,17 @@ class HeatmapPlot(LinkedPlot):
         self.lut = HEAT.getLookupTable(0.0, 1.0, 256, alpha=True)
         self.last = np.zeros((self.buckets, 0))
         self.setFixedHeight(max(60, 18 * self.buckets + 12))
+        self.apply_colors()
+
+    def _place_scale(self, *_args: object) -> None:
+        self.scale_text.setPos(self.view_box.width() - 4, 0)
+
+    def apply_colors(self) -> None:
+        super().apply_colors()
+        colors = chart_colors(self)
+        if hasattr(self, "scale_text"):
+            self.scale_text.setColor(colors.foreground)
+            self.scale_text.fill = pg.mkBrush(colors.background)
 
     def redraw(self) -> None:
         x0, x1, width = self.visible_x()
