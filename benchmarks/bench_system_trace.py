@@ -107,16 +107,12 @@ def measure(path: Path) -> None:
     print(f"    slowest step {max(times) * 1e3:.1f} ms; spans drawn at full view: "
           f"{len(model.spans(lo, hi, view.timeline.spans.batch_width)):,}")  # fmt: skip
 
-    _close(app, view)
-
-    # Memory: what showing the trace adds to its columns (a second model and view of it,
-    # first paint and zooms), traced apart from the timings.
+    # Memory: what showing the trace adds to its columns (a new model of it shown in the
+    # view, first paint and zooms), traced apart from the timings.
+    del model
     gc.collect()
     tracemalloc.start()
-    view = SystemTraceView()
-    view.resize(1400, 900)
     view.show_trace(OpenedTrace([path], SystemTraceModel(trace)))
-    view.show()
     app.processEvents()
     for _ in range(10):
         view.timeline.zoom(0.5, anchor=lo + (hi - lo) * 0.37)

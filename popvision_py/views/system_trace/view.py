@@ -113,6 +113,7 @@ class SystemTraceView(ChartDetailsView):
         model = opened.model
         for plot in [self.instants, *self.series_plots, *self.heatmap_plots]:
             if plot is not None:
+                plot.setXLink(None)  # the timeline must not keep signalling a deleted chart
                 self.chart_layout.removeWidget(plot)
                 plot.deleteLater()
         self.set_range_selection(False)
