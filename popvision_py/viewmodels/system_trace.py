@@ -177,12 +177,16 @@ class SystemTraceModel:
         lo, hi = self.trace.time_range()
         return float(lo), float(max(hi, lo + 1))
 
-    def spans(self, x0: float, x1: float, width: int) -> SpanBatch:
-        """Every row's spans in [x0, x1) at ``width`` pixels (the timeline's source)."""
+    def spans(self, x0: float, x1: float, width: int, rows: range | None = None) -> SpanBatch:
+        """The spans in [x0, x1) at ``width`` pixels of ``rows`` (the rows on screen; all
+        by default): the timeline's source."""
         if x1 <= x0 or width < 1:
             return SpanBatch.empty()
         batches = []
-        for i, row in enumerate(self.rows):
+        for i in rows if rows is not None else range(len(self.rows)):
+            if not 0 <= i < len(self.rows):
+                continue
+            row = self.rows[i]
             part = lane_window(row.lane, x0, x1, width)
             if not len(part):
                 continue

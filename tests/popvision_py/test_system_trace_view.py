@@ -336,3 +336,22 @@ def test_cancel_stops_a_trace_load_and_keeps_what_is_shown(qtbot, window, pvti_e
     assert window.traces.opened is None and window.traces.view.model is None
     assert "cancelled" in window.statusBar().currentMessage()
     assert not window.cancel_button.isVisible()
+
+
+def test_many_threads_scroll_through_their_lanes(qtbot, window, tmp_path):
+    events = [
+        {"ph": "X", "name": f"work {t}", "ts": t, "dur": 100, "pid": 1, "tid": t} for t in range(40)
+    ]
+    path = tmp_path / "threads.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    view = open_trace_with_menu(qtbot, window, path)
+    assert len(view.timeline.lane_axis.names) == 40
+    assert view.lane_scroll.isVisible() and view.lane_scroll.maximum() == 40 - 24
+    (_, (y0, y1)) = view.timeline.view_box.viewRange()
+    assert (y0, y1) == pytest.approx((0, 24))
+    view.lane_scroll.setValue(16)
+    (_, (y0, y1)) = view.timeline.view_box.viewRange()
+    assert (y0, y1) == pytest.approx((16, 40))
+    keys = drawn_keys(view)
+    labels = {view.model.trace.label_of(int(k)) for k in keys}
+    assert "work 39" in labels and "work 0" not in labels  # only the lanes on screen

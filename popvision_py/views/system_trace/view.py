@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QTimer
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QCursor
-from PySide6.QtWidgets import QLabel, QToolTip, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.opened import OpenedReport
@@ -33,6 +33,7 @@ from popvision_py.views.system_trace.details import CallTreePanel, EventDetails
 from popvision_py.views.timeline.plot import TimelinePlot
 from profiler_core.formats.pvti import EventKind
 
+MAX_LANES = 24  # lanes shown at once; more scroll
 NO_TRACE = (
     "No host trace is open.\n\nOpen a .pvti file, a folder of them or a Chrome trace JSON "
     "with File > Open trace… (or drop it on the window). To record one, run your program "
@@ -61,11 +62,21 @@ class SystemTraceView(ChartDetailsView):
         self.banner.setStyleSheet("background: #fff3cd; color: #5c4400; padding: 4px;")
         self.banner.hide()
         self.timeline = TimelinePlot(self._spans)
+        # Many threads: show MAX_LANES lanes at a time, the scroll bar picks which.
+        self.lane_scroll = QScrollBar(Qt.Orientation.Vertical)
+        self.lane_scroll.setToolTip("Scroll through the threads' lanes")
+        self.lane_scroll.valueChanged.connect(self._show_lanes_from)
+        timeline_row = QWidget()
+        row = QHBoxLayout(timeline_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.timeline, 1)
+        row.addWidget(self.lane_scroll)
         self.instants: InstantsPlot | None = None
         self.series_plots: list[SeriesPlot] = []
         self.heatmap_plots: list[HeatmapPlot] = []
         self.chart_layout.addWidget(self.banner)
-        self.chart_layout.addWidget(self.timeline, 1)
+        self.chart_layout.addWidget(timeline_row, 1)
         self.event_details = EventDetails()
         self.call_tree = CallTreePanel()
         self.details.addTab(self.event_details, "Details")
@@ -131,7 +142,7 @@ class SystemTraceView(ChartDetailsView):
             self.chart_layout.addWidget(plot)
             if isinstance(plot, SeriesPlot):
                 plot.set_area(self.control_bar.area.isChecked())
-        self.timeline.set_lanes(model.lane_names(), self._spans, model.time_limits())
+        self._set_lanes()
         self._apply_colors()
         link_all(self.linked_plots(), self.timeline)
         self._set_time_axis()
@@ -146,12 +157,31 @@ class SystemTraceView(ChartDetailsView):
         self.pages.setCurrentIndex(0)
         self._update_call_tree()
 
+    def _set_lanes(self) -> None:
+        assert self.model is not None
+        names = self.model.lane_names()
+        self.timeline.set_lanes(names, self._spans, self.model.time_limits())
+        extra = max(len(names) - MAX_LANES, 0)
+        self.lane_scroll.setRange(0, extra)
+        self.lane_scroll.setPageStep(MAX_LANES)
+        self.lane_scroll.setVisible(extra > 0)
+        self.lane_scroll.setValue(0)
+        self._show_lanes_from(0)
+
+    def _show_lanes_from(self, first: int) -> None:
+        lanes = len(self.timeline.lane_axis.names)
+        self.timeline.view_box.setYRange(first, min(first + MAX_LANES, max(lanes, 1)), padding=0)
+        self.timeline.refresh()
+
     def linked_plots(self) -> list[LinkedPlot]:
         plots: list[LinkedPlot] = [self.instants] if self.instants is not None else []
         return plots + [*self.series_plots, *self.heatmap_plots]
 
     def _spans(self, x0: float, x1: float, width: int) -> SpanBatch:
-        return self.model.spans(x0, x1, width) if self.model is not None else SpanBatch.empty()
+        if self.model is None:
+            return SpanBatch.empty()
+        first = self.lane_scroll.value()  # only the lanes on screen are read
+        return self.model.spans(x0, x1, width, range(first, first + MAX_LANES))
 
     def _relayout(self, change: object) -> None:
         """Apply ``change(model)`` to the lanes, keeping the time range shown."""
@@ -159,7 +189,7 @@ class SystemTraceView(ChartDetailsView):
             return
         x0, x1 = self.timeline.x_range
         change(self.model)  # type: ignore[operator]
-        self.timeline.set_lanes(self.model.lane_names(), self._spans, self.model.time_limits())
+        self._set_lanes()
         self.timeline.set_x_range(x0, x1)
         self._update_range_info()
 
