@@ -10,6 +10,7 @@ merged per pixel column, so a paint costs the pixels on screen, not the events.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,11 @@ class LaneRow:
     depth: int = 0
 
 
+def _natural(name: str) -> list[tuple[int, int | str]]:
+    """A sort key putting "IPU 2" before "IPU 10" (numbers compare as numbers)."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name)]
+
+
 def label_colors(n_labels: int) -> np.ndarray:
     """RGBA per label id."""
     rgb = PALETTE[np.arange(n_labels) % len(PALETTE)]
@@ -94,7 +100,12 @@ class SystemTraceModel:
         threads = self.trace.threads
         rest = sorted(
             (t for t in range(len(threads)) if t not in self.pinned),
-            key=lambda t: (threads[t].process, threads[t].kind != "thread", threads[t].name, t),
+            key=lambda t: (
+                threads[t].process,
+                threads[t].kind != "thread",
+                _natural(threads[t].name),
+                t,
+            ),
         )
         return [*self.pinned, *rest]
 

@@ -346,6 +346,8 @@ def test_many_threads_scroll_through_their_lanes(qtbot, window, tmp_path):
     path.write_text(json.dumps({"traceEvents": events}))
     view = open_trace_with_menu(qtbot, window, path)
     assert len(view.timeline.lane_axis.names) == 40
+    assert view.timeline.lane_axis.names[:3] == ["Thread 0", "Thread 1", "Thread 2"]  # not 10
+    assert not view.instants.isVisible()  # no instants: no empty marker row
     assert view.lane_scroll.isVisible() and view.lane_scroll.maximum() == 40 - 24
     (_, (y0, y1)) = view.timeline.view_box.viewRange()
     assert (y0, y1) == pytest.approx((0, 24))

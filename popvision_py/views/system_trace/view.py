@@ -132,6 +132,9 @@ class SystemTraceView(ChartDetailsView):
         self.instants = InstantsPlot(model)
         self.instants.instant_clicked.connect(lambda e: self.select_event(e) if e >= 0 else None)
         self.chart_layout.insertWidget(1, self.instants)
+        self.instants.setVisible(
+            len(model.instant_events) > 0 or bool(model.trace.is_instant().any())
+        )
         trace = model.trace
         self.series_plots = [
             SeriesPlot(graph, trace.series_units.get(graph, ""), series)
