@@ -387,7 +387,7 @@ class SystemTraceView(ChartDetailsView):
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
             # After the charts themselves have their new palette (they get it after us).
-            QTimer.singleShot(0, self._apply_colors)
+            QTimer.singleShot(0, self, self._apply_colors)  # dropped with the view
         super().changeEvent(event)
 
     def _apply_colors(self) -> None:
