@@ -211,7 +211,15 @@ def test_typed_range_keys_and_absolute_time(qtbot, trace_window: MainWindow):
 def test_a_sub_microsecond_span_is_drawn_and_says_under_a_microsecond(qtbot, window, tmp_path):
     doc = {
         "traceEvents": [
-            {"ph": "X", "name": "long", "ts": 0, "dur": 5000, "pid": 1, "tid": 1},
+            {
+                "ph": "X",
+                "name": "long",
+                "ts": 0,
+                "dur": 5000,
+                "pid": 1,
+                "tid": 1,
+                "args": {"step": 7, "phase": "fwd"},
+            },
             {"ph": "X", "name": "tiny", "ts": 2500, "dur": 0.3, "pid": 1, "tid": 2},
         ]
     }
@@ -220,8 +228,17 @@ def test_a_sub_microsecond_span_is_drawn_and_says_under_a_microsecond(qtbot, win
     view = open_trace_with_menu(qtbot, window, path)
     tiny = int(view.model.search("tiny")[0])
     assert tiny in drawn_keys(view).tolist()  # one pixel wide at 5 ms over ~1200 px
+    row = view.model.row_of(tiny)
+    scene = view.timeline.view_box.mapViewToScene(QPointF(2_500_150.0, row + 0.4))
+    qtbot.mouseMove(view.timeline.viewport(), view.timeline.mapFromScene(scene))
+    qtbot.waitUntil(lambda: view.hover_text != "", timeout=2000)
+    assert view.hover_text == "tiny\n<1 µs (300 ns)"  # the tooltip
     view.select_event(tiny)
     assert view.event_details.value("Duration") == "<1 µs (300 ns)"
+    long = int(view.model.search("long")[0])
+    view.select_event(long)
+    assert view.event_details.value("Argument step") == "7"
+    assert view.event_details.value("Argument phase") == '"fwd"'
 
 
 def test_a_chrome_export_reopens_with_the_same_spans(qtbot, window, pvti_epochs_trace, tmp_path):
