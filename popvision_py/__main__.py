@@ -1,8 +1,9 @@
-"""``popvision [REPORT ...]``, ``popvision --compare A B``, ``--screenshot-dir DIR``.
+"""``popvision [REPORT|TRACE ...]``, ``popvision --compare A B``, ``--screenshot-dir DIR``.
 
-Opens each report in a window (or two reports compared in one). With ``--screenshot-dir``
-it renders every view to PNG files, prints their paths and exits, which is what ``make run``
-does on a machine without a display.
+Opens each report in a window (or two reports compared in one), and every trace given
+(.pvti files, folders of them, Chrome trace JSON) together in one more window. With
+``--screenshot-dir`` it renders every view to PNG files, prints their paths and exits,
+which is what ``make run`` does on a machine without a display.
 """
 
 from __future__ import annotations
@@ -16,13 +17,19 @@ from PySide6.QtWidgets import QApplication
 
 from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
+from popvision_py.viewmodels.trace_open import is_trace_path
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="popvision", description="PopVision-style graph analyser for IPU reports."
     )
-    parser.add_argument("reports", nargs="*", type=Path, help="report folders to open")
+    parser.add_argument(
+        "reports",
+        nargs="*",
+        type=Path,
+        help="report folders, or traces (.pvti, folders of .pvti, Chrome JSON) to open",
+    )
     parser.add_argument(
         "--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two reports"
     )
@@ -32,6 +39,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--settings", type=Path, help="an INI file for settings (tests, demos)")
     parser.add_argument("--theme", choices=("light", "dark"), help="palette for this session")
     return parser.parse_args(argv)
+
+
+def _path_groups(paths: list[Path]) -> list[list[Path]]:
+    """A window per report; all traces (.pvti, .json, folders of .pvti) together in one."""
+    traces = [p for p in paths if is_trace_path(p)]
+    groups = [[p] for p in paths if not is_trace_path(p)]
+    return groups + ([traces] if traces else [])
 
 
 def _quiet_offscreen(kind: QtMsgType, context: object, message: str) -> None:
@@ -50,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.theme:
         settings.set_theme(args.theme)
     groups: list[list[Path]] = [list(args.compare)] if args.compare else []
-    groups += [[path] for path in args.reports]
+    groups += _path_groups(args.reports)
     windows = [MainWindow(settings) for _ in groups or [[]]]
     for window, paths in zip(windows, groups, strict=False):
         if args.screenshot_dir:
@@ -71,7 +85,7 @@ def _screenshots(windows: list[MainWindow], groups: list[list[Path]], directory:
     code = 0
     for i, window in enumerate(windows):
         wait_for_loader(window)
-        if groups and not window.opened:
+        if groups and not window.opened and window.traces.opened is None:
             print(f"could not open {groups[i][0]}: {window.statusBar().currentMessage()}")
             if window.message_box is not None:
                 print(window.message_box.text())

@@ -82,3 +82,27 @@ def replicated_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("reports_replicated")
     run_example_with_reports("replicated_model.py", directory, "--steps", "2")
     return directory / "replicated"
+
+
+def run_example_with_trace(script: str, directory: Path, *args: str) -> list[Path]:
+    """Run ``script`` with PVTI_OPTIONS tracing into ``directory``; the .pvti files written."""
+    env = dict(os.environ)
+    env["PVTI_OPTIONS"] = json.dumps({"enable": "true", "directory": str(directory)})
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    return sorted(directory.glob("*.pvti"))
+
+
+@pytest.fixture(scope="session")
+def pvti_epochs_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The .pvti of resources/examples/pvti_epochs.py (3 epochs of 4 steps, a Prefetch
+    thread, instants, a Loss series and a weights heatmap)."""
+    directory = tmp_path_factory.mktemp("pvti_epochs")
+    (path,) = run_example_with_trace("pvti_epochs.py", directory, "3", "4", "--prefetch")
+    return path

@@ -43,6 +43,17 @@ def _action(
     return action
 
 
+def install_trace_action(window: MainWindow, slot: object) -> QAction:
+    """File > Open trace…: .pvti files, a folder of them, or Chrome trace JSON."""
+    action = _action(window, "Open trace…", "Open a host trace: .pvti files, a folder of "
+                     "them, or Chrome trace JSON (System Trace)", slot, "Ctrl+Shift+O")  # fmt: skip
+    file_menu = window.menuBar().actions()[0].menu()
+    actions = file_menu.actions()
+    after = actions.index(window.actions.open) + 1 if window.actions.open in actions else 0
+    file_menu.insertAction(actions[after] if after < len(actions) else None, action)
+    return action
+
+
 def install_actions(window: MainWindow) -> Actions:
     """Create the actions of ``window`` and put them in its menus and toolbar."""
     w = window

@@ -1,15 +1,17 @@
-"""Opening reports off the GUI thread, with progress and cancel.
+"""Opening reports and traces off the GUI thread, with progress and cancel.
 
-A ``ReportLoader`` runs ``open_report`` and ``Report.load`` in a worker of its own thread
-pool and reports back through queued signals: ``progress(fraction, text)``, then exactly one
-of ``loaded(list[OpenedReport])``, ``failed(path, message)`` or ``cancelled()``. Two paths
-(compare) load one after the other in the same worker.
+A ``BackgroundLoader`` runs one job at a time in a worker of its own thread pool and reports
+back through queued signals: ``progress(fraction, text)``, then exactly one of
+``loaded(result)``, ``failed(path, message)`` or ``cancelled()``. ``ReportLoader`` opens
+reports (two load one after the other in the same worker to compare); ``TraceLoader`` (in
+``trace_loader.py``) opens host traces.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
@@ -17,6 +19,10 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from popvision_py.viewmodels.opened import OpenedReport
 from profiler_core.errors import LoadCancelledError, ReportError
 from profiler_core.report import SECTIONS, open_report
+
+Progress = Callable[[float, str], None]
+Job = Callable[[Progress, Callable[[], bool]], object]
+"""``job(progress, stopped)``: the work; raises LoadCancelledError when ``stopped()``."""
 
 
 class _Signals(QObject):
@@ -26,59 +32,36 @@ class _Signals(QObject):
     cancelled = Signal()
 
 
-class _LoadTask(QRunnable):
-    def __init__(self, paths: list[Path], signals: _Signals, stop: threading.Event) -> None:
+class _Task(QRunnable):
+    def __init__(
+        self, job: Job, path: Path, signals: _Signals, stop: threading.Event, discard: Callable
+    ) -> None:
         super().__init__()
-        self.paths, self.signals, self.stop = paths, signals, stop
+        self.job, self.path, self.signals, self.stop = job, path, signals, stop
+        self.discard = discard
         self.setAutoDelete(True)
 
     def run(self) -> None:
-        opened: list[OpenedReport] = []
-        current = self.paths[0]
         try:
-            for i, path in enumerate(self.paths):
-                current = path
-                opened.append(self._load(path, i, len(self.paths)))
+            result = self.job(self.signals.progress.emit, self.stop.is_set)
         except LoadCancelledError:
-            _close(opened)
             self.signals.cancelled.emit()
         except ReportError as error:
-            _close(opened)
-            self.signals.failed.emit(str(error.path or current), str(error))
+            self.signals.failed.emit(str(error.path or self.path), str(error))
         except Exception as error:  # a reader bug must not take the window down
-            _close(opened)
             self.signals.failed.emit(
-                str(current), f"{current}: could not be opened ({type(error).__name__}: {error})"
+                str(self.path),
+                f"{self.path}: could not be opened ({type(error).__name__}: {error})",
             )
         else:
-            self.signals.loaded.emit(opened)
-
-    def _load(self, path: Path, index: int, count: int) -> OpenedReport:
-        started = time.perf_counter()
-
-        def progress(fraction: float, section: str) -> None:
-            overall = (index + fraction) / count
-            self.signals.progress.emit(overall, f"Opening {path.name}: {section}")
-
-        report = open_report(path, progress, self.stop.is_set)
-        try:
-            errors = report.load(SECTIONS, progress, self.stop.is_set)
-        except BaseException:
-            report.close()
-            raise
-        return OpenedReport(report, errors, time.perf_counter() - started)
+            self.signals.loaded.emit(result)
 
 
-def _close(opened: list[OpenedReport]) -> None:
-    for o in opened:
-        o.report.close()
-
-
-class ReportLoader(QObject):
-    """One load at a time; ``open`` while busy cancels the earlier load first."""
+class BackgroundLoader(QObject):
+    """One job at a time; ``start`` while busy cancels the earlier job first."""
 
     progress = Signal(float, str)
-    loaded = Signal(object)  # list[OpenedReport]
+    loaded = Signal(object)
     failed = Signal(str, str)  # path, message naming the file and the reason
     cancelled = Signal()
 
@@ -93,19 +76,22 @@ class ReportLoader(QObject):
     def busy(self) -> bool:
         return self._signals is not None
 
-    def open(self, paths: list[str | Path]) -> None:
+    def discard(self, result: object) -> None:
+        """Release a result nobody will see (it finished although cancelled)."""
+
+    def start(self, job: Job, path: Path) -> None:
         self._abandon()
         stop = threading.Event()
         signals = _Signals()
         signals.progress.connect(self.progress)
-        signals.loaded.connect(lambda opened: self._finish(signals, self.loaded, opened))
+        signals.loaded.connect(lambda result: self._finish(signals, self.loaded, result))
         signals.failed.connect(lambda p, m: self._finish(signals, self.failed, p, m))
         signals.cancelled.connect(lambda: self._finish(signals, self.cancelled))
         self._stop, self._signals = stop, signals
-        self.pool.start(_LoadTask([Path(p) for p in paths], signals, stop))
+        self.pool.start(_Task(job, path, signals, stop, self.discard))
 
     def cancel(self) -> None:
-        """Ask the running load to stop; ``cancelled`` follows when it has."""
+        """Ask the running job to stop; ``cancelled`` follows when it has."""
         if self._stop is not None:
             self._stop.set()
 
@@ -116,7 +102,7 @@ class ReportLoader(QObject):
     def _finish(self, signals: _Signals, signal: Signal, *args: object) -> None:
         stopped = self._stop is not None and self._stop.is_set()
         if signal is self.loaded and (signals is not self._signals or stopped):
-            _close(args[0])  # type: ignore[arg-type]  # finished although cancelled
+            self.discard(args[0])
             signal, args = self.cancelled, ()
         if signals is not self._signals:
             return
@@ -125,3 +111,47 @@ class ReportLoader(QObject):
 
     def wait(self, msecs: int = 60_000) -> bool:
         return self.pool.waitForDone(msecs)
+
+
+class ReportLoader(BackgroundLoader):
+    """Opens one report, or two to compare; ``loaded`` carries ``list[OpenedReport]``."""
+
+    def open(self, paths: list[str | Path]) -> None:
+        paths = [Path(p) for p in paths]
+        self.start(lambda progress, stopped: _load_reports(paths, progress, stopped), paths[0])
+
+    def discard(self, result: object) -> None:
+        _close(result)  # type: ignore[arg-type]
+
+
+def _load_reports(paths: list[Path], progress: Progress, stopped: Callable[[], bool]) -> list:
+    opened: list[OpenedReport] = []
+    try:
+        for i, path in enumerate(paths):
+            opened.append(_load(path, i, len(paths), progress, stopped))
+    except BaseException:
+        _close(opened)
+        raise
+    return opened
+
+
+def _load(
+    path: Path, index: int, count: int, progress: Progress, stopped: Callable[[], bool]
+) -> OpenedReport:
+    started = time.perf_counter()
+
+    def section_progress(fraction: float, section: str) -> None:
+        progress((index + fraction) / count, f"Opening {path.name}: {section}")
+
+    report = open_report(path, section_progress, stopped)
+    try:
+        errors = report.load(SECTIONS, section_progress, stopped)
+    except BaseException:
+        report.close()
+        raise
+    return OpenedReport(report, errors, time.perf_counter() - started)
+
+
+def _close(opened: list[OpenedReport]) -> None:
+    for o in opened:
+        o.report.close()

@@ -32,6 +32,7 @@ from popvision_py.app.loader import ReportLoader
 from popvision_py.app.runner import ExampleRunner
 from popvision_py.app.settings import AppSettings
 from popvision_py.app.start_page import StartPage
+from popvision_py.app.trace_loader import TraceOpening
 from popvision_py.theme import apply_theme
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ReportView
@@ -41,6 +42,7 @@ from popvision_py.views.operations.view import OperationsView
 from popvision_py.views.placeholder import PLANNED, PlaceholderView
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
+from popvision_py.views.system_trace.view import SystemTraceView
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +68,20 @@ class MainWindow(QMainWindow):
         self.loader.failed.connect(self._on_failed)
         self.loader.cancelled.connect(self._on_cancelled)
         self.runner = ExampleRunner(self)
-        self.views: list[ReportView] = [SummaryView(), MemoryView(), LivenessView()]
-        self.views += [PlaceholderView(title) for title in PLANNED]
-        self.views[3:3] = [ProgramTreeView(), OperationsView()]
+        self.views: list[ReportView] = [
+            SummaryView(),
+            MemoryView(),
+            LivenessView(),
+            ProgramTreeView(),
+            OperationsView(),
+            *[PlaceholderView(title) for title in PLANNED],
+            SystemTraceView(),
+        ]
         self._build_pages()
         self._build_status_bar()
         self.actions = install_actions(self)
         self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self._install_traces()
         self.settings.restore_window(self)
         self._give_views_settings()
         self.set_theme(self.settings.theme())
@@ -84,6 +93,10 @@ class MainWindow(QMainWindow):
             attach = getattr(view, "attach_settings", None)
             if attach is not None:
                 attach(self.settings)
+
+    def _install_traces(self) -> None:
+        """The trace side (System Trace): its loader, File > Open trace… and routing."""
+        self.traces = TraceOpening(self)
 
     # -- layout ---------------------------------------------------------------------------
     def _build_pages(self) -> None:
@@ -172,6 +185,9 @@ class MainWindow(QMainWindow):
     # -- opening --------------------------------------------------------------------------
     def open_paths(self, paths: list[str | Path]) -> None:
         """Open one report, or two to compare (the second is compared with the first)."""
+        if self.traces.claims(paths):
+            self.traces.open(paths)
+            return
         paths = [Path(p) for p in paths][:2]
         if not paths:
             return
@@ -249,6 +265,7 @@ class MainWindow(QMainWindow):
             self.message_box = show_message(self, "Part of the report is damaged", damaged)
         if self.current_view() is None or self.pages.currentWidget() is self.start_page:
             self.show_view("Summary")
+        self.traces.report_opened(opened[0])
 
     def _on_failed(self, path: str, message: str) -> None:
         self._loading_done()
@@ -276,6 +293,8 @@ class MainWindow(QMainWindow):
             action.setEnabled(has_report)
         self.actions.export_menu.setEnabled(has_report and self.current_view() is not None)
         self.start_page.set_recent(self.settings.recent_reports())
+        if hasattr(self, "traces"):  # _update_state runs once before the trace side exists
+            self.traces.update_rail()
 
     def _show_report_label(self) -> None:
         """Which report, run and selection is shown, always in the status bar."""
@@ -360,6 +379,8 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.loader.cancel()
         self.loader.wait(10_000)
+        self.traces.loader.cancel()
+        self.traces.loader.wait(10_000)
         self.runner.stop()
         super().closeEvent(event)
 

@@ -21,7 +21,8 @@ def wait_for_loader(window: MainWindow, timeout_ms: int = 120_000) -> None:
     loop = QEventLoop()
     timer = QTimer()
     timer.setInterval(20)
-    timer.timeout.connect(lambda: None if window.loader.busy else loop.quit())
+    busy = lambda: window.loader.busy or window.traces.loader.busy  # noqa: E731
+    timer.timeout.connect(lambda: None if busy() else loop.quit())
     timer.start()
     QTimer.singleShot(timeout_ms, loop.quit)
     loop.exec()
@@ -111,6 +112,7 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
         saved += _save_memory_parity(window, memory, directory, prefix)
     saved += save_liveness_screenshots(window, directory, prefix)
     saved += _program_views(window, directory, prefix)
+    saved += save_system_trace_screenshots(window, directory, prefix)
     other = "dark" if theme == "light" else "light"
     window.set_theme(other)
     for title in ("Summary", "Memory"):
@@ -139,5 +141,41 @@ def save_liveness_screenshots(window: MainWindow, directory: Path, prefix: str =
         window.set_theme(name)
         suffix = "" if name == "light" else f"-{name}"
         saved.append(_save(window, directory, f"{prefix}liveness-peak{suffix}"))
+    window.set_theme(theme)
+    return saved
+
+
+def save_system_trace_screenshots(
+    window: MainWindow, directory: Path, prefix: str = ""
+) -> list[Path]:
+    """The System Trace's flame, a search match, the call tree of a range, series as areas,
+    merged charts, in both palettes; nothing when no trace is open."""
+    view = window.traces.view
+    if view.model is None:
+        return []
+    saved = []
+    theme = window.settings.theme()
+    window.show_view(view.title)
+    for palette in (theme, "dark" if theme == "light" else "light"):
+        window.set_theme(palette)
+        view.timeline.show_all()
+        view.details.setCurrentWidget(view.event_details)
+        saved.append(_save(window, directory, f"{prefix}systrace-flame-{palette}"))
+        view.control_bar.search_box.setText("epoch")
+        view.step_match(1)
+        view.step_match(1)
+        saved.append(_save(window, directory, f"{prefix}systrace-search-{palette}"))
+        view.timeline.show_all()
+        lo, hi = view.timeline.x_range
+        view.set_selection_range(lo + (hi - lo) * 0.3, lo + (hi - lo) * 0.7)
+        view.details.setCurrentWidget(view.call_tree)
+        saved.append(_save(window, directory, f"{prefix}systrace-call-tree-{palette}"))
+        view.control_bar.select_range.setChecked(False)
+        view.control_bar.area.setChecked(True)
+        view.control_bar.merge_all.setChecked(True)
+        saved.append(_save(window, directory, f"{prefix}systrace-merged-area-{palette}"))
+        view.control_bar.area.setChecked(False)
+        view.control_bar.merge_all.setChecked(False)
+        view.control_bar.search_box.clear()
     window.set_theme(theme)
     return saved

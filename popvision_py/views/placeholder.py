@@ -9,8 +9,6 @@ from popvision_py.views.base import ReportView, message_label
 PLANNED = {
     "Execution Trace": "The Execution Trace will show each run's program steps on a "
     "timeline per IPU, with the cycles by step kind (compute, exchange, sync).",
-    "System Trace": "The System Trace will show the host trace (.pvti files): host threads, "
-    "stream copies and the IPU runs they start, on one timeline.",
 }
 
 

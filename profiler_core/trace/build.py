@@ -70,6 +70,13 @@ class _Names:
         return list(self.ids)
 
 
+def _remapped(new_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``new_ids[ids]``, or ``ids`` itself when the mapping is the identity (the first file)."""
+    if np.array_equal(new_ids, np.arange(len(new_ids))):
+        return ids
+    return new_ids[ids]
+
+
 def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
     """One Trace of one or several .pvti files, aligned by their wall-clock origins."""
     origin = min(f.meta.origin_wall_ns for f in files)
@@ -90,9 +97,9 @@ def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
         parts["end_ns"].append(ev["end_ns"] + shift)
         parts["depth"].append(ev["depth"])
         parts["kind"].append(ev["kind"])
-        parts["thread"].append(ev["thread"] + len(threads))
-        parts["label"].append(labels.remap(f.labels)[ev["label"]])
-        parts["channel"].append(channels.remap(f.channels)[ev["channel"]])
+        parts["thread"].append(ev["thread"] + len(threads) if threads else ev["thread"])
+        parts["label"].append(_remapped(labels.remap(f.labels), ev["label"]))
+        parts["channel"].append(_remapped(channels.remap(f.channels), ev["channel"]))
         args.update({n_events + i: text for i, text in f.args.items()})
         n_events += len(ev["start_ns"])
         base = len(processes)
@@ -108,7 +115,11 @@ def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
         for hdef, t, counts in f.heatmaps:
             name = hdef.name if hdef.name not in heatmaps else f"{hdef.name} (pid {f.meta.pid})"
             heatmaps[name] = Heatmap(name, hdef.unit, hdef.edges, t + shift, counts)
-    columns = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+    # One file (the usual case): its columns as they are, not a concatenated copy.
+    columns = {
+        k: (v[0] if len(v) == 1 else np.concatenate(v)) if v else np.zeros(0)
+        for k, v in parts.items()
+    }
     return build_trace(
         columns,
         origin_wall_ns=origin,

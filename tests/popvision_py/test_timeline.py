@@ -131,3 +131,14 @@ def test_clicks_and_keys(qtbot, plot: TimelinePlot) -> None:
     assert plot.x_range == pytest.approx((16, 96))
     qtbot.keyClick(plot, Qt.Key.Key_Home)
     assert plot.x_range == pytest.approx((0, 100))
+
+
+def test_a_clock_axis_shows_utc_time_of_day(plot: TimelinePlot) -> None:
+    axis = plot.time_axis
+    # 2026-01-02 03:04:05 UTC as epoch ns; value 1.5e9 ns later is 03:04:06.5
+    epoch_ns = 1_767_323_045 * 10**9
+    axis.set_clock(1e9, epoch_ns, "Wall clock (UTC)")
+    assert axis.tickStrings([1.5e9], 1.0, 0.5e9) == ["03:04:06.500"]
+    assert axis.tickStrings([2e9], 1.0, 1e9) == ["03:04:07"]
+    axis.set_seconds(1e9)
+    assert axis.clock_epoch_ns is None and axis.tickStrings([2e9], 1.0, 1e9) == ["2 s"]

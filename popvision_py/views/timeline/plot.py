@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.timeline import pan_range, zoom_range
+from popvision_py.viewmodels.trace_format import format_clock
 from popvision_py.views.axes import nice_step
 from popvision_py.views.timeline.spans_item import LANE_GAP, SpanLanesItem, SpanSource
 
@@ -31,17 +32,26 @@ class TimeAxis(pg.AxisItem):
         self.enableAutoSIPrefix(False)
         self.units_per_second: float | None = None
         self.origin = 0.0
+        self.clock_epoch_ns: float | None = None  # set_clock: wall-clock ns at value 0
         self.set_cycles()
 
     def set_cycles(self) -> None:
         self.units_per_second = None
+        self.clock_epoch_ns = None
         self.setLabel("Cycles")
+
+    def set_clock(self, units_per_second: float, epoch_ns: float, label: str = "Time") -> None:
+        """Show values as UTC time of day: value 0 is ``epoch_ns`` (ns since the epoch)."""
+        self.units_per_second, self.origin = float(units_per_second), 0.0
+        self.clock_epoch_ns = float(epoch_ns)
+        self.setLabel(label)
 
     def set_seconds(
         self, units_per_second: float, origin: float = 0.0, label: str = "Time"
     ) -> None:
         """Show values as time: ``units_per_second`` (a clock in Hz, or 1e9 for ns)."""
         self.units_per_second, self.origin = float(units_per_second), float(origin)
+        self.clock_epoch_ns = None
         self.setLabel(label)
 
     def tickSpacing(  # pyqtgraph's names
@@ -59,6 +69,9 @@ class TimeAxis(pg.AxisItem):
         if self.units_per_second is None:
             return [f"{v:,.0f}" for v in values]
         step = spacing / self.units_per_second
+        if self.clock_epoch_ns is not None:
+            ns = 1e9 / self.units_per_second
+            return [format_clock(self.clock_epoch_ns + v * ns, step) for v in values]
         return [format_time(v - self.origin, self.units_per_second, step) for v in values]
 
 

@@ -1,0 +1,132 @@
+"""Opening host traces in the window: ``TraceLoader`` reads them off the GUI thread (the
+shared ``BackgroundLoader``), ``TraceOpening`` routes trace paths there from File > Open
+trace…, drag-and-drop and the command line, finds the traces of an opened report, and shows
+the result on the System Trace page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QFileDialog
+
+from popvision_py.app.actions import install_trace_action
+from popvision_py.app.dialogs import show_message
+from popvision_py.app.loader import BackgroundLoader
+from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.trace_open import OpenedTrace, is_trace_path, read_trace, report_traces
+from popvision_py.views.system_trace.view import SystemTraceView
+
+if TYPE_CHECKING:
+    from popvision_py.app.main_window import MainWindow
+
+TRACE_FILTER = "Traces (*.pvti *.json);;PVTI traces (*.pvti);;Chrome trace JSON (*.json)"
+
+
+class TraceLoader(BackgroundLoader):
+    """Reads traces; ``loaded`` carries an ``OpenedTrace``."""
+
+    def open(self, paths: list[str | Path]) -> None:
+        paths = [Path(p) for p in paths]
+        self.start(lambda progress, stopped: read_trace(paths, progress, stopped), paths[0])
+
+
+class TraceOpening(QObject):
+    """The window's trace side: one loader, the System Trace page, and what it shows."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.loader = TraceLoader(self)
+        self.opened: OpenedTrace | None = None
+        self._for_report = False  # the load running was started by an opened report
+        self.loader.progress.connect(window._on_progress)
+        self.loader.loaded.connect(self._on_loaded)
+        self.loader.failed.connect(self._on_failed)
+        self.loader.cancelled.connect(self._on_cancelled)
+        window.cancel_button.clicked.connect(self.loader.cancel)
+        self.action = install_trace_action(window, self.choose_and_open)
+
+    @property
+    def view(self) -> SystemTraceView:
+        return next(v for v in self.window.views if isinstance(v, SystemTraceView))
+
+    @staticmethod
+    def claims(paths: list[str | Path]) -> bool:
+        """Whether ``paths`` are traces (.pvti, .json, folders of .pvti) for this side."""
+        return bool(paths) and all(is_trace_path(p) for p in paths)
+
+    def open(self, paths: list[str | Path], *, for_report: bool = False) -> None:
+        self._for_report = for_report
+        self.loader.open(paths)
+        w = self.window
+        w.progress.setValue(0)
+        w.progress.show()
+        w.cancel_button.show()
+        w.statusBar().showMessage(f"Opening trace {', '.join(str(p) for p in paths)}…")
+
+    def choose_and_open(self) -> None:
+        dialog = QFileDialog(self.window, "Open a trace (.pvti, Chrome JSON, or a folder)")
+        dialog.setNameFilter(TRACE_FILTER)
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.setDirectory(self.window._start_dir())
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        dialog.filesSelected.connect(lambda paths: self.open(paths) if paths else None)
+        # A folder of .pvti files: typing or picking a folder and pressing Open accepts it.
+        dialog.currentChanged.connect(
+            lambda path: dialog.setFileMode(
+                QFileDialog.FileMode.Directory
+                if Path(path).is_dir() and is_trace_path(path)
+                else QFileDialog.FileMode.ExistingFiles
+            )
+        )
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.dialog = dialog
+
+    def report_opened(self, opened: OpenedReport) -> None:
+        """Show the traces written with ``opened`` (in its folder or beside it), if any."""
+        found = report_traces(opened.folder)
+        if found and not self.loader.busy:
+            self.view.show_message(f"Reading the host trace {', '.join(f.name for f in found)}…")
+            self.open(found, for_report=True)
+
+    def update_rail(self) -> None:
+        """Keep the System Trace page reachable while a trace is shown without a report."""
+        if self.opened is None:
+            return
+        titles = [v.title for v in self.window.views]
+        item = self.window.rail.item(1 + titles.index(self.view.title))
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEnabled)
+
+    def _on_loaded(self, opened: OpenedTrace) -> None:
+        w = self.window
+        w._loading_done()
+        self.opened = opened
+        self.view.show_trace(opened)
+        self.update_rail()
+        if not self._for_report:
+            w.show_view(self.view.title)
+            for path in opened.paths:
+                w.settings.add_recent(path)
+        incomplete = opened.incomplete_text()
+        w.statusBar().showMessage(
+            incomplete or f"Opened trace {opened.name} in {opened.seconds_to_load:.2f} s."
+        )
+        if incomplete and not self._for_report:
+            w.message_box = show_message(w, "The trace is incomplete", incomplete)
+
+    def _on_failed(self, path: str, message: str) -> None:
+        w = self.window
+        w._loading_done()
+        w.statusBar().showMessage(f"Could not open the trace {path}: see the message.")
+        if self._for_report:
+            self.view.show_message(f"The host trace of this report cannot be shown.\n\n{message}")
+        else:
+            w.message_box = show_message(w, "Could not open the trace", message)
+
+    def _on_cancelled(self) -> None:
+        self.window._loading_done()
+        self.window.statusBar().showMessage("Opening the trace was cancelled.", 5000)

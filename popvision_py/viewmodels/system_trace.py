@@ -1,0 +1,299 @@
+"""The System Trace's timeline, Qt-free: which lanes are shown (a flame per thread, pinned
+threads first, collapsed processes as one summary lane, or every thread merged), the spans
+of each in a window for the shared timeline, instants per pixel, search and span details.
+
+Times are the Trace's: int64 ns from its origin. Lanes are built once per channel filter
+(``profiler_core.analysis.trace_lanes``); a window asks each visible lane for its spans
+merged per pixel column, so a paint costs the pixels on screen, not the events.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from popvision_py.viewmodels.timeline import SpanBatch
+from popvision_py.viewmodels.trace_format import format_duration, format_ns
+from profiler_core.analysis.call_tree import CallTree, call_tree, event_parents
+from profiler_core.analysis.trace_lanes import (
+    MERGED,
+    Lane,
+    ceil_ns,
+    children,
+    lane_window,
+    merge_lanes,
+    self_time,
+    thread_lanes,
+)
+from profiler_core.formats.pvti import EventKind
+from profiler_core.trace.model import Trace
+
+#: Span colours by label (a label keeps its colour wherever it is drawn).
+PALETTE = np.array(
+    [
+        (78, 121, 167), (242, 142, 43), (89, 161, 79), (225, 87, 89), (118, 183, 178),
+        (237, 201, 72), (176, 122, 161), (255, 157, 167), (156, 117, 95), (186, 176, 172),
+        (95, 158, 209), (200, 82, 0),
+    ],
+    dtype=np.uint8,
+)  # fmt: skip
+MERGED_COLOR = (128, 128, 128, 255)
+
+
+@dataclass(frozen=True)
+class LaneRow:
+    """One row of the timeline: a thread at a depth, a collapsed process or a merged depth."""
+
+    name: str  # shown on the left ("" for a thread's deeper lanes)
+    lane: Lane
+    kind: str  # "thread", "summary" (collapsed process) or "merged" (all threads)
+    thread: int = -1  # the thread, for "thread" rows
+    process: int = -1  # the process, for "thread" and "summary" rows
+    depth: int = 0
+
+
+def _natural(name: str) -> list[tuple[int, int | str]]:
+    """A sort key putting "IPU 2" before "IPU 10" (numbers compare as numbers)."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name)]
+
+
+def label_colors(n_labels: int) -> np.ndarray:
+    """RGBA per label id."""
+    rgb = PALETTE[np.arange(n_labels) % len(PALETTE)]
+    return np.hstack([rgb, np.full((n_labels, 1), 255, np.uint8)])
+
+
+class SystemTraceModel:
+    """What the System Trace timeline shows of one Trace, and the choices that shape it."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.shown_channels: set[int] = set(range(len(trace.channels)))
+        self.pinned: list[int] = []  # threads drawn above all others, in pin order
+        self.collapsed: set[int] = set()  # processes drawn as one summary lane
+        self.merge_all = False
+        self.colors = label_colors(len(trace.labels))
+        self._lanes: dict[int, list[Lane]] = {}
+        self.rows: list[LaneRow] = []
+        self._instants = np.zeros(0, np.int64)
+        self._parents: np.ndarray | None = None
+        self.refilter()
+
+    # -- layout -------------------------------------------------------------------------
+    def refilter(self) -> None:
+        """Rebuild every lane after the channel filter changed."""
+        trace = self.trace
+        every = len(self.shown_channels) == len(trace.channels)
+        channels = None if every else sorted(self.shown_channels)
+        self._lanes = {t: thread_lanes(trace, t, channels) for t in range(len(trace.threads))}
+        instants = np.flatnonzero(trace.kind == EventKind.INSTANT)
+        if channels is not None:
+            instants = instants[np.isin(trace.channel[instants], channels)]
+        self._instants = instants[np.argsort(trace.start_ns[instants], kind="stable")]
+        self.relayout()
+
+    def thread_order(self) -> list[int]:
+        """Pinned threads, then each process's threads, then its tracks (IPU 0, IPU 1 ...)."""
+        threads = self.trace.threads
+        rest = sorted(
+            (t for t in range(len(threads)) if t not in self.pinned),
+            key=lambda t: (
+                threads[t].process,
+                threads[t].kind != "thread",
+                _natural(threads[t].name),
+                t,
+            ),
+        )
+        return [*self.pinned, *rest]
+
+    def thread_title(self, thread: int) -> str:
+        t = self.trace.threads[thread]
+        if len(self.trace.processes) > 1:
+            return f"{self.trace.processes[t.process].name} · {t.name}"
+        return t.name
+
+    def relayout(self) -> None:
+        trace = self.trace
+        rows: list[LaneRow] = []
+        if self.merge_all:
+            deepest = max((len(lanes) for lanes in self._lanes.values()), default=0)
+            for d in range(deepest):
+                lane = merge_lanes(trace, [ls[d] for ls in self._lanes.values() if len(ls) > d])
+                rows.append(LaneRow("All threads" if d == 0 else "", lane, "merged", depth=d))
+            self.rows = rows
+            return
+        summarised: set[int] = set()
+        for t in self.thread_order():
+            process = trace.threads[t].process
+            if process in self.collapsed and t not in self.pinned:
+                if process not in summarised:
+                    summarised.add(process)
+                    rows.append(self._summary_row(process))
+                continue
+            for d, lane in enumerate(self._lanes[t]):
+                name = self.thread_title(t) if d == 0 else ""
+                rows.append(LaneRow(name, lane, "thread", t, process, d))
+        self.rows = rows
+
+    def _summary_row(self, process: int) -> LaneRow:
+        threads = [
+            t
+            for t, th in enumerate(self.trace.threads)
+            if th.process == process and t not in self.pinned
+        ]
+        lane = merge_lanes(self.trace, [self._lanes[t][0] for t in threads if self._lanes[t]])
+        name = f"▸ {self.trace.processes[process].name} ({len(threads)} threads)"
+        return LaneRow(name, lane, "summary", process=process)
+
+    def lane_names(self) -> list[str]:
+        return [row.name for row in self.rows]
+
+    def set_pinned(self, thread: int, pinned: bool) -> None:
+        if pinned and thread not in self.pinned:
+            self.pinned.append(thread)
+        elif not pinned and thread in self.pinned:
+            self.pinned.remove(thread)
+        self.relayout()
+
+    def set_collapsed(self, process: int, collapsed: bool) -> None:
+        (self.collapsed.add if collapsed else self.collapsed.discard)(process)
+        self.relayout()
+
+    def set_merge_all(self, merge: bool) -> None:
+        self.merge_all = merge
+        self.relayout()
+
+    def set_channels(self, shown: set[int]) -> None:
+        self.shown_channels = set(shown)
+        self.refilter()
+
+    def row_of(self, event: int) -> int:
+        """The row that draws ``event`` (-1 when none does, e.g. its channel is hidden)."""
+        thread, depth = int(self.trace.thread[event]), int(self.trace.depth[event])
+        process = self.trace.threads[thread].process
+        for i, row in enumerate(self.rows):
+            if row.kind == "thread" and row.thread == thread and row.depth == depth:
+                return i
+            if row.kind == "merged" and row.depth == depth:
+                return i
+            if row.kind == "summary" and row.process == process and depth == 0:
+                return i
+        return -1
+
+    # -- drawing ------------------------------------------------------------------------
+    def time_limits(self) -> tuple[float, float]:
+        lo, hi = self.trace.time_range()
+        return float(lo), float(max(hi, lo + 1))
+
+    def spans(self, x0: float, x1: float, width: int, rows: range | None = None) -> SpanBatch:
+        """The spans in [x0, x1) at ``width`` pixels of ``rows`` (the rows on screen; all
+        by default): the timeline's source."""
+        if x1 <= x0 or width < 1:
+            return SpanBatch.empty()
+        batches = []
+        for i in rows if rows is not None else range(len(self.rows)):
+            if not 0 <= i < len(self.rows):
+                continue
+            row = self.rows[i]
+            part = lane_window(row.lane, x0, x1, width)
+            if not len(part):
+                continue
+            single = part.event >= 0
+            labels_id = self.trace.label[np.maximum(part.event, 0)]
+            color = np.where(single[:, None], self.colors[labels_id], MERGED_COLOR)
+            label_text = [
+                self.trace.labels[int(lab)] if ok else f"{int(c):,} events"
+                for ok, lab, c in zip(
+                    single.tolist(), labels_id.tolist(), part.count.tolist(), strict=True
+                )
+            ]
+            batches.append(
+                SpanBatch(
+                    lane=np.full(len(part), i, np.int32),
+                    start=part.start,
+                    end=part.end,
+                    color=color.astype(np.uint8),
+                    key=np.where(single, part.event, MERGED),
+                    labels=label_text,
+                )
+            )
+        return SpanBatch.concat(batches)
+
+    def instants(self, x0: float, x1: float, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per pixel column of [x0, x1): instants in it (counts) and the first one (-1)."""
+        t = self.trace.start_ns[self._instants]
+        edges = x0 + (x1 - x0) * np.arange(width + 1) / max(width, 1)
+        at = np.searchsorted(t, ceil_ns(edges), side="left")
+        counts = np.diff(at)
+        if len(t) == 0:
+            return counts, np.full(width, -1, np.int64)
+        first = np.where(counts > 0, self._instants[np.minimum(at[:-1], len(t) - 1)], -1)
+        return counts, first
+
+    @property
+    def instant_events(self) -> np.ndarray:
+        """Shown instants (their channel is on), in time order."""
+        return self._instants
+
+    # -- questions ----------------------------------------------------------------------
+    def range_summary(self, t0: float, t1: float) -> tuple[float, int]:
+        """Duration of [t0, t1) and the shown events (spans and instants) overlapping it."""
+        spans = sum(lane.count_in(t0, t1) for lanes in self._lanes.values() for lane in lanes)
+        t = self.trace.start_ns[self._instants]
+        instants = int(
+            np.searchsorted(t, ceil_ns(t1), "left") - np.searchsorted(t, ceil_ns(t0), "left")
+        )
+        return t1 - t0, spans + instants
+
+    def search(self, text: str) -> np.ndarray:
+        """Events whose label contains ``text`` (any case), in time order."""
+        text = text.strip().lower()
+        if not text:
+            return np.zeros(0, np.int64)
+        hits = [i for i, label in enumerate(self.trace.labels) if text in label.lower()]
+        events = np.flatnonzero(np.isin(self.trace.label, hits))
+        return events[np.argsort(self.trace.start_ns[events], kind="stable")]
+
+    def details(self, event: int) -> list[tuple[str, str]]:
+        """(field, value) rows describing ``event``."""
+        trace = self.trace
+        start, end = int(trace.start_ns[event]), int(trace.end_ns[event])
+        kind = int(trace.kind[event])
+        thread = int(trace.thread[event])
+        rows = [
+            ("Label", trace.label_of(event)),
+            ("Kind", {EventKind.INSTANT: "instant", EventKind.OPEN: "open span (not ended)"}.get(
+                kind, "span")),
+            ("Channel", trace.channels[int(trace.channel[event])]),
+            ("Thread", self.thread_title(thread)),
+            ("Start", format_ns(start)),
+        ]  # fmt: skip
+        if kind != EventKind.INSTANT:
+            rows += [
+                ("Duration", format_duration(end - start)),
+                ("Self time", format_duration(self_time(trace, event))),
+                ("Children", f"{len(children(trace, event)):,}"),
+                ("Depth", str(int(trace.depth[event]))),
+            ]
+        text = trace.args.get(event)
+        if text is not None:
+            try:
+                value = json.loads(text)
+                items = value.items() if isinstance(value, dict) else [("value", value)]
+                rows += [(f"Argument {k}", json.dumps(v)) for k, v in items]
+            except json.JSONDecodeError:
+                rows.append(("Arguments", text))
+        return rows
+
+    def call_tree(self, t0: float | None = None, t1: float | None = None) -> CallTree:
+        """Time by label path of every span (all channels), in [t0, t1) when given."""
+        if self._parents is None:
+            self._parents = event_parents(self.trace)
+        return call_tree(self.trace, t0, t1, parents=self._parents)
+
+    def open_spans(self) -> int:
+        """Spans still open when the file was last written (the trace is incomplete)."""
+        return int((self.trace.kind == EventKind.OPEN).sum())

@@ -1,0 +1,129 @@
+"""Which paths are host traces, where a report's traces are, and reading them in steps a
+worker can report and cancel between (Qt-free: the app's TraceLoader runs it)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from popvision_py.viewmodels.system_trace import SystemTraceModel
+from profiler_core.errors import LoadCancelledError, ReportError
+from profiler_core.formats.pvti import is_sqlite, read_pvti
+from profiler_core.trace import open_trace, trace_from_pvti
+from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES
+
+TRACE_SUFFIXES = (".pvti", ".json")
+MAX_JSON_BYTES = DEFAULT_MAX_BYTES  # a bigger Chrome JSON is refused before it is parsed
+
+
+@dataclass
+class OpenedTrace:
+    """A trace read from ``paths``, laid out for the System Trace view."""
+
+    paths: list[Path]
+    model: SystemTraceModel
+    seconds_to_load: float = 0.0
+    files: list[Path] = field(default_factory=list)  # the .pvti / .json files read
+
+    @property
+    def name(self) -> str:
+        return ", ".join(p.name for p in self.paths)
+
+    def incomplete_text(self) -> str:
+        """ "" for a finished trace; else what shows that the writer had not finished."""
+        n = self.model.open_spans()
+        if not n:
+            return ""
+        return (
+            f"{self.name} is incomplete: {n:,} span(s) were still open when it was last "
+            "written (the program was still running or stopped without closing the trace). "
+            "Every committed event is shown; open spans end at the last commit."
+        )
+
+
+def is_trace_path(path: str | Path) -> bool:
+    """A .pvti or .json file, or a folder holding .pvti files and no report."""
+    path = Path(path)
+    if path.is_dir():
+        names = [p.name for p in path.iterdir()]
+        has_report = any(n in ("profile.pop", "archive.a") for n in names)
+        return not has_report and any(n.endswith(".pvti") for n in names)
+    return path.suffix.lower() in TRACE_SUFFIXES
+
+
+def report_traces(folder: str | Path) -> list[Path]:
+    """The .pvti files written with a report: in its folder, else beside it (the engine
+    writes them where PVTI_OPTIONS's ``directory`` says, usually the autoReport folder)."""
+    folder = Path(folder)
+    for place in (folder, folder.parent):
+        found = sorted(place.glob("*.pvti"))
+        if found:
+            return found
+    return []
+
+
+def trace_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(path.glob("*.pvti"))
+            if not inside:
+                raise ReportError(path, "folder holds no .pvti files")
+            files += inside
+        else:
+            files.append(path)
+    return files
+
+
+def read_trace(
+    paths: list[str | Path],
+    progress: Callable[[float, str], None] = lambda f, t: None,
+    stopped: Callable[[], bool] = lambda: False,
+    *,
+    max_json_bytes: int | None = None,
+) -> OpenedTrace:
+    """Read ``paths`` (.pvti files, folders of them, or one Chrome JSON) into one trace."""
+    started = time.perf_counter()
+    paths = [Path(p) for p in paths]
+    files = trace_files(paths)
+    for f in files:
+        if not f.exists():
+            raise ReportError(f, "no such file")
+    sqlite = [f for f in files if _is_sqlite_file(f)]
+    if len(sqlite) == len(files):
+        contents = []
+        for i, f in enumerate(files):
+            _check(stopped)
+            progress(0.8 * i / len(files), f"Reading {f.name} ({i + 1} of {len(files)})")
+            contents.append(read_pvti(f))
+        _check(stopped)
+        progress(0.8, "Merging the files on one time axis")
+        trace = trace_from_pvti(contents)
+    elif len(files) == 1:
+        progress(0.1, f"Reading {files[0].name} (Chrome trace JSON)")
+        limit = MAX_JSON_BYTES if max_json_bytes is None else max_json_bytes
+        trace = open_trace(files[0], max_json_bytes=limit)  # JSON, or says it is neither
+    else:
+        raise ReportError(
+            files[0], "open Chrome JSON traces one at a time (only .pvti files merge)"
+        )
+    _check(stopped)
+    progress(0.9, "Laying out the lanes")
+    model = SystemTraceModel(trace)
+    _check(stopped)
+    return OpenedTrace(paths, model, time.perf_counter() - started, files)
+
+
+def _is_sqlite_file(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return is_sqlite(f.read(100))
+    except OSError as exc:
+        raise ReportError(path, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def _check(stopped: Callable[[], bool]) -> None:
+    if stopped():
+        raise LoadCancelledError(None, "opening the trace was cancelled")

@@ -1,0 +1,2 @@
+"""The System Trace page: host threads, IPU tracks, instants, series and heatmaps of .pvti or
+Chrome traces on one timeline."""

@@ -1,0 +1,399 @@
+"""The System Trace page: host threads and IPU tracks of .pvti files or Chrome JSON on one
+timeline (a flame per thread), instants above it, metric series and heatmaps below it on the
+same time axis, search, a selection range, event details and the call tree.
+
+The window gives it a trace with ``show_trace`` (File > Open trace…, drag-and-drop, the
+command line, or the .pvti files found with an opened report).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer
+from PySide6.QtGui import QAction, QColor, QCursor
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
+
+from popvision_py.theme import chart_colors
+from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.system_trace import SystemTraceModel
+from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
+from popvision_py.viewmodels.trace_format import format_duration
+from popvision_py.viewmodels.trace_open import OpenedTrace
+from popvision_py.views.base import ChartDetailsView
+from popvision_py.views.system_trace.charts import (
+    HeatmapPlot,
+    InstantsPlot,
+    LinkedPlot,
+    SeriesPlot,
+    link_all,
+)
+from popvision_py.views.system_trace.controls import SystemTraceControls
+from popvision_py.views.system_trace.details import CallTreePanel, EventDetails
+from popvision_py.views.timeline.plot import TimelinePlot
+from profiler_core.formats.pvti import EventKind
+
+MAX_LANES = 24  # lanes shown at once; more scroll
+NO_TRACE = (
+    "No host trace is open.\n\nOpen a .pvti file, a folder of them or a Chrome trace JSON "
+    "with File > Open trace… (or drop it on the window). To record one, run your program "
+    'with PVTI_OPTIONS=\'{"enable":"true","directory":"traces"}\'; a report folder shows '
+    "the .pvti files written in it or beside it."
+)
+
+
+class SystemTraceView(ChartDetailsView):
+    title = "System Trace"
+    rail_help = (
+        "The host trace (.pvti files, or Chrome trace JSON): each thread's nested "
+        "tracepoints as a flame, IPU tracks, instant events, metric series and heatmaps "
+        "on one time axis. Search labels, select a range, see the call tree."
+    )
+    needs = ()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.trace: OpenedTrace | None = None
+        self.model: SystemTraceModel | None = None
+        self.control_bar = SystemTraceControls()
+        self.controls_layout.addWidget(self.control_bar)
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("background: #fff3cd; color: #5c4400; padding: 4px;")
+        self.banner.hide()
+        self.timeline = TimelinePlot(self._spans)
+        # Many threads: show MAX_LANES lanes at a time, the scroll bar picks which.
+        self.lane_scroll = QScrollBar(Qt.Orientation.Vertical)
+        self.lane_scroll.setToolTip("Scroll through the threads' lanes")
+        self.lane_scroll.valueChanged.connect(self._show_lanes_from)
+        timeline_row = QWidget()
+        row = QHBoxLayout(timeline_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.timeline, 1)
+        row.addWidget(self.lane_scroll)
+        self.instants: InstantsPlot | None = None
+        self.series_plots: list[SeriesPlot] = []
+        self.heatmap_plots: list[HeatmapPlot] = []
+        self.chart_layout.addWidget(self.banner)
+        self.chart_layout.addWidget(timeline_row, 1)
+        self.event_details = EventDetails()
+        self.call_tree = CallTreePanel()
+        self.details.addTab(self.event_details, "Details")
+        self.details.setTabToolTip(0, "The selected span or instant")
+        self.details.addTab(self.call_tree, "Call Tree")
+        self.details.setTabToolTip(1, "Time by label path, in the selected range or in all")
+        self.details.currentChanged.connect(lambda _: self._update_call_tree())
+        self.region: pg.LinearRegionItem | None = None
+        self.matches = np.zeros(0, np.int64)
+        self.match_index = -1
+        self.selected = -1
+        self.hover_text = ""
+        self._call_tree_key: tuple | None = None
+        self._connect()
+        self.clear()
+
+    def _connect(self) -> None:
+        c = self.control_bar
+        c.search_box.textChanged.connect(lambda _: self._reset_search())
+        c.search_box.returnPressed.connect(lambda: self.step_match(1))
+        c.next.clicked.connect(lambda: self.step_match(1))
+        c.previous.clicked.connect(lambda: self.step_match(-1))
+        c.range_box.returnPressed.connect(lambda: self.type_range(c.range_box.text()))
+        c.select_range.toggled.connect(self.set_range_selection)
+        c.merge_all.toggled.connect(lambda on: self._relayout(lambda m: m.set_merge_all(on)))
+        c.absolute.toggled.connect(lambda _: self._set_time_axis())
+        c.area.toggled.connect(lambda on: [p.set_area(on) for p in self.series_plots])
+        self.timeline.span_clicked.connect(self._on_span_clicked)
+        self.timeline.span_hovered.connect(self._on_span_hovered)
+
+    # -- showing ----------------------------------------------------------------------
+    def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
+        if self.trace is not None:
+            return ""
+        return NO_TRACE
+
+    def clear(self) -> None:
+        super().clear()
+        self.trace = self.model = None
+        self.show_message(NO_TRACE)
+
+    def show_trace(self, opened: OpenedTrace) -> None:
+        """Show ``opened`` (replacing any trace shown)."""
+        self.trace, self.model = opened, opened.model
+        model = opened.model
+        for plot in [self.instants, *self.series_plots, *self.heatmap_plots]:
+            if plot is not None:
+                plot.setXLink(None)  # the timeline must not keep signalling a deleted chart
+                self.chart_layout.removeWidget(plot)
+                plot.deleteLater()
+        self.set_range_selection(False)
+        self.control_bar.select_range.setChecked(False)
+        self.instants = InstantsPlot(model)
+        self.instants.instant_clicked.connect(lambda e: self.select_event(e) if e >= 0 else None)
+        self.chart_layout.insertWidget(1, self.instants)
+        self.instants.setVisible(
+            len(model.instant_events) > 0 or bool(model.trace.is_instant().any())
+        )
+        trace = model.trace
+        self.series_plots = [
+            SeriesPlot(graph, trace.series_units.get(graph, ""), series)
+            for graph, series in trace.series.items()
+        ]
+        self.heatmap_plots = [HeatmapPlot(h) for h in trace.heatmaps.values()]
+        for plot in [*self.series_plots, *self.heatmap_plots]:
+            self.chart_layout.addWidget(plot)
+            if isinstance(plot, SeriesPlot):
+                plot.set_area(self.control_bar.area.isChecked())
+        self._set_lanes()
+        self._apply_colors()
+        link_all(self.linked_plots(), self.timeline)
+        self._set_time_axis()
+        self._fill_menus()
+        incomplete = opened.incomplete_text()
+        self.banner.setText(incomplete)
+        self.banner.setVisible(bool(incomplete))
+        self.selected = -1
+        self.event_details.show_rows([("Selected event", "none: click a span or an instant")])
+        self._reset_search()
+        self._call_tree_key = None
+        self.pages.setCurrentIndex(0)
+        self._update_call_tree()
+
+    def _set_lanes(self) -> None:
+        assert self.model is not None
+        names = self.model.lane_names()
+        self.timeline.set_lanes(names, self._spans, self.model.time_limits())
+        extra = max(len(names) - MAX_LANES, 0)
+        self.lane_scroll.setRange(0, extra)
+        self.lane_scroll.setPageStep(MAX_LANES)
+        self.lane_scroll.setVisible(extra > 0)
+        self.lane_scroll.setValue(0)
+        self._show_lanes_from(0)
+
+    def _show_lanes_from(self, first: int) -> None:
+        lanes = len(self.timeline.lane_axis.names)
+        self.timeline.view_box.setYRange(first, min(first + MAX_LANES, max(lanes, 1)), padding=0)
+        self.timeline.refresh()
+
+    def linked_plots(self) -> list[LinkedPlot]:
+        plots: list[LinkedPlot] = [self.instants] if self.instants is not None else []
+        return plots + [*self.series_plots, *self.heatmap_plots]
+
+    def _spans(self, x0: float, x1: float, width: int) -> SpanBatch:
+        if self.model is None:
+            return SpanBatch.empty()
+        first = self.lane_scroll.value()  # only the lanes on screen are read
+        return self.model.spans(x0, x1, width, range(first, first + MAX_LANES))
+
+    def _relayout(self, change: object) -> None:
+        """Apply ``change(model)`` to the lanes, keeping the time range shown."""
+        if self.model is None:
+            return
+        x0, x1 = self.timeline.x_range
+        change(self.model)  # type: ignore[operator]
+        self._set_lanes()
+        self.timeline.set_x_range(x0, x1)
+        self._update_range_info()
+
+    def _set_time_axis(self) -> None:
+        if self.model is None:
+            return
+        axis = self.timeline.time_axis
+        if self.control_bar.absolute.isChecked():
+            axis.set_clock(1e9, self.model.trace.origin_wall_ns, "Wall clock (UTC)")
+        else:
+            axis.set_seconds(1e9, self.model.time_limits()[0], "Time from the first event")
+        axis.picture = None  # pyqtgraph caches tick text
+        axis.update()
+
+    def _fill_menus(self) -> None:
+        model = self.model
+        assert model is not None
+        trace = model.trace
+        c = self.control_bar
+        c.channel_menu.clear()
+        for i, name in enumerate(trace.channels):
+            action = c.channel_menu.addAction(name)
+            action.setCheckable(True)
+            action.setChecked(i in model.shown_channels)
+            action.toggled.connect(lambda _on: self._channels_changed())
+        c.track_menu.clear()
+        for t in model.thread_order():
+            action = c.track_menu.addAction(f"Pin {model.thread_title(t)} to the top")
+            action.setCheckable(True)
+            action.setChecked(t in model.pinned)
+            action.toggled.connect(
+                lambda on, t=t: self._relayout(lambda m: m.set_pinned(t, on))
+            )  # fmt: skip
+        c.track_menu.addSeparator()
+        for p, process in enumerate(trace.processes):
+            action = c.track_menu.addAction(f"Collapse {process.name} (pid {process.pid})")
+            action.setCheckable(True)
+            action.setChecked(p in model.collapsed)
+            action.toggled.connect(
+                lambda on, p=p: self._relayout(lambda m: m.set_collapsed(p, on))
+            )  # fmt: skip
+
+    def _channels_changed(self) -> None:
+        shown = {i for i, a in enumerate(self.control_bar.channel_menu.actions()) if a.isChecked()}
+        self._relayout(lambda m: m.set_channels(shown))
+        if self.instants is not None:
+            self.instants.item.update()
+
+    def channel_action(self, name: str) -> QAction:
+        return next(a for a in self.control_bar.channel_menu.actions() if a.text() == name)
+
+    def track_action(self, prefix: str) -> QAction:
+        return next(a for a in self.control_bar.track_menu.actions() if a.text().startswith(prefix))
+
+    # -- selection --------------------------------------------------------------------
+    def select_event(self, event: int) -> None:
+        if self.model is None or event < 0:
+            return
+        self.selected = event
+        self.timeline.spans.set_highlight(np.array([event]))
+        if self.instants is not None:
+            self.instants.select(event)
+        self.event_details.show_rows(self.model.details(event))
+        self.details.setCurrentWidget(self.event_details)
+
+    def _on_span_clicked(self, index: int, _shift: bool) -> None:
+        if index >= 0:
+            key = int(self.timeline.spans.batch.key[index])
+            if key >= 0:
+                self.select_event(key)
+
+    def _on_span_hovered(self, index: int, scene_pos: QPointF) -> None:
+        if index < 0 or self.model is None:
+            self.hover_text = ""
+            QToolTip.hideText()
+            return
+        batch = self.timeline.spans.batch
+        key = int(batch.key[index])
+        if key >= 0:
+            trace = self.model.trace
+            duration = int(trace.end_ns[key] - trace.start_ns[key])
+            self.hover_text = f"{trace.label_of(key)}\n{format_duration(duration)}"
+        else:
+            span = batch.end[index] - batch.start[index]
+            self.hover_text = f"{batch.labels[index]} merged in {format_duration(span)}"
+        QToolTip.showText(QCursor.pos(), self.hover_text, self.timeline)
+
+    # -- search -----------------------------------------------------------------------
+    def _reset_search(self) -> None:
+        self.matches = np.zeros(0, np.int64)
+        self.match_index = -1
+        self.control_bar.matches.setText("")
+
+    def step_match(self, step: int) -> None:
+        """Go to the next (1) or previous (-1) match of the search text, in time order."""
+        if self.model is None:
+            return
+        text = self.control_bar.search_box.text()
+        if self.match_index < 0:
+            self.matches = self.model.search(text)
+        if len(self.matches) == 0:
+            self.control_bar.matches.setText("no match" if text.strip() else "")
+            return
+        if self.match_index < 0:
+            self.match_index = 0 if step > 0 else len(self.matches) - 1
+        else:
+            self.match_index = (self.match_index + step) % len(self.matches)
+        event = int(self.matches[self.match_index])
+        self.control_bar.matches.setText(f"{self.match_index + 1:,} of {len(self.matches):,}")
+        self.zoom_to(event)
+        self.select_event(event)
+
+    def zoom_to(self, event: int) -> None:
+        """Show ``event`` with some context either side."""
+        assert self.model is not None
+        trace = self.model.trace
+        s, e = float(trace.start_ns[event]), float(trace.end_ns[event])
+        lo, hi = self.model.time_limits()
+        span = max(e - s, 2000.0, (hi - lo) / 200)  # an instant gets some context too
+        self.timeline.set_x_range(s - 0.25 * span, s + 1.25 * span)
+
+    # -- ranges -----------------------------------------------------------------------
+    def type_range(self, text: str) -> bool:
+        """Show ``text`` ("0.5-2", ms from the first event); False with a message if bad."""
+        if self.model is None:
+            return False
+        try:
+            start, end = parse_range(text)
+        except RangeError as error:
+            self.control_bar.range_error.setText(str(error))
+            return False
+        self.control_bar.range_error.setText("")
+        first = self.model.time_limits()[0]
+        self.timeline.set_x_range(first + start * 1e6, first + end * 1e6)
+        return True
+
+    def set_range_selection(self, on: bool) -> None:
+        if self.region is not None:
+            self.timeline.removeItem(self.region)
+            self.region = None
+        if on and self.model is not None:
+            x0, x1 = self.timeline.x_range
+            width = x1 - x0
+            self.region = pg.LinearRegionItem((x0 + width / 3, x0 + 2 * width / 3))
+            self.region.setZValue(10)
+            self.region.sigRegionChanged.connect(lambda _: self._update_range_info())
+            self.region.sigRegionChangeFinished.connect(lambda _: self._update_call_tree())
+            self.timeline.addItem(self.region)
+        self._update_range_info()
+        self._update_call_tree()
+
+    def selection_range(self) -> tuple[float, float] | None:
+        if self.region is None:
+            return None
+        lo, hi = self.region.getRegion()
+        return float(lo), float(hi)
+
+    def set_selection_range(self, t0: float, t1: float) -> None:
+        if self.region is None:
+            self.control_bar.select_range.setChecked(True)
+        assert self.region is not None
+        self.region.setRegion((t0, t1))
+        self._update_call_tree()
+
+    def _update_range_info(self) -> None:
+        picked = self.selection_range()
+        if picked is None or self.model is None:
+            self.control_bar.range_info.setText("")
+            return
+        duration, count = self.model.range_summary(*picked)
+        self.control_bar.range_info.setText(f"{format_duration(duration)}, {count:,} events")
+
+    def _update_call_tree(self) -> None:
+        if self.model is None or self.details.currentWidget() is not self.call_tree:
+            return
+        picked = self.selection_range()
+        key = (id(self.model), picked)
+        if key == self._call_tree_key:
+            return
+        self._call_tree_key = key
+        tree = self.model.call_tree(*(picked or (None, None)))
+        if picked is None:
+            scope = "All of the trace (select a range to sum only what is inside it)"
+        else:
+            scope = f"The selected range ({format_duration(picked[1] - picked[0])})"
+        self.call_tree.show_tree(tree, self.model.trace.labels, scope)
+
+    def is_instant(self, event: int) -> bool:
+        return self.model is not None and self.model.trace.kind[event] == EventKind.INSTANT
+
+    # -- look -------------------------------------------------------------------------
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            # After the charts themselves have their new palette (they get it after us).
+            QTimer.singleShot(0, self, self._apply_colors)  # dropped with the view
+        super().changeEvent(event)
+
+    def _apply_colors(self) -> None:
+        self.timeline.apply_colors()
+        # The selection outline in the text colour: it stands out on every label colour.
+        self.timeline.spans.highlight_color = QColor(chart_colors(self.timeline).foreground)
+        self.timeline.spans.update()
+        for plot in self.linked_plots():
+            plot.apply_colors()
