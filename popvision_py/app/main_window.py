@@ -34,6 +34,7 @@ from popvision_py.app.start_page import StartPage
 from popvision_py.theme import apply_theme
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ReportView
+from popvision_py.views.insights.view import InsightsView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
@@ -65,6 +66,7 @@ class MainWindow(QMainWindow):
         self.views: list[ReportView] = [SummaryView(), MemoryView(), LivenessView()]
         self.views += [PlaceholderView(title) for title in PLANNED]
         self.views[3:3] = [ProgramTreeView(), OperationsView()]
+        self.views.insert(1, InsightsView())  # first after Summary
         self._build_pages()
         self._build_status_bar()
         self.actions = install_actions(self)
