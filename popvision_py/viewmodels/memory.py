@@ -29,6 +29,7 @@ class Layout(enum.Enum):
     BY_TILE = "By tile"
     BY_IPU = "By IPU"
     HEAT_MAP = "Heat map"
+    TILE_MAP = "Tile map"  # drawn by views/tile_map, not by the memory chart
 
 
 LAYOUT_HELP = {
@@ -36,6 +37,8 @@ LAYOUT_HELP = {
     Layout.BY_IPU: "One stacked bar per IPU: the memory of all its tiles.",
     Layout.HEAT_MAP: "One row per IPU, one pixel per tile, coloured by the tile's total: "
     "hot tiles of many IPUs at a glance.",
+    Layout.TILE_MAP: "Every IPU's tiles as a floor plan, coloured by total memory, a "
+    "category or a variable's bytes; hover for a tile's numbers, drag to select tiles.",
 }
 
 

@@ -82,6 +82,11 @@ class TileMapModel:
     def scale_max(self) -> float:
         return float(self.values.max(initial=0.0))
 
+    @property
+    def scale_min(self) -> float:
+        """The scale starts at the emptiest tile, so differences between full tiles show."""
+        return float(self.values.min()) if self.values.size else 0.0
+
     def display_unit(self) -> tuple[float, str]:
         """(divisor, unit) the colour scale is labelled in: KiB for bytes, else as is."""
         if self.unit == "bytes":
@@ -89,11 +94,12 @@ class TileMapModel:
         return 1.0, self.unit
 
     def lut_index(self) -> np.ndarray:
-        """int (tiles,): each tile's entry of a 256-colour scale from 0 to the largest value."""
-        top = self.scale_max
-        if top <= 0:
-            return np.zeros(self.num_tiles, dtype=np.int64)
-        return np.clip(np.round(self.values / top * 255), 0, 255).astype(np.int64)
+        """int (tiles,): each tile's entry of a 256-colour scale from the smallest value to
+        the largest (all tiles at the top colour when they are equal and non-zero)."""
+        low, top = self.scale_min, self.scale_max
+        if top <= low:
+            return np.full(self.num_tiles, 255 if top > 0 else 0, dtype=np.int64)
+        return np.clip(np.round((self.values - low) / (top - low) * 255), 0, 255).astype(np.int64)
 
     # -- geometry ------------------------------------------------------------------------
     def geometry(self, width: int, height: int) -> Geometry:
@@ -146,7 +152,7 @@ class TileMapModel:
     ) -> np.ndarray:
         """uint8 (height, width, 4): the map's pixels, the selected tiles outlined."""
         index = self.tile_index_image(width, height)
-        colours = np.vstack([np.asarray(lut, dtype=np.uint8)[self.lut_index()], [background]])
+        colours = np.vstack([np.asarray(lut)[self.lut_index()], [background]]).astype(np.uint8)
         image = colours[index]  # index -1 takes the background row
         if self.selection.size:
             chosen = np.zeros(self.num_tiles + 1, dtype=bool)
