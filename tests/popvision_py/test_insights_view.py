@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from popvision_py.viewmodels.insights import InsightsViewModel
 from popvision_py.views.insights.panels import TILE_ROLE
@@ -62,6 +63,7 @@ def test_tutorial4_fits_and_its_fullest_tile_is_listed_first(qtbot, opened_windo
     view.details.setCurrentWidget(view.findings)
     window.grab().save(str(screenshot_dir / "insights-fits.png"))
     window.set_theme("dark")
+    QApplication.processEvents()
     window.grab().save(str(screenshot_dir / "insights-fits-dark.png"))
     window.set_theme("light")
 
@@ -87,6 +89,7 @@ def test_the_oom_variant_does_not_fit_and_names_the_partials(
     assert first_tile.data(0, TILE_ROLE) in over.tolist()
     window.grab().save(str(screenshot_dir / "insights-does-not-fit.png"))
     window.set_theme("dark")
+    QApplication.processEvents()
     window.grab().save(str(screenshot_dir / "insights-does-not-fit-dark.png"))
     window.set_theme("light")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
 
 from popvision_py.viewmodels.memory import Layout
 from popvision_py.viewmodels.tile_map import TileMapModel
@@ -105,7 +106,10 @@ def test_tile_14_is_the_hottest_and_its_hover_equals_profiler_core(
     assert memory.model.selection.tolist() == [14]
     window.grab().save(str(screenshot_dir / "tile-map-1-ipu.png"))
     window.set_theme("dark")
+    QApplication.processEvents()
     canvas.repaint()
+    dark_back = canvas.image.pixelColor(2, 2).name()
+    assert dark_back == "#1e1f22"  # the dark chart background around the plan
     window.grab().save(str(screenshot_dir / "tile-map-1-ipu-dark.png"))
     window.set_theme("light")
 

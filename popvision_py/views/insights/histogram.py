@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QWidget
 
 from popvision_py.theme import chart_colors
@@ -29,10 +30,12 @@ class MemoryHistogram(pg.PlotWidget):
         self.setTitle("Tiles by memory")
         self.counts = np.zeros(0, dtype=np.int64)
         self.centres = np.zeros(0)
+        self._shown: tuple | None = None
 
     def show_bars(
         self, centres: np.ndarray, counts: np.ndarray, width: float, limit_kib: float
     ) -> None:
+        self._shown = (centres, counts, width, limit_kib)
         colors = chart_colors(self)
         self.setBackground(colors.background)
         for axis in ("bottom", "left"):
@@ -50,3 +53,8 @@ class MemoryHistogram(pg.PlotWidget):
         right = max(float(centres[-1] + width) if len(centres) else 0.0, limit_kib * 1.05)
         self.setXRange(0, right, padding=0.02)
         self.setYRange(0, top * 1.15, padding=0)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange and getattr(self, "_shown", None):
+            self.show_bars(*self._shown)  # the light or dark chart colours
+        super().changeEvent(event)

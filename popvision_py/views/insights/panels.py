@@ -3,7 +3,7 @@ tiles, expandable, each with its split by memory category."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QFrame,
@@ -28,6 +28,7 @@ class FitPanel(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.model: InsightsViewModel | None = None
         self.title = QLabel()
         font = self.title.font()
         font.setPointSizeF(font.pointSizeF() * 1.6)
@@ -45,7 +46,13 @@ class FitPanel(QFrame):
         layout.addWidget(self.missing)
         layout.addStretch(1)
 
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange and getattr(self, "model", None):
+            self.show_model(self.model)
+        super().changeEvent(event)
+
     def show_model(self, model: InsightsViewModel) -> None:
+        self.model = model
         colors = chart_colors(self)
         self.title.setText(model.fit_title())
         self.title.setStyleSheet(f"color: {'#2e9d4a' if model.fits else colors.limit}")

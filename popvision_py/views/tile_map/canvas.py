@@ -5,7 +5,7 @@ to select tiles (shift adds)."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPoint, QRect, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
@@ -31,6 +31,11 @@ class TileMapCanvas(QWidget):
         self._pixels: np.ndarray | None = None  # keeps the QImage's buffer alive
         self.hover_text = ""
         model.changed.connect(lambda _what: self.update())
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.update()  # colours are read from the palette when painting
+        super().changeEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         colors = chart_colors(self)

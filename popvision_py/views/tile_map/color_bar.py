@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QRect, Qt
+from PySide6.QtCore import QEvent, QRect, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QWidget
 
@@ -28,6 +28,11 @@ class ColorBar(QWidget):
             return f"{value:,.1f} {unit}" if divisor > 1 else f"{value:,.0f} {unit}"
 
         return text(self.model.scale_min), text(self.model.scale_max), self.model.label
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.update()  # colours are read from the palette when painting
+        super().changeEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         colors = chart_colors(self)
