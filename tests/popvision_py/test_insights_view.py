@@ -122,3 +122,14 @@ def test_the_view_model_reads_the_analysis_without_a_window(tutorial4_report):
     assert model.findings_summary().startswith(
         f"{len(found.findings)} findings: {len(found.findings)} info"
     )
+
+
+def test_save_screenshots_includes_insights_and_the_tile_map(opened_window, screenshot_dir):
+    from popvision_py.app.screenshots import save_screenshots
+
+    saved = save_screenshots(opened_window, screenshot_dir, prefix="insights-run")
+    names = {path.name for path in saved}
+    for suffix in ("", "-dark"):
+        assert f"insights-run-insights{suffix}.png" in names
+        assert f"insights-run-memory-tile-map{suffix}.png" in names
+    assert opened_window.settings.theme() == "light"

@@ -134,3 +134,58 @@ def test_colour_by_a_variable_or_the_selected_step(qtbot, opened_window):
     rows = report.programs.cst_cs == cs
     assert int(canvas.model.values.max()) == int(report.programs.cst_cycles[rows].max())
     assert widget.color_bar.labels()[1].endswith("cycles")
+
+
+def test_metrics_come_from_profiler_core_without_a_window(tutorial4_report):
+    from popvision_py.viewmodels.tile_map_metrics import (
+        TOTAL,
+        find_variable,
+        memory_details,
+        metric_names,
+        metric_values,
+    )
+    from profiler_core.report import open_report
+
+    report = open_report(tutorial4_report)
+    table = memory_table(report)
+    names = metric_names()
+    assert names[0] == TOTAL and MemoryCategory.EXCHANGE_BUFFERS.label in names
+    by_category = np.asarray(report.memory.by_category)
+    assert metric_values(report, table, TOTAL).values.tolist() == by_category.sum(0).tolist()
+    buffers = metric_values(report, table, MemoryCategory.EXCHANGE_BUFFERS.label)
+    assert buffers.values.tolist() == by_category[MemoryCategory.EXCHANGE_BUFFERS].tolist()
+    assert metric_values(report, table, VARIABLE).problem == "Type a variable's name."
+    var_names = report.graph.strings.take(report.graph.var_name)
+    assert find_variable(report, "M2") == var_names.index("m2")
+    # two variables are named "partials": the larger (m4's) is picked
+    partials = [i for i, n in enumerate(var_names) if n == "partials"]
+    largest = max(partials, key=lambda i: int(report.graph.var_bytes[i]))
+    assert find_variable(report, "partials") == largest
+    assert find_variable(report, "no such variable") == -1
+    lines = memory_details(table)(14)
+    assert lines[0] == f"Total memory: {int(by_category[:, 14].sum()):,} bytes (5.8% of 638,976)"
+    assert len(lines) == 5
+
+
+def test_the_widget_alone_follows_the_selected_step_for_the_execution_trace(qtbot, opened_window):
+    """As the Execution Trace's step detail would embed it: step cycles, following the
+    shared selection's current step, with no Memory report involved."""
+    from popvision_py.views.tile_map.widget import TileMapWidget
+
+    opened = opened_window.opened[0]
+    report = opened.report
+    widget = TileMapWidget(metrics=[STEP_CYCLES])
+    qtbot.addWidget(widget)
+    assert widget.show_report(opened) == ""
+    assert widget.problem.text() == "Select a program step first."
+    steps = np.flatnonzero(report.programs.step_cs >= 0)
+    for step in steps[:2].tolist():
+        opened.selection.select_steps([step])
+        rows = report.programs.cst_cs == report.programs.step_cs[step]
+        expected = np.zeros(1472, dtype=np.int64)
+        expected[report.programs.cst_tile[rows]] = report.programs.cst_cycles[rows]
+        assert widget.model.values.tolist() == expected.tolist()
+        assert widget.model.label.startswith(f"Cycles of step {step} (OnTileExecute")
+    widget.clear()
+    opened.selection.select_steps([int(steps[0])])  # no longer followed: nothing breaks
+    assert widget.model is None
