@@ -51,7 +51,7 @@ class MemoryHistogram(pg.PlotWidget):
         self.limit_label.setText(f"limit {limit_kib:,.0f} KiB", color=colors.limit)
         self.limit_label.setPos(limit_kib, top * 1.08)
         right = max(float(centres[-1] + width) if len(centres) else 0.0, limit_kib * 1.05)
-        self.setXRange(0, right, padding=0.02)
+        self.setXRange(0, right, padding=0.06)  # room for the last tick label
         self.setYRange(0, top * 1.15, padding=0)
 
     def changeEvent(self, event: QEvent) -> None:
