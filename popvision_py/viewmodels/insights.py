@@ -53,6 +53,8 @@ class InsightsViewModel:
     def fit_text(self) -> str:
         fit = self.found.fit
         lines = [fit.sentence()]
+        if self.name:  # compare mode names the report shown, the first of the two
+            lines.insert(0, f"{self.name} (the first of the two reports compared):")
         if not fit.fits:
             shown = ", ".join(
                 f"{t} (+{e:,} bytes)"

@@ -119,6 +119,12 @@ def test_the_view_model_reads_the_analysis_without_a_window(tutorial4_report):
     table = model.model_table()
     facts = {table.display(i, 0): table.display(i, 1) for i in range(len(table))}
     assert facts["Fullest tile"] == "14"
+    assert not model.fit_text().startswith("tutorial4")
+    assert (
+        InsightsViewModel(found, "tutorial4")
+        .fit_text()
+        .startswith("tutorial4 (the first of the two reports compared):")
+    )
     assert model.findings_summary().startswith(
         f"{len(found.findings)} findings: {len(found.findings)} info"
     )

@@ -106,6 +106,11 @@ class TopTiles(QWidget):
             self.tree.topLevelItem(0).setExpanded(True)
         self.tree.resizeColumnToContents(0)
 
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange and getattr(self, "model", None):
+            self.show_model(self.model)  # over-limit tiles in the theme's limit colour
+        super().changeEvent(event)
+
     def _toggle(self, on: bool) -> None:
         self.more.setText(f"Show {TOP_TILES}" if on else f"Show {MORE_TILES}")
         if self.model is not None:
