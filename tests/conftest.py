@@ -106,3 +106,29 @@ def pvti_epochs_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("pvti_epochs")
     (path,) = run_example_with_trace("pvti_epochs.py", directory, "3", "4", "--prefetch")
     return path
+
+
+def tutorial4_oom_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tutorial 4 with m1 {9000,6000} @ m2 {6000,300}: too big for the tiles. With
+    debug.allowOutOfMemory the engine writes the report and then refuses to run it."""
+    directory = tmp_path_factory.mktemp("reports_oom")
+    env = dict(os.environ)
+    env["POPLAR_ENGINE_OPTIONS"] = json.dumps(
+        {
+            "autoReport.all": "true",
+            "autoReport.directory": str(directory),
+            "debug.allowOutOfMemory": "true",
+        }
+    )
+    args = ["--m1", "9000x6000", "--m2", "6000x300", "--name", "oom"]
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "tutorial4_matmul.py"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    # the run is refused (Out of memory on tile N); the report must be there all the same
+    assert "Out of memory on tile" in result.stderr, result.stderr
+    assert (directory / "oom" / "profile.pop").is_file()
+    return directory / "oom"

@@ -36,6 +36,7 @@ from popvision_py.app.trace_loader import TraceOpening
 from popvision_py.theme import apply_theme
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ReportView
+from popvision_py.views.insights.view import InsightsView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
@@ -70,6 +71,7 @@ class MainWindow(QMainWindow):
         self.runner = ExampleRunner(self)
         self.views: list[ReportView] = [
             SummaryView(),
+            InsightsView(),  # first after Summary
             MemoryView(),
             LivenessView(),
             ProgramTreeView(),

@@ -113,6 +113,7 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
     saved += save_liveness_screenshots(window, directory, prefix)
     saved += _program_views(window, directory, prefix)
     saved += save_system_trace_screenshots(window, directory, prefix)
+    saved += _insights_and_tile_map(window, directory, prefix)
     other = "dark" if theme == "light" else "light"
     window.set_theme(other)
     for title in ("Summary", "Memory"):
@@ -177,5 +178,26 @@ def save_system_trace_screenshots(
         view.control_bar.area.setChecked(False)
         view.control_bar.merge_all.setChecked(False)
         view.control_bar.search_box.clear()
+    window.set_theme(theme)
+    return saved
+
+
+def _insights_and_tile_map(window: MainWindow, directory: Path, prefix: str) -> list[Path]:
+    """Insights with its findings, and the Memory report's Tile map layout, light and dark."""
+    memory = window.view("Memory")
+    if not isinstance(memory, MemoryView) or not memory.models:
+        return []
+    theme = window.settings.theme()
+    saved = []
+    for name in (theme, "dark" if theme == "light" else "light"):
+        window.set_theme(name)
+        QApplication.processEvents()
+        suffix = "" if name == "light" else f"-{name}"
+        window.show_view("Insights")
+        saved.append(_save(window, directory, f"{prefix}insights{suffix}"))
+        window.show_view("Memory")
+        memory.control_bar.layout_box.setCurrentIndex(list(Layout).index(Layout.TILE_MAP))
+        saved.append(_save(window, directory, f"{prefix}memory-tile-map{suffix}"))
+        memory.control_bar.layout_box.setCurrentIndex(0)
     window.set_theme(theme)
     return saved

@@ -31,6 +31,7 @@ class Layout(enum.Enum):
     BY_IPU = "By IPU"
     HEAT_MAP = "Heat map"
     BY_REGION = "By memory region"
+    TILE_MAP = "Tile map"  # drawn by views/tile_map, not by the memory chart
 
 
 class HeatScale(enum.Enum):
@@ -55,6 +56,8 @@ LAYOUT_HELP = {
     "hot tiles of many IPUs at a glance.",
     Layout.BY_REGION: "One bar per tile split by memory region: interleaved and "
     "non-interleaved (gaps included).",
+    Layout.TILE_MAP: "Every IPU's tiles as a floor plan, coloured by total memory, a "
+    "category or a variable's bytes; hover for a tile's numbers, drag to select tiles.",
 }
 
 

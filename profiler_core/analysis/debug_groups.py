@@ -52,6 +52,33 @@ def lazy_debug_column(debug: Any, column: str, ids: np.ndarray) -> Sequence[str]
     return StringColumn(values.table, np.where(inside, values.ids[np.where(inside, ids, 0)], -1))
 
 
+def op_call_owners(debug: Any, ids: np.ndarray) -> np.ndarray:
+    """``operation_contexts`` for a few ids only: the nearest op call at or above each id
+    (else the id itself; -1 and unknown ids give -1), one vectorised step per level of
+    nesting, so asking about ten variables of 400,000 contexts does not walk them all."""
+    ids = np.asarray(ids, dtype=np.int64)
+    if debug is None or not len(debug):
+        return ids.copy()
+    is_call = np.asarray(_op_calls(debug), dtype=bool)
+    parents = np.asarray(debug.parent, dtype=np.int64)
+    known = (ids >= 0) & (ids < len(parents))
+    current = np.where(known, ids, -1)
+    owner = current.copy()
+    walking = known & ~is_call[np.maximum(current, 0)]
+    while walking.any():
+        up = parents[current[walking]]
+        # a parent must precede its child, so a damaged file cannot loop
+        good = (up >= 0) & (up < current[walking])
+        rows = np.flatnonzero(walking)
+        current[rows[~good]] = -1
+        current[rows[good]] = up[good]
+        found = rows[good][is_call[up[good]]]
+        owner[found] = current[found]
+        walking = np.zeros_like(walking)
+        walking[rows[good]] = ~is_call[up[good]]
+    return owner
+
+
 def operation_contexts(debug: Any) -> np.ndarray:
     """For each context, the nearest context at or above it that is a library op call (its
     API is its op), else itself. Parents normally precede children; a parent that does not

@@ -1,10 +1,11 @@
 """``popvision-cli``: report summaries, memory, liveness, program tree, operations, execution
 and comparisons as aligned text tables, ``--json`` or ``--csv``, for people and CI.
 
-Exit codes: 0 done; 1 a check failed (``memory --max-percent``); 2 the input is wrong (a
-file that cannot be read, a bad argument), with one line on stderr naming the file and
-the problem; 3 a bug in popvision-cli itself, also one line; 4 the output could not be
-written (a full disk, a file size limit), so what was written is incomplete.
+Exit codes: 0 done; 1 a check failed (``memory --max-percent``, ``insights --fail-on``);
+2 the input is wrong (a file that cannot be read, a bad argument), with one line on stderr
+naming the file and the problem; 3 a bug in popvision-cli itself, also one line; 4 the
+output could not be written (a full disk, a file size limit), so what was written is
+incomplete.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from profiler_core.analysis.debug_groups import GROUPINGS
 from profiler_core.cli import report_commands as commands
 from profiler_core.cli.compare_command import compare
+from profiler_core.cli.insights_command import insights_command
 from profiler_core.cli.output import Output
 from profiler_core.errors import ReportError
 from profiler_core.report import open_report
@@ -63,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", type=int, default=0, help="the run to break down (default 0)")
     p.add_argument("--step", type=int, help="the tile balance of this compute step")
     p.add_argument("--top", type=int, help="how many of the slowest tiles (default 10)")
+    p = command("insights", "does it fit, why not, and what to change: findings with evidence")
+    p.add_argument(
+        "--fail-on",
+        choices=("info", "warning", "error"),
+        help="exit with 1 when a finding of this severity or worse is present",
+    )
     p = command("compare", "two reports side by side with differences (B minus A)", reports=2)
     p.add_argument("--group-by", choices=GROUPINGS, default="name")
     p.add_argument("--variables", action="store_true", help="also variables matched by name")
@@ -77,6 +85,7 @@ _COMMANDS = {
     "program-tree": commands.program_tree_command,
     "operations": commands.operations,
     "execution": commands.execution,
+    "insights": insights_command,
 }
 
 

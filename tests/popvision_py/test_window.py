@@ -162,7 +162,13 @@ def test_screenshot_dir_renders_every_view(tutorial4_report, tmp_path, settings_
     )
     printed = capsys.readouterr().out.split()
     names = {p.rsplit("/", 1)[-1] for p in printed}
-    assert {"01-summary.png", "02-memory.png", "memory-heat-map.png", "summary-dark.png"} <= names
+    assert {
+        "01-summary.png",
+        "02-insights.png",
+        "03-memory.png",
+        "memory-heat-map.png",
+        "summary-dark.png",
+    } <= names
     assert all((out / name).stat().st_size > 5_000 for name in names)
 
 

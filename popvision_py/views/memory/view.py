@@ -16,6 +16,7 @@ from popvision_py.views.memory.chart import MemoryChart
 from popvision_py.views.memory.controls import MemoryControls
 from popvision_py.views.memory.details import MemoryDetails, VariablesPanel
 from popvision_py.views.memory.table_panel import ComputeSetsPanel, ExchangesPanel, VerticesPanel
+from popvision_py.views.tile_map.widget import TileMapWidget
 from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
 
@@ -73,6 +74,7 @@ class MemoryView(ChartDetailsView):
         c.reset_zoom.clicked.connect(self._reset_zoom)
         self.breakdown.sum_box.toggled.connect(lambda on: self._each("set_sum_selection", on))
         self._syncing = False
+        self._add_tile_map()
         self.clear()
 
     @property
@@ -112,6 +114,7 @@ class MemoryView(ChartDetailsView):
         if opened.selection.tiles.size:  # kept across Reload (or picked in another view)
             self._on_selection_changed("tiles")
         self._show_details()
+        self._show_tile_map()
         return ""
 
     def clear(self) -> None:
@@ -249,3 +252,33 @@ class MemoryView(ChartDetailsView):
             "tile limit (off, it fits the data and a label says when the limit is above); "
             f"layouts: {', '.join(layout.value for layout in Layout)}."
         )
+
+    # -- the Tile map layout (views/tile_map) ---------------------------------------------
+    def _add_tile_map(self) -> None:
+        self.tile_map = TileMapWidget()
+        self.tile_map.hide()
+        self.chart_layout.addWidget(self.tile_map, 1)
+        self.control_bar.layout_box.currentIndexChanged.connect(lambda _: self._show_tile_map())
+
+    def _show_tile_map(self) -> None:
+        """The Tile map layout in place of the charts (the first report's when comparing);
+        tiles picked on it become the Memory report's selection, so the details follow."""
+        chosen = self.control_bar.layout_choice() is Layout.TILE_MAP and self.opened is not None
+        for chart in self.charts:
+            chart.setVisible(not chosen)
+        self.tile_map.setVisible(chosen)
+        if not chosen or self.tile_map.opened is self.opened:
+            return
+        if self.tile_map.opened is not None:
+            self.tile_map.opened.selection.changed.disconnect(self._tile_map_picked)
+        problem = self.tile_map.show_report(self.opened)
+        if problem:
+            self.tile_map.problem.setText(problem)
+            return
+        self.opened.selection.changed.connect(self._tile_map_picked)
+
+    def _tile_map_picked(self, what: str) -> None:
+        if what == "tiles" and self.models and self.tile_map.isVisible() and self.opened:
+            tiles = self.opened.selection.tiles
+            if not np.array_equal(tiles, self.model.selection):
+                self.model.select_tiles(tiles)

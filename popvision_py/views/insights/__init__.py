@@ -1,0 +1,1 @@
+"""The Insights report: does it fit, why not, and what to change."""

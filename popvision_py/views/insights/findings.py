@@ -1,0 +1,71 @@
+"""The findings list: each finding with its severity, the operation and file:line, the
+evidence and the suggestion; a click selects the tiles it is about."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from popvision_py.viewmodels.insights import InsightsViewModel
+from profiler_core.insights import Severity
+
+SEVERITY_COLORS = {Severity.ERROR: "#d03030", Severity.WARNING: "#d08a00", Severity.INFO: "#3a7bd5"}
+TILES_ROLE = Qt.ItemDataRole.UserRole
+
+
+class FindingsList(QWidget):
+    tiles_clicked = Signal(object)  # a tuple of tiles
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = QLabel()
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["Finding", "Operation"])
+        self.tree.setWordWrap(True)
+        self.tree.itemClicked.connect(self._clicked)
+        self.tree.currentItemChanged.connect(lambda item, _: self._show_suggestion(item))
+        self.suggestion = QLabel()
+        self.suggestion.setWordWrap(True)
+        self.suggestion.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.tree, 1)
+        layout.addWidget(self.suggestion)
+
+    def show_model(self, model: InsightsViewModel) -> None:
+        self.summary.setText(model.findings_summary())
+        self.tree.clear()
+        for finding in model.findings():
+            item = QTreeWidgetItem(
+                [f"{finding.severity.label.upper()}  {finding.title}", finding.source.label]
+            )
+            item.setForeground(0, QColor(SEVERITY_COLORS[finding.severity]))
+            item.setData(0, TILES_ROLE, finding.tiles)
+            item.setData(1, TILES_ROLE, finding.suggestion)
+            item.setToolTip(0, finding.suggestion)
+            if finding.source.file:
+                item.setToolTip(1, f"{finding.source.file}:{finding.source.line}")
+            for evidence in finding.evidence:
+                item.addChild(QTreeWidgetItem([evidence.text(), ""]))
+            tip = QTreeWidgetItem([f"Try: {finding.suggestion}", ""])
+            tip.setToolTip(0, finding.suggestion)
+            tip.setData(1, TILES_ROLE, finding.suggestion)
+            item.addChild(tip)
+            self.tree.addTopLevelItem(item)
+            item.setExpanded(self.tree.topLevelItemCount() == 1)
+        self.tree.setColumnWidth(0, 640)
+        self._show_suggestion(self.tree.topLevelItem(0))
+
+    def _show_suggestion(self, item: QTreeWidgetItem | None) -> None:
+        """The whole suggestion of the finding in view (the tree's line is cut short)."""
+        while item is not None and item.parent() is not None:
+            item = item.parent()
+        text = item.data(1, TILES_ROLE) if item is not None else ""
+        self.suggestion.setText(f"Try: {text}" if text else "")
+
+    def _clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        tiles = item.data(0, TILES_ROLE)
+        if tiles:
+            self.tiles_clicked.emit(tuple(tiles))
