@@ -108,6 +108,7 @@ def pvti_epochs_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
 def tutorial4_oom_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Tutorial 4 with m1 {9000,6000} @ m2 {6000,300}: too big for the tiles. With
     debug.allowOutOfMemory the engine writes the report and then refuses to run it."""
