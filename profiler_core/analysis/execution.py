@@ -132,3 +132,48 @@ def tile_balance(report: Any, step: int) -> TileBalance:
     if np.any(np.diff(tiles[order]) == 0):
         fail(report, "programs", f"compute set {cs} lists a tile twice in 'cst_tile'")
     return TileBalance(step, cs, tiles[order], programs.cst_cycles[rows][order].astype(np.int64))
+
+
+@dataclass(frozen=True)
+class RangeCycles:
+    """Cycles by step kind of the instances overlapping cycles [start, end) of a run, each
+    clipped to the range: ``by_kind`` of instance durations (slowest IPU), ``by_kind_ipu`` of
+    each IPU's active cycles, ``instances_by_kind`` counted whole."""
+
+    start: int
+    end: int
+    by_kind: np.ndarray  # int64 (kinds,)
+    by_kind_ipu: np.ndarray  # int64 (kinds, IPUs)
+    instances_by_kind: np.ndarray  # int64 (kinds,)
+
+
+def cycles_in_range(report: Any, run: int, start: int, end: int) -> RangeCycles:
+    """Where the cycles of [start, end) of run ``run`` went, by step kind and IPU.
+
+    An instance starts at its start cycle and lasts as long as its slowest IPU; IPU ``i`` is
+    active from that start for ``step_cycles[step, i]``. Both are clipped to the range, so
+    the range [0, total) gives ``cycle_breakdown``'s figures.
+    """
+    programs = checked_programs(report)
+    r = checked_run(report, run)
+    num_kinds, num_ipus = len(StepKind), programs.step_cycles.shape[1]
+    by_kind_ipu = np.zeros((num_kinds, num_ipus), dtype=np.int64)
+    by_kind = np.zeros(num_kinds, dtype=np.int64)
+    instances = np.zeros(num_kinds, dtype=np.int64)
+    if end > start:
+        # Instances start in order and never overlap, so two binary searches find the window.
+        lo = max(int(np.searchsorted(r.start_cycles, start, side="right")) - 1, 0)
+        hi = int(np.searchsorted(r.start_cycles, end, side="left"))
+        steps = r.step_ids[lo:hi]
+        begin = r.start_cycles[lo:hi].astype(np.int64)
+        per_ipu = programs.step_cycles[steps]
+        kinds = programs.step_kind[steps].astype(np.int64)
+        clip_begin = np.maximum(begin, start)
+        ipu_cycles = np.clip(begin[:, None] + per_ipu, start, end) - clip_begin[:, None]
+        step_cycles = np.clip(begin + per_ipu.max(axis=1, initial=0), start, end) - clip_begin
+        ipu_cycles, step_cycles = np.maximum(ipu_cycles, 0), np.maximum(step_cycles, 0)
+        np.add.at(by_kind_ipu, kinds, ipu_cycles)
+        np.add.at(by_kind, kinds, step_cycles)
+        overlapping = step_cycles > 0
+        instances = np.bincount(kinds[overlapping], minlength=num_kinds).astype(np.int64)
+    return RangeCycles(int(start), int(end), by_kind, by_kind_ipu, instances)

@@ -10,6 +10,7 @@ on the start cycles; the work after that grows with the instances in the window.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,81 @@ class TraceSpans:
         return len(self.start)
 
 
-def trace_window(report: Any, run: int, ipu: int, t0: int, t1: int, width_px: int) -> TraceSpans:
-    """Spans of IPU ``ipu`` active in cycles [t0, t1) of run ``run``, for ``width_px`` pixels."""
+def trace_window(
+    report: Any,
+    run: int,
+    ipu: int,
+    t0: int,
+    t1: int,
+    width_px: int,
+    kinds: Sequence[int] | None = None,
+) -> TraceSpans:
+    """Spans of IPU ``ipu`` active in cycles [t0, t1) of run ``run``, for ``width_px`` pixels;
+    only steps of ``kinds`` (``StepKind`` values) when given, as a BSP phase row shows."""
+    start, end, steps = _instances(report, run, ipu, t0, t1, width_px)
+    programs = report.programs
+    if kinds is not None:
+        wanted = np.zeros(256, dtype=bool)
+        wanted[np.asarray(kinds, dtype=np.int64)] = True
+        keep = wanted[programs.step_kind[steps]]
+        start, end, steps = start[keep], end[keep], steps[keep]
+    return _merge(programs, start, end, steps, (t1 - t0) / width_px)
+
+
+@dataclass(frozen=True)
+class GroupSpans:
+    """Runs of consecutive step instances whose steps share a group (an operation), in time
+    order; ``group`` is MERGED where sub-pixel runs of different groups were joined."""
+
+    start: np.ndarray  # int64
+    end: np.ndarray  # int64 (exclusive)
+    group: np.ndarray  # int64 the group of every instance in the span, or MERGED
+    count: np.ndarray  # int64 step instances in the span
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+
+def group_window(
+    report: Any,
+    run: int,
+    ipu: int,
+    t0: int,
+    t1: int,
+    width_px: int,
+    step_group: np.ndarray,
+) -> GroupSpans:
+    """Spans of IPU ``ipu`` in cycles [t0, t1) where consecutive active instances belong to
+    the same group (``step_group[step]``, e.g. debug groups by op), merged below a pixel.
+
+    A run of one group is cut at the window's edges: the first span starts at the first
+    instance overlapping ``t0``, which is all a view drawing [t0, t1) needs.
+    """
+    start, end, steps = _instances(report, run, ipu, t0, t1, width_px)
+    if len(step_group) != report.programs.num_steps:
+        raise ValueError(f"{len(step_group)} step groups for {report.programs.num_steps} steps")
+    groups = np.asarray(step_group, dtype=np.int64)[steps]
+    if start.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return GroupSpans(empty, empty, empty, empty)
+    first = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    count = np.diff(np.append(first, start.size))
+    start, end = start[first], np.maximum.reduceat(end, first)
+    groups = groups[first]
+    joined = _join_small(start, end, (t1 - t0) / width_px)
+    same = np.minimum.reduceat(groups, joined) == np.maximum.reduceat(groups, joined)
+    return GroupSpans(
+        start=start[joined].astype(np.int64),
+        end=np.maximum.reduceat(end, joined).astype(np.int64),
+        group=np.where(same, groups[joined], MERGED).astype(np.int64),
+        count=np.add.reduceat(count, joined).astype(np.int64),
+    )
+
+
+def _instances(
+    report: Any, run: int, ipu: int, t0: int, t1: int, width_px: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start, end and step of the instances of run ``run`` active on ``ipu`` in [t0, t1)."""
     if t1 <= t0 or width_px < 1:
         raise ValueError(f"an empty window: cycles [{t0}, {t1}) over {width_px} pixels")
     target = checked_target(report)
@@ -58,8 +132,15 @@ def trace_window(report: Any, run: int, ipu: int, t0: int, t1: int, width_px: in
     start = starts[lo:hi]
     end = start + programs.step_cycles[steps, ipu]
     keep = (end > start) & (end > t0) & (start < t1)
-    start, end, steps = start[keep], end[keep], steps[keep]
-    return _merge(programs, start, end, steps, (t1 - t0) / width_px)
+    return start[keep], end[keep], steps[keep]
+
+
+def _join_small(start: np.ndarray, end: np.ndarray, cycles_per_px: float) -> np.ndarray:
+    """The first index of each run of spans to draw as one: neighbours both shorter than a
+    pixel and less than a pixel apart are joined."""
+    small = (end - start) < cycles_per_px
+    joins = small[1:] & small[:-1] & ((start[1:] - end[:-1]) < cycles_per_px)
+    return np.flatnonzero(np.concatenate(([True], ~joins)))
 
 
 def _merge(
@@ -69,9 +150,7 @@ def _merge(
     if start.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return TraceSpans(empty, empty, kind, empty.astype(np.int32), empty.astype(np.int32), empty)
-    small = (end - start) < cycles_per_px
-    joins = small[1:] & small[:-1] & ((start[1:] - end[:-1]) < cycles_per_px)
-    first = np.flatnonzero(np.concatenate(([True], ~joins)))
+    first = _join_small(start, end, cycles_per_px)
     last = np.append(first[1:], start.size) - 1
     count = (last - first + 1).astype(np.int64)
     single = count == 1
