@@ -34,6 +34,7 @@ from popvision_py.app.start_page import StartPage
 from popvision_py.theme import apply_theme
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ReportView
+from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.placeholder import PLANNED, PlaceholderView
 from popvision_py.views.summary_view import SummaryView
@@ -60,6 +61,7 @@ class MainWindow(QMainWindow):
         self.runner = ExampleRunner(self)
         self.views: list[ReportView] = [SummaryView(), MemoryView()]
         self.views += [PlaceholderView(title) for title in PLANNED]
+        self.views.insert(5, ExecutionTraceView())
         self._build_pages()
         self._build_status_bar()
         self.actions = install_actions(self)

@@ -19,7 +19,7 @@ class Column:
     header: str
     values: np.ndarray | Sequence[str]
     help: str = ""
-    kind: str = "text"  # "text", "count", "bytes" (readable), "exact_bytes" or "flag"
+    kind: str = "text"  # "text", "count", "bytes" (readable), "exact_bytes", "flag", "percent"
     colors: Sequence[str] | None = None  # a swatch per row (category colours)
 
     def display(self, row: int) -> str:
@@ -28,6 +28,8 @@ class Column:
             return format_bytes(int(value)) if int(value) >= 1024 else f"{int(value):,} bytes"
         if self.kind in ("count", "exact_bytes"):
             return f"{int(value):,}"
+        if self.kind == "percent":
+            return f"{float(value):.2f}%"
         if self.kind == "flag":
             return "yes" if value else "no"
         return str(value)

@@ -13,8 +13,6 @@ PLANNED = {
     "Execute, Copy ...) with the program steps each node lowered to.",
     "Operations": "The Operations summary will list every operation (PopLibs call, layer) "
     "with its code size, cycles, vertices and FLOPs.",
-    "Execution Trace": "The Execution Trace will show each run's program steps on a "
-    "timeline per IPU, with the cycles by step kind (compute, exchange, sync).",
     "System Trace": "The System Trace will show the host trace (.pvti files): host threads, "
     "stream copies and the IPU runs they start, on one timeline.",
 }
