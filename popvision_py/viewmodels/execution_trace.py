@@ -46,7 +46,7 @@ PHASES: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("Sync", (_K.SYNC,)),
     ("Exchange", (_K.DO_EXCHANGE, _K.GLOBAL_EXCHANGE)),
     (
-        "Stream copy, control",
+        "Host+ctrl",
         (
             _K.STREAM_COPY_BEGIN, _K.STREAM_COPY_MID, _K.STREAM_COPY_END, _K.REPEAT,
             _K.REPEAT_WHILE, _K.IF, _K.CALL, _K.PRINT_TENSOR, _K.WRITE_UNDEF,
