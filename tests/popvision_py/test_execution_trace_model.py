@@ -47,7 +47,7 @@ def test_layouts_give_a_lane_per_ipu_or_nested_lanes(synthetic):
     synthetic.set_layout(TraceLayout.FLAT)
     synthetic.set_expanded(1, True)
     assert [lane.role for lane in synthetic.lanes if lane.ipu == 1][-1] == LaneRole.TILES
-    assert synthetic.tile_strips() == [(1, 5)]
+    assert synthetic.tile_strips() == [(1, 8)]  # after IPU 0 and IPU 1 in four phase rows each
 
 
 def test_the_spans_of_ipu_0_add_up_to_the_runs_cycles(tutorial4):
