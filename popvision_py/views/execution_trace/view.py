@@ -271,6 +271,7 @@ class ExecutionTraceView(ChartDetailsView):
         step = self.model.span_step(index)
         if step >= 0:
             self.opened.selection.select_step(step, add=shift)
+            self.details.setCurrentWidget(self.step_panel)
             return
         label = self.model.span_operation(index)
         if label is not None:
