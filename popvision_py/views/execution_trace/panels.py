@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
@@ -20,8 +20,22 @@ from profiler_core.analysis.execution import CycleBreakdown, RangeCycles
 from profiler_core.model.kinds import StepKind
 
 
+class _ThemedPlot(pg.PlotWidget):
+    """A small chart that follows the light / dark theme."""
+
+    def __init__(self) -> None:
+        self._built = False  # Qt sends palette changes while the plot item is being made
+        super().__init__()
+        self._built = True
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange and self.__dict__.get("_built"):
+            _color_plot(self)
+        super().changeEvent(event)
+
+
 def _small_plot(bottom: str, left: str) -> pg.PlotWidget:
-    plot = pg.PlotWidget()
+    plot = _ThemedPlot()
     plot.setMenuEnabled(False)
     plot.hideButtons()
     plot.setMouseEnabled(x=False, y=False)
@@ -50,6 +64,7 @@ class SummaryPanel(QWidget):
         self.model = ColumnTableModel()
         self.table = make_table_view(self.model, sortable=True)
         self.chart = _small_plot("% of cycles", "")
+        self.chart.getAxis("left").setWidth(110)  # room for the longest kind name
         self.bars: list[pg.BarGraphItem] = []
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.chart)

@@ -28,6 +28,7 @@ from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
 from profiler_core.errors import ReportError
 
 MIN_LANE_PX = 22  # below this lanes scroll instead of shrinking
+MAX_LANE_PX = 64  # above this lanes stop growing: one IPU is a row, not the whole chart
 NOT_RUN = (
     "This report was compiled but its program was not run with execution profiling, so "
     "there is no execution trace.\n\nRun the program with autoReport.outputExecutionProfile "
@@ -194,9 +195,12 @@ class ExecutionTraceView(ChartDetailsView):
     def _on_scroll(self, value: int) -> None:
         if self.model is None:
             return
-        shown = self.scroll.pageStep() if self.scroll.isVisible() else len(self.model.lanes)
-        first = min(value, max(len(self.model.lanes) - shown, 0))
-        self.plot.view_box.setYRange(first, first + max(shown, 1), padding=0)
+        lanes = len(self.model.lanes)
+        shown = self.scroll.pageStep() if self.scroll.isVisible() else lanes
+        first = min(value, max(lanes - shown, 0))
+        rows = max(shown, 1, self.plot.view_box.height() / MAX_LANE_PX)
+        self.plot.view_box.setLimits(yMin=0, yMax=max(lanes, rows))
+        self.plot.view_box.setYRange(first, first + rows, padding=0)
 
     def _on_y_range(self) -> None:
         if self.model is None:
