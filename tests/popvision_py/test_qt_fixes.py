@@ -1,4 +1,4 @@
-"""The guard against PySide6's emit() dropping references of True keeps a long session alive."""
+"""The guard against PySide6 dropping references of None and True keeps a long session alive."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import popvision_py.views  # noqa: F401  (applies the guard)
 from popvision_py.views.qt_fixes import _Probe
 
 
-def test_many_emits_leave_true_with_references_to_spare():
+def test_many_void_calls_and_emits_leave_none_and_true_with_references_to_spare():
     probe = _Probe()
-    for _ in range(20_000):  # more than True had references before the guard
+    for _ in range(50_000):  # more than None and True had references before the guard
+        probe.setObjectName("probe")
         probe.fired.emit()
+    assert sys.getrefcount(None) > 1_000_000
     assert sys.getrefcount(True) > 1_000_000
