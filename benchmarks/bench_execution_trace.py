@@ -121,7 +121,9 @@ def trace_profile(seed: int = 0) -> tuple[ProfileData, DebugData]:
         header=header,
         target=TargetInfo("ipu2", NUM_IPUS, TILES_PER_IPU, 638_976, 1.33e9),
         graph=graph,
-        memory=MemoryData(np.zeros((len(MemoryCategory), tiles), np.int64), np.zeros(tiles, np.int64)),
+        memory=MemoryData(
+            np.zeros((len(MemoryCategory), tiles), np.int64), np.zeros(tiles, np.int64)
+        ),
         programs=programs,
         liveness=LivenessData(0, np.zeros(s, np.int64), *(np.zeros(0, np.int32),) * 3),
         execution=ExecutionData([run]),

@@ -46,13 +46,7 @@ class CycleBreakdown:
 def cycle_breakdown(report: Any, run: int = 0) -> CycleBreakdown:
     programs = checked_programs(report)
     r = checked_run(report, run)
-    kinds = programs.step_kind[r.step_ids].astype(np.int64)
-    per_ipu = programs.step_cycles[r.step_ids]
-    num_kinds, num_ipus = len(StepKind), programs.step_cycles.shape[1]
-    by_kind_ipu = np.zeros((num_kinds, num_ipus), dtype=np.int64)
-    np.add.at(by_kind_ipu, kinds, per_ipu)
-    by_kind = np.zeros(num_kinds, dtype=np.int64)
-    np.add.at(by_kind, kinds, per_ipu.max(axis=1))
+    by_kind, by_kind_ipu, executions = _sum_by_kind(programs, r.step_ids)
     return CycleBreakdown(
         run=run,
         name=r.name,
@@ -60,8 +54,26 @@ def cycle_breakdown(report: Any, run: int = 0) -> CycleBreakdown:
         clock_hz=float(report.target.clock_hz),
         by_kind=by_kind,
         by_kind_ipu=by_kind_ipu,
-        executions_by_kind=np.bincount(kinds, minlength=num_kinds).astype(np.int64),
+        executions_by_kind=executions,
     )
+
+
+def _sum_by_kind(programs: Any, step_ids: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Whole instances of ``step_ids`` summed by kind: (durations, per-IPU active cycles,
+    instances). Counted per program step first, so the work is one pass over the instances
+    plus one over the steps, never instances x IPUs."""
+    num_kinds, num_ipus = len(StepKind), programs.step_cycles.shape[1]
+    executions = np.bincount(step_ids, minlength=programs.num_steps).astype(np.int64)
+    ran = np.flatnonzero(executions)
+    kinds = programs.step_kind[ran].astype(np.int64)
+    cycles = programs.step_cycles[ran].astype(np.int64)
+    by_kind_ipu = np.zeros((num_kinds, num_ipus), dtype=np.int64)
+    np.add.at(by_kind_ipu, kinds, cycles * executions[ran, None])
+    by_kind = np.zeros(num_kinds, dtype=np.int64)
+    np.add.at(by_kind, kinds, cycles.max(axis=1, initial=0) * executions[ran])
+    instances = np.zeros(num_kinds, dtype=np.int64)
+    np.add.at(instances, kinds, executions[ran])
+    return by_kind, by_kind_ipu, instances
 
 
 @dataclass(frozen=True)
@@ -161,19 +173,21 @@ def cycles_in_range(report: Any, run: int, start: int, end: int) -> RangeCycles:
     by_kind = np.zeros(num_kinds, dtype=np.int64)
     instances = np.zeros(num_kinds, dtype=np.int64)
     if end > start:
-        # Instances start in order and never overlap, so two binary searches find the window.
+        # Instances start in order and never overlap, so two binary searches find the window,
+        # and only its first and last instance can be cut by the range's edges.
         lo = max(int(np.searchsorted(r.start_cycles, start, side="right")) - 1, 0)
         hi = int(np.searchsorted(r.start_cycles, end, side="left"))
-        steps = r.step_ids[lo:hi]
-        begin = r.start_cycles[lo:hi].astype(np.int64)
-        per_ipu = programs.step_cycles[steps]
-        kinds = programs.step_kind[steps].astype(np.int64)
-        clip_begin = np.maximum(begin, start)
-        ipu_cycles = np.clip(begin[:, None] + per_ipu, start, end) - clip_begin[:, None]
-        step_cycles = np.clip(begin + per_ipu.max(axis=1, initial=0), start, end) - clip_begin
-        ipu_cycles, step_cycles = np.maximum(ipu_cycles, 0), np.maximum(step_cycles, 0)
-        np.add.at(by_kind_ipu, kinds, ipu_cycles)
-        np.add.at(by_kind, kinds, step_cycles)
-        overlapping = step_cycles > 0
-        instances = np.bincount(kinds[overlapping], minlength=num_kinds).astype(np.int64)
+        edges = sorted({lo, hi - 1}) if hi > lo else []
+        inner = r.step_ids[lo + 1 : hi - 1] if hi - lo > 2 else r.step_ids[:0]
+        by_kind, by_kind_ipu, instances = _sum_by_kind(programs, inner)
+        for i in edges:
+            step, begin = int(r.step_ids[i]), int(r.start_cycles[i])
+            per_ipu = programs.step_cycles[step].astype(np.int64)
+            kind = int(programs.step_kind[step])
+            clip = max(begin, start)
+            ipu_cycles = np.maximum(np.clip(begin + per_ipu, start, end) - clip, 0)
+            step_cycles = max(min(begin + int(per_ipu.max(initial=0)), end) - clip, 0)
+            by_kind_ipu[kind] += ipu_cycles
+            by_kind[kind] += step_cycles
+            instances[kind] += step_cycles > 0
     return RangeCycles(int(start), int(end), by_kind, by_kind_ipu, instances)

@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
-from profiler_core.analysis.trace_window import MERGED, group_window, trace_window
+from profiler_core.analysis.trace_window import (
+    MERGED,
+    group_window,
+    groups_in,
+    merge_groups,
+    merge_spans,
+    spans_in,
+    trace_window,
+)
 from profiler_core.model.kinds import StepKind
 from tests.profiler_core.test_analysis_trace_window import instances
 
@@ -95,3 +103,32 @@ def test_the_whole_run_as_a_range_is_the_cycle_breakdown(report):
     got = cycles_in_range(profile, 0, 0, whole.total_cycles)
     np.testing.assert_array_equal(got.by_kind, whole.by_kind)
     np.testing.assert_array_equal(got.by_kind_ipu, whole.by_kind_ipu)
+
+
+@pytest.mark.parametrize("width", [1, 7, 40, 300])
+def test_merging_single_instances_again_is_the_query_at_that_width(report, width):
+    profile, _ = report
+    total = profile.execution.runs[1].total_cycles
+    fine = trace_window(profile, 1, 0, 0, total, 10**9)
+    again = merge_spans(fine, total / width)
+    direct = trace_window(profile, 1, 0, 0, total, width)
+    for column in ("start", "end", "kind", "name", "step", "count"):
+        assert getattr(again, column).tolist() == getattr(direct, column).tolist(), column
+    groups = np.arange(profile.programs.num_steps) // 2
+    fine_groups = group_window(profile, 1, 0, 0, total, 10**9, groups)
+    direct_groups = group_window(profile, 1, 0, 0, total, width, groups)
+    again_groups = merge_groups(fine_groups, total / width)
+    for column in ("start", "end", "group", "count"):
+        assert getattr(again_groups, column).tolist() == getattr(direct_groups, column).tolist()
+
+
+def test_spans_in_a_window_are_those_overlapping_it(report):
+    profile, _ = report
+    total = profile.execution.runs[0].total_cycles
+    spans = trace_window(profile, 0, 1, 0, total, 10**9)
+    t0, t1 = total * 0.3, total * 0.7
+    inside = spans_in(spans, t0, t1)
+    keep = (spans.end > t0) & (spans.start < t1)
+    assert inside.step.tolist() == spans.step[keep].tolist()
+    groups = group_window(profile, 0, 1, 0, total, 10**9, np.zeros(10, np.int64) + 3)
+    assert len(groups_in(groups, t0, t1)) == 1
