@@ -7,7 +7,8 @@ time and already merged below a pixel.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+import itertools
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -20,12 +21,26 @@ from popvision_py.viewmodels.tile_heatmap import TileHeatMap
 from popvision_py.viewmodels.timeline import NO_KEY, SpanBatch
 from profiler_core.analysis.debug_groups import GROUPINGS, debug_groups
 from profiler_core.analysis.execution import RunTotals, run_totals
-from profiler_core.analysis.trace_window import MERGED, group_window, trace_window
+from profiler_core.analysis.trace_window import (
+    MERGED,
+    TraceSpans,
+    group_window,
+    groups_in,
+    merge_groups,
+    merge_spans,
+    phase_windows,
+    spans_in,
+    trace_window,
+)
 from profiler_core.model.kinds import StepKind
 
 TILE_LANES = 4  # lane heights a tile heat-map strip takes under its IPU
 MIN_LABEL_PX = 36  # spans narrower than this get no label (the timeline draws none)
 MAX_LABELS = 600
+COARSE_MIN_INSTANCES = 50_000  # runs with fewer instances are always asked exactly
+COARSE_INSTANCES_PER_PX = 8  # the whole-run spans kept per step lane: ~8 instances a pixel
+COARSE_OPERATION_INSTANCES_PER_PX = 32  # operations span several steps: a coarser pixel
+COARSE_CHUNK = 100_000  # instances asked at once while building them (bounds the peak memory)
 
 
 class TraceLayout(enum.Enum):
@@ -89,7 +104,19 @@ class ExecutionTraceModel:
         self.lanes: list[Lane] = []
         self._build_lanes()
         self.last = _Drawn.empty()
-        self.heat = TileHeatMap(report)
+        self._heat: TileHeatMap | None = None
+        self._phases_now: dict[int, list[TraceSpans]] = {}
+        # Spans of whole runs at a fine pixel, per lane, merged again for wide windows so a
+        # zoomed-out paint does not walk every instance (Tracy's zone merging, kept).
+        self._coarse: dict[tuple, tuple[float, Any]] = {}
+
+    @property
+    def heat(self) -> TileHeatMap:
+        """The tile heat maps, made when an IPU is first expanded (they copy the per-tile
+        compute cycles, sorted by compute set)."""
+        if self._heat is None:
+            self._heat = TileHeatMap(self.report)
+        return self._heat
 
     # -- what is shown --------------------------------------------------------------------
     @property
@@ -107,6 +134,7 @@ class ExecutionTraceModel:
             raise IndexError(f"there is no run {run}; the report has {len(self.runs)} run(s)")
         if run != self.run:
             self.run = run
+            self._coarse.clear()
             self.changed.emit("run")
 
     def set_layout(self, layout: TraceLayout) -> None:
@@ -136,6 +164,7 @@ class ExecutionTraceModel:
         if group_by != self.group_by:
             self.group_by = group_by
             self._set_groups()
+            self._coarse = {k: v for k, v in self._coarse.items() if k[0] != "operation"}
             self.changed.emit("spans")
 
     def _set_groups(self) -> None:
@@ -195,6 +224,7 @@ class ExecutionTraceModel:
             return self.last.batch
         first, stop = self.lane_window or (0, len(self.lanes))
         parts = []
+        self._phases_now: dict[int, list[TraceSpans]] = {}  # an IPU's phase rows, this paint
         for index in range(max(first, 0), min(stop, len(self.lanes))):
             lane = self.lanes[index]
             if lane.role == LaneRole.STEPS:
@@ -213,8 +243,58 @@ class ExecutionTraceModel:
         self.last = _Drawn(replace(drawn.batch, labels=labels), drawn.kind, drawn.count)
         return self.last.batch
 
+    def _whole_run(
+        self, key: tuple, query: Any, per_px: int = COARSE_INSTANCES_PER_PX
+    ) -> tuple[float, Any] | None:
+        """(cycles per pixel, [spans]) of lanes over the whole run at a fine pixel, made by
+        exact ``query(t0, t1, width) -> [spans]`` over chunks of the run the first time;
+        None for runs small enough to ask exactly."""
+        instances = len(self.report.execution.runs[self.run].step_ids)
+        if instances < COARSE_MIN_INSTANCES:
+            return None
+        if key not in self._coarse:
+            cycles_per_px = self.total_cycles * per_px / instances
+            starts = self.report.execution.runs[self.run].start_cycles
+            edges = [int(s) for s in starts[::COARSE_CHUNK]] + [self.total_cycles]
+            # Chunks end where an instance starts, so no instance is in two chunks.
+            parts = [
+                query(t0, t1, max(int((t1 - t0) / cycles_per_px), 1))
+                for t0, t1 in itertools.pairwise(edges)
+                if t1 > t0
+            ]
+            joined = [_joined(list(lane), cycles_per_px) for lane in zip(*parts, strict=True)]
+            self._coarse[key] = (cycles_per_px, joined)
+        return self._coarse[key]
+
+    def _found_steps(self, lane: Lane, t0: int, t1: int, width: int) -> TraceSpans:
+        """A steps lane's spans: its IPU's phase rows are found together, once a paint."""
+        run, ipu, report = self.run, lane.ipu, self.report
+        if lane.kinds is None:
+            return self._window(
+                ("steps", ipu),
+                lambda a, b, w: [trace_window(report, run, ipu, a, b, w)],
+                t0, t1, width,
+            )[0]  # fmt: skip
+        if ipu not in self._phases_now:
+            phases = [kinds for _, kinds in PHASES]
+            self._phases_now[ipu] = self._window(
+                ("phases", ipu),
+                lambda a, b, w: phase_windows(report, run, ipu, a, b, w, phases),
+                t0, t1, width,
+            )  # fmt: skip
+        return self._phases_now[ipu][[kinds for _, kinds in PHASES].index(lane.kinds)]
+
+    def _window(self, key: tuple, query: Any, t0: int, t1: int, width: int) -> list[TraceSpans]:
+        """``query``'s spans of [t0, t1): from the whole-run spans when the pixel is at
+        least twice theirs, else asked exactly."""
+        whole = self._whole_run(key, query)
+        cycles_per_px = (t1 - t0) / width
+        if whole is not None and cycles_per_px >= 2 * whole[0]:
+            return [merge_spans(spans_in(s, t0, t1), cycles_per_px) for s in whole[1]]
+        return query(t0, t1, width)
+
     def _step_spans(self, index: int, lane: Lane, t0: int, t1: int, width: int) -> _Drawn:
-        found = trace_window(self.report, self.run, lane.ipu, t0, t1, width, lane.kinds)
+        found = self._found_steps(lane, t0, t1, width)
         merged_kind = found.kind == MERGED
         color = self._kind_colors[np.where(merged_kind, 0, found.kind)]
         color[merged_kind] = self._merged_color
@@ -222,7 +302,17 @@ class ExecutionTraceModel:
         return _Drawn.part(index, found.start, found.end, color, keys, found.kind, found.count)
 
     def _operation_spans(self, index: int, lane: Lane, t0: int, t1: int, width: int) -> _Drawn:
-        found = group_window(self.report, self.run, lane.ipu, t0, t1, width, self._step_group)
+        run, ipu, groups = self.run, lane.ipu, self._step_group
+        whole = self._whole_run(
+            ("operation", ipu),
+            lambda a, b, w: [group_window(self.report, run, ipu, a, b, w, groups)],
+            COARSE_OPERATION_INSTANCES_PER_PX,
+        )
+        cycles_per_px = (t1 - t0) / width
+        if whole is not None and cycles_per_px >= 2 * whole[0]:
+            found = merge_groups(groups_in(whole[1][0], t0, t1), cycles_per_px)
+        else:
+            found = group_window(self.report, run, ipu, t0, t1, width, groups)
         color = np.tile(np.array(rgba("#7d8fb3"), np.uint8), (len(found), 1))
         color[found.group % 2 == 1] = rgba("#a3b1cc")  # neighbours read apart
         color[found.group == MERGED] = self._merged_color
@@ -319,6 +409,14 @@ class ExecutionTraceModel:
         if step < 0:
             return merged_tooltip(int(self.last.kind[index]), count, start, end)
         return span_tooltip(self.report, step, lane.ipu, self.operation_of(step))
+
+
+def _joined(parts: list[Any], cycles_per_px: float) -> Any:
+    """Spans of consecutive chunks as one (TraceSpans or GroupSpans), merged across edges."""
+    kind = type(parts[0])
+    columns = [f.name for f in fields(kind)]
+    whole = kind(*(np.concatenate([getattr(p, c) for p in parts]) for c in columns))
+    return (merge_spans if kind is TraceSpans else merge_groups)(whole, cycles_per_px)
 
 
 def _group_key(group: np.ndarray | int) -> np.ndarray | int:

@@ -58,6 +58,30 @@ def trace_window(
     return _merge(programs, start, end, steps, (t1 - t0) / width_px)
 
 
+def phase_windows(
+    report: Any,
+    run: int,
+    ipu: int,
+    t0: int,
+    t1: int,
+    width_px: int,
+    phases: Sequence[Sequence[int]],
+) -> list[TraceSpans]:
+    """``trace_window`` for each phase (a set of step kinds) of one IPU, finding the window's
+    instances once: what a view splitting an IPU into BSP phase rows asks per paint."""
+    start, end, steps = _instances(report, run, ipu, t0, t1, width_px)
+    programs = report.programs
+    phase_of_kind = np.full(256, -1, dtype=np.int64)
+    for phase, kinds in enumerate(phases):
+        phase_of_kind[np.asarray(kinds, dtype=np.int64)] = phase
+    phase = phase_of_kind[programs.step_kind[steps]]
+    out = []
+    for index in range(len(phases)):
+        keep = phase == index
+        out.append(_merge(programs, start[keep], end[keep], steps[keep], (t1 - t0) / width_px))
+    return out
+
+
 @dataclass(frozen=True)
 class GroupSpans:
     """Runs of consecutive step instances whose steps share a group (an operation), in time

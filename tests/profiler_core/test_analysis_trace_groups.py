@@ -13,6 +13,7 @@ from profiler_core.analysis.trace_window import (
     groups_in,
     merge_groups,
     merge_spans,
+    phase_windows,
     spans_in,
     trace_window,
 )
@@ -132,3 +133,16 @@ def test_spans_in_a_window_are_those_overlapping_it(report):
     assert inside.step.tolist() == spans.step[keep].tolist()
     groups = group_window(profile, 0, 1, 0, total, 10**9, np.zeros(10, np.int64) + 3)
     assert len(groups_in(groups, t0, t1)) == 1
+
+
+def test_phase_windows_are_trace_windows_of_each_phase(report):
+    profile, _ = report
+    total = profile.execution.runs[0].total_cycles
+    phases = [[int(StepKind.ON_TILE_EXECUTE)], [int(StepKind.SYNC), int(StepKind.DO_EXCHANGE)]]
+    for width in (3, 10**9):
+        got = phase_windows(profile, 0, 1, 0, total, width, phases)
+        for kinds, spans in zip(phases, got, strict=True):
+            expected = trace_window(profile, 0, 1, 0, total, width, kinds)
+            assert spans.start.tolist() == expected.start.tolist()
+            assert spans.step.tolist() == expected.step.tolist()
+            assert spans.kind.tolist() == expected.kind.tolist()
