@@ -58,12 +58,17 @@ def cycle_breakdown(report: Any, run: int = 0) -> CycleBreakdown:
     )
 
 
+_CHUNK = 1 << 18
+
+
 def _sum_by_kind(programs: Any, step_ids: np.ndarray) -> tuple[np.ndarray, ...]:
     """Whole instances of ``step_ids`` summed by kind: (durations, per-IPU active cycles,
     instances). Counted per program step first, so the work is one pass over the instances
     plus one over the steps, never instances x IPUs."""
     num_kinds, num_ipus = len(StepKind), programs.step_cycles.shape[1]
-    executions = np.bincount(step_ids, minlength=programs.num_steps).astype(np.int64)
+    executions = np.zeros(programs.num_steps, dtype=np.int64)
+    for begin in range(0, len(step_ids), _CHUNK):  # bincount copies int32 ids to int64
+        executions += np.bincount(step_ids[begin : begin + _CHUNK], minlength=programs.num_steps)
     ran = np.flatnonzero(executions)
     kinds = programs.step_kind[ran].astype(np.int64)
     cycles = programs.step_cycles[ran].astype(np.int64)

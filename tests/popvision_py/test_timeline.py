@@ -131,3 +131,16 @@ def test_clicks_and_keys(qtbot, plot: TimelinePlot) -> None:
     assert plot.x_range == pytest.approx((16, 96))
     qtbot.keyClick(plot, Qt.Key.Key_Home)
     assert plot.x_range == pytest.approx((0, 100))
+
+
+def test_scrolled_lanes_are_drawn_in_their_own_colours(qtbot) -> None:
+    """Only the lanes on screen are turned into pixels; scrolled ones keep their spans."""
+    widget = TimelinePlot(lambda x0, x1, width: _batch())
+    qtbot.addWidget(widget)
+    widget.resize(800, 300)
+    widget.set_lanes(["a", "b", "c"], lambda x0, x1, width: _batch(), (0, 100))
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.view_box.setYRange(1, 3, padding=0)  # lane 0 scrolled off the top
+    assert _pixel_at(widget, 20, 1.4) == GREEN[:3]
+    assert _pixel_at(widget, 20, 2.4) == (255, 255, 255)  # lane 2 has no spans
