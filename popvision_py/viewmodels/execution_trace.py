@@ -118,6 +118,20 @@ class ExecutionTraceModel:
             self._heat = TileHeatMap(self.report)
         return self._heat
 
+    def heat_image(self, ipu: int, x0: float, x1: float, width: int, rows: int) -> np.ndarray:
+        """(rows, width) tile heat values of IPU ``ipu``'s strip (see ``TileHeatMap``), from
+        the compute steps found as the trace's own rows are (whole-run spans when wide)."""
+        t0, t1 = int(np.floor(max(x0, 0))), int(np.ceil(min(x1, self.total_cycles)))
+        if t1 <= t0 or width < 1 or rows < 1:
+            return np.full((rows, width), np.nan, np.float32)
+        run, report, compute = self.run, self.report, [int(StepKind.ON_TILE_EXECUTE)]
+        spans = self._window(
+            ("compute", ipu),
+            lambda a, b, w: [trace_window(report, run, ipu, a, b, w, compute)],
+            t0, t1, width,
+        )[0]  # fmt: skip
+        return self.heat.image_of(spans, ipu, x0, x1, width, rows)[0]
+
     # -- what is shown --------------------------------------------------------------------
     @property
     def total_cycles(self) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.trace_window import MERGED, trace_window
+from profiler_core.analysis.trace_window import MERGED, TraceSpans, trace_window
 from profiler_core.model.kinds import StepKind
 
 MERGED_VALUE = -1.0
@@ -26,11 +26,10 @@ class TileHeatMap:
         self.report = report
         programs = report.programs
         self.tiles_per_ipu = int(report.target.tiles_per_ipu)
-        order = np.argsort(programs.cst_cs, kind="stable")
-        # Compact copies sorted by compute set: 12 bytes a (compute set, tile) row.
-        self._cs = programs.cst_cs[order].astype(np.int32)
-        self._tile = programs.cst_tile[order].astype(np.int32)
-        self._cycles = programs.cst_cycles[order].astype(np.float32)
+        # The rows of each compute set: an order (4 bytes a row) and where each set starts.
+        self._order = np.argsort(programs.cst_cs, kind="stable").astype(np.int32)
+        num_cs = int(programs.cst_cs.max(initial=-1)) + 1
+        self._offsets = np.searchsorted(programs.cst_cs[self._order], np.arange(num_cs + 1))
         self._rows: dict[tuple[int, int, int], np.ndarray] = {}
 
     def step_rows(self, step: int, ipu: int, rows: int) -> np.ndarray:
@@ -40,9 +39,13 @@ class TileHeatMap:
         cached = self._rows.get(key)
         if cached is not None:
             return cached
-        cs = int(self.report.programs.step_cs[step])
-        lo, hi = np.searchsorted(self._cs, [cs, cs + 1]) if cs >= 0 else (0, 0)
-        tiles, cycles = self._tile[lo:hi].astype(np.int64), self._cycles[lo:hi]
+        programs = self.report.programs
+        cs = int(programs.step_cs[step])
+        rows_of_cs = self._order[:0]
+        if 0 <= cs < len(self._offsets) - 1:
+            rows_of_cs = self._order[self._offsets[cs] : self._offsets[cs + 1]]
+        tiles = programs.cst_tile[rows_of_cs].astype(np.int64)
+        cycles = programs.cst_cycles[rows_of_cs].astype(np.float64)
         slowest = cycles.max(initial=0.0)
         local = tiles - ipu * self.tiles_per_ipu
         mine = (local >= 0) & (local < self.tiles_per_ipu)
@@ -60,14 +63,20 @@ class TileHeatMap:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(rows, width) float32 values (NaN where no compute step is drawn, MERGED_VALUE in
         columns of merged steps) and the (width,) step drawn in each column (-1 for none)."""
-        values = np.full((rows, width), np.nan, np.float32)
-        column_step = np.full(width, -1, np.int64)
         t0, t1 = int(np.floor(x0)), int(np.ceil(x1))
         if t1 <= t0 or width < 1 or rows < 1:
-            return values, column_step
+            return np.full((rows, width), np.nan, np.float32), np.full(width, -1, np.int64)
         compute = [int(StepKind.ON_TILE_EXECUTE)]
         spans = trace_window(self.report, run, ipu, t0, t1, width, compute)
-        if len(spans) == 0:
+        return self.image_of(spans, ipu, x0, x1, width, rows)
+
+    def image_of(
+        self, spans: TraceSpans, ipu: int, x0: float, x1: float, width: int, rows: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``image`` from the compute-step spans of the window, found by the caller."""
+        values = np.full((rows, width), np.nan, np.float32)
+        column_step = np.full(width, -1, np.int64)
+        if len(spans) == 0 or width < 1 or rows < 1 or x1 <= x0:
             return values, column_step
         scale = width / (x1 - x0)
         first = np.clip(np.floor((spans.start - x0) * scale), 0, width - 1).astype(np.int64)

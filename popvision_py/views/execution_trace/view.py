@@ -218,8 +218,7 @@ class ExecutionTraceView(ChartDetailsView):
     def _heat_source(self, ipu: int, x0: float, x1: float, width: int, rows: int) -> np.ndarray:
         if self.model is None:
             return np.full((rows, width), np.nan, np.float32)
-        values, _ = self.model.heat.image(self.model.run, ipu, x0, x1, width, rows)
-        return values
+        return self.model.heat_image(ipu, x0, x1, width, rows)
 
     def _apply_axis(self) -> None:
         if self.model is not None and self.control_bar.axis_box.currentText() == "Time":
