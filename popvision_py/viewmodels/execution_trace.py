@@ -385,12 +385,13 @@ class ExecutionTraceModel:
         start = int(run.start_cycles[hits[0]])
         return start, start + int(self.report.programs.step_cycles[step].max(initial=1))
 
-    def instance_in(self, step: int, x0: float, x1: float) -> bool:
-        """Whether an instance of ``step`` overlaps cycles [x0, x1) of the run."""
+    def instance_in(self, steps: object, x0: float, x1: float) -> bool:
+        """Whether an instance of any of ``steps`` overlaps cycles [x0, x1) of the run."""
         run = self.report.execution.runs[self.run]
         lo = max(int(np.searchsorted(run.start_cycles, x0, side="right")) - 1, 0)
         hi = int(np.searchsorted(run.start_cycles, x1, side="left"))
-        return bool((run.step_ids[lo:hi] == step).any())
+        wanted = np.asarray(steps, dtype=np.int64).reshape(-1)
+        return bool(np.isin(run.step_ids[lo:hi], wanted).any())
 
     def operation_key(self, label: str) -> int:
         """The key the operation spans of ``label`` carry (to outline them)."""

@@ -309,11 +309,12 @@ class ExecutionTraceView(ChartDetailsView):
             self.step_panel.show_nothing()
             return
         self.step_panel.show_step(step_details(self.model.report, step, self.model.debug))
-        self._zoom_to_step_if_hidden(step)
+        self._zoom_to_step_if_hidden(step, selection.steps)
 
-    def _zoom_to_step_if_hidden(self, step: int) -> None:
+    def _zoom_to_step_if_hidden(self, step: int, steps: np.ndarray) -> None:
+        """Zoom to the first instance of ``step`` when no instance of ``steps`` is in view."""
         x0, x1 = self.plot.x_range
-        if self.model.instance_in(step, x0, x1):
+        if self.model.instance_in(steps, x0, x1):
             return
         first = self.model.first_instance(step)
         if first is None:
