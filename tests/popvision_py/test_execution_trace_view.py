@@ -79,6 +79,9 @@ def test_the_summary_cycles_per_kind_equal_popvision_cli(opened_window, tutorial
     ipu0 = {row[0]: row[headers.index("IPU 0 active")] for row in rows}
     assert ipu0 == {k["kind"]: k["ipu0_active_cycles"] for k in kinds}
     assert "22,756 cycles" in view.summary.heading.text()
+    # the per-IPU bars stack IPU 0's active cycles of each kind
+    stacked = sum(float(bar.opts["width"][0]) for bar in view.summary.ipu_bars)
+    assert stacked == sum(k["ipu0_active_cycles"] for k in kinds)
 
 
 def test_the_spans_of_ipu_0_cover_the_run_and_are_coloured_by_kind(opened_window):

@@ -64,13 +64,21 @@ class SummaryPanel(QWidget):
         self.model = ColumnTableModel()
         self.table = make_table_view(self.model, sortable=True)
         self.chart = _small_plot("% of cycles", "")
-        self.chart.getAxis("left").setWidth(110)  # room for the longest kind name
+        self.chart.getAxis("left").setWidth(128)  # room for the longest kind name
         self.bars: list[pg.BarGraphItem] = []
         split = QSplitter(Qt.Orientation.Horizontal)
+        self.ipu_chart = _small_plot("Active cycles", "")
+        self.ipu_chart.setToolTip(
+            "Each IPU's active cycles in the run, by step kind; the rest of the run it waits "
+            "for slower IPUs (bulk synchronous)."
+        )
+        self.ipu_bars: list[pg.BarGraphItem] = []
         split.addWidget(self.chart)
+        split.addWidget(self.ipu_chart)
         split.addWidget(self.table)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 3)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 2)
+        split.setStretchFactor(2, 5)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.heading)
@@ -85,6 +93,29 @@ class SummaryPanel(QWidget):
             text += f" Visible: cycles {visible.start:,}-{visible.end:,}."
         self.heading.setText(text)
         self._draw_bars(run, visible)
+        self._draw_ipu_bars(run)
+
+    def _draw_ipu_bars(self, run: CycleBreakdown) -> None:
+        """Per IPU, its active cycles stacked by kind (one bar item per kind, not per IPU)."""
+        plot = self.ipu_chart
+        plot.clear()
+        kinds = shown_kinds(run)
+        ipus = np.arange(run.by_kind_ipu.shape[1], dtype=np.float64)
+        left = np.zeros(ipus.size)
+        self.ipu_bars = []
+        for kind in kinds.tolist():
+            width = run.by_kind_ipu[kind].astype(np.float64)
+            bar = pg.BarGraphItem(
+                x0=left.copy(), y=ipus, width=width, height=0.7, brush=step_kind_color(kind)
+            )
+            self.ipu_bars.append(bar)
+            plot.addItem(bar)
+            left += width
+        plot.getAxis("left").setTicks([[(float(i), f"IPU {i}") for i in ipus.astype(int)]])
+        plot.getViewBox().invertY(True)
+        plot.setYRange(-0.6, ipus.size - 0.4, padding=0)
+        plot.setXRange(0, max(float(left.max(initial=0)), 1.0), padding=0.02)
+        _color_plot(plot)
 
     def _draw_bars(self, run: CycleBreakdown, visible: RangeCycles | None) -> None:
         """Horizontal bars, a kind per row (top down), so kind names never overlap."""
