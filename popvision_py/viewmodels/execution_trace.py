@@ -393,6 +393,38 @@ class ExecutionTraceModel:
         wanted = np.asarray(steps, dtype=np.int64).reshape(-1)
         return bool(np.isin(run.step_ids[lo:hi], wanted).any())
 
+    def compute_step_at(self, ipu: int, x: float) -> int:
+        """The compute step IPU ``ipu`` runs at cycle ``x`` of the run, -1 for none."""
+        run = self.report.execution.runs[self.run]
+        i = int(np.searchsorted(run.start_cycles, x, side="right")) - 1
+        if i < 0:
+            return -1
+        step = int(run.step_ids[i])
+        programs = self.report.programs
+        busy = x < run.start_cycles[i] + programs.step_cycles[step, ipu]
+        return step if busy and programs.step_kind[step] == StepKind.ON_TILE_EXECUTE else -1
+
+    def tile_tooltip(self, ipu: int, x: float, fraction: float) -> str:
+        """Hover text of a tile strip at cycle ``x``, ``fraction`` of the way down its tiles."""
+        step = self.compute_step_at(ipu, x)
+        tile = ipu * self.tiles_per_ipu + min(
+            int(fraction * self.tiles_per_ipu), self.tiles_per_ipu - 1
+        )
+        if step < 0:
+            return f"IPU {ipu}, tile {tile}: no compute step at cycle {x:,.0f}"
+        programs = self.report.programs
+        rows = np.flatnonzero(programs.cst_cs == programs.step_cs[step])
+        cycles = programs.cst_cycles[rows]
+        mine = rows[programs.cst_tile[rows] == tile]
+        own = int(programs.cst_cycles[mine[0]]) if mine.size else 0
+        slowest = int(cycles.max(initial=0))
+        share = f"{100 * own / slowest:.0f}%" if slowest else "-"
+        return (
+            f"Tile {tile} (IPU {ipu}) in {self.report.strings[int(programs.step_name[step])]}\n"
+            f"{own:,} cycles: {share} of the slowest tile ({slowest:,})"
+            + ("" if mine.size else "\nno vertices on this tile: idle")
+        )
+
     def operation_key(self, label: str) -> int:
         """The key the operation spans of ``label`` carry (to outline them)."""
         if label not in self._group_labels:

@@ -13,13 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QToolTip
 
 from popvision_py.app.screenshots import save_execution_trace_screenshots
 from popvision_py.viewmodels.colors import rgba
-from popvision_py.viewmodels.execution_trace import LaneRole
+from popvision_py.viewmodels.execution_trace import TILE_LANES, LaneRole
 from popvision_py.viewmodels.step_colors import step_kind_color
 from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.table_model import RAW_ROLE
+from popvision_py.views.timeline.spans_item import LANE_GAP
 from profiler_core.formats.profile_pop import read_profile, write_profile
 from profiler_core.formats.profile_pop.writer import build_message, write_message
 from profiler_core.model.kinds import StepKind
@@ -312,3 +314,38 @@ def test_screenshots_of_flat_flame_and_bsp_light_and_dark(opened_window, screens
             assert f"trace-execution-trace-{layout}-{theme}.png" in names
     for path in saved:
         assert path.stat().st_size > 10_000
+
+
+def hover_text(qtbot, view: ExecutionTraceView, x: float, y: float) -> str:
+    plot = view.plot
+    point = plot.mapFromScene(plot.view_box.mapViewToScene(QPointF(x, y)))
+    qtbot.mouseMove(plot.viewport(), point)
+    qtbot.waitUntil(lambda: QToolTip.text() != "", timeout=2000)
+    return QToolTip.text()
+
+
+def test_hovering_a_span_and_a_tile_strip_explains_them(qtbot, opened_window):
+    view = trace(opened_window)
+    report = opened_window.opened[0].report
+    run = report.execution.runs[0]
+    middle = float(run.start_cycles[2] + 3000)
+    text = hover_text(qtbot, view, middle, 0.4)
+    assert "m4/Conv_1/Convolve" in text and "Kind: OnTileExecute" in text
+    assert "Tiles busy: 1,470" in text and "Operation: m4" in text
+    QToolTip.hideText()
+    view.control_bar.tile_actions[0].setChecked(True)
+    strip = view.model.tile_strips()[0][1]
+    view.plot.grab()
+    y = strip + 1.0  # a quarter of the way down IPU 0's tiles
+    text = hover_text(qtbot, view, middle, y)
+    # the tile under the pixel the mouse is on, computed from that pixel's position
+    plot = view.plot
+    pixel = plot.mapFromScene(plot.view_box.mapViewToScene(QPointF(middle, y)))
+    shown_y = plot.view_box.mapSceneToView(plot.mapToScene(pixel)).y()
+    tile = int((shown_y - strip) / (TILE_LANES - LANE_GAP) * 1472)
+    programs = report.programs
+    rows = programs.cst_cs == programs.step_cs[2]
+    own = int(programs.cst_cycles[rows & (programs.cst_tile == tile)][0])
+    slowest = int(programs.cst_cycles[rows].max())
+    assert f"Tile {tile} (IPU 0) in m4/Conv_1/Convolve" in text
+    assert f"{own:,} cycles: {100 * own / slowest:.0f}% of the slowest tile ({slowest:,})" in text

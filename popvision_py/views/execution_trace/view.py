@@ -15,7 +15,7 @@ from PySide6.QtCore import QPointF, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QScrollBar, QToolTip, QWidget
 
-from popvision_py.viewmodels.execution_trace import ExecutionTraceModel, LaneRole
+from popvision_py.viewmodels.execution_trace import TILE_LANES, ExecutionTraceModel, LaneRole
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.step_details import step_details
 from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
@@ -24,6 +24,7 @@ from popvision_py.views.execution_trace.controls import TraceControls
 from popvision_py.views.execution_trace.heatmap_item import TileHeatItem
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
 from popvision_py.views.timeline.plot import TimelinePlot
+from popvision_py.views.timeline.spans_item import LANE_GAP
 from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
 from profiler_core.errors import ReportError
 
@@ -282,12 +283,23 @@ class ExecutionTraceView(ChartDetailsView):
             self.opened.selection.select_operation(label, steps, self.model.group_by)
 
     def _on_span_hovered(self, index: int, scene_pos: QPointF) -> None:
-        if self.model is None or index < 0:
+        if self.model is None:
+            return
+        text = self.model.tooltip(index) if index >= 0 else self._strip_tooltip(scene_pos)
+        if not text:
             QToolTip.hideText()
             return
-        text = self.model.tooltip(index)
         view_pos = self.plot.mapFromScene(scene_pos)
         QToolTip.showText(self.plot.mapToGlobal(view_pos), text, self.plot)
+
+    def _strip_tooltip(self, scene_pos: QPointF) -> str:
+        """Hover text of a tile heat-map strip: the tile under the pointer in its step."""
+        point = self.plot.view_box.mapSceneToView(scene_pos)
+        for ipu, lane in self.model.tile_strips():
+            fraction = (point.y() - lane) / (TILE_LANES - LANE_GAP)
+            if 0 <= fraction < 1:
+                return self.model.tile_tooltip(ipu, point.x(), fraction)
+        return ""
 
     def _on_selection_changed(self, what: str) -> None:
         if self.model is None or self.opened is None:
