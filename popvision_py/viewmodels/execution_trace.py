@@ -455,7 +455,12 @@ class ExecutionTraceModel:
         step = self.span_step(index)
         if step < 0:
             return merged_tooltip(int(self.last.kind[index]), count, start, end)
-        return span_tooltip(self.report, step, lane.ipu, self.operation_of(step))
+        operation = self.operation_of(step)
+        context = int(self.report.programs.step_debug[step])
+        if self.debug is not None and 0 <= context < len(self.debug) and self.group_by != "op":
+            op = self.debug.op[context]
+            operation = f"{operation} ({op})" if op and operation else operation or op
+        return span_tooltip(self.report, step, lane.ipu, operation)
 
 
 def _joined(parts: list[Any], cycles_per_px: float) -> Any:

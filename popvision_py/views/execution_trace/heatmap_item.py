@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QImage, QPainter, QPixmap
 
 from popvision_py.viewmodels.colors import rgba
 from popvision_py.viewmodels.execution_trace import TILE_LANES
@@ -83,3 +83,12 @@ class TileHeatItem(pg.GraphicsObject):
         painter.resetTransform()
         painter.drawImage(device.topLeft(), self._image)
         painter.restore()
+
+
+def heat_legend_pixmap(width: int = 140, height: int = 12) -> QPixmap:
+    """The strip's colour scale, idle (0%) on the left to the slowest tile (100%)."""
+    lut = heat_lut()
+    columns = lut[np.linspace(0, 255, width).astype(np.int64)]
+    pixels = np.ascontiguousarray(np.repeat(columns[None, :, :], height, axis=0))
+    image = QImage(pixels.data, width, height, width * 4, QImage.Format_RGBA8888)
+    return QPixmap.fromImage(image.copy())

@@ -173,6 +173,8 @@ class DetailsPanel(QWidget):
         tables = QSplitter(Qt.Orientation.Vertical)
         tables.addWidget(self.properties_view)
         tables.addWidget(self.codelets_view)
+        tables.setStretchFactor(0, 3)
+        tables.setStretchFactor(1, 1)
         content = QSplitter(Qt.Orientation.Horizontal)
         content.addWidget(tables)
         content.addWidget(self.histogram)

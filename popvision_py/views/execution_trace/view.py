@@ -13,15 +13,16 @@ from collections.abc import Callable
 import numpy as np
 from PySide6.QtCore import QPointF, QTimer
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QScrollBar, QToolTip, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
 from popvision_py.viewmodels.execution_trace import TILE_LANES, ExecutionTraceModel, LaneRole
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.step_colors import MERGED_COLOR
 from popvision_py.viewmodels.step_details import step_details
 from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.execution_trace.controls import TraceControls
-from popvision_py.views.execution_trace.heatmap_item import TileHeatItem
+from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
 from popvision_py.views.timeline.plot import TimelinePlot
 from popvision_py.views.timeline.spans_item import LANE_GAP
@@ -66,6 +67,8 @@ class ExecutionTraceView(ChartDetailsView):
         row_layout.setContentsMargins(0, 0, 0, 0)
         row_layout.addWidget(self.plot, 1)
         row_layout.addWidget(self.scroll)
+        self.legend = _heat_legend()
+        self.chart_layout.addWidget(self.legend)
         self.chart_layout.addWidget(row, 1)
         self.summary = SummaryPanel()
         self.step_panel = DetailsPanel()
@@ -178,6 +181,7 @@ class ExecutionTraceView(ChartDetailsView):
         limits = (0.0, float(max(model.total_cycles, 1)))
         self.plot.set_lanes(model.lane_names(), model.spans, limits)
         self.heat.set_strips(model.tile_strips(), limits)
+        self.legend.setVisible(bool(model.tile_strips()))
         if keep_range:
             self.plot.set_x_range(*x_range)
         self._fit_lanes()
@@ -355,6 +359,31 @@ class ExecutionTraceView(ChartDetailsView):
     @property
     def lane_roles(self) -> list[LaneRole]:
         return [lane.role for lane in self.model.lanes] if self.model else []
+
+
+def _heat_legend() -> QWidget:
+    """What the tile strips' colours mean, shown while an IPU is expanded."""
+    legend = QWidget()
+    row = QHBoxLayout(legend)
+    row.setContentsMargins(8, 0, 8, 0)
+    scale = QLabel()
+    scale.setPixmap(heat_legend_pixmap())
+    row.addStretch(1)
+    row.addWidget(QLabel("Tiles: cycles of the step's slowest tile"))
+    row.addWidget(QLabel("0%"))
+    row.addWidget(scale)
+    row.addWidget(QLabel("100%"))
+    swatch = QLabel()
+    swatch.setFixedSize(12, 12)
+    swatch.setStyleSheet(f"background: {MERGED_COLOR};")
+    row.addWidget(swatch)
+    row.addWidget(QLabel("steps merged below a pixel (zoom in)"))
+    legend.setToolTip(
+        "Each tile strip row is a group of tiles (the slowest of them); each column the "
+        "compute step running there. Hover a strip for one tile's cycles."
+    )
+    legend.hide()
+    return legend
 
 
 def _empty() -> SpanBatch:
