@@ -349,3 +349,18 @@ def test_hovering_a_span_and_a_tile_strip_explains_them(qtbot, opened_window):
     slowest = int(programs.cst_cycles[rows].max())
     assert f"Tile {tile} (IPU 0) in m4/Conv_1/Convolve" in text
     assert f"{own:,} cycles: {100 * own / slowest:.0f}% of the slowest tile ({slowest:,})" in text
+
+
+def test_a_report_opened_again_is_followed_and_the_old_one_is_not(
+    qtbot, opened_window, tutorial4_report, monkeypatch
+):
+    view = trace(opened_window)
+    old = opened_window.opened[0].selection
+    open_with_file_menu(qtbot, opened_window, tutorial4_report, monkeypatch)
+    new = opened_window.opened[0].selection
+    assert new is not old
+    view = trace(opened_window)
+    old.select_steps([11])  # the closed report's selection no longer moves the trace
+    assert view.step_panel.step == -1
+    new.select_steps([11])
+    assert view.step_panel.step == 11

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
 from popvision_py.viewmodels.execution_trace import TILE_LANES, ExecutionTraceModel, LaneRole
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.viewmodels.step_colors import MERGED_COLOR
 from popvision_py.viewmodels.step_details import step_details
 from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
@@ -55,6 +56,7 @@ class ExecutionTraceView(ChartDetailsView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model: ExecutionTraceModel | None = None
+        self._selection: ReportSelection | None = None  # the selection followed
         self.control_bar = TraceControls()
         self.controls_layout.addWidget(self.control_bar)
         self.plot = TimelinePlot(lambda *_: _empty())
@@ -120,7 +122,8 @@ class ExecutionTraceView(ChartDetailsView):
             return f"The execution profile of this report cannot be shown.\n\n{error}"
         self.model = model
         model.changed.connect(self._on_model_changed)
-        opened.selection.changed.connect(self._on_selection_changed)
+        self._selection = opened.selection
+        self._selection.changed.connect(self._on_selection_changed)
         c = self.control_bar
         c.set_runs(model.run_labels(), model.run)
         c.set_ipus(model.num_ipus)
@@ -137,24 +140,18 @@ class ExecutionTraceView(ChartDetailsView):
         super().clear()
 
     def _disconnect(self) -> None:
+        """Stop following the model and the selection of the report shown before."""
         if self.model is not None:
             self.model.changed.disconnect(self._on_model_changed)
-        if self.opened is not None and self._on_selection_changed in getattr(
-            self.opened.selection.changed, "_callbacks", []
-        ):
-            self.opened.selection.changed.disconnect(self._on_selection_changed)
-        self.model = None
+        if self._selection is not None:
+            self._selection.changed.disconnect(self._on_selection_changed)
+        self.model = self._selection = None
         self.plot.set_lanes([], lambda *_: _empty(), (0.0, 1.0))
         self.heat.set_strips([], (0.0, 1.0))
 
     def _with_model(self, action: Callable[[ExecutionTraceModel], None]) -> None:
         if self.model is not None:
             action(self.model)
-
-    def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
-        if self.opened is not None and self.opened is not opened:
-            self._disconnect()
-        super().show_reports(opened, other)
 
     # -- the model drives the chart -------------------------------------------------------
     def _on_model_changed(self, what: str) -> None:
