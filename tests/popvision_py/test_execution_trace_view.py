@@ -364,3 +364,18 @@ def test_a_report_opened_again_is_followed_and_the_old_one_is_not(
     assert view.step_panel.step == -1
     new.select_steps([11])
     assert view.step_panel.step == 11
+
+
+def test_clicking_an_ipus_name_shows_its_tiles_and_the_range_is_shared(qtbot, opened_window):
+    view = trace(opened_window)
+    axis = view.plot.lane_axis
+    middle = view.plot.view_box.mapViewToScene(QPointF(0, 0.4))
+    scene_point = QPointF(axis.sceneBoundingRect().center().x(), middle.y())
+    qtbot.mouseClick(
+        view.plot.viewport(), Qt.MouseButton.LeftButton, pos=view.plot.mapFromScene(scene_point)
+    )
+    assert view.control_bar.tile_actions[0].isChecked()
+    assert view.lane_roles[-1] == LaneRole.TILES
+    view.plot.set_x_range(1000, 9000)
+    selection = opened_window.opened[0].selection
+    qtbot.waitUntil(lambda: selection.cycle_range == (1000, 9000), timeout=3000)

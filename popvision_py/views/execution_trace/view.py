@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import QPointF, QTimer
+from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
@@ -101,6 +101,8 @@ class ExecutionTraceView(ChartDetailsView):
         c.range_typed.connect(self.show_range_text)
         c.show_all.clicked.connect(self.plot.show_all)
         self.plot.span_clicked.connect(self._on_span_clicked)
+        self.plot.scene().sigMouseClicked.connect(self._on_lane_name_clicked)
+        self.plot.lane_axis.setToolTip("Click an IPU's name to show or hide its tiles.")
         self.plot.span_hovered.connect(self._on_span_hovered)
         self.plot.range_changed.connect(lambda *_: self._summary_timer.start())
         self.plot.view_box.sigYRangeChanged.connect(lambda *_: self._on_y_range())
@@ -261,6 +263,8 @@ class ExecutionTraceView(ChartDetailsView):
         whole = start <= 0 and end >= self.model.total_cycles
         visible = None if whole else cycles_in_range(self.model.report, self.model.run, start, end)
         self.summary.show_breakdown(self._breakdown, visible)
+        if self._selection is not None:  # throttled by the timer, like the summary
+            self._selection.select_range(None if whole else (start, end))
 
     # -- picking and the shared selection --------------------------------------------------
     def _on_run_picked(self, run: int) -> None:
@@ -282,6 +286,18 @@ class ExecutionTraceView(ChartDetailsView):
         if label is not None:
             steps = self.model.operation_steps(label)
             self.opened.selection.select_operation(label, steps, self.model.group_by)
+
+    def _on_lane_name_clicked(self, event: object) -> None:
+        """A click on a lane's name toggles the tile strip of its IPU."""
+        if self.model is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        if not self.plot.lane_axis.sceneBoundingRect().contains(event.scenePos()):
+            return
+        lane = int(np.floor(self.plot.view_box.mapSceneToView(event.scenePos()).y()))
+        if 0 <= lane < len(self.model.lanes):
+            ipu = self.model.lanes[lane].ipu
+            action = self.control_bar.tile_actions[ipu]
+            action.setChecked(not action.isChecked())
 
     def _on_span_hovered(self, index: int, scene_pos: QPointF) -> None:
         if self.model is None:
@@ -342,7 +358,8 @@ class ExecutionTraceView(ChartDetailsView):
             "Home or double-click shows the whole run; type a range such as 1000-25000. "
             "Click a step to select it (shift-click adds); hover for its cycles and tiles. "
             "Layouts: Flat (a row per IPU) or Flame (run > operation > step); BSP phases "
-            "splits steps by phase; Tiles of IPU adds a heat map of its tiles' cycles."
+            "splits steps by phase; Tiles of IPU (or a click on an IPU's name) adds a heat "
+            "map of its tiles' cycles."
         )
 
     def csv_rows(self) -> list[list[object]] | None:
