@@ -1,46 +1,32 @@
 """The Execution Trace's state without Qt: the run shown, the layout (Flat or Flame, BSP phase
-rows, IPUs expanded to tiles), the lanes that follow from it, and the spans of the visible
-lanes in a cycle window, asked of ``profiler_core``'s trace_window / group_window one IPU at a
-time and already merged below a pixel.
+rows, IPUs expanded to tiles), the lanes that follow from it, the spans of the visible lanes
+in a cycle window (found by ``run_windows``, merged below a pixel) as the timeline draws
+them, and what a drawn span is (its step, operation, hover text).
 """
 
 from __future__ import annotations
 
 import enum
-import itertools
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from popvision_py.viewmodels.colors import rgba
 from popvision_py.viewmodels.events import Emitter
+from popvision_py.viewmodels.run_windows import RunWindows
 from popvision_py.viewmodels.step_colors import MERGED_COLOR, step_kind_color_table
 from popvision_py.viewmodels.step_details import merged_tooltip, span_tooltip
-from popvision_py.viewmodels.tile_heatmap import TileHeatMap
+from popvision_py.viewmodels.tile_heatmap import TileHeatMap, tile_tooltip
 from popvision_py.viewmodels.timeline import NO_KEY, SpanBatch
 from profiler_core.analysis.debug_groups import GROUPINGS, debug_groups
 from profiler_core.analysis.execution import RunTotals, run_totals
-from profiler_core.analysis.trace_window import (
-    MERGED,
-    TraceSpans,
-    group_window,
-    groups_in,
-    merge_groups,
-    merge_spans,
-    phase_windows,
-    spans_in,
-    trace_window,
-)
+from profiler_core.analysis.trace_window import MERGED, TraceSpans
 from profiler_core.model.kinds import StepKind
 
 TILE_LANES = 4  # lane heights a tile heat-map strip takes under its IPU
 MIN_LABEL_PX = 36  # spans narrower than this get no label (the timeline draws none)
 MAX_LABELS = 600
-COARSE_MIN_INSTANCES = 50_000  # runs with fewer instances are always asked exactly
-COARSE_INSTANCES_PER_PX = 8  # the whole-run spans kept per step lane: ~8 instances a pixel
-COARSE_OPERATION_INSTANCES_PER_PX = 32  # operations span several steps: a coarser pixel
-COARSE_CHUNK = 100_000  # instances asked at once while building them (bounds the peak memory)
 
 
 class TraceLayout(enum.Enum):
@@ -106,9 +92,7 @@ class ExecutionTraceModel:
         self.last = _Drawn.empty()
         self._heat: TileHeatMap | None = None
         self._phases_now: dict[int, list[TraceSpans]] = {}
-        # Spans of whole runs at a fine pixel, per lane, merged again for wide windows so a
-        # zoomed-out paint does not walk every instance (Tracy's zone merging, kept).
-        self._coarse: dict[tuple, tuple[float, Any]] = {}
+        self.windows = RunWindows(report, self.run) if len(self.runs) else None
 
     @property
     def heat(self) -> TileHeatMap:
@@ -124,12 +108,7 @@ class ExecutionTraceModel:
         t0, t1 = int(np.floor(max(x0, 0))), int(np.ceil(min(x1, self.total_cycles)))
         if t1 <= t0 or width < 1 or rows < 1:
             return np.full((rows, width), np.nan, np.float32)
-        run, report, compute = self.run, self.report, [int(StepKind.ON_TILE_EXECUTE)]
-        spans = self._window(
-            ("compute", ipu),
-            lambda a, b, w: [trace_window(report, run, ipu, a, b, w, compute)],
-            t0, t1, width,
-        )[0]  # fmt: skip
+        spans = self.windows.compute(ipu, t0, t1, width)
         return self.heat.image_of(spans, ipu, x0, x1, width, rows)[0]
 
     # -- what is shown --------------------------------------------------------------------
@@ -148,7 +127,7 @@ class ExecutionTraceModel:
             raise IndexError(f"there is no run {run}; the report has {len(self.runs)} run(s)")
         if run != self.run:
             self.run = run
-            self._coarse.clear()
+            self.windows = RunWindows(self.report, run)
             self.changed.emit("run")
 
     def set_layout(self, layout: TraceLayout) -> None:
@@ -178,7 +157,8 @@ class ExecutionTraceModel:
         if group_by != self.group_by:
             self.group_by = group_by
             self._set_groups()
-            self._coarse = {k: v for k, v in self._coarse.items() if k[0] != "operation"}
+            if self.windows is not None:
+                self.windows.forget("operation")
             self.changed.emit("spans")
 
     def _set_groups(self) -> None:
@@ -257,55 +237,14 @@ class ExecutionTraceModel:
         self.last = _Drawn(replace(drawn.batch, labels=labels), drawn.kind, drawn.count)
         return self.last.batch
 
-    def _whole_run(
-        self, key: tuple, query: Any, per_px: int = COARSE_INSTANCES_PER_PX
-    ) -> tuple[float, Any] | None:
-        """(cycles per pixel, [spans]) of lanes over the whole run at a fine pixel, made by
-        exact ``query(t0, t1, width) -> [spans]`` over chunks of the run the first time;
-        None for runs small enough to ask exactly."""
-        instances = len(self.report.execution.runs[self.run].step_ids)
-        if instances < COARSE_MIN_INSTANCES:
-            return None
-        if key not in self._coarse:
-            cycles_per_px = self.total_cycles * per_px / instances
-            starts = self.report.execution.runs[self.run].start_cycles
-            edges = [int(s) for s in starts[::COARSE_CHUNK]] + [self.total_cycles]
-            # Chunks end where an instance starts, so no instance is in two chunks.
-            parts = [
-                query(t0, t1, max(int((t1 - t0) / cycles_per_px), 1))
-                for t0, t1 in itertools.pairwise(edges)
-                if t1 > t0
-            ]
-            joined = [_joined(list(lane), cycles_per_px) for lane in zip(*parts, strict=True)]
-            self._coarse[key] = (cycles_per_px, joined)
-        return self._coarse[key]
-
     def _found_steps(self, lane: Lane, t0: int, t1: int, width: int) -> TraceSpans:
         """A steps lane's spans: its IPU's phase rows are found together, once a paint."""
-        run, ipu, report = self.run, lane.ipu, self.report
         if lane.kinds is None:
-            return self._window(
-                ("steps", ipu),
-                lambda a, b, w: [trace_window(report, run, ipu, a, b, w)],
-                t0, t1, width,
-            )[0]  # fmt: skip
-        if ipu not in self._phases_now:
-            phases = [kinds for _, kinds in PHASES]
-            self._phases_now[ipu] = self._window(
-                ("phases", ipu),
-                lambda a, b, w: phase_windows(report, run, ipu, a, b, w, phases),
-                t0, t1, width,
-            )  # fmt: skip
-        return self._phases_now[ipu][[kinds for _, kinds in PHASES].index(lane.kinds)]
-
-    def _window(self, key: tuple, query: Any, t0: int, t1: int, width: int) -> list[TraceSpans]:
-        """``query``'s spans of [t0, t1): from the whole-run spans when the pixel is at
-        least twice theirs, else asked exactly."""
-        whole = self._whole_run(key, query)
-        cycles_per_px = (t1 - t0) / width
-        if whole is not None and cycles_per_px >= 2 * whole[0]:
-            return [merge_spans(spans_in(s, t0, t1), cycles_per_px) for s in whole[1]]
-        return query(t0, t1, width)
+            return self.windows.steps(lane.ipu, t0, t1, width)
+        phases = [kinds for _, kinds in PHASES]
+        if lane.ipu not in self._phases_now:
+            self._phases_now[lane.ipu] = self.windows.phases(lane.ipu, phases, t0, t1, width)
+        return self._phases_now[lane.ipu][phases.index(lane.kinds)]
 
     def _step_spans(self, index: int, lane: Lane, t0: int, t1: int, width: int) -> _Drawn:
         found = self._found_steps(lane, t0, t1, width)
@@ -316,17 +255,7 @@ class ExecutionTraceModel:
         return _Drawn.part(index, found.start, found.end, color, keys, found.kind, found.count)
 
     def _operation_spans(self, index: int, lane: Lane, t0: int, t1: int, width: int) -> _Drawn:
-        run, ipu, groups = self.run, lane.ipu, self._step_group
-        whole = self._whole_run(
-            ("operation", ipu),
-            lambda a, b, w: [group_window(self.report, run, ipu, a, b, w, groups)],
-            COARSE_OPERATION_INSTANCES_PER_PX,
-        )
-        cycles_per_px = (t1 - t0) / width
-        if whole is not None and cycles_per_px >= 2 * whole[0]:
-            found = merge_groups(groups_in(whole[1][0], t0, t1), cycles_per_px)
-        else:
-            found = group_window(self.report, run, ipu, t0, t1, width, groups)
+        found = self.windows.operations(lane.ipu, self._step_group, t0, t1, width)
         color = np.tile(np.array(rgba("#7d8fb3"), np.uint8), (len(found), 1))
         color[found.group % 2 == 1] = rgba("#a3b1cc")  # neighbours read apart
         color[found.group == MERGED] = self._merged_color
@@ -393,37 +322,9 @@ class ExecutionTraceModel:
         wanted = np.asarray(steps, dtype=np.int64).reshape(-1)
         return bool(np.isin(run.step_ids[lo:hi], wanted).any())
 
-    def compute_step_at(self, ipu: int, x: float) -> int:
-        """The compute step IPU ``ipu`` runs at cycle ``x`` of the run, -1 for none."""
-        run = self.report.execution.runs[self.run]
-        i = int(np.searchsorted(run.start_cycles, x, side="right")) - 1
-        if i < 0:
-            return -1
-        step = int(run.step_ids[i])
-        programs = self.report.programs
-        busy = x < run.start_cycles[i] + programs.step_cycles[step, ipu]
-        return step if busy and programs.step_kind[step] == StepKind.ON_TILE_EXECUTE else -1
-
     def tile_tooltip(self, ipu: int, x: float, fraction: float) -> str:
         """Hover text of a tile strip at cycle ``x``, ``fraction`` of the way down its tiles."""
-        step = self.compute_step_at(ipu, x)
-        tile = ipu * self.tiles_per_ipu + min(
-            int(fraction * self.tiles_per_ipu), self.tiles_per_ipu - 1
-        )
-        if step < 0:
-            return f"IPU {ipu}, tile {tile}: no compute step at cycle {x:,.0f}"
-        programs = self.report.programs
-        rows = np.flatnonzero(programs.cst_cs == programs.step_cs[step])
-        cycles = programs.cst_cycles[rows]
-        mine = rows[programs.cst_tile[rows] == tile]
-        own = int(programs.cst_cycles[mine[0]]) if mine.size else 0
-        slowest = int(cycles.max(initial=0))
-        share = f"{100 * own / slowest:.0f}%" if slowest else "-"
-        return (
-            f"Tile {tile} (IPU {ipu}) in {self.report.strings[int(programs.step_name[step])]}\n"
-            f"{own:,} cycles: {share} of the slowest tile ({slowest:,})"
-            + ("" if mine.size else "\nno vertices on this tile: idle")
-        )
+        return tile_tooltip(self.report, self.run, ipu, x, fraction)
 
     def operation_key(self, label: str) -> int:
         """The key the operation spans of ``label`` carry (to outline them)."""
@@ -461,14 +362,6 @@ class ExecutionTraceModel:
             op = self.debug.op[context]
             operation = f"{operation} ({op})" if op and operation else operation or op
         return span_tooltip(self.report, step, lane.ipu, operation)
-
-
-def _joined(parts: list[Any], cycles_per_px: float) -> Any:
-    """Spans of consecutive chunks as one (TraceSpans or GroupSpans), merged across edges."""
-    kind = type(parts[0])
-    columns = [f.name for f in fields(kind)]
-    whole = kind(*(np.concatenate([getattr(p, c) for p in parts]) for c in columns))
-    return (merge_spans if kind is TraceSpans else merge_groups)(whole, cycles_per_px)
 
 
 def _group_key(group: np.ndarray | int) -> np.ndarray | int:

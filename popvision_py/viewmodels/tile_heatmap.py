@@ -98,3 +98,35 @@ class TileHeatMap:
             values[:, single] = table[inverse].T
             column_step[single] = steps[~merged]
         return values, column_step
+
+
+def compute_step_at(report: Any, run: int, ipu: int, x: float) -> int:
+    """The compute step IPU ``ipu`` runs at cycle ``x`` of run ``run``, -1 for none."""
+    r = report.execution.runs[run]
+    i = int(np.searchsorted(r.start_cycles, x, side="right")) - 1
+    if i < 0:
+        return -1
+    step = int(r.step_ids[i])
+    programs = report.programs
+    busy = x < r.start_cycles[i] + programs.step_cycles[step, ipu]
+    return step if busy and programs.step_kind[step] == StepKind.ON_TILE_EXECUTE else -1
+
+
+def tile_tooltip(report: Any, run: int, ipu: int, x: float, fraction: float) -> str:
+    """Hover text of IPU ``ipu``'s tile strip at cycle ``x``, ``fraction`` down its tiles."""
+    per_ipu = int(report.target.tiles_per_ipu)
+    step = compute_step_at(report, run, ipu, x)
+    tile = ipu * per_ipu + min(int(fraction * per_ipu), per_ipu - 1)
+    if step < 0:
+        return f"IPU {ipu}, tile {tile}: no compute step at cycle {x:,.0f}"
+    programs = report.programs
+    rows = np.flatnonzero(programs.cst_cs == programs.step_cs[step])
+    mine = rows[programs.cst_tile[rows] == tile]
+    own = int(programs.cst_cycles[mine[0]]) if mine.size else 0
+    slowest = int(programs.cst_cycles[rows].max(initial=0))
+    share = f"{100 * own / slowest:.0f}%" if slowest else "-"
+    return (
+        f"Tile {tile} (IPU {ipu}) in {report.strings[int(programs.step_name[step])]}\n"
+        f"{own:,} cycles: {share} of the slowest tile ({slowest:,})"
+        + ("" if mine.size else "\nno vertices on this tile: idle")
+    )
