@@ -15,13 +15,13 @@ from tests.profiler_core.factories import make_report
 
 @pytest.fixture
 def long_run(monkeypatch):
-    """The factory's run 1 executed 40 times back to back, as a 'large' run for the test:
+    """The factory's run 1 executed 80 times back to back, as a 'large' run for the test:
     whole-run spans from 100 instances, built in chunks of 37."""
     monkeypatch.setattr(run_windows, "COARSE_MIN_INSTANCES", 100)
     monkeypatch.setattr(run_windows, "COARSE_CHUNK", 37)
     profile, _ = make_report(7)
     one = profile.execution.runs[1]
-    steps = np.tile(one.step_ids, 40)
+    steps = np.tile(one.step_ids, 80)
     durations = profile.programs.step_cycles.max(axis=1)[steps]
     starts = np.concatenate(([0], np.cumsum(durations)[:-1])).astype(np.int64)
     run = RunData(0, "long", steps.astype(np.int32), starts, int(durations.sum()))
@@ -33,7 +33,7 @@ def long_run(monkeypatch):
 def test_wide_windows_from_whole_run_spans_cover_what_the_exact_query_covers(long_run, ipu):
     windows = RunWindows(long_run, 0)
     total = windows.total_cycles
-    width = 60  # far coarser than the whole-run spans' pixel
+    width = 40  # four times coarser than the whole-run spans' pixel
     got = windows.steps(ipu, 0, total, width)
     exact = trace_window(long_run, 0, ipu, 0, total, width)
     cycles_per_px, _ = windows._whole[("steps", ipu)]  # made, in chunks, and used:
