@@ -36,11 +36,11 @@ from popvision_py.app.trace_loader import TraceOpening
 from popvision_py.theme import apply_theme
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ReportView
+from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.insights.view import InsightsView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
-from popvision_py.views.placeholder import PLANNED, PlaceholderView
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 from popvision_py.views.system_trace.view import SystemTraceView
@@ -76,7 +76,7 @@ class MainWindow(QMainWindow):
             LivenessView(),
             ProgramTreeView(),
             OperationsView(),
-            *[PlaceholderView(title) for title in PLANNED],
+            ExecutionTraceView(),
             SystemTraceView(),
         ]
         self._build_pages()

@@ -9,7 +9,9 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 from popvision_py.app.main_window import HOME, MainWindow
+from popvision_py.viewmodels.execution_trace import TraceLayout
 from popvision_py.viewmodels.memory import Layout
+from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
@@ -114,6 +116,7 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
     saved += _program_views(window, directory, prefix)
     saved += save_system_trace_screenshots(window, directory, prefix)
     saved += _insights_and_tile_map(window, directory, prefix)
+    saved += save_execution_trace_screenshots(window, directory, prefix.rstrip("-"))
     other = "dark" if theme == "light" else "light"
     window.set_theme(other)
     for title in ("Summary", "Memory"):
@@ -200,4 +203,50 @@ def _insights_and_tile_map(window: MainWindow, directory: Path, prefix: str) -> 
         saved.append(_save(window, directory, f"{prefix}memory-tile-map{suffix}"))
         memory.control_bar.layout_box.setCurrentIndex(0)
     window.set_theme(theme)
+    window.set_theme(theme)
+    return saved
+
+
+def save_execution_trace_screenshots(
+    window: MainWindow, directory: str | Path, prefix: str = ""
+) -> list[Path]:
+    """The Execution Trace in its Flat, Flame and BSP layouts (a compute step selected, the
+    tiles of IPU 0 shown in BSP), in the light and the dark palette."""
+    view = window.view("Execution Trace")
+    if not isinstance(view, ExecutionTraceView) or view.model is None or not window.opened:
+        return []
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    prefix = f"{prefix}-" if prefix else ""
+    theme = window.settings.theme()
+    controls = view.control_bar
+    steps = view.model.report.programs.step_kind
+    compute = [int(s) for s in range(len(steps)) if int(steps[s]) == 0][:1]
+    window.opened[0].selection.select_steps(compute)
+    saved = []
+    window.show_view("Execution Trace")
+    for palette in (theme, "dark" if theme == "light" else "light"):
+        window.set_theme(palette)
+        view.plot.apply_colors()
+        for name, layout, bsp in (
+            ("flat", TraceLayout.FLAT, False),
+            ("flame", TraceLayout.FLAME, False),
+            ("bsp", TraceLayout.FLAME, True),
+        ):
+            controls.layout_box.setCurrentText(layout.value)
+            controls.bsp.setChecked(bsp)
+            if controls.tile_actions:
+                controls.tile_actions[0].setChecked(bsp)
+            view.plot.show_all()
+            slug = f"{prefix}execution-trace-{name}-{palette}"
+            saved.append(_save(window, directory, slug))
+        view.details.setCurrentWidget(view.step_panel)
+        saved.append(_save(window, directory, f"{prefix}execution-trace-details-{palette}"))
+        view.details.setCurrentWidget(view.summary)
+    controls.layout_box.setCurrentText(TraceLayout.FLAT.value)
+    controls.bsp.setChecked(False)
+    if controls.tile_actions:
+        controls.tile_actions[0].setChecked(False)
+    window.set_theme(theme)
+    view.plot.apply_colors()
     return saved

@@ -29,6 +29,8 @@ class Column:
             return format_bytes(int(value), units=self.units)
         if self.kind in ("count", "exact_bytes"):
             return f"{int(value):,}"
+        if self.kind == "percent":
+            return f"{float(value):.2f}%"
         if self.kind == "flag":
             return "yes" if value else "no"
         if self.kind == "percent":

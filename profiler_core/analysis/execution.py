@@ -46,13 +46,7 @@ class CycleBreakdown:
 def cycle_breakdown(report: Any, run: int = 0) -> CycleBreakdown:
     programs = checked_programs(report)
     r = checked_run(report, run)
-    kinds = programs.step_kind[r.step_ids].astype(np.int64)
-    per_ipu = programs.step_cycles[r.step_ids]
-    num_kinds, num_ipus = len(StepKind), programs.step_cycles.shape[1]
-    by_kind_ipu = np.zeros((num_kinds, num_ipus), dtype=np.int64)
-    np.add.at(by_kind_ipu, kinds, per_ipu)
-    by_kind = np.zeros(num_kinds, dtype=np.int64)
-    np.add.at(by_kind, kinds, per_ipu.max(axis=1))
+    by_kind, by_kind_ipu, executions = _sum_by_kind(programs, r.step_ids)
     return CycleBreakdown(
         run=run,
         name=r.name,
@@ -60,8 +54,31 @@ def cycle_breakdown(report: Any, run: int = 0) -> CycleBreakdown:
         clock_hz=float(report.target.clock_hz),
         by_kind=by_kind,
         by_kind_ipu=by_kind_ipu,
-        executions_by_kind=np.bincount(kinds, minlength=num_kinds).astype(np.int64),
+        executions_by_kind=executions,
     )
+
+
+_CHUNK = 1 << 18
+
+
+def _sum_by_kind(programs: Any, step_ids: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Whole instances of ``step_ids`` summed by kind: (durations, per-IPU active cycles,
+    instances). Counted per program step first, so the work is one pass over the instances
+    plus one over the steps, never instances x IPUs."""
+    num_kinds, num_ipus = len(StepKind), programs.step_cycles.shape[1]
+    executions = np.zeros(programs.num_steps, dtype=np.int64)
+    for begin in range(0, len(step_ids), _CHUNK):  # bincount copies int32 ids to int64
+        executions += np.bincount(step_ids[begin : begin + _CHUNK], minlength=programs.num_steps)
+    ran = np.flatnonzero(executions)
+    kinds = programs.step_kind[ran].astype(np.int64)
+    cycles = programs.step_cycles[ran].astype(np.int64)
+    by_kind_ipu = np.zeros((num_kinds, num_ipus), dtype=np.int64)
+    np.add.at(by_kind_ipu, kinds, cycles * executions[ran, None])
+    by_kind = np.zeros(num_kinds, dtype=np.int64)
+    np.add.at(by_kind, kinds, cycles.max(axis=1, initial=0) * executions[ran])
+    instances = np.zeros(num_kinds, dtype=np.int64)
+    np.add.at(instances, kinds, executions[ran])
+    return by_kind, by_kind_ipu, instances
 
 
 @dataclass(frozen=True)
@@ -132,3 +149,50 @@ def tile_balance(report: Any, step: int) -> TileBalance:
     if np.any(np.diff(tiles[order]) == 0):
         fail(report, "programs", f"compute set {cs} lists a tile twice in 'cst_tile'")
     return TileBalance(step, cs, tiles[order], programs.cst_cycles[rows][order].astype(np.int64))
+
+
+@dataclass(frozen=True)
+class RangeCycles:
+    """Cycles by step kind of the instances overlapping cycles [start, end) of a run, each
+    clipped to the range: ``by_kind`` of instance durations (slowest IPU), ``by_kind_ipu`` of
+    each IPU's active cycles, ``instances_by_kind`` counted whole."""
+
+    start: int
+    end: int
+    by_kind: np.ndarray  # int64 (kinds,)
+    by_kind_ipu: np.ndarray  # int64 (kinds, IPUs)
+    instances_by_kind: np.ndarray  # int64 (kinds,)
+
+
+def cycles_in_range(report: Any, run: int, start: int, end: int) -> RangeCycles:
+    """Where the cycles of [start, end) of run ``run`` went, by step kind and IPU.
+
+    An instance starts at its start cycle and lasts as long as its slowest IPU; IPU ``i`` is
+    active from that start for ``step_cycles[step, i]``. Both are clipped to the range, so
+    the range [0, total) gives ``cycle_breakdown``'s figures.
+    """
+    programs = checked_programs(report)
+    r = checked_run(report, run)
+    num_kinds, num_ipus = len(StepKind), programs.step_cycles.shape[1]
+    by_kind_ipu = np.zeros((num_kinds, num_ipus), dtype=np.int64)
+    by_kind = np.zeros(num_kinds, dtype=np.int64)
+    instances = np.zeros(num_kinds, dtype=np.int64)
+    if end > start:
+        # Instances start in order and never overlap, so two binary searches find the window,
+        # and only its first and last instance can be cut by the range's edges.
+        lo = max(int(np.searchsorted(r.start_cycles, start, side="right")) - 1, 0)
+        hi = int(np.searchsorted(r.start_cycles, end, side="left"))
+        edges = sorted({lo, hi - 1}) if hi > lo else []
+        inner = r.step_ids[lo + 1 : hi - 1] if hi - lo > 2 else r.step_ids[:0]
+        by_kind, by_kind_ipu, instances = _sum_by_kind(programs, inner)
+        for i in edges:
+            step, begin = int(r.step_ids[i]), int(r.start_cycles[i])
+            per_ipu = programs.step_cycles[step].astype(np.int64)
+            kind = int(programs.step_kind[step])
+            clip = max(begin, start)
+            ipu_cycles = np.maximum(np.clip(begin + per_ipu, start, end) - clip, 0)
+            step_cycles = max(min(begin + int(per_ipu.max(initial=0)), end) - clip, 0)
+            by_kind_ipu[kind] += ipu_cycles
+            by_kind[kind] += step_cycles
+            instances[kind] += step_cycles > 0
+    return RangeCycles(int(start), int(end), by_kind, by_kind_ipu, instances)

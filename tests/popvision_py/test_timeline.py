@@ -142,3 +142,16 @@ def test_a_clock_axis_shows_utc_time_of_day(plot: TimelinePlot) -> None:
     assert axis.tickStrings([2e9], 1.0, 1e9) == ["03:04:07"]
     axis.set_seconds(1e9)
     assert axis.clock_epoch_ns is None and axis.tickStrings([2e9], 1.0, 1e9) == ["2 s"]
+
+
+def test_scrolled_lanes_are_drawn_in_their_own_colours(qtbot) -> None:
+    """Only the lanes on screen are turned into pixels; scrolled ones keep their spans."""
+    widget = TimelinePlot(lambda x0, x1, width: _batch())
+    qtbot.addWidget(widget)
+    widget.resize(800, 300)
+    widget.set_lanes(["a", "b", "c"], lambda x0, x1, width: _batch(), (0, 100))
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.view_box.setYRange(1, 3, padding=0)  # lane 0 scrolled off the top
+    assert _pixel_at(widget, 20, 1.4) == GREEN[:3]
+    assert _pixel_at(widget, 20, 2.4) == (255, 255, 255)  # lane 2 has no spans

@@ -171,3 +171,19 @@ def test_a_mismatched_debug_file_fails_operations_but_not_memory(
     assert code == 0 and "memory per IPU" in out
     code, out, _ = cli(capsys, "summary", "--json", mixed)
     assert code == 0 and set(json.loads(out)["errors"]) == {"debug"}
+
+
+def test_execution_of_a_run_that_does_not_exist_is_one_clear_line(tutorial4_report):
+    result = subprocess.run(
+        [sys.executable, "-m", "profiler_core.cli", "execution", "--run", "99"]
+        + [str(tutorial4_report)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "there is no run 99; the report has 1 run(s), 0 to 0" in lines[0]
+    assert "profile.pop" in lines[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QWidget
 
@@ -212,6 +212,12 @@ class TimelinePlot(pg.PlotWidget):
         point = self.view_box.mapSceneToView(event.scenePos())
         shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         self.span_clicked.emit(self.spans.span_at(point.x(), point.y()), shift)
+
+    def changeEvent(self, event: QEvent) -> None:
+        # the light / dark theme switched (not during construction, before the plot item)
+        if event.type() == QEvent.Type.PaletteChange and "spans" in self.__dict__:
+            self.apply_colors()
+        super().changeEvent(event)
 
     def apply_colors(self) -> None:
         colors = chart_colors(self)

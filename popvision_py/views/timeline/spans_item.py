@@ -9,6 +9,7 @@ spans wide enough to read. There is never a graphics item per span.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
@@ -126,18 +127,24 @@ class SpanLanesItem(pg.GraphicsObject):
     ) -> None:
         self.batch = self.source(x0, x1, width)
         self.batch_x, self.batch_width = (x0, x1), width
-        shown = lane_pixels(self.batch, self.lanes, x0, x1, width)
+        # Only the lanes on screen get pixel columns: a paint costs what is shown.
+        low, high = max(int(np.floor(y0)), 0), min(int(np.ceil(y1)), self.lanes)
+        on_screen = replace(self.batch, lane=self.batch.lane - low, labels=[])
+        shown = lane_pixels(on_screen, max(high - low, 0), x0, x1, width)
         # Which lane each device row shows (-1 in the gap under a lane's spans).
         y = y0 + (np.arange(height) + 0.5) * (y1 - y0) / height
         if y_up:
             y = y[::-1]
         lane = np.floor(y).astype(np.int64)
         in_gap = (y - lane) > 1 - LANE_GAP
-        lane = np.where(in_gap | (lane < 0) | (lane >= self.lanes), -1, lane)
+        lane = np.where(in_gap | (lane < low) | (lane >= high), -1, lane - low)
         colors = np.vstack([self.batch.color.reshape(-1, 4), np.zeros((1, 4), np.uint8)])
         table = np.ascontiguousarray(colors).view(np.uint32).ravel()
-        rows = np.where(lane[:, None] >= 0, shown[np.maximum(lane, 0)], -1)
-        self._pixels = np.ascontiguousarray(table[rows]).view(np.uint8).reshape(height, width, 4)
+        # Colour each lane's pixel columns once, then repeat them down its device rows: the
+        # only (height, width) array is the image itself.
+        lane_colors = np.vstack([table[shown], np.zeros((1, width), np.uint32)])
+        rows = lane_colors[np.where(lane >= 0, lane, len(shown))]
+        self._pixels = np.ascontiguousarray(rows).view(np.uint8).reshape(height, width, 4)
         self._image = QImage(self._pixels.data, width, height, width * 4, QImage.Format_RGBA8888)
         self._image.setDevicePixelRatio(ratio)
 

@@ -1,0 +1,404 @@
+"""The Execution Trace page: each IPU's program steps of a run on the shared timeline (Flat or
+Flame, BSP phase rows, tile heat maps of expanded IPUs), a Summary of cycles by kind for the
+run and the visible range, and the Details of the selected step.
+
+It writes the user's picks to ``opened.selection`` (run, steps, operation) and follows it:
+steps picked in other views are outlined, and the trace zooms to the current one if hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
+
+from popvision_py.viewmodels.execution_trace import TILE_LANES, ExecutionTraceModel, LaneRole
+from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.selection import ReportSelection
+from popvision_py.viewmodels.step_colors import MERGED_COLOR
+from popvision_py.viewmodels.step_details import step_details
+from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
+from popvision_py.views.base import ChartDetailsView
+from popvision_py.views.execution_trace.controls import TraceControls
+from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
+from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
+from popvision_py.views.timeline.plot import TimelinePlot
+from popvision_py.views.timeline.spans_item import LANE_GAP
+from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
+from profiler_core.errors import ReportError
+
+MIN_LANE_PX = 22  # below this lanes scroll instead of shrinking
+MAX_LANE_PX = 64  # above this lanes stop growing: one IPU is a row, not the whole chart
+NOT_RUN = (
+    "This report was compiled but its program was not run with execution profiling, so "
+    "there is no execution trace.\n\nRun the program with autoReport.outputExecutionProfile "
+    '(or autoReport.all) set to "true" in POPLAR_ENGINE_OPTIONS to record one.'
+)
+NOT_RUN_OOM = (
+    "This report was compiled with debug.allowOutOfMemory but did not fit in tile memory, so "
+    "the program was never run and there is no execution trace.\n\nFix the out-of-memory "
+    "tiles (see the Memory report), then run the program with "
+    'autoReport.outputExecutionProfile (or autoReport.all) set to "true".'
+)
+
+
+class ExecutionTraceView(ChartDetailsView):
+    title = "Execution Trace"
+    rail_help = (
+        "Each run's program steps on a timeline per IPU, coloured by kind (compute, "
+        "exchange, sync, stream copy), with the cycles by kind and the tile balance of a step."
+    )
+    needs = ("target", "graph", "programs", "execution")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model: ExecutionTraceModel | None = None
+        self._selection: ReportSelection | None = None  # the selection followed
+        self.control_bar = TraceControls()
+        self.controls_layout.addWidget(self.control_bar)
+        self.plot = TimelinePlot(lambda *_: _empty())
+        self.heat = TileHeatItem(self._heat_source)
+        self.plot.addItem(self.heat)
+        self.scroll = QScrollBar()
+        self.scroll.setToolTip("Scroll the IPUs when their rows do not all fit.")
+        row = QWidget()
+        row_layout = QHBoxLayout(row)
+        row_layout.setContentsMargins(0, 0, 0, 0)
+        row_layout.addWidget(self.plot, 1)
+        row_layout.addWidget(self.scroll)
+        self.legend = _heat_legend()
+        self.chart_layout.addWidget(self.legend)
+        self.chart_layout.addWidget(row, 1)
+        self.summary = SummaryPanel()
+        self.step_panel = DetailsPanel()
+        self.details.addTab(self.summary, "Summary")
+        self.details.setTabToolTip(0, "Cycles by step kind and IPU: the run and the visible range.")
+        self.details.addTab(self.step_panel, "Details")
+        self.details.setTabToolTip(1, "The selected program step: codelets, tiles, exchange.")
+        self._summary_timer = QTimer(self)
+        self._summary_timer.setSingleShot(True)
+        self._summary_timer.setInterval(150)  # range summaries follow zooming, throttled
+        self._summary_timer.timeout.connect(self._update_summary)
+        self._connect_controls()
+        self._breakdown = None
+        self.clear()
+
+    def _connect_controls(self) -> None:
+        c = self.control_bar
+        c.run_box.currentIndexChanged.connect(self._on_run_picked)
+        c.layout_box.currentIndexChanged.connect(
+            lambda _: self._with_model(lambda m: m.set_layout(c.layout_choice()))
+        )
+        c.bsp.toggled.connect(lambda on: self._with_model(lambda m: m.set_bsp(on)))
+        c.tiles_toggled.connect(lambda ipu, on: self._with_model(lambda m: m.set_expanded(ipu, on)))
+        c.group_box.currentTextChanged.connect(
+            lambda text: self._with_model(lambda m: m.set_group_by(text))
+        )
+        c.axis_box.currentIndexChanged.connect(lambda _: self._apply_axis())
+        c.range_typed.connect(self.show_range_text)
+        c.show_all.clicked.connect(self.plot.show_all)
+        self.plot.span_clicked.connect(self._on_span_clicked)
+        self.plot.scene().sigMouseClicked.connect(self._on_lane_name_clicked)
+        self.plot.lane_axis.setToolTip("Click an IPU's name to show or hide its tiles.")
+        self.plot.span_hovered.connect(self._on_span_hovered)
+        self.plot.range_changed.connect(lambda *_: self._summary_timer.start())
+        self.plot.view_box.sigYRangeChanged.connect(lambda *_: self._on_y_range())
+        self.scroll.valueChanged.connect(self._on_scroll)
+        self.details.currentChanged.connect(lambda _: self._summary_timer.start())
+
+    # -- building -------------------------------------------------------------------------
+    def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
+        self._disconnect()
+        report = opened.report
+        try:
+            execution = report.execution
+            if execution is None or not execution.runs:
+                return NOT_RUN_OOM if report.header.out_of_memory else NOT_RUN
+            model = ExecutionTraceModel(report, report.debug_or_none())
+            model.set_run(min(max(opened.selection.run, 0), len(model.runs) - 1))
+            cycle_breakdown(report, model.run)  # checks every cross-section reference once
+        except ReportError as error:
+            return f"The execution profile of this report cannot be shown.\n\n{error}"
+        self.model = model
+        model.changed.connect(self._on_model_changed)
+        self._selection = opened.selection
+        self._selection.changed.connect(self._on_selection_changed)
+        c = self.control_bar
+        c.set_runs(model.run_labels(), model.run)
+        c.set_ipus(model.num_ipus)
+        model.configure(c.layout_choice(), c.bsp.isChecked(), c.group_box.currentText())
+        c.range_box.clear()
+        c.range_error.clear()
+        self._apply_axis()
+        self._show_run()
+        self._follow_steps()
+        return ""
+
+    def clear(self) -> None:
+        self._disconnect()
+        super().clear()
+
+    def _disconnect(self) -> None:
+        """Stop following the model and the selection of the report shown before."""
+        if self.model is not None:
+            self.model.changed.disconnect(self._on_model_changed)
+        if self._selection is not None:
+            self._selection.changed.disconnect(self._on_selection_changed)
+        self.model = self._selection = None
+        self.plot.set_lanes([], lambda *_: _empty(), (0.0, 1.0))
+        self.heat.set_strips([], (0.0, 1.0))
+
+    def _with_model(self, action: Callable[[ExecutionTraceModel], None]) -> None:
+        if self.model is not None:
+            action(self.model)
+
+    # -- the model drives the chart -------------------------------------------------------
+    def _on_model_changed(self, what: str) -> None:
+        if what == "run":
+            self._show_run()
+        elif what == "lanes":
+            self._set_lanes(keep_range=True)
+        else:
+            self.plot.refresh()
+
+    def _show_run(self) -> None:
+        model = self.model
+        try:
+            self._breakdown = cycle_breakdown(model.report, model.run)
+        except ReportError as error:
+            self.show_message(f"Run {model.run} of this report cannot be shown.\n\n{error}")
+            return
+        self._set_lanes(keep_range=False)
+        self._update_summary()
+
+    def _set_lanes(self, keep_range: bool) -> None:
+        model = self.model
+        x_range = self.plot.x_range
+        limits = (0.0, float(max(model.total_cycles, 1)))
+        self.plot.set_lanes(model.lane_names(), model.spans, limits)
+        self.heat.set_strips(model.tile_strips(), limits)
+        self.legend.setVisible(bool(model.tile_strips()))
+        if keep_range:
+            self.plot.set_x_range(*x_range)
+        self._fit_lanes()
+
+    def _fit_lanes(self) -> None:
+        """Show as many lanes as fit at MIN_LANE_PX; the scroll bar reaches the others."""
+        if self.model is None:
+            return
+        lanes = len(self.model.lanes)
+        shown = max(1, min(lanes, self.plot.view_box.height() // MIN_LANE_PX or lanes))
+        self.scroll.setRange(0, max(lanes - int(shown), 0))
+        self.scroll.setPageStep(int(shown))
+        self.scroll.setVisible(lanes > shown)
+        self._on_scroll(self.scroll.value())
+
+    def _on_scroll(self, value: int) -> None:
+        if self.model is None:
+            return
+        lanes = len(self.model.lanes)
+        shown = self.scroll.pageStep() if self.scroll.isVisible() else lanes
+        first = min(value, max(lanes - shown, 0))
+        rows = max(shown, 1, self.plot.view_box.height() / MAX_LANE_PX)
+        self.plot.view_box.setLimits(yMin=0, yMax=max(lanes, rows))
+        self.plot.view_box.setYRange(first, first + rows, padding=0)
+
+    def _on_y_range(self) -> None:
+        if self.model is None:
+            return
+        (_, _), (y0, y1) = self.plot.view_box.viewRange()
+        window = (int(np.floor(y0)), int(np.ceil(y1)))
+        if window != self.model.lane_window:
+            self.model.lane_window = window  # only the IPUs on screen are queried
+            self.plot.refresh()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        QTimer.singleShot(0, self._fit_lanes)
+
+    def _heat_source(self, ipu: int, x0: float, x1: float, width: int, rows: int) -> np.ndarray:
+        if self.model is None:
+            return np.full((rows, width), np.nan, np.float32)
+        return self.model.heat_image(ipu, x0, x1, width, rows)
+
+    def _apply_axis(self) -> None:
+        if self.model is not None and self.control_bar.axis_box.currentText() == "Time":
+            self.plot.time_axis.set_seconds(self.model.clock_hz, 0.0, "Time")
+            self.control_bar.range_box.setPlaceholderText("e.g. 1-15 (µs)")
+        else:
+            self.plot.time_axis.set_cycles()
+            self.control_bar.range_box.setPlaceholderText("e.g. 1000-25000")
+        self.plot.time_axis.picture = None
+        self.plot.time_axis.update()
+
+    # -- range ----------------------------------------------------------------------------
+    def show_range_text(self, text: str) -> bool:
+        """What typing a range and pressing Enter does; False (and a message) if unreadable."""
+        if self.model is None:
+            return False
+        try:
+            start, end = parse_range(text)
+        except RangeError as error:
+            self.control_bar.range_error.setText(str(error))
+            return False
+        if self.control_bar.axis_box.currentText() == "Time":
+            start, end = start * 1e-6 * self.model.clock_hz, end * 1e-6 * self.model.clock_hz
+        if start >= self.model.total_cycles:
+            self.control_bar.range_error.setText(
+                f"the run has {self.model.total_cycles:,} cycles: the range starts after it"
+            )
+            return False
+        self.control_bar.range_error.clear()
+        self.plot.set_x_range(start, end)
+        return True
+
+    def _update_summary(self) -> None:
+        if self.model is None or self._breakdown is None:
+            return
+        x0, x1 = self.plot.x_range
+        start, end = max(int(x0), 0), min(int(np.ceil(x1)), self.model.total_cycles)
+        whole = start <= 0 and end >= self.model.total_cycles
+        visible = None if whole else cycles_in_range(self.model.report, self.model.run, start, end)
+        self.summary.show_breakdown(self._breakdown, visible)
+        if self._selection is not None:  # throttled by the timer, like the summary
+            self._selection.select_range(None if whole else (start, end))
+
+    # -- picking and the shared selection --------------------------------------------------
+    def _on_run_picked(self, run: int) -> None:
+        if self.model is None or run < 0:
+            return
+        self.model.set_run(run)
+        if self.opened is not None:
+            self.opened.selection.select_run(run)
+
+    def _on_span_clicked(self, index: int, shift: bool) -> None:
+        if self.model is None or self.opened is None or index < 0:
+            return
+        step = self.model.span_step(index)
+        if step >= 0:
+            self.opened.selection.select_step(step, add=shift)
+            self.details.setCurrentWidget(self.step_panel)
+            return
+        label = self.model.span_operation(index)
+        if label is not None:
+            steps = self.model.operation_steps(label)
+            self.opened.selection.select_operation(label, steps, self.model.group_by)
+
+    def _on_lane_name_clicked(self, event: object) -> None:
+        """A click on a lane's name toggles the tile strip of its IPU."""
+        if self.model is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        if not self.plot.lane_axis.sceneBoundingRect().contains(event.scenePos()):
+            return
+        lane = int(np.floor(self.plot.view_box.mapSceneToView(event.scenePos()).y()))
+        if 0 <= lane < len(self.model.lanes):
+            ipu = self.model.lanes[lane].ipu
+            action = self.control_bar.tile_actions[ipu]
+            action.setChecked(not action.isChecked())
+
+    def _on_span_hovered(self, index: int, scene_pos: QPointF) -> None:
+        if self.model is None:
+            return
+        text = self.model.tooltip(index) if index >= 0 else self._strip_tooltip(scene_pos)
+        if not text:
+            QToolTip.hideText()
+            return
+        view_pos = self.plot.mapFromScene(scene_pos)
+        QToolTip.showText(self.plot.mapToGlobal(view_pos), text, self.plot)
+
+    def _strip_tooltip(self, scene_pos: QPointF) -> str:
+        """Hover text of a tile heat-map strip: the tile under the pointer in its step."""
+        point = self.plot.view_box.mapSceneToView(scene_pos)
+        for ipu, lane in self.model.tile_strips():
+            fraction = (point.y() - lane) / (TILE_LANES - LANE_GAP)
+            if 0 <= fraction < 1:
+                return self.model.tile_tooltip(ipu, point.x(), fraction)
+        return ""
+
+    def _on_selection_changed(self, what: str) -> None:
+        if self.model is None or self.opened is None:
+            return
+        if what == "run" and self.opened.selection.run != self.model.run:
+            if 0 <= self.opened.selection.run < len(self.model.runs):
+                self.control_bar.run_box.setCurrentIndex(self.opened.selection.run)
+        elif what in ("steps", "operation"):
+            self._follow_steps()
+
+    def _follow_steps(self) -> None:
+        selection = self.opened.selection
+        keys = [selection.steps, selection.operation_steps]
+        if selection.operation and selection.operation_group_by == self.model.group_by:
+            keys.append(np.atleast_1d(self.model.operation_key(selection.operation)))
+        self.plot.spans.set_highlight(np.concatenate(keys))
+        step = selection.step
+        if step < 0:
+            self.step_panel.show_nothing()
+            return
+        self.step_panel.show_step(step_details(self.model.report, step, self.model.debug))
+        self._zoom_to_step_if_hidden(step, selection.steps)
+
+    def _zoom_to_step_if_hidden(self, step: int, steps: np.ndarray) -> None:
+        """Zoom to the first instance of ``step`` when no instance of ``steps`` is in view."""
+        x0, x1 = self.plot.x_range
+        if self.model.instance_in(steps, x0, x1):
+            return
+        first = self.model.first_instance(step)
+        if first is None:
+            return
+        start, end = first
+        pad = max((end - start) * 4, 20)
+        self.plot.set_x_range(start - pad, end + pad)
+
+    def help_text(self) -> str:
+        return (
+            f"{self.rail_help}\n\nZoom with the wheel, W/S or +/-; pan by dragging or A/D; "
+            "Home or double-click shows the whole run; type a range such as 1000-25000. "
+            "Click a step to select it (shift-click adds); hover for its cycles and tiles. "
+            "Layouts: Flat (a row per IPU) or Flame (run > operation > step); BSP phases "
+            "splits steps by phase; Tiles of IPU (or a click on an IPU's name) adds a heat "
+            "map of its tiles' cycles."
+        )
+
+    def csv_rows(self) -> list[list[object]] | None:
+        table = self.summary.model.table
+        if self.model is None or not table.columns:
+            return None
+        rows: list[list[object]] = [[c.header for c in table.columns]]
+        rows += [[table.raw(r, c) for c in range(len(table.columns))] for r in range(len(table))]
+        return rows
+
+    @property
+    def lane_roles(self) -> list[LaneRole]:
+        return [lane.role for lane in self.model.lanes] if self.model else []
+
+
+def _heat_legend() -> QWidget:
+    """What the tile strips' colours mean, shown while an IPU is expanded."""
+    legend = QWidget()
+    row = QHBoxLayout(legend)
+    row.setContentsMargins(8, 0, 8, 0)
+    scale = QLabel()
+    scale.setPixmap(heat_legend_pixmap())
+    row.addStretch(1)
+    row.addWidget(QLabel("Tiles: cycles of the step's slowest tile"))
+    row.addWidget(QLabel("0%"))
+    row.addWidget(scale)
+    row.addWidget(QLabel("100%"))
+    swatch = QLabel()
+    swatch.setFixedSize(12, 12)
+    swatch.setStyleSheet(f"background: {MERGED_COLOR};")
+    row.addWidget(swatch)
+    row.addWidget(QLabel("steps merged below a pixel (zoom in)"))
+    legend.setToolTip(
+        "Each tile strip row is a group of tiles (the slowest of them); each column the "
+        "compute step running there. Hover a strip for one tile's cycles."
+    )
+    legend.hide()
+    return legend
+
+
+def _empty() -> SpanBatch:
+    return SpanBatch.empty()
