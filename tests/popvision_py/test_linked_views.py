@@ -37,3 +37,18 @@ def test_an_operation_picked_in_operations_is_shaded_on_the_liveness_chart(opene
     shaded = liveness.model.step_mask(window.opened[0].selection.operation_steps)
     assert np.flatnonzero(shaded).tolist() == [6, 7, 8, 9, 10, 11]
     assert "m5" in window.report_label.text()
+
+
+def test_the_execution_traces_tile_map_shows_the_picked_steps_cycles(opened_window):
+    window = opened_window
+    window.show_view("Execution Trace")
+    trace = window.view("Execution Trace")
+    trace.details.setCurrentWidget(trace.tile_map)
+    programs = window.opened[0].report.programs
+    step = int(np.flatnonzero(programs.step_cs >= 0)[1])  # the second compute step
+    window.opened[0].selection.select_step(step)  # as a click in Liveness would
+    rows = programs.cst_cs == programs.step_cs[step]
+    expected = np.zeros(1472, dtype=np.int64)
+    expected[programs.cst_tile[rows]] = programs.cst_cycles[rows]
+    assert trace.tile_map.model.values.tolist() == expected.tolist()
+    assert trace.tile_map.model.label.startswith(f"Cycles of step {step}")

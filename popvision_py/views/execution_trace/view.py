@@ -20,11 +20,13 @@ from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.viewmodels.step_colors import MERGED_COLOR
 from popvision_py.viewmodels.step_details import step_details
+from popvision_py.viewmodels.tile_map_metrics import STEP_CYCLES, TOTAL
 from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.execution_trace.controls import TraceControls
 from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
+from popvision_py.views.tile_map.widget import TileMapWidget
 from popvision_py.views.timeline.plot import TimelinePlot
 from popvision_py.views.timeline.spans_item import LANE_GAP
 from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
@@ -78,6 +80,9 @@ class ExecutionTraceView(ChartDetailsView):
         self.details.setTabToolTip(0, "Cycles by step kind and IPU: the run and the visible range.")
         self.details.addTab(self.step_panel, "Details")
         self.details.setTabToolTip(1, "The selected program step: codelets, tiles, exchange.")
+        self.tile_map = TileMapWidget(metrics=[STEP_CYCLES, TOTAL])
+        self.details.addTab(self.tile_map, "Tile map")
+        self.details.setTabToolTip(2, "The selected step's cycles on every tile, as the chip.")
         self._summary_timer = QTimer(self)
         self._summary_timer.setSingleShot(True)
         self._summary_timer.setInterval(150)  # range summaries follow zooming, throttled
@@ -135,6 +140,7 @@ class ExecutionTraceView(ChartDetailsView):
         self._apply_axis()
         self._show_run()
         self._follow_steps()
+        self.tile_map.show_report(opened)  # a memory problem is said in the tab itself
         return ""
 
     def clear(self) -> None:
@@ -148,6 +154,7 @@ class ExecutionTraceView(ChartDetailsView):
         if self._selection is not None:
             self._selection.changed.disconnect(self._on_selection_changed)
         self.model = self._selection = None
+        self.tile_map.clear()
         self.plot.set_lanes([], lambda *_: _empty(), (0.0, 1.0))
         self.heat.set_strips([], (0.0, 1.0))
 
