@@ -1,9 +1,10 @@
 """``make run``: the engine runs a bundled example with reports on, then the GUI opens it.
 
-The example runs as a child process, as every run launched from the application does,
-so a slow or failing program never takes the window down with it. Without a display
-(``QT_QPA_PLATFORM=offscreen``, or neither ``DISPLAY`` nor ``WAYLAND_DISPLAY``) every view is
-rendered to PNG files under ``screenshots/`` and their paths are printed.
+The example runs (with a PVTI trace) as a child process, as every run launched from the
+application does, so a slow or failing program never takes the window down with it.
+Without a display (``QT_QPA_PLATFORM=offscreen``, or neither ``DISPLAY`` nor
+``WAYLAND_DISPLAY``) every view is rendered to PNG files under ``screenshots/`` and their
+paths are printed.
 """
 
 from __future__ import annotations
@@ -21,11 +22,17 @@ SCREENSHOTS = ROOT / "screenshots"
 
 
 def run_example() -> int:
+    """Run the example with autoReport on and a PVTI trace beside its report (the System
+    Trace page shows it); traces of earlier demo runs are removed first."""
     env = dict(os.environ)
     env["POPLAR_ENGINE_OPTIONS"] = json.dumps(
         {"autoReport.all": "true", "autoReport.directory": str(REPORT_DIR)}
     )
-    print(f"running {EXAMPLE.relative_to(ROOT)} with reports in {REPORT_DIR}")
+    env["PVTI_OPTIONS"] = json.dumps({"enable": "true", "directory": str(REPORT_DIR)})
+    REPORT_DIR.mkdir(exist_ok=True)
+    for old in REPORT_DIR.glob("*.pvti*"):
+        old.unlink()
+    print(f"running {EXAMPLE.relative_to(ROOT)} with reports and a trace in {REPORT_DIR}")
     return subprocess.call([sys.executable, str(EXAMPLE)], env=env, cwd=ROOT)
 
 
