@@ -8,15 +8,13 @@ measured alternately in one run; and the peak memory of a process that does both
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from benchmarks._timing import report
 from benchmarks.bench_profile_pop import interleaved_medians
-from benchmarks.scale_report import make_scale_report
+from benchmarks.scale_report import measure_scale_report
 from profiler_core.analysis.memory import memory_table
 from profiler_core.report import open_report
 
@@ -88,14 +86,7 @@ def measure(folder: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--report", type=Path, help="an existing report folder to measure")
-    args = parser.parse_args(argv)
-    if args.report is not None:
-        measure(args.report)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        measure(make_scale_report(Path(tmp)))
+    measure_scale_report(measure, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -10,15 +10,13 @@ walk), median of 3.
 
 from __future__ import annotations
 
-import argparse
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from benchmarks._timing import report
-from benchmarks.scale_report import make_scale_report
+from benchmarks.scale_report import measure_scale_report
 
 T = TypeVar("T")
 
@@ -71,14 +69,7 @@ def measure(folder: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--report", type=Path, help="an existing report folder to measure")
-    args = parser.parse_args(argv)
-    if args.report is not None:
-        measure(args.report)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        measure(make_scale_report(Path(tmp)))
+    measure_scale_report(measure, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ about 39,000 steps does not fit in 624 KiB tiles: the defaults stay under that a
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -108,3 +110,18 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def measure_scale_report(
+    measure: Callable[[Path], None], description: str, argv: list[str] | None = None
+) -> None:
+    """A benchmark's ``main``: ``measure`` the report folder given with ``--report``, or a
+    scale report built for the run in a temporary folder."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--report", type=Path, help="a report folder (default: build one)")
+    args = parser.parse_args(argv)
+    if args.report is not None:
+        measure(args.report)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        measure(make_scale_report(Path(tmp)))
