@@ -81,3 +81,48 @@ class ElementPool:
         touched = np.zeros(len(bases), dtype=bool)
         touched[np.searchsorted(bases, addr, side="right") - 1] = True
         return ids[touched]
+
+    def variables_in_runs(self, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """The distinct variable ids that runs ``[start, start + length)`` touch, sorted."""
+        keep = length > 0
+        if not keep.any():
+            return np.zeros(0, dtype=np.int64)
+        bases, ids = self._bases_and_ids()
+        first = np.searchsorted(bases, start[keep], side="right") - 1
+        last = np.searchsorted(bases, start[keep] + length[keep] - 1, side="right") - 1
+        marks = np.zeros(len(bases) + 1, dtype=np.int64)
+        np.add.at(marks, first, 1)
+        np.add.at(marks, last + 1, -1)
+        return ids[np.cumsum(marks[:-1]) > 0]
+
+    def tile_runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tile mapping as intervals: (first address, tile) of each run of elements
+        that share a tile, in address order."""
+        tiles = self.tile_of.data
+        if tiles.size == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+        starts = np.concatenate(([0], np.flatnonzero(tiles[1:] != tiles[:-1]) + 1))
+        return starts.astype(np.int64), tiles[starts]
+
+
+def split_by_tile(
+    tile_runs: tuple[np.ndarray, np.ndarray],
+    pool_size: int,
+    start: np.ndarray,
+    length: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cut runs where the tile mapping changes: (piece start, piece length, tile of its
+    elements, index of the run it came from)."""
+    run_start, run_tile = tile_runs
+    keep = np.flatnonzero(length > 0)
+    start, length = start[keep], length[keep]
+    first = np.searchsorted(run_start, start, side="right") - 1
+    last = np.searchsorted(run_start, start + length - 1, side="right") - 1
+    count = last - first + 1
+    source = np.repeat(np.arange(start.size), count)
+    offset_in_run = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    piece_run = first[source] + offset_in_run
+    run_end = np.append(run_start[1:], pool_size)
+    p_start = np.maximum(start[source], run_start[piece_run])
+    p_end = np.minimum(start[source] + length[source], run_end[piece_run])
+    return p_start, p_end - p_start, run_tile[piece_run], keep[source]

@@ -21,6 +21,7 @@ import numpy as np
 from ipu_engine.access import Access
 from ipu_engine.compiler.access_sets import (
     ComputeSetFacts,
+    TileRuns,
     compute_set_facts,
     copy_exchange,
     variables_of,
@@ -83,6 +84,7 @@ class Lowering:
         self.nodes: list[TreeNode] = []
         self.plans: dict[int, ComputeSetPlan] = {}
         self.cs_facts: dict[int, ComputeSetFacts] = {}
+        self.tile_runs: TileRuns = {}  # each pool's tile mapping as intervals
         self.functions: dict[int, Node] = {}
         self.function_streams: dict[int, set[str]] = {}
         self.function_spans: dict[int, tuple[int, int]] = {}
@@ -141,7 +143,7 @@ class Lowering:
         plan = self.plans.get(cs.id)
         if plan is None:
             plan = self.plans[cs.id] = ComputeSetPlan(self.graph, cs)
-            self.cs_facts[cs.id] = compute_set_facts(self.graph, plan)
+            self.cs_facts[cs.id] = compute_set_facts(self.graph, plan, self.tile_runs)
             self.may_fail |= plan.may_fail
         facts = self.cs_facts[cs.id]
         with self._node("EXECUTE", cs.name, p):

@@ -15,6 +15,7 @@ import numpy as np
 from ipu_engine.access import Access, Memory
 from ipu_engine.errors import ExecutionError
 from ipu_engine.graph import Graph
+from ipu_engine.runs import Runs
 from ipu_engine.types import Type
 from ipu_engine.vertex import Field, Vertex, VertexBatch, VertexSizes
 from ipu_engine.vertices import ComputeSet, EdgeColumn, VertexBlock
@@ -51,15 +52,12 @@ class CodeletGroup:
         ]
         self.perf_estimate = np.concatenate(perf)
 
-    def element_vertex(self, name: str) -> np.ndarray:
-        """Index (within the group) of the vertex owning each element of field ``name``."""
+    def edge_vertex(self, name: str) -> np.ndarray:
+        """Index (within the group) of the vertex owning each edge of field ``name``."""
         col = self.fields[name].column
-        edge_sizes = np.diff(col.offsets)
         if col.edges_of_vertex is None:
-            edge_vertex = np.arange(self.count)
-        else:
-            edge_vertex = np.repeat(np.arange(self.count), np.diff(col.edges_of_vertex))
-        return np.repeat(edge_vertex, edge_sizes)
+            return np.arange(self.count)
+        return np.repeat(np.arange(self.count), np.diff(col.edges_of_vertex))
 
     def sizes(self) -> VertexSizes:
         elements, edges = {}, {}
@@ -80,16 +78,30 @@ def _merge(graph: Graph, blocks: Sequence[VertexBlock], name: str, spec: Field) 
     elem_type = _edge_type(graph, blocks[0], name, spec)
     if len(columns) == 1:
         return MergedField(spec, elem_type, columns[0])
-    addr = np.concatenate([c.addr for c in columns])
-    starts = np.cumsum([0] + [c.addr.size for c in columns[:-1]])
+    sizes = [c.size for c in columns]
+    starts = np.cumsum([0] + sizes[:-1])
+    total = int(sum(sizes))
     offsets = np.concatenate(
-        [c.offsets[:-1] + s for c, s in zip(columns, starts, strict=True)] + [[addr.size]]
+        [c.offsets[:-1] + s for c, s in zip(columns, starts, strict=True)] + [[total]]
     ).astype(np.int64)
     edges_of_vertex = None
     if spec.vector_of_edges:
         edge_starts = np.cumsum([0] + [len(c.offsets) - 1 for c in columns[:-1]])
         parts = [c.edges_of_vertex[:-1] + s for c, s in zip(columns, edge_starts, strict=True)]
         edges_of_vertex = np.concatenate([*parts, [len(offsets) - 1]]).astype(np.int64)
+    if all(c.runs is not None for c in columns):
+        run_starts = np.cumsum([0] + [len(c.runs) for c in columns[:-1]])
+        run_offsets = np.concatenate(
+            [c.run_offsets[:-1] + s for c, s in zip(columns, run_starts, strict=True)]
+            + [[sum(len(c.runs) for c in columns)]]
+        ).astype(np.int64)
+        runs = Runs(
+            np.concatenate([c.runs.start for c in columns]),
+            np.concatenate([c.runs.length for c in columns]),
+        )
+        column = EdgeColumn(None, offsets, edges_of_vertex, runs=runs, run_offsets=run_offsets)
+        return MergedField(spec, elem_type, column)
+    addr = np.concatenate([c.addr for c in columns])
     return MergedField(spec, elem_type, EdgeColumn(addr, offsets, edges_of_vertex))
 
 
