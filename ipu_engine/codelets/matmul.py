@@ -31,10 +31,39 @@ class MatMulPartialVertex(Vertex):
         return 2 * m * n * k
 
 
+def _blocks_in_place(batch: VertexBatch, m: np.ndarray, k: np.ndarray, n: np.ndarray) -> bool:
+    """Each vertex's product straight from and into engine memory when its edges are
+    blocks of matrices (the planner's layout): no gathered copies of the operands."""
+    views = [batch.vertex_views(f) for f in ("in", "weights", "out")]
+    if any(v is None for v in views):
+        return False
+    shapes = np.stack([m, k, m, n, k, n], axis=1).tolist()
+    blocks = []
+    for (a, b, o), (m0, k0, m1, n1, k1, n2) in zip(zip(*views, strict=True), shapes, strict=True):
+        a, b, o = _matrix(a, m0, k0), _matrix(b, k1, n2), _matrix(o, m1, n1)
+        if a is None or b is None or o is None:
+            return False
+        blocks.append((a, b, o))
+    for a, b, o in blocks:
+        np.matmul(a, b, out=o)
+    return True
+
+
+def _matrix(view: np.ndarray, rows: int, cols: int) -> np.ndarray | None:
+    """``view`` as a [rows, cols] view of the same memory, if it is one."""
+    if view.shape == (rows, cols):
+        return view
+    if view.flags.c_contiguous and view.size == rows * cols:
+        return view.reshape(rows, cols)
+    return None
+
+
 @functools.cache
 def matmul_partial(dtype: Type) -> type[Vertex]:
     def compute_batch(cls: type, batch: VertexBatch) -> None:
         m, k, n = (batch.state(s).astype(np.int64) for s in ("m", "k", "n"))
+        if _blocks_in_place(batch, m, k, n):
+            return
         shapes = np.stack([m, k, n], axis=1)
         a_off, b_off, o_off = (batch.offsets(f)[:-1] for f in ("in", "weights", "out"))
         a, b, out = batch["in"], batch["weights"], batch["out"]

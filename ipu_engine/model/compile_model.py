@@ -189,7 +189,7 @@ def _vertex_flops(
     exe: Executable, cs_cycles: dict[int, ComputeSetCycles], counts: VertexCounts, num_tiles: int
 ) -> np.ndarray:
     """FLOPs per execution of each (compute set, vertex type, tile) row of ``counts``."""
-    type_index = {t: i for i, t in enumerate(counts.types)}
+    type_index = {t.type_name: i for i, t in enumerate(counts.types)}
     num_types = max(len(counts.types), 1)
     row_keys = (counts.cs.astype(np.int64) * num_types + counts.type) * num_tiles + counts.tile
     flops = np.zeros(row_keys.size, dtype=np.int64)
@@ -197,9 +197,9 @@ def _vertex_flops(
         for group, per_vertex in zip(plan.groups, cs_cycles[cs].flops_by_group, strict=True):
             if not per_vertex.any():
                 continue
-            keys = (cs * num_types + type_index[group.codelet]) * num_tiles + group.tiles.astype(
-                np.int64
-            )
+            keys = (
+                cs * num_types + type_index[group.codelet.type_name]
+            ) * num_tiles + group.tiles.astype(np.int64)
             np.add.at(flops, np.searchsorted(row_keys, keys), per_vertex)
     return flops
 
