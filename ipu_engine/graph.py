@@ -22,6 +22,7 @@ from ipu_engine.errors import (
     TileMappingError,
 )
 from ipu_engine.graph_compute import ComputeSetsMixin
+from ipu_engine.host_memory import check_fits
 from ipu_engine.pool import UNMAPPED, ElementPool
 from ipu_engine.streams import DataStream, StreamDirection
 from ipu_engine.target import Device, Target
@@ -74,6 +75,7 @@ class Graph(ComputeSetsMixin):
         self._pools: dict[Type, ElementPool] = {}
         self._codelets: dict[str, type[Vertex]] = {}
         self._num_vertices = 0
+        self._host_bytes = 0  # host memory the variables will need (values + mapping)
         self._tile_ranges: list[range] = []  # pushed by virtual_graph.on_tiles / on_ipu
 
     @property
@@ -120,6 +122,7 @@ class Graph(ComputeSetsMixin):
         name = scoped_name(name or f"{'constant' if values is not None else 'var'}{var_id}")
         shape_t = _shape(shape, name)
         size = int(np.prod(shape_t, dtype=np.int64))
+        self._host_bytes += check_fits(name, shape_t, size, elem_type.size, self._host_bytes)
         base = self.pool(elem_type).allocate(size, var_id)
         debug_id = self.debug.add(name.rsplit("/", 1)[-1], api, {"shape": list(shape_t)})
         self.variables.append(
@@ -127,16 +130,14 @@ class Graph(ComputeSetsMixin):
         )
         if values is not None:
             self.constant_values[var_id] = values
-        addr = np.arange(base, base + size, dtype=np.int64).reshape(shape_t)
-        addr.flags.writeable = False
-        return Tensor(self, elem_type, addr, name)
+        return Tensor(self, elem_type, None, name, interval=(base, shape_t))
 
     def clone(self, tensor: Tensor, name: str = "") -> Tensor:
         """A new variable like ``tensor``: same type, shape and tile mapping."""
         self._own(tensor, "clone")
         out = self.add_variable(tensor.type, tensor.shape, name or f"{tensor.name}_clone")
         tiles = self.tile_array(tensor)
-        self.pool(out.type).tile_of.data[out.flat_addr()] = tiles
+        self.pool(out.type).tile_of.data[out.flat_index()] = tiles
         return out
 
     # -- tile mapping -----------------------------------------------------------------
@@ -152,7 +153,7 @@ class Graph(ComputeSetsMixin):
         column = self.pool(target.type).tile_of.data
         if isinstance(tile, int | np.integer):
             self.target.check_tile(int(tile), f"tensor {target.name!r}")
-            column[target.flat_addr()] = int(tile)
+            column[target.flat_index()] = int(tile)
             return
         flat = target.flat_addr()
         for tile_id, intervals in enumerate(tile):
@@ -177,12 +178,14 @@ class Graph(ComputeSetsMixin):
         if tiles.size and (tiles.min() < 0 or tiles.max() >= self.target.num_tiles):
             bad = int(tiles.max() if tiles.max() >= self.target.num_tiles else tiles.min())
             self.target.check_tile(bad, f"tensor {tensor.name!r}")
-        self.pool(tensor.type).tile_of.data[tensor.flat_addr()] = tiles
+        self.pool(tensor.type).tile_of.data[tensor.flat_index()] = tiles
 
     def tile_array(self, tensor: Tensor) -> np.ndarray:
         """The tile of every element of ``tensor`` (row-major), -1 where unmapped."""
         self._own(tensor, "tile_array")
-        return self.pool(tensor.type).tile_of.data[tensor.flat_addr()]
+        index = tensor.flat_index()
+        tiles = self.pool(tensor.type).tile_of.data[index]
+        return tiles.copy() if isinstance(index, slice) else tiles
 
     def get_tile_mapping(self, tensor: Tensor) -> list[list[tuple[int, int]]]:
         """Poplar's mapping: for each tile, the [begin, end) intervals of the flat tensor."""

@@ -3,7 +3,9 @@
 A tensor is an array of element addresses into the graph's memory pool for its
 element type. Slicing, reshaping and transposing are numpy views of that address
 array, so they cost nothing and always alias the variable they came from; ``concat``
-builds a new address array from its parts.
+builds a new address array from its parts. A whole variable is only its interval of the
+pool (``interval``) until a view or an operation asks for its addresses: library ops
+that work on intervals never make them.
 """
 
 from __future__ import annotations
@@ -23,26 +25,53 @@ if TYPE_CHECKING:
 class Tensor:
     """A reference to a set of elements of one or more variables, with a shape."""
 
-    __slots__ = ("addr", "graph", "name", "type")
+    __slots__ = ("_addr", "_shape", "graph", "interval", "name", "type")
 
-    def __init__(self, graph: Graph, elem_type: Type, addr: np.ndarray, name: str) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        elem_type: Type,
+        addr: np.ndarray | None,
+        name: str,
+        interval: tuple[int, tuple[int, ...]] | None = None,
+    ) -> None:
         self.graph = graph
         self.type = elem_type
-        self.addr = addr
+        self._addr = addr
         self.name = name
+        # (first address, shape) of a whole variable in row-major order, else None
+        self.interval = interval
+        self._shape = tuple(int(n) for n in (addr.shape if addr is not None else interval[1]))
+
+    @property
+    def addr(self) -> np.ndarray:
+        """The address of every element (made from the interval on first use)."""
+        if self._addr is None:
+            base, shape = self.interval  # type: ignore[misc]
+            size = int(np.prod(shape, dtype=np.int64))
+            addr = np.arange(base, base + size, dtype=np.int64).reshape(shape)
+            addr.flags.writeable = False
+            self._addr = addr
+        return self._addr
 
     # -- what it is -------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(int(n) for n in self.addr.shape)
+        return self._shape
 
     @property
     def rank(self) -> int:
-        return self.addr.ndim
+        return len(self._shape)
 
     @property
     def num_elements(self) -> int:
-        return int(self.addr.size)
+        return int(np.prod(self._shape, dtype=np.int64))
+
+    def pool_range(self) -> tuple[int, int] | None:
+        """``(begin, end)`` in the pool when the tensor is a whole variable in order."""
+        if self.interval is None:
+            return None
+        return self.interval[0], self.interval[0] + self.num_elements
 
     @property
     def element_type(self) -> Type:
@@ -205,6 +234,12 @@ class Tensor:
     def flat_addr(self) -> np.ndarray:
         """Element addresses in row-major order, as one contiguous int64 array."""
         return np.ascontiguousarray(self.addr.reshape(-1))
+
+    def flat_index(self) -> np.ndarray | slice:
+        """What indexes this tensor's elements in a pool column: a slice for a whole
+        variable (no per-element addresses made), else the addresses."""
+        span = self.pool_range()
+        return slice(*span) if span is not None else self.flat_addr()
 
 
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:

@@ -50,16 +50,16 @@ class EdgeColumn:
         self.run_offsets = run_offsets
 
     @classmethod
-    def from_parts(cls, parts: Sequence[np.ndarray]) -> EdgeColumn:
-        """One edge per address view in ``parts``: as runs when the views are blocks of
-        contiguous rows, else as concatenated addresses."""
-        runs = [block_runs(p) for p in parts]
+    def from_parts(cls, parts: Sequence[np.ndarray | Runs]) -> EdgeColumn:
+        """One edge per address view (or runs) in ``parts``: as runs when the views are
+        blocks of contiguous rows, else as concatenated addresses."""
+        runs = [p if isinstance(p, Runs) else block_runs(p) for p in parts]
         sizes = np.array([r.size for r in runs], dtype=np.int64)
         offsets = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         counts = np.array([len(r) for r in runs], dtype=np.int64)
         if not worth_runs(int(counts.sum()), int(offsets[-1])):
-            addr = np.concatenate([np.asarray(p).reshape(-1) for p in parts]).astype(np.int64)
+            addr = np.concatenate([r.addresses() for r in runs])
             return cls(addr, offsets)
         run_offsets = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(counts, out=run_offsets[1:])

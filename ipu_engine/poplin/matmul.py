@@ -116,6 +116,9 @@ def _build(
     split_k = len(depth) > 1
     if split_k:
         partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
+        # the partials' tile mapping, written block by block as a view of the pool column
+        begin, end = partials.pool_range()  # type: ignore[misc]
+        partial_tiles = graph.pool(a.type).tile_of.data[begin:end].reshape(partials.shape)
     a_parts, b_parts, o_parts, shapes, tiles = [], [], [], [], []
     out_tiles = np.zeros((m, n), dtype=np.int32)
     partials_apart = True  # the partials of every output on distinct tiles
@@ -127,12 +130,11 @@ def _build(
                 tile = int(tile_of[i])
                 i += 1
                 block_tiles.append(tile)
-                a_parts.append(a.addr[r0:r1, k0:k1])
-                b_parts.append(b.addr[k0:k1, c0:c1])
-                target = partials.addr[d, r0:r1, c0:c1] if split_k else out.addr[r0:r1, c0:c1]
-                o_parts.append(target)
+                a_parts.append(_block(a, 0, r0, r1, k0, k1))
+                b_parts.append(_block(b, 0, k0, k1, c0, c1))
+                o_parts.append(_block(partials if split_k else out, d, r0, r1, c0, c1))
                 if split_k:
-                    graph.set_tile_mapping(partials[d].slice([r0, c0], [r1, c1]), tile)
+                    partial_tiles[d, r0:r1, c0:c1] = tile
                 shapes.append((r1 - r0, k1 - k0, c1 - c0))
                 tiles.append(tile)
             partials_apart &= len(set(block_tiles)) == len(block_tiles)
@@ -163,6 +165,19 @@ def _build(
         reduce_to(graph, partials, [1, 2], [0], out, "ADD", 1.0, prog, debug_id)
 
 
+def _block(t: Tensor, d: int, r0: int, r1: int, c0: int, c1: int) -> Runs | np.ndarray:
+    """Block [r0:r1, c0:c1] of ``t`` (of ``t[d]`` for a 3-D tensor): runs of its rows,
+    computed from the interval of a whole variable, else its address view."""
+    span = t.pool_range()
+    if span is None:
+        return t.addr[d, r0:r1, c0:c1] if t.rank == 3 else t.addr[r0:r1, c0:c1]
+    rows, cols = t.shape[-2:]
+    first = span[0] + d * rows * cols + np.arange(r0, r1, dtype=np.int64) * cols + c0
+    if c0 == 0 and c1 == cols:  # whole rows: one run
+        return Runs(first[:1], np.array([(r1 - r0) * cols], dtype=np.int64))
+    return Runs(first, np.full(r1 - r0, c1 - c0, dtype=np.int64))
+
+
 def _reduce_partials(
     graph: Graph,
     partials: Tensor,
@@ -190,8 +205,8 @@ def _reduce_partials(
     del order, tiles_sorted, breaks
     vstart = np.flatnonzero(np.r_[True, run_tile[1:] != run_tile[:-1]])
     runs_per_vertex = np.diff(np.append(vstart, pos.size))
-    out_base = int(out.addr.reshape(-1)[0])
-    partials_base = int(partials.addr.reshape(-1)[0])
+    out_base = out.pool_range()[0]  # type: ignore[index]
+    partials_base = partials.pool_range()[0]  # type: ignore[index]
     elements = np.add.reduceat(length, vstart)
     out_col = EdgeColumn(
         None,
