@@ -3,6 +3,9 @@ matmul on irregular views against numpy, and a graph too large for the host."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,8 @@ from ipu_engine import FLOAT, Graph, HostMemoryError, IPUModel, Sequence, poplin
 from ipu_engine.model.exchange import union_lengths
 from ipu_engine.pool import split_by_tile
 from ipu_engine.runs import block_runs, expand, runs_of
+from profiler_core.formats.profile_pop.reader import ProfileReader
+from tests.conftest import run_example_with_reports
 from tests.ipu_engine.conftest import run_program
 
 
@@ -95,3 +100,22 @@ def test_graph_too_large_for_the_host_fails_naming_the_tensor() -> None:
     with pytest.raises(HostMemoryError, match=r"tensor 'huge' of shape \[400000, 400000\] needs"):
         graph.add_variable(FLOAT, [400_000, 400_000], "huge")
     assert [v.name for v in graph.variables] == ["small"]  # nothing half-added
+
+
+def test_bert_layer_example_equals_numpy_and_its_report_counts_the_parameters(
+    tmp_path: Path,
+) -> None:
+    args = ("--seq", "48", "--hidden", "64", "--heads", "4", "--ffn", "128")
+    result = run_example_with_reports("bert_encoder_layer.py", tmp_path, *args)
+    error = float(re.search(r"max relative error vs numpy (\S+)", result.stdout).group(1))
+    assert error <= 1e-4
+    with ProfileReader(tmp_path / "bert_layer" / "profile.pop") as r:
+        names = [r.graph.strings[int(i)] for i in r.graph.var_name]
+        by_name = dict(zip(names, r.graph.var_bytes.tolist(), strict=True))
+    # hand count: x [48,64], four [64,64] projections, [64,128] and [128,64], 4 x [64]
+    hand = 4 * (48 * 64 + 4 * 64 * 64 + 2 * 64 * 128 + 4 * 64)
+    assert (
+        sum(by_name[n] for n in ("x", "wq", "wk", "wv", "wo", "w1", "w2"))
+        + sum(by_name[n] for n in ("gamma1", "beta1", "gamma2", "beta2"))
+        == hand
+    )
