@@ -47,18 +47,22 @@ prog = Sequence(name="matmul")
 c = poplin.mat_mul(graph, a, b, prog, "c")
 graph.create_host_read("c", c)
 t1 = time.perf_counter()
-engine = Engine(graph, prog)
+# 4096^3 is over an ipu2's memory: compiled with a report of the layout, not run
+engine = Engine(graph, prog, options={"debug.allowOutOfMemory": "true"})
+fits = engine.model.tiles_over.size == 0
 t2 = time.perf_counter()
-engine.load(device)
-t3 = time.perf_counter()
-engine.write_tensor("a", ha); engine.write_tensor("b", hb)
-t4 = time.perf_counter(); engine.run(0); t5 = time.perf_counter()
-out = engine.read_tensor("c")
-error = float(np.abs(out - expected).max() / np.abs(expected).max())
+run = error = load = None
+if fits:
+    engine.load(device)
+    t3 = time.perf_counter(); load = t3 - t2
+    engine.write_tensor("a", ha); engine.write_tensor("b", hb)
+    t4 = time.perf_counter(); engine.run(0); run = time.perf_counter() - t4
+    out = engine.read_tensor("c")
+    error = float(np.abs(out - expected).max() / np.abs(expected).max())
 t = time.perf_counter(); ha @ hb; numpy_s = min(numpy_s, time.perf_counter() - t)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({
-    "build": t1 - t0, "compile": t2 - t1, "load": t3 - t2, "run": t5 - t4, "numpy": numpy_s,
+    "build": t1 - t0, "compile": t2 - t1, "load": load, "run": run, "numpy": numpy_s,
     "growth_mb": peak - base, "error": error,
     "all_bytes": sum(v.size * v.type.size for v in graph.variables),
     "operand_bytes": 3 * n * n * 4,
@@ -138,6 +142,8 @@ def main(sizes: tuple[int, ...] = (512, 1024, 2048, 4096)) -> None:
     report("BERT layer: report bytes - hand count", b["report_bytes"] - b["hand_bytes"],
            "bytes", "== 0", same)  # fmt: skip
 
+    print("(4096^3 does not fit an ipu2's 900 MB: it is compiled with debug.allowOutOfMemory"
+          " and not run)" if 4096 in rows and rows[4096]["run"] is None else "")  # fmt: skip
     print(f"{'n':>6} {'tensor MB':>10} {'RSS growth MB':>14} {'x tensors':>10} "
           f"{'build+compile s':>16} {'s per GB':>9}")  # fmt: skip
     for n, r in rows.items():
