@@ -44,9 +44,89 @@ def _blocks_in_place(batch: VertexBatch, m: np.ndarray, k: np.ndarray, n: np.nda
         if a is None or b is None or o is None:
             return False
         blocks.append((a, b, o))
-    for a, b, o in blocks:
+    for a, b, o in _stacked(_side_by_side(blocks)):
         np.matmul(a, b, out=o)
     return True
+
+
+def _address(view: np.ndarray) -> int:
+    return view.__array_interface__["data"][0]
+
+
+def _side_by_side(
+    blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Join vertices that multiply the same ``in`` block by column blocks of ``weights``
+    lying side by side into outputs side by side: one larger product computes the same
+    elements (and numpy multiplies larger matrices faster than many small ones)."""
+    blocks = sorted(blocks, key=lambda t: (_address(t[0]), t[0].shape, _address(t[1])))
+    joined: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for a, b, o in blocks:
+        if joined:
+            pa, pb, po = joined[-1]
+            wb, wo = _widened(pb, b), _widened(po, o)
+            if (
+                _address(pa) == _address(a)
+                and pa.shape == a.shape
+                and pa.strides == a.strides
+                and wb is not None
+                and wo is not None
+            ):
+                joined[-1] = (pa, wb, wo)
+                continue
+        joined.append((a, b, o))
+    return joined
+
+
+def _stacked(
+    blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Join products by the same ``weights`` block of ``in`` blocks one under the other
+    into outputs one under the other (the row-wise counterpart of ``_side_by_side``)."""
+    blocks = sorted(blocks, key=lambda t: (_address(t[1]), t[1].shape, _address(t[0])))
+    joined: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for a, b, o in blocks:
+        if joined:
+            pa, pb, po = joined[-1]
+            ta, to = _lengthened(pa, a), _lengthened(po, o)
+            same_b = _address(pb) == _address(b) and pb.shape == b.shape and pb.strides == b.strides
+            if same_b and ta is not None and to is not None:
+                joined[-1] = (ta, pb, to)
+                continue
+        joined.append((a, b, o))
+    return joined
+
+
+def _lengthened(top: np.ndarray, bottom: np.ndarray) -> np.ndarray | None:
+    """``top`` and ``bottom`` as one view when ``bottom``'s rows continue ``top``'s."""
+    rows, width = top.shape
+    if (
+        bottom.shape[1] != width
+        or bottom.strides != top.strides
+        or (bottom.shape[0] > 1 and rows > 0 and top.strides[0] == 0)
+        or _address(bottom) != _address(top) + rows * top.strides[0]
+    ):
+        return None
+    return np.lib.stride_tricks.as_strided(
+        top, shape=(rows + bottom.shape[0], width), strides=top.strides, writeable=True
+    )
+
+
+def _widened(left: np.ndarray, right: np.ndarray) -> np.ndarray | None:
+    """``left`` and ``right`` as one view when ``right`` continues ``left``'s rows."""
+    rows, width = left.shape
+    item = left.itemsize
+    if (
+        right.shape[0] != rows
+        or right.strides != left.strides
+        or left.strides[1] != item
+        or _address(right) != _address(left) + width * item
+        or (rows > 1 and left.strides[0] < (width + right.shape[1]) * item)
+    ):
+        return None
+    return np.lib.stride_tricks.as_strided(
+        left, shape=(rows, width + right.shape[1]), strides=left.strides, writeable=True
+    )
 
 
 def _matrix(view: np.ndarray, rows: int, cols: int) -> np.ndarray | None:
