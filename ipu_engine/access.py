@@ -8,10 +8,15 @@ what the same numpy call on plain arrays costs; otherwise it gathers and scatter
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ipu_engine.runs import Runs
 from ipu_engine.types import Type
+
+if TYPE_CHECKING:
+    from ipu_engine.tensor import Tensor
 
 Memory = dict[Type, np.ndarray]
 
@@ -167,3 +172,13 @@ def column_access(
         return RunsAccess(elem_type, runs)
     assert addr is not None
     return Access(elem_type, addr)
+
+
+def tensor_access(tensor: Tensor) -> Access | RunsAccess:
+    """The access to a tensor's elements in row-major order: one run for a whole
+    variable (no per-element addresses), else its addresses."""
+    span = tensor.pool_range()
+    if span is not None:
+        one = Runs(np.array([span[0]], dtype=np.int64), np.array([span[1] - span[0]], np.int64))
+        return RunsAccess(tensor.type, one)
+    return Access(tensor.type, tensor.flat_addr())

@@ -1,41 +1,18 @@
 """Element pools: the graph's storage for one element type, and each element's tile.
 
 Every variable and constant of a type is a contiguous range of its pool, so an element
-address is one integer, views are integer arrays, and the tile of every element is one
-int32 column (-1 while unmapped).
+address is one integer and views are integer arrays. The tile mapping is kept as
+intervals per variable (``tile_map.TileMap``), not one tile per element.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.tile_map import UNMAPPED, TileMap
 from ipu_engine.types import Type
 
-UNMAPPED = -1
-
-
-class GrowableColumn:
-    """A numpy column that grows by doubling, so appending n items costs O(n) overall."""
-
-    def __init__(self, dtype: np.dtype | type, fill: int | float = 0, capacity: int = 1024) -> None:
-        self._fill = fill
-        self._data = np.full(capacity, fill, dtype=dtype)
-        self.size = 0
-
-    def extend(self, n: int) -> tuple[int, int]:
-        """Make room for n more items and return their [begin, end) range."""
-        begin, end = self.size, self.size + n
-        if end > len(self._data):
-            grown = np.full(max(end, 2 * len(self._data)), self._fill, dtype=self._data.dtype)
-            grown[: self.size] = self._data[: self.size]
-            self._data = grown
-        self.size = end
-        return begin, end
-
-    @property
-    def data(self) -> np.ndarray:
-        """The used part: a view that later growth may detach, so do not keep it."""
-        return self._data[: self.size]
+__all__ = ["UNMAPPED", "ElementPool", "split_by_tile"]
 
 
 class ElementPool:
@@ -43,17 +20,17 @@ class ElementPool:
 
     def __init__(self, elem_type: Type) -> None:
         self.type = elem_type
-        self.tile_of = GrowableColumn(np.int32, UNMAPPED)
+        self.tiles = TileMap()
         self.var_base: list[int] = []  # first address of each variable in this pool
         self.var_id: list[int] = []  # graph-wide variable id of each of those
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def size(self) -> int:
-        return self.tile_of.size
+        return self.tiles.size
 
     def allocate(self, n: int, var_id: int) -> int:
-        begin, _ = self.tile_of.extend(n)
+        begin = self.tiles.add_variable(n)
         self.var_base.append(begin)
         self.var_id.append(var_id)
         self._arrays = None
@@ -98,11 +75,7 @@ class ElementPool:
     def tile_runs(self) -> tuple[np.ndarray, np.ndarray]:
         """The tile mapping as intervals: (first address, tile) of each run of elements
         that share a tile, in address order."""
-        tiles = self.tile_of.data
-        if tiles.size == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
-        starts = np.concatenate(([0], np.flatnonzero(tiles[1:] != tiles[:-1]) + 1))
-        return starts.astype(np.int64), tiles[starts]
+        return self.tiles.runs()
 
 
 def split_by_tile(

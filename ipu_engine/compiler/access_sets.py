@@ -30,7 +30,11 @@ class ComputeSetFacts:
 
 
 def variables_of(graph: Graph, tensor: Tensor) -> np.ndarray:
-    return graph.pool(tensor.type).variables_touched(tensor.flat_addr())
+    pool = graph.pool(tensor.type)
+    span = tensor.pool_range()
+    if span is not None:
+        return pool.variables_in_runs(np.array([span[0]]), np.array([span[1] - span[0]]))
+    return pool.variables_touched(tensor.flat_addr())
 
 
 TileRuns = dict[Type, tuple[np.ndarray, np.ndarray]]
@@ -87,8 +91,8 @@ def compute_set_facts(
 
 def copy_exchange(graph: Graph, src: Tensor, dst: Tensor) -> ExchangePlan:
     src_addr = src.flat_addr()
-    src_tiles = graph.pool(src.type).tile_of.data[src_addr]
-    dst_tiles = graph.pool(dst.type).tile_of.data[dst.flat_addr()]
+    src_tiles = graph.pool(src.type).tiles.element_tiles(src_addr)
+    dst_tiles = graph.pool(dst.type).tiles.element_tiles(dst.flat_addr())
     # runs of consecutive source addresses going from one tile to one tile
     if src_addr.size:
         breaks = (np.diff(src_addr) != 1) | (np.diff(src_tiles) != 0) | (np.diff(dst_tiles) != 0)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.compiler.access_sets import variables_of
 from ipu_engine.compiler.executable import Executable
 from ipu_engine.errors import OutOfMemoryError
 from ipu_engine.graph import Graph
@@ -78,7 +79,7 @@ class CompileModel:
 def _host_variables(graph: Graph) -> np.ndarray:
     touched = np.zeros(len(graph.variables), dtype=bool)
     for t in (*graph.host_writes.values(), *graph.host_reads.values()):
-        touched[graph.pool(t.type).variables_touched(t.flat_addr())] = True
+        touched[variables_of(graph, t)] = True
     return np.flatnonzero(touched)
 
 

@@ -116,9 +116,7 @@ def _build(
     split_k = len(depth) > 1
     if split_k:
         partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
-        # the partials' tile mapping, written block by block as a view of the pool column
-        begin, end = partials.pool_range()  # type: ignore[misc]
-        partial_tiles = graph.pool(a.type).tile_of.data[begin:end].reshape(partials.shape)
+        partial_runs: list[Runs] = []  # each partial block's runs, mapped to its tile
     a_parts, b_parts, o_parts, shapes, tiles = [], [], [], [], []
     out_tiles = np.zeros((m, n), dtype=np.int32)
     partials_apart = True  # the partials of every output on distinct tiles
@@ -134,7 +132,7 @@ def _build(
                 b_parts.append(_block(b, 0, k0, k1, c0, c1))
                 o_parts.append(_block(partials if split_k else out, d, r0, r1, c0, c1))
                 if split_k:
-                    partial_tiles[d, r0:r1, c0:c1] = tile
+                    partial_runs.append(o_parts[-1])
                 shapes.append((r1 - r0, k1 - k0, c1 - c0))
                 tiles.append(tile)
             partials_apart &= len(set(block_tiles)) == len(block_tiles)
@@ -144,6 +142,8 @@ def _build(
             share = np.arange(size) * len(block_tiles) // size
             out_tiles[r0:r1, c0:c1] = np.asarray(block_tiles)[share].reshape(r1 - r0, c1 - c0)
     graph.set_tile_mapping_array(out, out_tiles)
+    if split_k:
+        graph.map_runs(partials, partial_runs, tiles)
     cs = graph.add_compute_set("Conv_1/Convolve")
     block = graph.add_vertex_block(
         cs,

@@ -88,7 +88,7 @@ def reduce_to(
     n_out = out.num_elements
     grouped = t.dim_shuffle(keep + dims) if t.rank else t
     in_addr = grouped.flat_addr().reshape(n_out, -1)
-    in_tiles = graph.pool(t.type).tile_of.data[in_addr]
+    in_tiles = graph.pool(t.type).tiles.element_tiles(in_addr)
     _build(graph, t, out, in_addr, in_tiles, op_name, scale, prog, debug_id)
 
 
