@@ -196,25 +196,30 @@ class Graph(ComputeSetsMixin):
         self.pool(tensor.type).tiles.paint_elements(tensor.flat_index(), tiles)
 
     def map_runs(
-        self, tensor: Tensor, runs: Sequence[Runs | np.ndarray], tiles: Sequence[int]
+        self,
+        tensor: Tensor,
+        runs: Sequence[Runs | np.ndarray],
+        tiles: Sequence[int],
+        run_tiles: np.ndarray | None = None,
     ) -> None:
         """Map each part of ``tensor`` (runs of its addresses, or an address view) to its
-        tile in one call: library ops map thousands of blocks this way."""
+        tile in one call (or each run to its own of ``run_tiles``): library ops map
+        thousands of blocks this way."""
         self._own(tensor, "map_runs")
         parts = [r if isinstance(r, Runs) else runs_of(r) for r in runs]
         if not parts:
             return
-        tile_ids = np.asarray(tiles, dtype=np.int64)
-        if tile_ids.size and (tile_ids.min() < 0 or tile_ids.max() >= self.target.num_tiles):
-            self.target.check_tile(
-                int(tile_ids.max() if tile_ids.min() >= 0 else tile_ids.min()),
-                f"tensor {tensor.name!r}",
-            )
         counts = np.array([len(p) for p in parts], dtype=np.int64)
+        if run_tiles is None:
+            run_tiles = np.repeat(np.asarray(tiles, dtype=np.int64), counts)
+        run_tiles = np.asarray(run_tiles, dtype=np.int64)
+        if run_tiles.size and (run_tiles.min() < 0 or run_tiles.max() >= self.target.num_tiles):
+            bad = int(run_tiles.max() if run_tiles.min() >= 0 else run_tiles.min())
+            self.target.check_tile(bad, f"tensor {tensor.name!r}")
         self.pool(tensor.type).tiles.paint(
             np.concatenate([p.start for p in parts]),
             np.concatenate([p.length for p in parts]),
-            np.repeat(tile_ids, counts).astype(np.int32),
+            run_tiles.astype(np.int32),
         )
 
     def tile_array(self, tensor: Tensor) -> np.ndarray:

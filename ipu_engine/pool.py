@@ -95,7 +95,10 @@ def split_by_tile(
     source = np.repeat(np.arange(start.size), count)
     offset_in_run = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
     piece_run = first[source] + offset_in_run
-    run_end = np.append(run_start[1:], pool_size)
+    following = piece_run + 1
+    run_end = np.full(piece_run.size, pool_size, dtype=np.int64)
+    inside = following < run_start.size
+    run_end[inside] = run_start[following[inside]]
     p_start = np.maximum(start[source], run_start[piece_run])
-    p_end = np.minimum(start[source] + length[source], run_end[piece_run])
+    p_end = np.minimum(start[source] + length[source], run_end)
     return p_start, p_end - p_start, run_tile[piece_run], keep[source]

@@ -155,6 +155,14 @@ class Tensor:
                 f"cannot reshape tensor {self.name!r} of shape {self.shape} "
                 f"({self.num_elements} elements) to {shape}"
             )
+        if self.interval is not None:  # still the whole variable, in order
+            return Tensor(
+                self.graph,
+                self.type,
+                None,
+                f"{self.name}.reshape{shape}",
+                (self.interval[0], shape),
+            )
         return self._view(self.addr.reshape(shape), f".reshape{shape}")
 
     def flatten(self, begin: int | None = None, end: int | None = None) -> Tensor:

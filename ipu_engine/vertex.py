@@ -223,11 +223,22 @@ class VertexBatch:
     def __getitem__(self, name: str) -> np.ndarray:
         return self._data[name]
 
-    def vertex_views(self, name: str) -> list[np.ndarray] | None:
-        """Each vertex's elements of field ``name`` as a 2-D view of engine memory (rows of
-        the runs it is connected to), when every vertex's edge is such a block; writing
-        into an output's view writes memory. None otherwise: use ``batch[name]``."""
+    def vertex_grids(self, name: str) -> list[tuple[int, int, int, int]] | None:
+        """Each vertex's elements of field ``name`` as (first address, rows, row length,
+        row stride) -- equally long, equally spaced runs -- when every vertex's edge is
+        such a block of memory; None otherwise (then use ``batch[name]``)."""
         return self._views(name) if self._views is not None else None
+
+    def grid_view(self, name: str, grid: tuple[int, int, int, int]) -> np.ndarray:
+        """A [rows, row length] view of engine memory for ``grid`` in field ``name``'s
+        pool; writing into it writes memory."""
+        return self._per_vertex.grid_view(name, grid)
+
+    def vertex_views(self, name: str) -> list[np.ndarray] | None:
+        """Each vertex's elements of field ``name`` as a 2-D view of engine memory, when
+        ``vertex_grids`` has them; writing into an output's view writes memory."""
+        grids = self.vertex_grids(name)
+        return None if grids is None else [self.grid_view(name, g) for g in grids]
 
     def vertex_values(self, name: str, i: int) -> np.ndarray:
         """Vertex ``i``'s elements of field ``name``, read from memory (for codelets that

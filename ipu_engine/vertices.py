@@ -18,6 +18,7 @@ from ipu_engine.vertex import Vertex
 
 if TYPE_CHECKING:
     from ipu_engine.graph import Graph
+    from ipu_engine.tensor import Tensor
 
 
 class EdgeColumn:
@@ -67,6 +68,41 @@ class EdgeColumn:
             np.concatenate([r.start for r in runs]), np.concatenate([r.length for r in runs])
         )
         return cls(None, offsets, runs=joined, run_offsets=run_offsets)
+
+    @classmethod
+    def from_blocks(
+        cls,
+        matrix: Tensor,
+        r0: np.ndarray,
+        r1: np.ndarray,
+        c0: np.ndarray,
+        c1: np.ndarray,
+    ) -> EdgeColumn:
+        """One edge per block ``matrix[r0:r1, c0:c1]`` (arrays of bounds), in bulk: one
+        run per block row when the matrix's rows are contiguous (a whole variable, or a
+        slice of one), else the blocks' addresses."""
+        rows, cols = matrix.shape
+        span = matrix.pool_range()
+        row_first: np.ndarray | None
+        if span is not None:
+            row_first = span[0] + np.arange(rows, dtype=np.int64) * cols
+        else:
+            addr = matrix.addr
+            contiguous = cols <= 1 or bool((np.diff(addr, axis=1) == 1).all())
+            row_first = addr[:, 0].astype(np.int64) if contiguous and cols else None
+        r0, r1, c0, c1 = (np.asarray(x, dtype=np.int64) for x in (r0, r1, c0, c1))
+        height, width = r1 - r0, c1 - c0
+        offsets = np.zeros(r0.size + 1, dtype=np.int64)
+        np.cumsum(height * width, out=offsets[1:])
+        if row_first is None or not worth_runs(int(height.sum()), int(offsets[-1])):
+            bounds = zip(r0.tolist(), r1.tolist(), c0.tolist(), c1.tolist(), strict=True)
+            return cls.from_parts([matrix.addr[a:b, c:e] for a, b, c, e in bounds])
+        run_offsets = np.zeros(r0.size + 1, dtype=np.int64)
+        np.cumsum(height, out=run_offsets[1:])
+        edge = np.repeat(np.arange(r0.size), height)
+        row = r0[edge] + np.arange(int(run_offsets[-1])) - run_offsets[:-1][edge]
+        runs = Runs(row_first[row] + c0[edge], width[edge])
+        return cls(None, offsets, runs=runs, run_offsets=run_offsets)
 
     @property
     def addr(self) -> np.ndarray:

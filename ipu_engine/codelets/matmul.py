@@ -31,111 +31,92 @@ class MatMulPartialVertex(Vertex):
         return 2 * m * n * k
 
 
+Matrix = tuple[int, int, int, int]  # first address, rows, columns, row stride
+
+
 def _blocks_in_place(batch: VertexBatch, m: np.ndarray, k: np.ndarray, n: np.ndarray) -> bool:
     """Each vertex's product straight from and into engine memory when its edges are
-    blocks of matrices (the planner's layout): no gathered copies of the operands."""
-    views = [batch.vertex_views(f) for f in ("in", "weights", "out")]
-    if any(v is None for v in views):
+    blocks of matrices (the planner's layout): no gathered copies of the operands.
+    Vertices whose blocks lie side by side or one under the other run as one product."""
+    grids = [batch.vertex_grids(f) for f in ("in", "weights", "out")]
+    if any(g is None for g in grids):
         return False
-    shapes = np.stack([m, k, m, n, k, n], axis=1).tolist()
+    shapes = np.stack([m, k, k, n, m, n], axis=1).tolist()
     blocks = []
-    for (a, b, o), (m0, k0, m1, n1, k1, n2) in zip(zip(*views, strict=True), shapes, strict=True):
-        a, b, o = _matrix(a, m0, k0), _matrix(b, k1, n2), _matrix(o, m1, n1)
+    for (ga, gb, go), (ma, ka, kb, nb, mo, no) in zip(
+        zip(*grids, strict=True), shapes, strict=True
+    ):
+        a, b, o = _matrix(ga, ma, ka), _matrix(gb, kb, nb), _matrix(go, mo, no)
         if a is None or b is None or o is None:
             return False
         blocks.append((a, b, o))
     for a, b, o in _stacked(_side_by_side(blocks)):
-        np.matmul(a, b, out=o)
+        views = (batch.grid_view(f, g) for f, g in (("in", a), ("weights", b), ("out", o)))
+        va, vb, vo = views
+        np.matmul(va, vb, out=vo)
     return True
 
 
-def _address(view: np.ndarray) -> int:
-    return view.__array_interface__["data"][0]
+def _matrix(grid: tuple[int, int, int, int], rows: int, cols: int) -> Matrix | None:
+    """A vertex's edge as a [rows, cols] matrix of memory, if it is one."""
+    first, count, length, stride = grid
+    if count == rows and length == cols:
+        return (first, rows, cols, stride)
+    if count == 1 and length == rows * cols:
+        return (first, rows, cols, cols)
+    return None
 
 
-def _side_by_side(
-    blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Join vertices that multiply the same ``in`` block by column blocks of ``weights``
-    lying side by side into outputs side by side: one larger product computes the same
-    elements (and numpy multiplies larger matrices faster than many small ones)."""
-    blocks = sorted(blocks, key=lambda t: (_address(t[0]), t[0].shape, _address(t[1])))
-    joined: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+def _side_by_side(blocks: list[tuple[Matrix, Matrix, Matrix]]) -> list[tuple[Matrix, ...]]:
+    """Join products of one ``in`` block by ``weights`` blocks lying side by side into
+    outputs side by side: one larger product computes the same elements."""
+    blocks = sorted(blocks)
+    joined: list[tuple[Matrix, Matrix, Matrix]] = []
     for a, b, o in blocks:
-        if joined:
+        if joined and joined[-1][0] == a:
             pa, pb, po = joined[-1]
             wb, wo = _widened(pb, b), _widened(po, o)
-            if (
-                _address(pa) == _address(a)
-                and pa.shape == a.shape
-                and pa.strides == a.strides
-                and wb is not None
-                and wo is not None
-            ):
+            if wb is not None and wo is not None:
                 joined[-1] = (pa, wb, wo)
                 continue
         joined.append((a, b, o))
     return joined
 
 
-def _stacked(
-    blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Join products by the same ``weights`` block of ``in`` blocks one under the other
-    into outputs one under the other (the row-wise counterpart of ``_side_by_side``)."""
-    blocks = sorted(blocks, key=lambda t: (_address(t[1]), t[1].shape, _address(t[0])))
-    joined: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+def _stacked(blocks: list[tuple[Matrix, ...]]) -> list[tuple[Matrix, ...]]:
+    """Join products by one ``weights`` block of ``in`` blocks one under the other into
+    outputs one under the other (the row-wise counterpart of ``_side_by_side``)."""
+    blocks = sorted(blocks, key=lambda t: (t[1], t[0]))
+    joined: list[tuple[Matrix, ...]] = []
     for a, b, o in blocks:
-        if joined:
+        if joined and joined[-1][1] == b:
             pa, pb, po = joined[-1]
             ta, to = _lengthened(pa, a), _lengthened(po, o)
-            same_b = _address(pb) == _address(b) and pb.shape == b.shape and pb.strides == b.strides
-            if same_b and ta is not None and to is not None:
+            if ta is not None and to is not None:
                 joined[-1] = (ta, pb, to)
                 continue
         joined.append((a, b, o))
     return joined
 
 
-def _lengthened(top: np.ndarray, bottom: np.ndarray) -> np.ndarray | None:
-    """``top`` and ``bottom`` as one view when ``bottom``'s rows continue ``top``'s."""
-    rows, width = top.shape
-    if (
-        bottom.shape[1] != width
-        or bottom.strides != top.strides
-        or (bottom.shape[0] > 1 and rows > 0 and top.strides[0] == 0)
-        or _address(bottom) != _address(top) + rows * top.strides[0]
-    ):
+def _widened(left: Matrix, right: Matrix) -> Matrix | None:
+    """``left`` and ``right`` as one matrix when ``right`` continues ``left``'s rows."""
+    first, rows, cols, stride = left
+    r_first, r_rows, r_cols, r_stride = right
+    if r_rows != rows or r_first != first + cols or (rows > 1 and r_stride != stride):
         return None
-    return np.lib.stride_tricks.as_strided(
-        top, shape=(rows + bottom.shape[0], width), strides=top.strides, writeable=True
-    )
-
-
-def _widened(left: np.ndarray, right: np.ndarray) -> np.ndarray | None:
-    """``left`` and ``right`` as one view when ``right`` continues ``left``'s rows."""
-    rows, width = left.shape
-    item = left.itemsize
-    if (
-        right.shape[0] != rows
-        or right.strides != left.strides
-        or left.strides[1] != item
-        or _address(right) != _address(left) + width * item
-        or (rows > 1 and left.strides[0] < (width + right.shape[1]) * item)
-    ):
+    if rows > 1 and cols + r_cols > stride:
         return None
-    return np.lib.stride_tricks.as_strided(
-        left, shape=(rows, width + right.shape[1]), strides=left.strides, writeable=True
-    )
+    return (first, rows, cols + r_cols, stride if rows > 1 else cols + r_cols)
 
 
-def _matrix(view: np.ndarray, rows: int, cols: int) -> np.ndarray | None:
-    """``view`` as a [rows, cols] view of the same memory, if it is one."""
-    if view.shape == (rows, cols):
-        return view
-    if view.flags.c_contiguous and view.size == rows * cols:
-        return view.reshape(rows, cols)
-    return None
+def _lengthened(top: Matrix, bottom: Matrix) -> Matrix | None:
+    """``top`` and ``bottom`` as one matrix when ``bottom``'s rows continue ``top``'s."""
+    first, rows, cols, stride = top
+    b_first, b_rows, b_cols, b_stride = bottom
+    if b_cols != cols or b_stride != stride or b_first != first + rows * stride:
+        return None
+    return (first, rows + b_rows, cols, stride)
 
 
 @functools.cache

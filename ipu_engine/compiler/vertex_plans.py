@@ -176,12 +176,8 @@ class _BatchRunner:
             if g.fields[name].spec.direction.writes:
                 self.access[name].store_back(memory, values)
 
-    def _views(self, memory: Memory, name: str) -> list[np.ndarray] | None:
-        grids = self.grids.get(name)
-        if grids is None:
-            return None
-        pool = memory[self.group.fields[name].type]
-        return [strided_rows(pool, *row) for row in grids]
+    def _views(self, memory: Memory, name: str) -> list[tuple[int, int, int, int]] | None:
+        return self.grids.get(name)
 
 
 class _PerVertex:
@@ -202,6 +198,9 @@ class _PerVertex:
             return col.addr[col.offsets[e0] : col.offsets[e1]]
         r0, r1 = int(col.run_offsets[e0]), int(col.run_offsets[e1])
         return expand(col.runs.start[r0:r1], col.runs.length[r0:r1])
+
+    def grid_view(self, name: str, grid: tuple[int, int, int, int]) -> np.ndarray:
+        return strided_rows(self.memory[self.group.fields[name].type], *grid)
 
     def read(self, name: str, i: int) -> np.ndarray:
         return self.memory[self.group.fields[name].type][self._addresses(name, i)]

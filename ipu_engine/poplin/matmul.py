@@ -114,68 +114,54 @@ def _build(
     # spread the partial products evenly over the available tiles
     tile_of = tiles_avail.start + (np.arange(count) * len(tiles_avail)) // count
     split_k = len(depth) > 1
-    if split_k:
-        partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
-        partial_runs: list[Runs] = []  # each partial block's runs, mapped to its tile
-    a_parts, b_parts, o_parts, shapes, tiles = [], [], [], [], []
+    # every vertex's block bounds, in (row block, column block, depth block) order
+    grid = np.stack(
+        np.meshgrid(
+            np.arange(len(rows)), np.arange(len(cols)), np.arange(len(depth)), indexing="ij"
+        ),
+        axis=-1,
+    ).reshape(-1, 3)
+    r0, r1 = (np.asarray(rows, dtype=np.int64)[grid[:, 0], j] for j in (0, 1))
+    c0, c1 = (np.asarray(cols, dtype=np.int64)[grid[:, 1], j] for j in (0, 1))
+    k0, k1 = (np.asarray(depth, dtype=np.int64)[grid[:, 2], j] for j in (0, 1))
+    d = grid[:, 2].astype(np.int64)
+    tiles = tile_of.astype(np.int32)
     out_tiles = np.zeros((m, n), dtype=np.int32)
     partials_apart = True  # the partials of every output on distinct tiles
-    i = 0
-    for r0, r1 in rows:
-        for c0, c1 in cols:
-            block_tiles = []
-            for d, (k0, k1) in enumerate(depth):
-                tile = int(tile_of[i])
-                i += 1
-                block_tiles.append(tile)
-                a_parts.append(_block(a, 0, r0, r1, k0, k1))
-                b_parts.append(_block(b, 0, k0, k1, c0, c1))
-                o_parts.append(_block(partials if split_k else out, d, r0, r1, c0, c1))
-                if split_k:
-                    partial_runs.append(o_parts[-1])
-                shapes.append((r1 - r0, k1 - k0, c1 - c0))
-                tiles.append(tile)
-            partials_apart &= len(set(block_tiles)) == len(block_tiles)
-            # the output block is spread over the tiles of its partials, so that each
-            # reduces a share of it (as PopLibs spreads the reduction)
-            size = (r1 - r0) * (c1 - c0)
-            share = np.arange(size) * len(block_tiles) // size
-            out_tiles[r0:r1, c0:c1] = np.asarray(block_tiles)[share].reshape(r1 - r0, c1 - c0)
+    for i in range(0, count, len(depth)):
+        block_tiles = tiles[i : i + len(depth)]
+        partials_apart &= np.unique(block_tiles).size == block_tiles.size
+        # the output block is spread over the tiles of its partials, so that each
+        # reduces a share of it (as PopLibs spreads the reduction)
+        br0, br1, bc0, bc1 = int(r0[i]), int(r1[i]), int(c0[i]), int(c1[i])
+        size = (br1 - br0) * (bc1 - bc0)
+        share = np.arange(size) * len(block_tiles) // size
+        out_tiles[br0:br1, bc0:bc1] = block_tiles[share].reshape(br1 - br0, bc1 - bc0)
     graph.set_tile_mapping_array(out, out_tiles)
+    in_col = EdgeColumn.from_blocks(a, r0, r1, k0, k1)
+    weights_col = EdgeColumn.from_blocks(b, k0, k1, c0, c1)
     if split_k:
-        graph.map_runs(partials, partial_runs, tiles)
+        partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
+        as_rows = partials.reshape([len(depth) * m, n])
+        out_col = EdgeColumn.from_blocks(as_rows, d * m + r0, d * m + r1, c0, c1)
+        runs, run_edge = out_col.edge_runs()
+        graph.map_runs(partials, [runs], [0], run_tiles=tiles[run_edge])
+    else:
+        out_col = EdgeColumn.from_blocks(out, r0, r1, c0, c1)
     cs = graph.add_compute_set("Conv_1/Convolve")
     block = graph.add_vertex_block(
         cs,
         matmul_partial(a.type),
-        np.asarray(tiles, dtype=np.int32),
-        {
-            "in": EdgeColumn.from_parts(a_parts),
-            "weights": EdgeColumn.from_parts(b_parts),
-            "out": EdgeColumn.from_parts(o_parts),
-        },
+        tiles,
+        {"in": in_col, "weights": weights_col, "out": out_col},
     )
-    shape_arr = np.asarray(shapes, dtype=np.uint32)
-    for j, name in enumerate(("m", "k", "n")):
-        block.state[name][:] = shape_arr[:, j]
+    for name, (lo, hi) in (("m", (r0, r1)), ("k", (k0, k1)), ("n", (c0, c1))):
+        block.state[name][:] = (hi - lo).astype(np.uint32)
     add_program(prog, Execute(cs), debug_id)
     if split_k and partials_apart:
         _reduce_partials(graph, partials, out, out_tiles, prog, debug_id)
     elif split_k:
         reduce_to(graph, partials, [1, 2], [0], out, "ADD", 1.0, prog, debug_id)
-
-
-def _block(t: Tensor, d: int, r0: int, r1: int, c0: int, c1: int) -> Runs | np.ndarray:
-    """Block [r0:r1, c0:c1] of ``t`` (of ``t[d]`` for a 3-D tensor): runs of its rows,
-    computed from the interval of a whole variable, else its address view."""
-    span = t.pool_range()
-    if span is None:
-        return t.addr[d, r0:r1, c0:c1] if t.rank == 3 else t.addr[r0:r1, c0:c1]
-    rows, cols = t.shape[-2:]
-    first = span[0] + d * rows * cols + np.arange(r0, r1, dtype=np.int64) * cols + c0
-    if c0 == 0 and c1 == cols:  # whole rows: one run
-        return Runs(first[:1], np.array([(r1 - r0) * cols], dtype=np.int64))
-    return Runs(first, np.full(r1 - r0, c1 - c0, dtype=np.int64))
 
 
 def _reduce_partials(
