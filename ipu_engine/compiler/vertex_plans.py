@@ -254,12 +254,16 @@ class _VertexRunner:
 
     def __init__(self, group: CodeletGroup) -> None:
         self.group = group
+        # per-vertex codelets bind addresses: made from runs once, here
+        self._addr = {name: f.column.addr for name, f in group.fields.items()}
         self.vertices = [self._bind(i) for i in range(group.count)]
+        del self._addr
 
     def _bind(self, i: int) -> list[tuple[str, Field, list[Access] | Access]]:
         bound = []
         for name, f in self.group.fields.items():
             col = f.column
+            addr = self._addr[name]
             if f.spec.vector_of_edges:
                 e0, e1 = int(col.edges_of_vertex[i]), int(col.edges_of_vertex[i + 1])
                 bound.append(
@@ -267,13 +271,13 @@ class _VertexRunner:
                         name,
                         f.spec,
                         [
-                            Access(f.type, col.addr[col.offsets[e] : col.offsets[e + 1]])
+                            Access(f.type, addr[col.offsets[e] : col.offsets[e + 1]])
                             for e in range(e0, e1)
                         ],
                     )
                 )
             else:
-                acc = Access(f.type, col.addr[col.offsets[i] : col.offsets[i + 1]])
+                acc = Access(f.type, addr[col.offsets[i] : col.offsets[i + 1]])
                 bound.append((name, f.spec, acc))
         return bound
 
