@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ipu_engine.runs import Runs
+from ipu_engine.runs import Runs, merge_adjacent
 from ipu_engine.types import Type
 
 if TYPE_CHECKING:
@@ -93,9 +93,9 @@ class RunsAccess:
 
     def __init__(self, elem_type: Type, runs: Runs) -> None:
         self.type = elem_type
-        self.runs = runs
+        self.runs = merge_adjacent(runs)  # runs that continue each other read as one
         self.size = runs.size
-        self.rows = _uniform(runs.start, runs.length)
+        self.rows = _uniform(self.runs.start, self.runs.length)
 
     @property
     def is_view(self) -> bool:

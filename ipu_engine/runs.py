@@ -60,7 +60,7 @@ def block_runs(addr: np.ndarray) -> Runs:
         rows = arr.reshape(-1, arr.shape[-1])
         if _rows_contiguous(rows):
             n = rows.shape[1]
-            return _merge_adjacent(rows[:, 0].astype(np.int64), np.full(rows.shape[0], n))
+            return merge_adjacent(rows[:, 0].astype(np.int64), np.full(rows.shape[0], n))
     return runs_of(arr)
 
 
@@ -74,8 +74,13 @@ def _rows_contiguous(rows: np.ndarray) -> bool:
     return bool((np.diff(rows, axis=1) == 1).all())
 
 
-def _merge_adjacent(start: np.ndarray, length: np.ndarray) -> Runs:
+def merge_adjacent(start: np.ndarray | Runs, length: np.ndarray | None = None) -> Runs:
     """Join runs that continue each other (a whole-row block is one run)."""
+    if isinstance(start, Runs):
+        start, length = start.start, start.length
+    keep = length > 0
+    if not keep.all():
+        start, length = start[keep], length[keep]
     if start.size <= 1:
         return Runs(start, length.astype(np.int64))
     joins = start[1:] != start[:-1] + length[:-1]

@@ -104,6 +104,16 @@ class EdgeColumn:
         runs = Runs(row_first[row] + c0[edge], width[edge])
         return cls(None, offsets, runs=runs, run_offsets=run_offsets)
 
+    def compressed(self) -> EdgeColumn:
+        """This column as runs when runs are worth keeping instead of its addresses."""
+        if self.runs is not None or self.edges_of_vertex is not None:
+            return self
+        runs, edge = self.edge_runs()
+        if not worth_runs(len(runs), self.size):
+            return self
+        run_offsets = np.searchsorted(edge, np.arange(len(self.offsets)), side="left")
+        return EdgeColumn(None, self.offsets, runs=runs, run_offsets=run_offsets.astype(np.int64))
+
     @property
     def addr(self) -> np.ndarray:
         if self._addr is not None:
