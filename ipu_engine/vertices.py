@@ -81,12 +81,9 @@ class EdgeColumn:
         """One edge per block ``matrix[r0:r1, c0:c1]`` (arrays of bounds), in bulk: one
         run per block row when the matrix's rows are contiguous (a whole variable, or a
         slice of one), else the blocks' addresses."""
-        rows, cols = matrix.shape
-        span = matrix.pool_range()
-        row_first: np.ndarray | None
-        if span is not None:
-            row_first = span[0] + np.arange(rows, dtype=np.int64) * cols
-        else:
+        cols = matrix.shape[1]
+        row_first = matrix.row_starts()  # a strided view with contiguous rows
+        if row_first is None:
             addr = matrix.addr
             contiguous = cols <= 1 or bool((np.diff(addr, axis=1) == 1).all())
             row_first = addr[:, 0].astype(np.int64) if contiguous and cols else None
