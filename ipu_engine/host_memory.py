@@ -5,6 +5,7 @@ operating system killing the process later."""
 from __future__ import annotations
 
 import os
+import time
 
 from ipu_engine.errors import HostMemoryError
 
@@ -28,11 +29,28 @@ def available_bytes() -> int | None:
         return None
 
 
+# the last reading of available memory: (monotonic time, bytes); graphs add many small
+# variables, so /proc/meminfo is read again only when a graph nears half of it, or 1 s on
+_last: list[tuple[float, int | None]] = [(-1.0, None)]
+
+
+def _available_cached() -> int | None:
+    now = time.monotonic()
+    when, value = _last[0]
+    if now - when > 1.0:
+        value = available_bytes()
+        _last[0] = (now, value)
+    return value
+
+
 def check_fits(name: str, shape: tuple[int, ...], elements: int, elem_size: int, held: int) -> int:
     """Raise ``HostMemoryError`` when a new variable's host bytes (its values when the
     engine loads, and its tile mapping now) do not fit in what is available beside the
     ``held`` bytes the graph's earlier variables will need. Returns the variable's bytes."""
     need = elements * (elem_size + MAPPING_BYTES)
+    available = _available_cached()
+    if available is None or need + held < available // 2:
+        return need
     available = available_bytes()
     if available is not None and need > available - held:
         raise HostMemoryError(
