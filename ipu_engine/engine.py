@@ -15,7 +15,7 @@ from typing import IO, Any
 import numpy as np
 
 from ipu_engine import pvti
-from ipu_engine.access import Access, Memory
+from ipu_engine.access import Access, Memory, RunsAccess, tensor_access
 from ipu_engine.compiler.executable import Executable, compile_programs
 from ipu_engine.errors import (
     EngineError,
@@ -89,7 +89,7 @@ class Engine:
         self._memory: Memory | None = None
         self._streams: dict[str, CircularBuffer | CallbackStream] = {}
         self._print_stream: IO[str] | None = None
-        self._handles: dict[tuple[str, str], tuple[Tensor, Access]] = {}
+        self._handles: dict[tuple[str, str], tuple[Tensor, Access | RunsAccess]] = {}
         self.run_count = 0
         self.last_run_steps = np.zeros(0, dtype=np.int32)
         self._report = AutoReport(self.options, self.program_name)
@@ -243,7 +243,7 @@ class Engine:
         with pvti.Tracepoint(pvti.tracePoplar, f"Engine::writeTensor({handle})"):
             self._write_tensor(handle, data)
 
-    def _handle(self, direction: str, handle: str) -> tuple[Tensor, Access]:
+    def _handle(self, direction: str, handle: str) -> tuple[Tensor, Access | RunsAccess]:
         """The tensor behind a host ``read`` or ``write`` handle and how to reach it in
         memory, worked out once per handle (runs read and write handles every step)."""
         key = (direction, handle)
@@ -256,7 +256,7 @@ class Engine:
                     f"no host {direction} handle {handle!r} (known: {known}); create it with "
                     f"graph.create_host_{direction}(handle, tensor)"
                 )
-            self._handles[key] = (tensor, Access(tensor.type, tensor.flat_addr()))
+            self._handles[key] = (tensor, tensor_access(tensor))
         return self._handles[key]
 
     def _write_tensor(self, handle: str, data: Any) -> None:

@@ -62,3 +62,7 @@ class OptionError(EngineError):
 
 class OutOfMemoryError(EngineError):
     """A tile needs more memory than the target has (Poplar's ``Out of memory on tile``)."""
+
+
+class HostMemoryError(GraphError):
+    """The graph would need more of this machine's memory than is available."""

@@ -22,7 +22,9 @@ from ipu_engine.errors import (
     TileMappingError,
 )
 from ipu_engine.graph_compute import ComputeSetsMixin
+from ipu_engine.host_memory import check_fits
 from ipu_engine.pool import UNMAPPED, ElementPool
+from ipu_engine.runs import Runs, runs_of
 from ipu_engine.streams import DataStream, StreamDirection
 from ipu_engine.target import Device, Target
 from ipu_engine.tensor import Tensor
@@ -74,6 +76,7 @@ class Graph(ComputeSetsMixin):
         self._pools: dict[Type, ElementPool] = {}
         self._codelets: dict[str, type[Vertex]] = {}
         self._num_vertices = 0
+        self._host_bytes = 0  # host memory the variables will need (values + mapping)
         self._tile_ranges: list[range] = []  # pushed by virtual_graph.on_tiles / on_ipu
 
     @property
@@ -120,6 +123,7 @@ class Graph(ComputeSetsMixin):
         name = scoped_name(name or f"{'constant' if values is not None else 'var'}{var_id}")
         shape_t = _shape(shape, name)
         size = int(np.prod(shape_t, dtype=np.int64))
+        self._host_bytes += check_fits(name, shape_t, size, elem_type.size, self._host_bytes)
         base = self.pool(elem_type).allocate(size, var_id)
         debug_id = self.debug.add(name.rsplit("/", 1)[-1], api, {"shape": list(shape_t)})
         self.variables.append(
@@ -127,16 +131,14 @@ class Graph(ComputeSetsMixin):
         )
         if values is not None:
             self.constant_values[var_id] = values
-        addr = np.arange(base, base + size, dtype=np.int64).reshape(shape_t)
-        addr.flags.writeable = False
-        return Tensor(self, elem_type, addr, name)
+        return Tensor(self, elem_type, None, name, interval=(base, shape_t))
 
     def clone(self, tensor: Tensor, name: str = "") -> Tensor:
         """A new variable like ``tensor``: same type, shape and tile mapping."""
         self._own(tensor, "clone")
         out = self.add_variable(tensor.type, tensor.shape, name or f"{tensor.name}_clone")
         tiles = self.tile_array(tensor)
-        self.pool(out.type).tile_of.data[out.flat_addr()] = tiles
+        self.pool(out.type).tiles.paint_elements(out.flat_index(), tiles)
         return out
 
     # -- tile mapping -----------------------------------------------------------------
@@ -149,21 +151,35 @@ class Graph(ComputeSetsMixin):
             target.block.tiles[target.index] = int(tile)
             return
         self._own(target, "set_tile_mapping")
-        column = self.pool(target.type).tile_of.data
+        tile_map = self.pool(target.type).tiles
         if isinstance(tile, int | np.integer):
             self.target.check_tile(int(tile), f"tensor {target.name!r}")
-            column[target.flat_addr()] = int(tile)
+            tile_map.paint_elements(target.flat_index(), int(tile))
             return
-        flat = target.flat_addr()
+        size = target.num_elements
+        begins, ends, tiles = [], [], []
         for tile_id, intervals in enumerate(tile):
             for begin, end in intervals:
-                if not 0 <= begin <= end <= len(flat):
+                if not 0 <= begin <= end <= size:
                     raise TileMappingError(
                         f"tile mapping of {target.name!r}: interval [{begin}, {end}) on tile "
-                        f"{tile_id} is outside its {len(flat)} elements"
+                        f"{tile_id} is outside its {size} elements"
                     )
                 self.target.check_tile(tile_id, f"tensor {target.name!r}")
-                column[flat[begin:end]] = tile_id
+                begins.append(begin)
+                ends.append(end)
+                tiles.append(tile_id)
+        if not begins:
+            return
+        begin_a, end_a = np.asarray(begins, np.int64), np.asarray(ends, np.int64)
+        span = target.pool_range()
+        if span is not None:  # a whole variable: the intervals are pool intervals
+            tile_map.paint(span[0] + begin_a, end_a - begin_a, np.asarray(tiles, np.int32))
+            return
+        flat = target.flat_addr()
+        element_tiles = np.repeat(np.asarray(tiles, np.int32), end_a - begin_a)
+        index = np.concatenate([flat[b:e] for b, e in zip(begins, ends, strict=True)])
+        tile_map.paint_elements(index, element_tiles)
 
     def set_tile_mapping_array(self, tensor: Tensor, tiles: np.ndarray) -> None:
         """Map every element of ``tensor`` to its own tile in one call (library ops use it)."""
@@ -177,12 +193,39 @@ class Graph(ComputeSetsMixin):
         if tiles.size and (tiles.min() < 0 or tiles.max() >= self.target.num_tiles):
             bad = int(tiles.max() if tiles.max() >= self.target.num_tiles else tiles.min())
             self.target.check_tile(bad, f"tensor {tensor.name!r}")
-        self.pool(tensor.type).tile_of.data[tensor.flat_addr()] = tiles
+        self.pool(tensor.type).tiles.paint_elements(tensor.flat_index(), tiles)
+
+    def map_runs(
+        self,
+        tensor: Tensor,
+        runs: Sequence[Runs | np.ndarray],
+        tiles: Sequence[int],
+        run_tiles: np.ndarray | None = None,
+    ) -> None:
+        """Map each part of ``tensor`` (runs of its addresses, or an address view) to its
+        tile in one call (or each run to its own of ``run_tiles``): library ops map
+        thousands of blocks this way."""
+        self._own(tensor, "map_runs")
+        parts = [r if isinstance(r, Runs) else runs_of(r) for r in runs]
+        if not parts:
+            return
+        counts = np.array([len(p) for p in parts], dtype=np.int64)
+        if run_tiles is None:
+            run_tiles = np.repeat(np.asarray(tiles, dtype=np.int64), counts)
+        run_tiles = np.asarray(run_tiles, dtype=np.int64)
+        if run_tiles.size and (run_tiles.min() < 0 or run_tiles.max() >= self.target.num_tiles):
+            bad = int(run_tiles.max() if run_tiles.min() >= 0 else run_tiles.min())
+            self.target.check_tile(bad, f"tensor {tensor.name!r}")
+        self.pool(tensor.type).tiles.paint(
+            np.concatenate([p.start for p in parts]),
+            np.concatenate([p.length for p in parts]),
+            run_tiles.astype(np.int32),
+        )
 
     def tile_array(self, tensor: Tensor) -> np.ndarray:
         """The tile of every element of ``tensor`` (row-major), -1 where unmapped."""
         self._own(tensor, "tile_array")
-        return self.pool(tensor.type).tile_of.data[tensor.flat_addr()]
+        return self.pool(tensor.type).tiles.element_tiles(tensor.flat_index())
 
     def get_tile_mapping(self, tensor: Tensor) -> list[list[tuple[int, int]]]:
         """Poplar's mapping: for each tile, the [begin, end) intervals of the flat tensor."""

@@ -18,8 +18,10 @@ from ipu_engine.errors import GraphError, ProgramError, ShapeError
 from ipu_engine.graph import Graph
 from ipu_engine.program import Execute, Program
 from ipu_engine.program import Sequence as SequenceProgram
+from ipu_engine.runs import Runs
 from ipu_engine.tensor import Tensor
 from ipu_engine.vertex import Vertex
+from ipu_engine.vertices import EdgeColumn
 
 
 @contextlib.contextmanager
@@ -99,12 +101,18 @@ class TileSplit:
     order: np.ndarray | None  # flat element order grouped by tile, None if already grouped
     offsets: np.ndarray  # (V + 1,) start of each vertex's elements in that order
 
-    def edge(self, tensor: Tensor) -> tuple[np.ndarray, np.ndarray]:
-        """(addresses, offsets) of ``tensor``'s elements matching each vertex."""
+    def edge(self, tensor: Tensor) -> EdgeColumn:
+        """``tensor``'s elements matching each vertex: one run per vertex for a whole
+        variable in tile order, else addresses (kept as runs where they are runs)."""
+        span = tensor.pool_range()
+        if span is not None and self.order is None:
+            runs = Runs(span[0] + self.offsets[:-1], np.diff(self.offsets))
+            run_offsets = np.arange(self.offsets.size, dtype=np.int64)
+            return EdgeColumn(None, self.offsets, runs=runs, run_offsets=run_offsets)
         addr = tensor.flat_addr()
         if self.order is not None:
             addr = addr[self.order]
-        return addr, self.offsets
+        return EdgeColumn(addr, self.offsets).compressed()
 
 
 def split_by_tile(graph: Graph, tensor: Tensor) -> TileSplit:

@@ -1,41 +1,18 @@
 """Element pools: the graph's storage for one element type, and each element's tile.
 
 Every variable and constant of a type is a contiguous range of its pool, so an element
-address is one integer, views are integer arrays, and the tile of every element is one
-int32 column (-1 while unmapped).
+address is one integer and views are integer arrays. The tile mapping is kept as
+intervals per variable (``tile_map.TileMap``), not one tile per element.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.tile_map import UNMAPPED, TileMap
 from ipu_engine.types import Type
 
-UNMAPPED = -1
-
-
-class GrowableColumn:
-    """A numpy column that grows by doubling, so appending n items costs O(n) overall."""
-
-    def __init__(self, dtype: np.dtype | type, fill: int | float = 0, capacity: int = 1024) -> None:
-        self._fill = fill
-        self._data = np.full(capacity, fill, dtype=dtype)
-        self.size = 0
-
-    def extend(self, n: int) -> tuple[int, int]:
-        """Make room for n more items and return their [begin, end) range."""
-        begin, end = self.size, self.size + n
-        if end > len(self._data):
-            grown = np.full(max(end, 2 * len(self._data)), self._fill, dtype=self._data.dtype)
-            grown[: self.size] = self._data[: self.size]
-            self._data = grown
-        self.size = end
-        return begin, end
-
-    @property
-    def data(self) -> np.ndarray:
-        """The used part: a view that later growth may detach, so do not keep it."""
-        return self._data[: self.size]
+__all__ = ["UNMAPPED", "ElementPool", "split_by_tile"]
 
 
 class ElementPool:
@@ -43,17 +20,17 @@ class ElementPool:
 
     def __init__(self, elem_type: Type) -> None:
         self.type = elem_type
-        self.tile_of = GrowableColumn(np.int32, UNMAPPED)
+        self.tiles = TileMap()
         self.var_base: list[int] = []  # first address of each variable in this pool
         self.var_id: list[int] = []  # graph-wide variable id of each of those
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def size(self) -> int:
-        return self.tile_of.size
+        return self.tiles.size
 
     def allocate(self, n: int, var_id: int) -> int:
-        begin, _ = self.tile_of.extend(n)
+        begin = self.tiles.add_variable(n)
         self.var_base.append(begin)
         self.var_id.append(var_id)
         self._arrays = None
@@ -81,3 +58,47 @@ class ElementPool:
         touched = np.zeros(len(bases), dtype=bool)
         touched[np.searchsorted(bases, addr, side="right") - 1] = True
         return ids[touched]
+
+    def variables_in_runs(self, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """The distinct variable ids that runs ``[start, start + length)`` touch, sorted."""
+        keep = length > 0
+        if not keep.any():
+            return np.zeros(0, dtype=np.int64)
+        bases, ids = self._bases_and_ids()
+        first = np.searchsorted(bases, start[keep], side="right") - 1
+        last = np.searchsorted(bases, start[keep] + length[keep] - 1, side="right") - 1
+        marks = np.zeros(len(bases) + 1, dtype=np.int64)
+        np.add.at(marks, first, 1)
+        np.add.at(marks, last + 1, -1)
+        return ids[np.cumsum(marks[:-1]) > 0]
+
+    def tile_runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tile mapping as intervals: (first address, tile) of each run of elements
+        that share a tile, in address order."""
+        return self.tiles.runs()
+
+
+def split_by_tile(
+    tile_runs: tuple[np.ndarray, np.ndarray],
+    pool_size: int,
+    start: np.ndarray,
+    length: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cut runs where the tile mapping changes: (piece start, piece length, tile of its
+    elements, index of the run it came from)."""
+    run_start, run_tile = tile_runs
+    keep = np.flatnonzero(length > 0)
+    start, length = start[keep], length[keep]
+    first = np.searchsorted(run_start, start, side="right") - 1
+    last = np.searchsorted(run_start, start + length - 1, side="right") - 1
+    count = last - first + 1
+    source = np.repeat(np.arange(start.size), count)
+    offset_in_run = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    piece_run = first[source] + offset_in_run
+    following = piece_run + 1
+    run_end = np.full(piece_run.size, pool_size, dtype=np.int64)
+    inside = following < run_start.size
+    run_end[inside] = run_start[following[inside]]
+    p_start = np.maximum(start[source], run_start[piece_run])
+    p_end = np.minimum(start[source] + length[source], run_end)
+    return p_start, p_end - p_start, run_tile[piece_run], keep[source]

@@ -3,7 +3,11 @@
 A tensor is an array of element addresses into the graph's memory pool for its
 element type. Slicing, reshaping and transposing are numpy views of that address
 array, so they cost nothing and always alias the variable they came from; ``concat``
-builds a new address array from its parts.
+builds a new address array from its parts. A whole variable, and every view that numpy
+could express as a strided view of it (slices, transposes, dim shuffles, reshapes that
+need no copy, ...), is only an affine map ``address = offset + index . strides`` until an
+operation asks for its addresses: library ops that work on intervals never make them.
+Concatenations, broadcasts and advanced indexing are address arrays.
 """
 
 from __future__ import annotations
@@ -23,26 +27,77 @@ if TYPE_CHECKING:
 class Tensor:
     """A reference to a set of elements of one or more variables, with a shape."""
 
-    __slots__ = ("addr", "graph", "name", "type")
+    __slots__ = ("_addr", "_affine", "_shape", "graph", "name", "type")
 
-    def __init__(self, graph: Graph, elem_type: Type, addr: np.ndarray, name: str) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        elem_type: Type,
+        addr: np.ndarray | None,
+        name: str,
+        interval: tuple[int, tuple[int, ...]] | None = None,
+        affine: tuple[int, tuple[int, ...], tuple[int, ...]] | None = None,
+    ) -> None:
         self.graph = graph
         self.type = elem_type
-        self.addr = addr
+        self._addr = addr
         self.name = name
+        if interval is not None:  # a whole variable: first address and shape, row-major
+            affine = (int(interval[0]), tuple(interval[1]), _c_strides(interval[1]))
+        # (offset, shape, strides in elements) of a strided view of the pool, else None
+        self._affine = affine
+        self._shape = tuple(int(n) for n in (addr.shape if addr is not None else affine[1]))
+
+    @property
+    def addr(self) -> np.ndarray:
+        """The address of every element (made from the affine map on first use)."""
+        if self._addr is None:
+            offset, shape, strides = self._affine  # type: ignore[misc]
+            addr = np.full(shape, offset, dtype=np.int64)
+            for k, (n, step) in enumerate(zip(shape, strides, strict=True)):
+                if n > 1 and step:
+                    axis = [1] * len(shape)
+                    axis[k] = n
+                    addr += (np.arange(n, dtype=np.int64) * step).reshape(axis)
+            addr.flags.writeable = False
+            self._addr = addr
+        return self._addr
+
+    @property
+    def affine(self) -> tuple[int, tuple[int, ...], tuple[int, ...]] | None:
+        """(offset, shape, strides) in elements when the tensor is a strided view."""
+        return self._affine
 
     # -- what it is -------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(int(n) for n in self.addr.shape)
+        return self._shape
 
     @property
     def rank(self) -> int:
-        return self.addr.ndim
+        return len(self._shape)
 
     @property
     def num_elements(self) -> int:
-        return int(self.addr.size)
+        return int(np.prod(self._shape, dtype=np.int64))
+
+    def pool_range(self) -> tuple[int, int] | None:
+        """``(begin, end)`` in the pool when the tensor's elements are one run in order."""
+        if self._affine is None:
+            return None
+        offset, shape, strides = self._affine
+        if any(n > 1 and s != c for n, s, c in zip(shape, strides, _c_strides(shape), strict=True)):
+            return None
+        return offset, offset + self.num_elements
+
+    def row_starts(self) -> np.ndarray | None:
+        """For a 2-D strided view whose rows are runs: the first address of each row."""
+        if self._affine is None or self.rank != 2:
+            return None
+        offset, (rows, cols), (row_step, col_step) = self._affine
+        if cols > 1 and col_step != 1:
+            return None
+        return offset + np.arange(rows, dtype=np.int64) * row_step
 
     @property
     def element_type(self) -> Type:
@@ -62,13 +117,29 @@ class Tensor:
     def __repr__(self) -> str:
         return f"Tensor({self.name!r}, {self.type!r}, shape={self.shape})"
 
+    def _space(self, key: object = None) -> np.ndarray:
+        """What views are taken of: a strided stand-in for an affine tensor (a byte array
+        over one dummy byte whose strides are the element strides: numpy computes a view's
+        offset and strides without touching memory), else the addresses. ``key``: an index
+        with arrays in it needs the addresses (numpy would read to gather)."""
+        if self._affine is None or (key is not None and not _basic(key)):
+            return self.addr
+        _, shape, strides = self._affine
+        return np.lib.stride_tricks.as_strided(_DUMMY, shape=shape, strides=strides)
+
     def _view(self, addr: np.ndarray, suffix: str) -> Tensor:
-        return Tensor(self.graph, self.type, addr, f"{self.name}{suffix}")
+        name = f"{self.name}{suffix}"
+        if addr.dtype == np.uint8 and self._affine is not None:  # a view of the stand-in
+            moved = addr.__array_interface__["data"][0] - _DUMMY.__array_interface__["data"][0]
+            affine = (self._affine[0] + moved, addr.shape, addr.strides)
+            return Tensor(self.graph, self.type, None, name, affine=affine)
+        return Tensor(self.graph, self.type, addr, name)
 
     # -- views ------------------------------------------------------------------------
     def __getitem__(self, key: int | slice | tuple) -> Tensor:
         try:
-            addr = self.addr[key]
+            space = self._space(key)
+            addr = space[_with_ellipsis(key)] if space.dtype == np.uint8 else space[key]
         except IndexError as exc:
             raise ShapeError(f"tensor {self.name!r} of shape {self.shape}: {exc}") from None
         return self._view(np.asarray(addr), f"[{_key_text(key)}]")
@@ -96,13 +167,13 @@ class Tensor:
                 self._check_bounds(d, b, e)
                 key.append(slice(b, e))
             text = ",".join(f"{b}:{e}" for b, e in zip(begin, end, strict=True))
-            return self._view(self.addr[tuple(key)], f"[{text}]")
+            return self._view(self._space()[tuple(key)], f"[{text}]")
         if end is None:
             raise ShapeError(f"slice of {self.name!r} needs an end index")
         dim = self._dim(dim, "slice")
         self._check_bounds(dim, int(begin), int(end))
         key = (slice(None),) * dim + (slice(int(begin), int(end)),)
-        return self._view(self.addr[key], f".slice({begin},{end},{dim})")
+        return self._view(self._space()[key], f".slice({begin},{end},{dim})")
 
     def _check_bounds(self, dim: int, begin: int, end: int) -> None:
         size = self.shape[dim]
@@ -126,19 +197,30 @@ class Tensor:
                 f"cannot reshape tensor {self.name!r} of shape {self.shape} "
                 f"({self.num_elements} elements) to {shape}"
             )
-        return self._view(self.addr.reshape(shape), f".reshape{shape}")
+        return self._view(self._reshaped(shape), f".reshape{shape}")
 
     def flatten(self, begin: int | None = None, end: int | None = None) -> Tensor:
         """All dimensions into one, or Poplar's ``flatten(dimBegin, dimEnd)``."""
         if begin is None:
-            return self._view(self.addr.reshape(-1), ".flatten()")
+            return self._view(self._reshaped((self.num_elements,)), ".flatten()")
         end = self.rank if end is None else end
         if not 0 <= begin < end <= self.rank:
             raise ShapeError(
                 f"flatten({begin}, {end}) is outside tensor {self.name!r} {self.shape}"
             )
-        shape = (*self.shape[:begin], -1, *self.shape[end:])
-        return self._view(self.addr.reshape(shape), f".flatten({begin},{end})")
+        middle = int(np.prod(self.shape[begin:end], dtype=np.int64))
+        shape = (*self.shape[:begin], middle, *self.shape[end:])
+        return self._view(self._reshaped(shape), f".flatten({begin},{end})")
+
+    def _reshaped(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The reshaped stand-in when numpy can reshape it without a copy, else the
+        reshaped addresses (a copy would read the stand-in's memory)."""
+        if self._affine is not None:
+            try:
+                return self._space().reshape(shape, copy=False)
+            except ValueError:
+                pass
+        return self.addr.reshape(shape)
 
     def transpose(self) -> Tensor:
         """Swap the two dimensions of a matrix (Poplar transposes 2-D tensors only)."""
@@ -147,7 +229,7 @@ class Tensor:
                 f"transpose needs a 2-D tensor but {self.name!r} has shape {self.shape}; "
                 "use dim_shuffle for other ranks"
             )
-        return self._view(self.addr.T, ".transpose()")
+        return self._view(self._space().T, ".transpose()")
 
     def dim_shuffle(self, permutation: Sequence[int]) -> Tensor:
         perm = [int(p) for p in permutation]
@@ -156,15 +238,15 @@ class Tensor:
                 f"dim_shuffle {perm} is not a permutation of the {self.rank} "
                 f"dimensions of {self.name!r}"
             )
-        return self._view(self.addr.transpose(perm), f".dim_shuffle({perm})")
+        return self._view(self._space().transpose(perm), f".dim_shuffle({perm})")
 
     def dim_roll(self, dim: int, new_dim: int = 0) -> Tensor:
         dim, new_dim = self._dim(dim, "dim_roll"), self._dim(new_dim, "dim_roll")
-        return self._view(np.moveaxis(self.addr, dim, new_dim), f".dim_roll({dim},{new_dim})")
+        return self._view(np.moveaxis(self._space(), dim, new_dim), f".dim_roll({dim},{new_dim})")
 
     def expand(self, dims: Sequence[int]) -> Tensor:
         """Insert singleton dimensions at the given positions."""
-        addr = self.addr
+        addr = self._space()
         for d in sorted(int(d) for d in dims):
             if not 0 <= d <= addr.ndim:
                 raise ShapeError(f"expand: position {d} is outside tensor {self.name!r}")
@@ -173,11 +255,11 @@ class Tensor:
 
     def squeeze(self, dims: Sequence[int] | None = None) -> Tensor:
         if dims is None:
-            return self._view(np.squeeze(self.addr), ".squeeze()")
+            return self._view(np.squeeze(self._space()), ".squeeze()")
         for d in dims:
             if self.shape[d] != 1:
                 raise ShapeError(f"squeeze: dimension {d} of {self.name!r} {self.shape} is not 1")
-        return self._view(np.squeeze(self.addr, axis=tuple(dims)), f".squeeze({list(dims)})")
+        return self._view(np.squeeze(self._space(), axis=tuple(dims)), f".squeeze({list(dims)})")
 
     def broadcast(self, times: int, dim: int) -> Tensor:
         """Repeat the tensor ``times`` along ``dim``: the copies alias the same elements."""
@@ -189,14 +271,14 @@ class Tensor:
     def reverse(self, dim: int) -> Tensor:
         dim = self._dim(dim, "reverse")
         key = (slice(None),) * dim + (slice(None, None, -1),)
-        return self._view(self.addr[key], f".reverse({dim})")
+        return self._view(self._space()[key], f".reverse({dim})")
 
     def subsample(self, stride: int, dim: int) -> Tensor:
         dim = self._dim(dim, "subsample")
         if stride < 1:
             raise ShapeError(f"subsample stride must be at least 1, got {stride}")
         key = (slice(None),) * dim + (slice(None, None, int(stride)),)
-        return self._view(self.addr[key], f".subsample({stride},{dim})")
+        return self._view(self._space()[key], f".subsample({stride},{dim})")
 
     def concat(self, other: Tensor, dim: int = 0) -> Tensor:
         return concat([self, other], dim)
@@ -205,6 +287,12 @@ class Tensor:
     def flat_addr(self) -> np.ndarray:
         """Element addresses in row-major order, as one contiguous int64 array."""
         return np.ascontiguousarray(self.addr.reshape(-1))
+
+    def flat_index(self) -> np.ndarray | slice:
+        """What indexes this tensor's elements in a pool column: a slice for a whole
+        variable (no per-element addresses made), else the addresses."""
+        span = self.pool_range()
+        return slice(*span) if span is not None else self.flat_addr()
 
 
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -233,6 +321,34 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     addr.flags.writeable = False
     names = ",".join(t.name for t in tensors[:4]) + (",..." if len(tensors) > 4 else "")
     return Tensor(first.graph, first.type, addr, f"concat({names})")
+
+
+_DUMMY = np.zeros(1, dtype=np.uint8)
+
+
+def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(tuple(shape)):
+        strides.append(step)
+        step *= int(n)
+    return tuple(reversed(strides))
+
+
+def _basic(key: object) -> bool:
+    """Whether ``key`` is basic indexing (ints, slices, None, ...): a view, no gather."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(
+        isinstance(p, slice | int | np.integer) or p is None or p is Ellipsis
+        for p in parts
+        if not isinstance(p, bool)
+    ) and not any(isinstance(p, bool) for p in parts)
+
+
+def _with_ellipsis(key: object) -> tuple:
+    """``key`` ending in ``...`` so that indexing every dimension gives a 0-d view, not a
+    scalar read from memory."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return parts if Ellipsis in parts else (*parts, Ellipsis)
 
 
 def _key_text(key: object) -> str:

@@ -208,9 +208,13 @@ class VertexBatch:
         offsets: dict[str, np.ndarray],
         edge_offsets: dict[str, np.ndarray],
         state: dict[str, np.ndarray],
+        views: Callable[[str], list[np.ndarray] | None] | None = None,
+        per_vertex: Any = None,
     ) -> None:
         self.count = count
         self.tiles = tiles
+        self._views = views
+        self._per_vertex = per_vertex
         self._data = data
         self._offsets = offsets
         self._edge_offsets = edge_offsets
@@ -218,6 +222,32 @@ class VertexBatch:
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self._data[name]
+
+    def vertex_grids(self, name: str) -> list[tuple[int, int, int, int]] | None:
+        """Each vertex's elements of field ``name`` as (first address, rows, row length,
+        row stride) -- equally long, equally spaced runs -- when every vertex's edge is
+        such a block of memory; None otherwise (then use ``batch[name]``)."""
+        return self._views(name) if self._views is not None else None
+
+    def grid_view(self, name: str, grid: tuple[int, int, int, int]) -> np.ndarray:
+        """A [rows, row length] view of engine memory for ``grid`` in field ``name``'s
+        pool; writing into it writes memory."""
+        return self._per_vertex.grid_view(name, grid)
+
+    def vertex_views(self, name: str) -> list[np.ndarray] | None:
+        """Each vertex's elements of field ``name`` as a 2-D view of engine memory, when
+        ``vertex_grids`` has them; writing into an output's view writes memory."""
+        grids = self.vertex_grids(name)
+        return None if grids is None else [self.grid_view(name, g) for g in grids]
+
+    def vertex_values(self, name: str, i: int) -> np.ndarray:
+        """Vertex ``i``'s elements of field ``name``, read from memory (for codelets that
+        go vertex by vertex rather than gather every vertex's data at once)."""
+        return self._per_vertex.read(name, i)
+
+    def set_vertex_values(self, name: str, i: int, values: np.ndarray) -> None:
+        """Write vertex ``i``'s elements of output field ``name`` to memory."""
+        self._per_vertex.write(name, i, values)
 
     def offsets(self, name: str) -> np.ndarray:
         """Start of each vertex's data in ``batch[name]``, plus the end (count + 1 values).

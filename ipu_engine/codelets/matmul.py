@@ -31,10 +31,100 @@ class MatMulPartialVertex(Vertex):
         return 2 * m * n * k
 
 
+Matrix = tuple[int, int, int, int]  # first address, rows, columns, row stride
+
+
+def _blocks_in_place(batch: VertexBatch, m: np.ndarray, k: np.ndarray, n: np.ndarray) -> bool:
+    """Each vertex's product straight from and into engine memory when its edges are
+    blocks of matrices (the planner's layout): no gathered copies of the operands.
+    Vertices whose blocks lie side by side or one under the other run as one product."""
+    grids = [batch.vertex_grids(f) for f in ("in", "weights", "out")]
+    if any(g is None for g in grids):
+        return False
+    shapes = np.stack([m, k, k, n, m, n], axis=1).tolist()
+    blocks = []
+    for (ga, gb, go), (ma, ka, kb, nb, mo, no) in zip(
+        zip(*grids, strict=True), shapes, strict=True
+    ):
+        a, b, o = _matrix(ga, ma, ka), _matrix(gb, kb, nb), _matrix(go, mo, no)
+        if a is None or b is None or o is None:
+            return False
+        blocks.append((a, b, o))
+    for a, b, o in _stacked(_side_by_side(blocks)):
+        views = (batch.grid_view(f, g) for f, g in (("in", a), ("weights", b), ("out", o)))
+        va, vb, vo = views
+        np.matmul(va, vb, out=vo)
+    return True
+
+
+def _matrix(grid: tuple[int, int, int, int], rows: int, cols: int) -> Matrix | None:
+    """A vertex's edge as a [rows, cols] matrix of memory, if it is one."""
+    first, count, length, stride = grid
+    if count == rows and length == cols:
+        return (first, rows, cols, stride)
+    if count == 1 and length == rows * cols:
+        return (first, rows, cols, cols)
+    return None
+
+
+def _side_by_side(blocks: list[tuple[Matrix, Matrix, Matrix]]) -> list[tuple[Matrix, ...]]:
+    """Join products of one ``in`` block by ``weights`` blocks lying side by side into
+    outputs side by side: one larger product computes the same elements."""
+    blocks = sorted(blocks)
+    joined: list[tuple[Matrix, Matrix, Matrix]] = []
+    for a, b, o in blocks:
+        if joined and joined[-1][0] == a:
+            pa, pb, po = joined[-1]
+            wb, wo = _widened(pb, b), _widened(po, o)
+            if wb is not None and wo is not None:
+                joined[-1] = (pa, wb, wo)
+                continue
+        joined.append((a, b, o))
+    return joined
+
+
+def _stacked(blocks: list[tuple[Matrix, ...]]) -> list[tuple[Matrix, ...]]:
+    """Join products by one ``weights`` block of ``in`` blocks one under the other into
+    outputs one under the other (the row-wise counterpart of ``_side_by_side``)."""
+    blocks = sorted(blocks, key=lambda t: (t[1], t[0]))
+    joined: list[tuple[Matrix, ...]] = []
+    for a, b, o in blocks:
+        if joined and joined[-1][1] == b:
+            pa, pb, po = joined[-1]
+            ta, to = _lengthened(pa, a), _lengthened(po, o)
+            if ta is not None and to is not None:
+                joined[-1] = (ta, pb, to)
+                continue
+        joined.append((a, b, o))
+    return joined
+
+
+def _widened(left: Matrix, right: Matrix) -> Matrix | None:
+    """``left`` and ``right`` as one matrix when ``right`` continues ``left``'s rows."""
+    first, rows, cols, stride = left
+    r_first, r_rows, r_cols, r_stride = right
+    if r_rows != rows or r_first != first + cols or (rows > 1 and r_stride != stride):
+        return None
+    if rows > 1 and cols + r_cols > stride:
+        return None
+    return (first, rows, cols + r_cols, stride if rows > 1 else cols + r_cols)
+
+
+def _lengthened(top: Matrix, bottom: Matrix) -> Matrix | None:
+    """``top`` and ``bottom`` as one matrix when ``bottom``'s rows continue ``top``'s."""
+    first, rows, cols, stride = top
+    b_first, b_rows, b_cols, b_stride = bottom
+    if b_cols != cols or b_stride != stride or b_first != first + rows * stride:
+        return None
+    return (first, rows + b_rows, cols, stride)
+
+
 @functools.cache
 def matmul_partial(dtype: Type) -> type[Vertex]:
     def compute_batch(cls: type, batch: VertexBatch) -> None:
         m, k, n = (batch.state(s).astype(np.int64) for s in ("m", "k", "n"))
+        if _blocks_in_place(batch, m, k, n):
+            return
         shapes = np.stack([m, k, n], axis=1)
         a_off, b_off, o_off = (batch.offsets(f)[:-1] for f in ("in", "weights", "out"))
         a, b, out = batch["in"], batch["weights"], batch["out"]

@@ -55,9 +55,22 @@ class ReduceVertex(Vertex):
 
 
 @functools.cache
-def reduce_codelet(op: str, dtype: Type) -> type[Vertex]:
+def reduce_codelet(op: str, dtype: Type, partials_major: bool = False) -> type[Vertex]:
+    """The reduce codelet of ``op`` on ``dtype``. ``partials_major``: a vertex's inputs
+    are its first partial of every output, then its second, ... (so that they are runs of
+    a partials tensor); the same vertex to the model, another inner loop to the engine."""
     ufunc = REDUCE_UFUNCS[op]
     square = op == "SQUARE_ADD"
+
+    def compute_partials_major(cls: type, batch: VertexBatch) -> None:
+        partials = batch.state("numPartials").astype(np.int64)
+        scale = batch.state("scale")
+        for i in range(batch.count):
+            data = batch.vertex_values("in", i).reshape(int(partials[i]), -1)
+            result = ufunc.reduce(np.square(data) if square else data, axis=0)
+            if scale[i] != 1:
+                result = result * scale[i]
+            batch.set_vertex_values("out", i, result)
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
         data = batch["in"]
@@ -82,7 +95,12 @@ def reduce_codelet(op: str, dtype: Type) -> type[Vertex]:
             "scale": State(FLOAT, 1.0),
             "op": op,
             "type_name": f"popops::Reduce<popops::ReduceOperation::{op},{dtype.name}>",
-            "compute_batch": classmethod(compute_batch),
+            "compute_batch": classmethod(
+                compute_partials_major if partials_major else compute_batch
+            ),
         },
     )
+    if partials_major:  # built in, but looked up by name as the plain reduce
+        cls.builtin = True
+        return cls
     return register_builtin(cls)

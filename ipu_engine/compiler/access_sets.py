@@ -14,7 +14,9 @@ from ipu_engine.arrays import unique
 from ipu_engine.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.graph import Graph
 from ipu_engine.model.exchange import ExchangePlan, Transfer, plan_exchange
+from ipu_engine.pool import split_by_tile
 from ipu_engine.tensor import Tensor
+from ipu_engine.types import Type
 
 
 @dataclass(frozen=True)
@@ -28,30 +30,56 @@ class ComputeSetFacts:
 
 
 def variables_of(graph: Graph, tensor: Tensor) -> np.ndarray:
-    return graph.pool(tensor.type).variables_touched(tensor.flat_addr())
+    pool = graph.pool(tensor.type)
+    span = tensor.pool_range()
+    if span is not None:
+        return pool.variables_in_runs(np.array([span[0]]), np.array([span[1] - span[0]]))
+    return pool.variables_touched(tensor.flat_addr())
 
 
-def compute_set_facts(graph: Graph, plan: ComputeSetPlan) -> ComputeSetFacts:
+TileRuns = dict[Type, tuple[np.ndarray, np.ndarray]]
+
+
+def tile_runs_of(graph: Graph, elem_type: Type, cache: TileRuns) -> tuple[np.ndarray, np.ndarray]:
+    """The pool's tile mapping as intervals, made once per compile (``cache``)."""
+    if elem_type not in cache:
+        cache[elem_type] = graph.pool(elem_type).tile_runs()
+    return cache[elem_type]
+
+
+def compute_set_facts(
+    graph: Graph, plan: ComputeSetPlan, tile_runs: TileRuns | None = None
+) -> ComputeSetFacts:
+    """Variables read and written and the exchanges of one compute set, from the runs of
+    its edges: no per-element arrays when edges are runs."""
+    cache: TileRuns = {} if tile_runs is None else tile_runs
     pool_ids = {t: i for i, t in enumerate(graph.pools)}
     reads, writes, pre, post = [], [], [], []
     for group in plan.groups:
         for name, f in group.fields.items():
-            addr = f.column.addr
-            if addr.size == 0:
+            col = f.column
+            if col.size == 0:
                 continue
             pool = graph.pool(f.type)
-            var_ids = pool.variables_touched(addr)
-            element_tiles = pool.tile_of.data[addr]
-            vertex_tiles = group.tiles[group.element_vertex(name)]
+            runs, edge = col.edge_runs()
+            var_ids = pool.variables_in_runs(runs.start, runs.length)
+            start, length, element_tiles, run = split_by_tile(
+                tile_runs_of(graph, f.type, cache), pool.size, runs.start, runs.length
+            )
+            vertex_tiles = group.tiles[group.edge_vertex(name)[edge[run]]]
             if f.spec.direction.reads:
                 reads.append(var_ids)
                 pre.append(
-                    Transfer(element_tiles, vertex_tiles, addr, f.type.size, pool_ids[f.type])
+                    Transfer(
+                        start, length, element_tiles, vertex_tiles, f.type.size, pool_ids[f.type]
+                    )
                 )
             if f.spec.direction.writes:
                 writes.append(var_ids)
                 post.append(
-                    Transfer(vertex_tiles, element_tiles, addr, f.type.size, pool_ids[f.type])
+                    Transfer(
+                        start, length, vertex_tiles, element_tiles, f.type.size, pool_ids[f.type]
+                    )
                 )
     return ComputeSetFacts(
         _union(reads),
@@ -63,10 +91,20 @@ def compute_set_facts(graph: Graph, plan: ComputeSetPlan) -> ComputeSetFacts:
 
 def copy_exchange(graph: Graph, src: Tensor, dst: Tensor) -> ExchangePlan:
     src_addr = src.flat_addr()
+    src_tiles = graph.pool(src.type).tiles.element_tiles(src_addr)
+    dst_tiles = graph.pool(dst.type).tiles.element_tiles(dst.flat_addr())
+    # runs of consecutive source addresses going from one tile to one tile
+    if src_addr.size:
+        breaks = (np.diff(src_addr) != 1) | (np.diff(src_tiles) != 0) | (np.diff(dst_tiles) != 0)
+        first = np.concatenate(([0], np.flatnonzero(breaks) + 1))
+    else:
+        first = np.zeros(0, dtype=np.int64)
+    length = np.diff(np.append(first, src_addr.size))
     transfer = Transfer(
-        graph.pool(src.type).tile_of.data[src_addr],
-        graph.pool(dst.type).tile_of.data[dst.flat_addr()],
-        src_addr,
+        src_addr[first].astype(np.int64),
+        length.astype(np.int64),
+        src_tiles[first],
+        dst_tiles[first],
         src.type.size,
         list(graph.pools).index(src.type),
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipu_engine.arrays import unique_counts
 from ipu_engine.errors import TileMappingError, VertexConnectionError
 from ipu_engine.graph import Graph
 from ipu_engine.pool import UNMAPPED
@@ -20,17 +19,23 @@ def check_tile_mapping(graph: Graph) -> None:
     """Every element of every variable and constant must live on a tile."""
     problems: list[str] = []
     for elem_type, pool in graph.pools.items():
-        unmapped = np.flatnonzero(pool.tile_of.data == UNMAPPED)
+        var, start, elements, tile = pool.tiles.variable_intervals()
+        unmapped = np.flatnonzero(tile == UNMAPPED)
         if unmapped.size == 0:
             continue
-        var_ids = pool.variables_of(unmapped)
-        ids, counts = unique_counts(var_ids)
-        for var_id, count in zip(ids.tolist(), counts.tolist(), strict=True):
+        var_ids = np.asarray(pool.var_id, dtype=np.int64)[var[unmapped]]
+        counts = np.bincount(var[unmapped], weights=elements[unmapped]).astype(np.int64)
+        seen: set[int] = set()
+        for k, var_id, first in zip(
+            var[unmapped].tolist(), var_ids.tolist(), start[unmapped].tolist(), strict=True
+        ):
+            if var_id in seen:
+                continue
+            seen.add(var_id)
             info = graph.variables[var_id]
-            first = int(unmapped[np.searchsorted(var_ids, var_id)] - info.base)
             kind = "constant" if info.is_constant else "tensor"
             problems.append(
-                f"{kind} {info.name!r} ({elem_type!r} {list(info.shape)}) has {count} of "
+                f"{kind} {info.name!r} ({elem_type!r} {list(info.shape)}) has {counts[k]} of "
                 f"{info.size} elements with no tile mapping (first: flat element {first})"
             )
     if problems:

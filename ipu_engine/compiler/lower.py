@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.access import Access
+from ipu_engine.access import Access, RunsAccess, tensor_access
 from ipu_engine.compiler.access_sets import (
     ComputeSetFacts,
+    TileRuns,
     compute_set_facts,
     copy_exchange,
     variables_of,
@@ -83,6 +84,7 @@ class Lowering:
         self.nodes: list[TreeNode] = []
         self.plans: dict[int, ComputeSetPlan] = {}
         self.cs_facts: dict[int, ComputeSetFacts] = {}
+        self.tile_runs: TileRuns = {}  # each pool's tile mapping as intervals
         self.functions: dict[int, Node] = {}
         self.function_streams: dict[int, set[str]] = {}
         self.function_spans: dict[int, tuple[int, int]] = {}
@@ -141,7 +143,7 @@ class Lowering:
         plan = self.plans.get(cs.id)
         if plan is None:
             plan = self.plans[cs.id] = ComputeSetPlan(self.graph, cs)
-            self.cs_facts[cs.id] = compute_set_facts(self.graph, plan)
+            self.cs_facts[cs.id] = compute_set_facts(self.graph, plan, self.tile_runs)
             self.may_fail |= plan.may_fail
         facts = self.cs_facts[cs.id]
         with self._node("EXECUTE", cs.name, p):
@@ -206,7 +208,7 @@ class Lowering:
                 f"Copy from {src.name!r} {src.shape} to {dst.name!r} {dst.shape}: "
                 f"{src.num_elements} elements cannot fill {dst.num_elements}"
             )
-        src_acc, dst_acc = Access(src.type, src.flat_addr()), Access(dst.type, dst.flat_addr())
+        src_acc, dst_acc = tensor_access(src), tensor_access(dst)
 
         def action(ctx: Any) -> None:
             dst_acc.store(ctx.memory, src_acc.read(ctx.memory))
@@ -234,7 +236,7 @@ class Lowering:
             raise ProgramError("a stream copy needs a tensor at the other end")
         self._check_stream(stream, tensor, to_device)
         self.streams_used.add(stream.name)
-        acc = Access(tensor.type, tensor.flat_addr())
+        acc = tensor_access(tensor)
         name, count = stream.name, stream.num_elements
         if to_device:
 
@@ -349,7 +351,7 @@ class Lowering:
 
     def _lower_PrintTensor(self, p: PrintTensor) -> Node:
         self._own(p.tensor, "PrintTensor")
-        acc = Access(p.tensor.type, p.tensor.flat_addr())
+        acc = tensor_access(p.tensor)
         shape, title = p.tensor.shape, p.title
 
         def action(ctx: Any) -> None:
@@ -387,10 +389,10 @@ class Lowering:
         if tensor.graph is not self.graph:
             raise GraphError(f"{what}: tensor {tensor.name!r} belongs to another graph")
 
-    def _predicate(self, tensor: Tensor, what: str) -> Access:
+    def _predicate(self, tensor: Tensor, what: str) -> Access | RunsAccess:
         self._own(tensor, f"{what} predicate")
         if not (tensor.type == BOOL or tensor.type.numpy_dtype.kind in "iu"):
             raise TypeMismatchError(
                 f"{what} predicate {tensor.name!r} is {tensor.type!r}; use a BOOL or integer scalar"
             )
-        return Access(tensor.type, tensor.flat_addr())
+        return tensor_access(tensor)

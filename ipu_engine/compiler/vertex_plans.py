@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.access import Access, Memory
+from ipu_engine.access import Access, Memory, column_access, strided_rows
 from ipu_engine.errors import ExecutionError
 from ipu_engine.graph import Graph
+from ipu_engine.runs import Runs, expand
 from ipu_engine.types import Type
 from ipu_engine.vertex import Field, Vertex, VertexBatch, VertexSizes
 from ipu_engine.vertices import ComputeSet, EdgeColumn, VertexBlock
@@ -51,15 +52,12 @@ class CodeletGroup:
         ]
         self.perf_estimate = np.concatenate(perf)
 
-    def element_vertex(self, name: str) -> np.ndarray:
-        """Index (within the group) of the vertex owning each element of field ``name``."""
+    def edge_vertex(self, name: str) -> np.ndarray:
+        """Index (within the group) of the vertex owning each edge of field ``name``."""
         col = self.fields[name].column
-        edge_sizes = np.diff(col.offsets)
         if col.edges_of_vertex is None:
-            edge_vertex = np.arange(self.count)
-        else:
-            edge_vertex = np.repeat(np.arange(self.count), np.diff(col.edges_of_vertex))
-        return np.repeat(edge_vertex, edge_sizes)
+            return np.arange(self.count)
+        return np.repeat(np.arange(self.count), np.diff(col.edges_of_vertex))
 
     def sizes(self) -> VertexSizes:
         elements, edges = {}, {}
@@ -80,16 +78,30 @@ def _merge(graph: Graph, blocks: Sequence[VertexBlock], name: str, spec: Field) 
     elem_type = _edge_type(graph, blocks[0], name, spec)
     if len(columns) == 1:
         return MergedField(spec, elem_type, columns[0])
-    addr = np.concatenate([c.addr for c in columns])
-    starts = np.cumsum([0] + [c.addr.size for c in columns[:-1]])
+    sizes = [c.size for c in columns]
+    starts = np.cumsum([0] + sizes[:-1])
+    total = int(sum(sizes))
     offsets = np.concatenate(
-        [c.offsets[:-1] + s for c, s in zip(columns, starts, strict=True)] + [[addr.size]]
+        [c.offsets[:-1] + s for c, s in zip(columns, starts, strict=True)] + [[total]]
     ).astype(np.int64)
     edges_of_vertex = None
     if spec.vector_of_edges:
         edge_starts = np.cumsum([0] + [len(c.offsets) - 1 for c in columns[:-1]])
         parts = [c.edges_of_vertex[:-1] + s for c, s in zip(columns, edge_starts, strict=True)]
         edges_of_vertex = np.concatenate([*parts, [len(offsets) - 1]]).astype(np.int64)
+    if all(c.runs is not None for c in columns):
+        run_starts = np.cumsum([0] + [len(c.runs) for c in columns[:-1]])
+        run_offsets = np.concatenate(
+            [c.run_offsets[:-1] + s for c, s in zip(columns, run_starts, strict=True)]
+            + [[sum(len(c.runs) for c in columns)]]
+        ).astype(np.int64)
+        runs = Runs(
+            np.concatenate([c.runs.start for c in columns]),
+            np.concatenate([c.runs.length for c in columns]),
+        )
+        column = EdgeColumn(None, offsets, edges_of_vertex, runs=runs, run_offsets=run_offsets)
+        return MergedField(spec, elem_type, column)
+    addr = np.concatenate([c.addr for c in columns])
     return MergedField(spec, elem_type, EdgeColumn(addr, offsets, edges_of_vertex))
 
 
@@ -120,25 +132,39 @@ class ComputeSetPlan:
 
 
 class _BatchRunner:
-    """One ``compute_batch`` call over every vertex of the group."""
+    """One ``compute_batch`` call over every vertex of the group; a field's data is read
+    (gathered when not a view) only if the codelet asks for it."""
 
     def __init__(self, group: CodeletGroup) -> None:
         self.group = group
-        self.access = {n: Access(f.type, f.column.addr) for n, f in group.fields.items()}
+        self.access = {
+            n: column_access(f.type, f.column._addr, f.column.runs) for n, f in group.fields.items()
+        }
         self.offsets = {n: f.column.offsets for n, f in group.fields.items()}
         self.edge_offsets = {
             n: f.column.edges_of_vertex
             for n, f in group.fields.items()
             if f.column.edges_of_vertex is not None
         }
+        self.grids = {
+            n: edge_grids(f.column)
+            for n, f in group.fields.items()
+            if f.column.edges_of_vertex is None
+        }
 
     def __call__(self, memory: Memory) -> None:
         g = self.group
-        data = {}
-        for name, f in g.fields.items():
-            acc = self.access[name]
-            data[name] = acc.writable(memory) if f.spec.direction.writes else acc.read(memory)
-        batch = VertexBatch(g.count, g.tiles, data, self.offsets, self.edge_offsets, g.state)
+        data = _FieldData(self, memory)
+        batch = VertexBatch(
+            g.count,
+            g.tiles,
+            data,
+            self.offsets,
+            self.edge_offsets,
+            g.state,
+            views=lambda name: self._views(memory, name),
+            per_vertex=_PerVertex(self.group, memory),
+        )
         try:
             g.codelet.compute_batch(batch)  # type: ignore[misc]
         except Exception as exc:
@@ -146,9 +172,81 @@ class _BatchRunner:
                 f"codelet {g.codelet.type_name} failed in compute set "
                 f"{g.compute_set.name!r} ({g.count} vertices): {exc}"
             ) from exc
-        for name, f in g.fields.items():
-            if f.spec.direction.writes:
-                self.access[name].store_back(memory, data[name])
+        for name, values in data.items():
+            if g.fields[name].spec.direction.writes:
+                self.access[name].store_back(memory, values)
+
+    def _views(self, memory: Memory, name: str) -> list[tuple[int, int, int, int]] | None:
+        return self.grids.get(name)
+
+
+class _PerVertex:
+    """One vertex's elements of a field, read or written through its own runs (or
+    addresses): per-element addresses exist for that vertex only, while used."""
+
+    def __init__(self, group: CodeletGroup, memory: Memory) -> None:
+        self.group = group
+        self.memory = memory
+
+    def _addresses(self, name: str, i: int) -> np.ndarray:
+        col = self.group.fields[name].column
+        if col.edges_of_vertex is not None:
+            e0, e1 = int(col.edges_of_vertex[i]), int(col.edges_of_vertex[i + 1])
+        else:
+            e0, e1 = i, i + 1
+        if col.runs is None:
+            return col.addr[col.offsets[e0] : col.offsets[e1]]
+        r0, r1 = int(col.run_offsets[e0]), int(col.run_offsets[e1])
+        return expand(col.runs.start[r0:r1], col.runs.length[r0:r1])
+
+    def grid_view(self, name: str, grid: tuple[int, int, int, int]) -> np.ndarray:
+        return strided_rows(self.memory[self.group.fields[name].type], *grid)
+
+    def read(self, name: str, i: int) -> np.ndarray:
+        return self.memory[self.group.fields[name].type][self._addresses(name, i)]
+
+    def write(self, name: str, i: int, values: np.ndarray) -> None:
+        self.memory[self.group.fields[name].type][self._addresses(name, i)] = values
+
+
+class _FieldData(dict):
+    """Field data of one batch call, read from memory on first use."""
+
+    def __init__(self, runner: _BatchRunner, memory: Memory) -> None:
+        super().__init__()
+        self._runner = runner
+        self._memory = memory
+
+    def __missing__(self, name: str) -> np.ndarray:
+        f = self._runner.group.fields[name]
+        acc = self._runner.access[name]
+        values = acc.writable(self._memory) if f.spec.direction.writes else acc.read(self._memory)
+        self[name] = values
+        return values
+
+
+def edge_grids(col: EdgeColumn) -> list[tuple[int, int, int, int]] | None:
+    """Per edge, (first address, rows, row length, row stride) when every edge of the
+    column is equally long, equally spaced runs (a block of a matrix); else None."""
+    if col.runs is None:
+        return None
+    start, length, ro = col.runs.start, col.runs.length, col.run_offsets
+    n_edges = len(ro) - 1
+    counts = np.diff(ro)
+    if n_edges == 0 or (counts == 0).any():
+        return None
+    first = ro[:-1]
+    n = length[first]
+    second = np.minimum(first + 1, ro[1:] - 1)
+    stride = np.where(counts > 1, start[second] - start[first], n)
+    edge = np.repeat(np.arange(n_edges), counts)
+    k = np.arange(start.size) - np.repeat(first, counts)
+    ok = (length == n[edge]) & (start == start[first][edge] + k * stride[edge])
+    if not ok.all() or (stride < n).any():
+        return None
+    return list(
+        zip(start[first].tolist(), counts.tolist(), n.tolist(), stride.tolist(), strict=True)
+    )
 
 
 class _VertexRunner:
@@ -156,12 +254,16 @@ class _VertexRunner:
 
     def __init__(self, group: CodeletGroup) -> None:
         self.group = group
+        # per-vertex codelets bind addresses: made from runs once, here
+        self._addr = {name: f.column.addr for name, f in group.fields.items()}
         self.vertices = [self._bind(i) for i in range(group.count)]
+        del self._addr
 
     def _bind(self, i: int) -> list[tuple[str, Field, list[Access] | Access]]:
         bound = []
         for name, f in self.group.fields.items():
             col = f.column
+            addr = self._addr[name]
             if f.spec.vector_of_edges:
                 e0, e1 = int(col.edges_of_vertex[i]), int(col.edges_of_vertex[i + 1])
                 bound.append(
@@ -169,13 +271,13 @@ class _VertexRunner:
                         name,
                         f.spec,
                         [
-                            Access(f.type, col.addr[col.offsets[e] : col.offsets[e + 1]])
+                            Access(f.type, addr[col.offsets[e] : col.offsets[e + 1]])
                             for e in range(e0, e1)
                         ],
                     )
                 )
             else:
-                acc = Access(f.type, col.addr[col.offsets[i] : col.offsets[i + 1]])
+                acc = Access(f.type, addr[col.offsets[i] : col.offsets[i + 1]])
                 bound.append((name, f.spec, acc))
         return bound
 

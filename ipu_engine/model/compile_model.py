@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.compiler.access_sets import variables_of
 from ipu_engine.compiler.executable import Executable
 from ipu_engine.errors import OutOfMemoryError
 from ipu_engine.graph import Graph
@@ -78,7 +79,7 @@ class CompileModel:
 def _host_variables(graph: Graph) -> np.ndarray:
     touched = np.zeros(len(graph.variables), dtype=bool)
     for t in (*graph.host_writes.values(), *graph.host_reads.values()):
-        touched[graph.pool(t.type).variables_touched(t.flat_addr())] = True
+        touched[variables_of(graph, t)] = True
     return np.flatnonzero(touched)
 
 
@@ -189,7 +190,7 @@ def _vertex_flops(
     exe: Executable, cs_cycles: dict[int, ComputeSetCycles], counts: VertexCounts, num_tiles: int
 ) -> np.ndarray:
     """FLOPs per execution of each (compute set, vertex type, tile) row of ``counts``."""
-    type_index = {t: i for i, t in enumerate(counts.types)}
+    type_index = {t.type_name: i for i, t in enumerate(counts.types)}
     num_types = max(len(counts.types), 1)
     row_keys = (counts.cs.astype(np.int64) * num_types + counts.type) * num_tiles + counts.tile
     flops = np.zeros(row_keys.size, dtype=np.int64)
@@ -197,9 +198,9 @@ def _vertex_flops(
         for group, per_vertex in zip(plan.groups, cs_cycles[cs].flops_by_group, strict=True):
             if not per_vertex.any():
                 continue
-            keys = (cs * num_types + type_index[group.codelet]) * num_tiles + group.tiles.astype(
-                np.int64
-            )
+            keys = (
+                cs * num_types + type_index[group.codelet.type_name]
+            ) * num_tiles + group.tiles.astype(np.int64)
             np.add.at(flops, np.searchsorted(row_keys, keys), per_vertex)
     return flops
 

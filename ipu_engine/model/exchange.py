@@ -12,17 +12,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.arrays import unique as sorted_unique
 from ipu_engine.target import Target
 
 
 @dataclass(frozen=True)
 class Transfer:
-    """Elements of one type moving: source tile, destination tile, address, size."""
+    """Runs of elements of one pool moving: ``[start, start + length)`` of addresses from
+    ``src_tile`` to ``dst_tile`` (one row per run)."""
 
+    start: np.ndarray  # int64 first address
+    length: np.ndarray  # int64 elements
     src_tile: np.ndarray
     dst_tile: np.ndarray
-    addr: np.ndarray
     elem_size: int
     pool_id: int  # keeps addresses of different element types apart
 
@@ -54,36 +55,65 @@ _EMPTY = ExchangeTraffic(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(
 
 
 def plan_exchange(target: Target, transfers: Iterable[Transfer]) -> ExchangePlan:
-    """Sum the remote traffic of ``transfers``; local elements (same tile) cost nothing."""
+    """Sum the remote traffic of ``transfers``; local elements (same tile) cost nothing.
+
+    A tile receives an element from a tile once, however many runs name it: per
+    (destination, source) pair the bytes are those of the union of its runs.
+    """
     num_tiles = target.num_tiles
-    by_pool: dict[int, list[np.ndarray]] = {}
+    by_pool: dict[int, list[tuple[np.ndarray, ...]]] = {}
     sizes: dict[int, int] = {}
     for t in transfers:
-        remote = t.src_tile != t.dst_tile
+        remote = (t.src_tile != t.dst_tile) & (t.length > 0)
         if not remote.any():
             continue
-        # one key per (element, destination, source): an element reaches a tile once
-        key = (t.addr[remote].astype(np.int64) * num_tiles + t.dst_tile[remote]) * num_tiles
-        by_pool.setdefault(t.pool_id, []).append(key + t.src_tile[remote])
+        start = t.start[remote].astype(np.int64)
+        pair = t.dst_tile[remote].astype(np.int64) * num_tiles + t.src_tile[remote]
+        by_pool.setdefault(t.pool_id, []).append((pair, start, start + t.length[remote]))
         sizes[t.pool_id] = t.elem_size
     on_in = np.zeros(num_tiles, np.int64)
     on_out = np.zeros(num_tiles, np.int64)
     cross_in = np.zeros(num_tiles, np.int64)
     cross_out = np.zeros(num_tiles, np.int64)
-    for pool_id, keys in by_pool.items():
-        unique = sorted_unique(np.concatenate(keys))
-        src = unique % num_tiles
-        dst = (unique // num_tiles) % num_tiles
+    for pool_id, parts in by_pool.items():
+        pair, start, end = (np.concatenate(p) for p in zip(*parts, strict=True))
+        pair, covered = union_lengths(pair, start, end)
+        src = pair % num_tiles
+        dst = pair // num_tiles
         crossing = (src // target.tiles_per_ipu) != (dst // target.tiles_per_ipu)
-        size = sizes[pool_id]
+        weight = covered * sizes[pool_id]
         for mask, bytes_in, bytes_out in (
             (~crossing, on_in, on_out),
             (crossing, cross_in, cross_out),
         ):
             if mask.any():
-                bytes_in += np.bincount(dst[mask], minlength=num_tiles) * size
-                bytes_out += np.bincount(src[mask], minlength=num_tiles) * size
+                bytes_in += np.bincount(
+                    dst[mask], weights=weight[mask], minlength=num_tiles
+                ).astype(np.int64)
+                bytes_out += np.bincount(
+                    src[mask], weights=weight[mask], minlength=num_tiles
+                ).astype(np.int64)
     return ExchangePlan(_traffic(on_in, on_out), _traffic(cross_in, cross_out))
+
+
+def union_lengths(
+    key: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each distinct ``key``, the number of addresses in the union of its intervals
+    ``[start, end)``: (keys sorted, lengths)."""
+    order = np.lexsort((start, key))
+    key, start, end = key[order], start[order], end[order]
+    first = np.r_[True, key[1:] != key[:-1]]
+    # the furthest end reached so far within the key, carried by one running maximum:
+    # keys are shifted apart so that a new key never sees the previous key's ends
+    span = int(end.max()) + 1
+    rank = np.cumsum(first) - 1
+    reach = np.maximum.accumulate(rank * span + end) - rank * span
+    before = np.r_[0, reach[:-1]]
+    before[first] = 0
+    covered = np.maximum(0, end - np.maximum(start, before))
+    starts = np.flatnonzero(first)
+    return key[starts], np.add.reduceat(covered, starts)
 
 
 def _traffic(bytes_in: np.ndarray, bytes_out: np.ndarray) -> ExchangeTraffic:

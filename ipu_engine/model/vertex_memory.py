@@ -35,10 +35,11 @@ class VertexMemory:
 def vertex_memory(graph: Graph) -> VertexMemory:
     num_tiles = graph.target.num_tiles
     types: list[type[Vertex]] = []
-    type_index: dict[type[Vertex], int] = {}
+    # codelets are one vertex type per name (variants the engine runs differently share it)
+    type_index: dict[str, int] = {}
     cs_parts, type_parts, tile_parts, edge_parts = [], [], [], []
     for block in graph.vertex_blocks:
-        t = type_index.setdefault(block.codelet, len(types))
+        t = type_index.setdefault(block.codelet.type_name, len(types))
         if t == len(types):
             types.append(block.codelet)
         tiles = block.tiles.astype(np.int64)

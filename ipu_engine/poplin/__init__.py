@@ -1,6 +1,16 @@
-"""PopLibs' poplin: matrix multiplication planned over tiles."""
+"""PopLibs' poplin: matrix multiplication and convolution planned over tiles."""
 
+from ipu_engine.poplin.conv import ConvPlan, ConvShape, convolution, plan_convolution
 from ipu_engine.poplin.matmul import mat_mul, mat_mul_plan
 from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
 
-__all__ = ["MatMulPlan", "mat_mul", "mat_mul_plan", "plan_matmul"]
+__all__ = [
+    "ConvPlan",
+    "ConvShape",
+    "MatMulPlan",
+    "convolution",
+    "mat_mul",
+    "mat_mul_plan",
+    "plan_convolution",
+    "plan_matmul",
+]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.codelets.matmul import matmul_partial
+from ipu_engine.codelets.reduce import reduce_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
@@ -20,7 +21,9 @@ from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
 from ipu_engine.popops.reduce import reduce_to
 from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
+from ipu_engine.runs import Runs
 from ipu_engine.tensor import Tensor
+from ipu_engine.vertices import EdgeColumn
 
 _OPTIONS = {"availableMemoryProportion", "partialsType", "fullyConnectedPass"}
 
@@ -111,47 +114,114 @@ def _build(
     # spread the partial products evenly over the available tiles
     tile_of = tiles_avail.start + (np.arange(count) * len(tiles_avail)) // count
     split_k = len(depth) > 1
+    # every vertex's block bounds, in (row block, column block, depth block) order
+    grid = np.stack(
+        np.meshgrid(
+            np.arange(len(rows)), np.arange(len(cols)), np.arange(len(depth)), indexing="ij"
+        ),
+        axis=-1,
+    ).reshape(-1, 3)
+    r0, r1 = (np.asarray(rows, dtype=np.int64)[grid[:, 0], j] for j in (0, 1))
+    c0, c1 = (np.asarray(cols, dtype=np.int64)[grid[:, 1], j] for j in (0, 1))
+    k0, k1 = (np.asarray(depth, dtype=np.int64)[grid[:, 2], j] for j in (0, 1))
+    d = grid[:, 2].astype(np.int64)
+    tiles = tile_of.astype(np.int32)
+    out_tiles = np.zeros((m, n), dtype=np.int32)
+    partials_apart = True  # the partials of every output on distinct tiles
+    for i in range(0, count, len(depth)):
+        block_tiles = tiles[i : i + len(depth)]
+        partials_apart &= np.unique(block_tiles).size == block_tiles.size
+        # the output block is spread over the tiles of its partials, so that each
+        # reduces a share of it (as PopLibs spreads the reduction)
+        br0, br1, bc0, bc1 = int(r0[i]), int(r1[i]), int(c0[i]), int(c1[i])
+        size = (br1 - br0) * (bc1 - bc0)
+        share = np.arange(size) * len(block_tiles) // size
+        out_tiles[br0:br1, bc0:bc1] = block_tiles[share].reshape(br1 - br0, bc1 - bc0)
+    graph.set_tile_mapping_array(out, out_tiles)
+    in_col = EdgeColumn.from_blocks(a, r0, r1, k0, k1)
+    weights_col = EdgeColumn.from_blocks(b, k0, k1, c0, c1)
     if split_k:
         partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
-    a_parts, b_parts, o_parts, shapes, tiles = [], [], [], [], []
-    out_tiles = np.zeros((m, n), dtype=np.int32)
-    i = 0
-    for r0, r1 in rows:
-        for c0, c1 in cols:
-            block_tiles = []
-            for d, (k0, k1) in enumerate(depth):
-                tile = int(tile_of[i])
-                i += 1
-                block_tiles.append(tile)
-                a_parts.append(a.addr[r0:r1, k0:k1].reshape(-1))
-                b_parts.append(b.addr[k0:k1, c0:c1].reshape(-1))
-                target = partials.addr[d, r0:r1, c0:c1] if split_k else out.addr[r0:r1, c0:c1]
-                o_parts.append(target.reshape(-1))
-                if split_k:
-                    graph.set_tile_mapping(partials[d].slice([r0, c0], [r1, c1]), tile)
-                shapes.append((r1 - r0, k1 - k0, c1 - c0))
-                tiles.append(tile)
-            # the output block is spread over the tiles of its partials, so that each
-            # reduces a share of it (as PopLibs spreads the reduction)
-            size = (r1 - r0) * (c1 - c0)
-            share = np.arange(size) * len(block_tiles) // size
-            out_tiles[r0:r1, c0:c1] = np.asarray(block_tiles)[share].reshape(r1 - r0, c1 - c0)
-    graph.set_tile_mapping_array(out, out_tiles)
+        as_rows = partials.reshape([len(depth) * m, n])
+        out_col = EdgeColumn.from_blocks(as_rows, d * m + r0, d * m + r1, c0, c1)
+        runs, run_edge = out_col.edge_runs()
+        graph.map_runs(partials, [runs], [0], run_tiles=tiles[run_edge])
+    else:
+        out_col = EdgeColumn.from_blocks(out, r0, r1, c0, c1)
     cs = graph.add_compute_set("Conv_1/Convolve")
     block = graph.add_vertex_block(
         cs,
         matmul_partial(a.type),
-        np.asarray(tiles, dtype=np.int32),
-        {"in": _column(a_parts), "weights": _column(b_parts), "out": _column(o_parts)},
+        tiles,
+        {"in": in_col, "weights": weights_col, "out": out_col},
     )
-    shape_arr = np.asarray(shapes, dtype=np.uint32)
-    for j, name in enumerate(("m", "k", "n")):
-        block.state[name][:] = shape_arr[:, j]
+    for name, (lo, hi) in (("m", (r0, r1)), ("k", (k0, k1)), ("n", (c0, c1))):
+        block.state[name][:] = (hi - lo).astype(np.uint32)
     add_program(prog, Execute(cs), debug_id)
-    if split_k:
+    if split_k and partials_apart:
+        _reduce_partials(graph, partials, out, out_tiles, prog, debug_id)
+    elif split_k:
         reduce_to(graph, partials, [1, 2], [0], out, "ADD", 1.0, prog, debug_id)
 
 
-def _column(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    sizes = np.array([p.size for p in parts], dtype=np.int64)
-    return np.concatenate(parts), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+def _reduce_partials(
+    graph: Graph,
+    partials: Tensor,
+    out: Tensor,
+    out_tiles: np.ndarray,
+    prog: SequenceProgram,
+    debug_id: int,
+) -> None:
+    """Sum the partials into ``out`` on each output element's tile, built from runs.
+
+    The vertices are those ``popops.reduce`` makes when every output's partials lie on
+    distinct tiles (one vertex per output tile, reducing all its outputs): the same
+    figures, but each vertex's inputs are runs of ``partials`` (first partial of all its
+    outputs, then the second, ...) instead of one address per element.
+    """
+    depth, size = partials.shape[0], out.num_elements
+    flat_tiles = out_tiles.reshape(-1)
+    order = np.argsort(flat_tiles, kind="stable")
+    tiles_sorted = flat_tiles[order]
+    breaks = (np.diff(order) != 1) | (np.diff(tiles_sorted) != 0)
+    first = np.concatenate(([0], np.flatnonzero(breaks) + 1))
+    length = np.diff(np.append(first, size)).astype(np.int64)
+    pos = order[first].astype(np.int64)
+    run_tile = tiles_sorted[first]
+    del order, tiles_sorted, breaks
+    vstart = np.flatnonzero(np.r_[True, run_tile[1:] != run_tile[:-1]])
+    runs_per_vertex = np.diff(np.append(vstart, pos.size))
+    out_base = out.pool_range()[0]  # type: ignore[index]
+    partials_base = partials.pool_range()[0]  # type: ignore[index]
+    elements = np.add.reduceat(length, vstart)
+    out_col = EdgeColumn(
+        None,
+        np.concatenate(([0], np.cumsum(elements))).astype(np.int64),
+        runs=Runs(out_base + pos, length),
+        run_offsets=np.append(vstart, pos.size).astype(np.int64),
+    )
+    in_run_offsets = np.concatenate(([0], np.cumsum(runs_per_vertex * depth))).astype(np.int64)
+    vertex_of_run = np.repeat(np.arange(vstart.size), runs_per_vertex)
+    local = np.arange(pos.size) - vstart[vertex_of_run]
+    in_start = np.empty(pos.size * depth, dtype=np.int64)
+    in_length = np.empty(pos.size * depth, dtype=np.int64)
+    for d in range(depth):
+        at = in_run_offsets[vertex_of_run] + d * runs_per_vertex[vertex_of_run] + local
+        in_start[at] = partials_base + d * size + pos
+        in_length[at] = length
+    in_col = EdgeColumn(
+        None,
+        np.concatenate(([0], np.cumsum(elements * depth))).astype(np.int64),
+        runs=Runs(in_start, in_length),
+        run_offsets=in_run_offsets,
+    )
+    cs = graph.add_compute_set("Reduce")
+    block = graph.add_vertex_block(
+        cs,
+        reduce_codelet("ADD", partials.type, partials_major=True),
+        run_tile[vstart],
+        {"in": in_col, "out": out_col},
+    )
+    block.state["numPartials"][:] = depth
+    block.state["scale"][:] = 1.0
+    add_program(prog, Execute(cs), debug_id)

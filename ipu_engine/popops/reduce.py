@@ -20,7 +20,7 @@ from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
 from ipu_engine.tensor import Tensor
 from ipu_engine.vertex import Vertex
-from ipu_engine.vertices import ComputeSet
+from ipu_engine.vertices import ComputeSet, EdgeColumn
 
 # Below this many inputs per (output, tile), a first on-tile stage saves no exchange.
 _MIN_PARTIALS_PER_TILE = 4
@@ -88,7 +88,7 @@ def reduce_to(
     n_out = out.num_elements
     grouped = t.dim_shuffle(keep + dims) if t.rank else t
     in_addr = grouped.flat_addr().reshape(n_out, -1)
-    in_tiles = graph.pool(t.type).tile_of.data[in_addr]
+    in_tiles = graph.pool(t.type).tiles.element_tiles(in_addr)
     _build(graph, t, out, in_addr, in_tiles, op_name, scale, prog, debug_id)
 
 
@@ -180,7 +180,10 @@ def _add_reduce_vertices(
         cs,
         codelet,
         group_tile[order][vstart],
-        {"in": (in_edge, in_offsets), "out": (out_edge, out_offsets)},
+        {
+            "in": EdgeColumn(in_edge, in_offsets).compressed(),
+            "out": EdgeColumn(out_edge, out_offsets).compressed(),
+        },
     )
     block.state["numPartials"][:] = v_size
     block.state["scale"][:] = scale

@@ -95,3 +95,36 @@ def test_bad_views_name_the_tensor(device4):
         concat([t, other])
     with pytest.raises(ShapeError, match="concat along dimension 0"):
         concat([t, graph.add_variable(FLOAT, [3, 5], "wide")])
+
+
+def test_strided_views_keep_no_addresses_until_asked_and_equal_numpy() -> None:
+    """Views numpy could take of the variable stay affine maps (issue 18); their
+    addresses, made on demand, equal numpy's views of an address array."""
+    from ipu_engine import IPUModel
+
+    graph = Graph(IPUModel("ipu2", tiles_per_ipu=4).create_device().target)
+    graph.add_variable(FLOAT, [7], "before")
+    t = graph.add_variable(FLOAT, [4, 5, 6], "t")
+    ref = np.arange(7, 7 + 120).reshape(4, 5, 6)
+    views = {
+        "slice": (t.slice(1, 3, 1), ref[:, 1:3]),
+        "index": (t[2, 1:4], ref[2, 1:4]),
+        "scalar": (t[1, 2, 3], ref[1, 2, 3]),
+        "dim_shuffle": (t.dim_shuffle([2, 0, 1]), ref.transpose(2, 0, 1)),
+        "reverse": (t.reverse(2).subsample(2, 0), ref[::2, :, ::-1]),
+        "reshape": (t.reshape([20, 6]).transpose(), ref.reshape(20, 6).T),
+        "flatten": (t.slice(1, 2, 0).flatten(), ref[1:2].reshape(-1)),
+        "expand_squeeze": (t.expand([0]).squeeze([0]).dim_roll(2, 0), np.moveaxis(ref, 2, 0)),
+    }
+    for name, (view, expected) in views.items():
+        assert view.affine is not None, name
+        assert view._addr is None, name  # nothing made yet
+        assert view.shape == expected.shape, name
+        assert np.array_equal(view.addr, expected), name
+    # a copy-needing reshape and advanced indexing fall back to addresses
+    odd = t.dim_shuffle([1, 0, 2]).reshape([120])
+    assert np.array_equal(odd.addr, ref.transpose(1, 0, 2).reshape(-1))
+    picked = t[[0, 3], 1]
+    assert picked.affine is None and np.array_equal(picked.addr, ref[[0, 3], 1])
+    assert t.slice(0, 2, 0).pool_range() == (7, 7 + 60)
+    assert t.slice(0, 2, 1).pool_range() is None

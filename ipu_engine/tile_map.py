@@ -1,0 +1,188 @@
+"""A pool's tile mapping as intervals, kept per variable (Poplar maps regions, not elements).
+
+Each variable holds sorted intervals ``[start, next start)`` of its flat elements with one
+tile each (-1 while unmapped), adjacent intervals on the same tile joined. Mapping a
+tensor paints runs of addresses; reading gives tiles per element only to callers that
+ask for elements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+UNMAPPED = -1
+
+_EMPTY64 = np.zeros(0, dtype=np.int64)
+_EMPTY32 = np.zeros(0, dtype=np.int32)
+
+
+class TileMap:
+    """The tile of every element of one pool, as per-variable intervals."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._bases: list[int] = []
+        self._starts: list[np.ndarray] = []  # per variable: int64 first flat element
+        self._tiles: list[np.ndarray] = []  # per variable: int32 tile of each interval
+        self._joined: tuple[np.ndarray, np.ndarray] | None = None
+        self._bases_array: np.ndarray | None = None
+
+    # -- growing ----------------------------------------------------------------------
+    def add_variable(self, n: int) -> int:
+        """Room for a variable of ``n`` elements, unmapped; returns its first address."""
+        base = self.size
+        self._bases.append(base)
+        if n:
+            self._starts.append(np.zeros(1, dtype=np.int64))
+            self._tiles.append(np.full(1, UNMAPPED, dtype=np.int32))
+        else:
+            self._starts.append(_EMPTY64)
+            self._tiles.append(_EMPTY32)
+        self.size = base + n
+        self._joined = self._bases_array = None
+        return base
+
+    def _var_size(self, k: int) -> int:
+        end = self._bases[k + 1] if k + 1 < len(self._bases) else self.size
+        return end - self._bases[k]
+
+    def _bases_np(self) -> np.ndarray:
+        if self._bases_array is None:
+            self._bases_array = np.asarray(self._bases, dtype=np.int64)
+        return self._bases_array
+
+    # -- mapping ----------------------------------------------------------------------
+    def paint(self, start: np.ndarray, length: np.ndarray, tile: np.ndarray | int) -> None:
+        """Map runs ``[start, start + length)`` of addresses to ``tile`` (one per run);
+        where runs overlap, the later run wins, as in numpy assignment."""
+        start = np.asarray(start, dtype=np.int64).reshape(-1)
+        length = np.asarray(length, dtype=np.int64).reshape(-1)
+        tile = np.broadcast_to(np.asarray(tile, dtype=np.int32), start.shape)
+        keep = length > 0
+        if not keep.any():
+            return
+        start, length, tile = start[keep], length[keep], tile[keep]
+        bases = self._bases_np()
+        # cut runs at variable boundaries: each piece lies in one variable
+        first = np.searchsorted(bases, start, side="right") - 1
+        last = np.searchsorted(bases, start + length - 1, side="right") - 1
+        if (first != last).any():
+            count = last - first + 1
+            src = np.repeat(np.arange(start.size), count)
+            var = (
+                first[src]
+                + np.arange(int(count.sum()))
+                - np.repeat(np.cumsum(count) - count, count)
+            )
+            ends = np.append(bases[1:], self.size)
+            p_start = np.maximum(start[src], bases[var])
+            p_end = np.minimum(start[src] + length[src], ends[var])
+            start, length, tile, first = p_start, p_end - p_start, tile[src], var
+        order = np.argsort(first, kind="stable")
+        start, length, tile, first = start[order], length[order], tile[order], first[order]
+        bounds = np.flatnonzero(np.r_[True, first[1:] != first[:-1], True])
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            k = int(first[lo])
+            self._paint_variable(k, start[lo:hi] - bases[k], length[lo:hi], tile[lo:hi])
+        self._joined = None
+
+    def paint_elements(self, index: np.ndarray | slice, tiles: np.ndarray | int) -> None:
+        """Map the elements at ``index`` (addresses, or a slice of the pool) to ``tiles``
+        (one per element, or one for all)."""
+        if isinstance(index, slice):
+            begin, end, _ = index.indices(self.size)
+            if np.ndim(tiles) == 0:
+                self.paint(np.array([begin]), np.array([end - begin]), int(tiles))
+                return
+            addr_first, count = begin, end - begin
+            tiles = np.asarray(tiles).reshape(-1)
+            if tiles.size == 0:
+                return
+            cuts = np.concatenate(([0], np.flatnonzero(tiles[1:] != tiles[:-1]) + 1))
+            lengths = np.diff(np.append(cuts, count))
+            self.paint(addr_first + cuts, lengths, tiles[cuts])
+            return
+        addr = np.asarray(index, dtype=np.int64).reshape(-1)
+        if addr.size == 0:
+            return
+        tiles = np.broadcast_to(np.asarray(tiles, dtype=np.int32).reshape(-1), addr.shape)
+        breaks = (np.diff(addr) != 1) | (tiles[1:] != tiles[:-1])
+        cuts = np.concatenate(([0], np.flatnonzero(breaks) + 1))
+        lengths = np.diff(np.append(cuts, addr.size))
+        self.paint(addr[cuts], lengths, tiles[cuts])
+
+    def _paint_variable(
+        self, k: int, start: np.ndarray, length: np.ndarray, tile: np.ndarray
+    ) -> None:
+        n = self._var_size(k)
+        order = np.argsort(start, kind="stable")
+        s, e, t = start[order], (start + length)[order], tile[order]
+        if s.size > 1 and (s[1:] < np.maximum.accumulate(e)[:-1]).any():
+            # overlapping runs: resolve element by element, the later run winning
+            flat = self.element_tiles(slice(self._bases[k], self._bases[k] + n))
+            for a, b, u in zip(
+                start.tolist(), (start + length).tolist(), tile.tolist(), strict=True
+            ):
+                flat[a:b] = u
+            cuts = np.concatenate(([0], np.flatnonzero(flat[1:] != flat[:-1]) + 1))
+            self._starts[k], self._tiles[k] = cuts.astype(np.int64), flat[cuts].astype(np.int32)
+            return
+        old_s, old_t = self._starts[k], self._tiles[k]
+        # the gaps between new runs keep their old tiles
+        gap_s = np.concatenate(([0], e))
+        gap_e = np.concatenate((s, [n]))
+        g = gap_e > gap_s
+        gap_s, gap_e = gap_s[g], gap_e[g]
+        if gap_s.size:
+            lo = np.searchsorted(old_s, gap_s, side="right") - 1
+            hi = np.searchsorted(old_s, gap_e - 1, side="right") - 1
+            count = hi - lo + 1
+            src = np.repeat(np.arange(gap_s.size), count)
+            idx = lo[src] + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+            piece_s = np.maximum(gap_s[src], old_s[idx])
+            piece_t = old_t[idx]
+        else:
+            piece_s, piece_t = _EMPTY64, _EMPTY32
+        all_s = np.concatenate((s, piece_s))
+        all_t = np.concatenate((t, piece_t))
+        order = np.argsort(all_s, kind="stable")
+        all_s, all_t = all_s[order], all_t[order]
+        keep = np.r_[True, all_t[1:] != all_t[:-1]]
+        self._starts[k], self._tiles[k] = all_s[keep], all_t[keep]
+
+    # -- reading ----------------------------------------------------------------------
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(first address, tile) of every interval, in address order; intervals never
+        cross a variable boundary."""
+        if self._joined is None:
+            if not self._starts:
+                self._joined = (_EMPTY64, _EMPTY32)
+            else:
+                starts = np.concatenate(
+                    [s + b for s, b in zip(self._starts, self._bases, strict=True)]
+                )
+                self._joined = (starts.astype(np.int64), np.concatenate(self._tiles))
+        return self._joined
+
+    def variable_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(variable index in the pool, start within it, elements, tile) of every interval."""
+        starts, tiles = self.runs()
+        counts = np.array([s.size for s in self._starts], dtype=np.int64)
+        var = np.repeat(np.arange(len(self._starts)), counts)
+        ends = np.append(starts[1:], self.size)
+        return var, starts - self._bases_np()[var], ends - starts, tiles
+
+    def element_tiles(self, index: np.ndarray | slice) -> np.ndarray:
+        """The tile of each element at ``index`` (addresses, or a slice of the pool)."""
+        starts, tiles = self.runs()
+        if isinstance(index, slice):
+            begin, end, _ = index.indices(self.size)
+            if end <= begin:
+                return np.zeros(0, dtype=np.int32)
+            lo = np.searchsorted(starts, begin, side="right") - 1
+            hi = np.searchsorted(starts, end - 1, side="right") - 1
+            s = np.maximum(starts[lo : hi + 1], begin)
+            e = np.minimum(np.append(starts[lo + 1 : hi + 1], end), end)
+            return np.repeat(tiles[lo : hi + 1], e - s)
+        addr = np.asarray(index, dtype=np.int64)
+        return tiles[np.searchsorted(starts, addr, side="right") - 1]

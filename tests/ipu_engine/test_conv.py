@@ -1,0 +1,85 @@
+"""poplin.convolution against a direct numpy convolution, over plans that split rows,
+output channels and input channels (partials reduced), with strides and padding."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ipu_engine import FLOAT, Graph, IPUModel, Sequence, poplin, poputil
+from ipu_engine.poplin import ConvShape, plan_convolution
+from profiler_core.formats.profile_pop.reader import ProfileReader
+from tests.conftest import run_example_with_reports
+from tests.ipu_engine.conftest import run_program
+
+
+def direct_conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """out[n, i, j, f] = sum over (a, b, c) of xpad[n, i*s + a, j*s + b, c] * w[a, b, c, f]."""
+    n, h, wd, c = x.shape
+    kh, kw, _, f = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    out = np.zeros((n, oh, ow, f))
+    for a in range(kh):
+        for b in range(kw):
+            patch = xp[:, a : a + stride * oh : stride, b : b + stride * ow : stride, :]
+            out += patch @ w[a, b].astype(np.float64)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("shape", "kernel", "stride", "pad", "proportion"),
+    [
+        ((2, 9, 7, 6), (3, 3, 5), 1, 1, 0.6),
+        ((1, 10, 10, 8), (3, 3, 4), 2, 1, 0.6),
+        ((2, 8, 6, 12), (1, 1, 10), 1, 0, 0.6),
+        ((1, 12, 9, 16), (3, 3, 6), 1, 1, 0.002),  # a tight budget splits input channels
+    ],
+)
+def test_convolution_equals_numpy(shape, kernel, stride, pad, proportion) -> None:
+    device = IPUModel("ipu2", tiles_per_ipu=32).create_device()
+    graph = Graph(device.target)
+    kh, kw, f = kernel
+    x = graph.add_variable(FLOAT, list(shape), "x")
+    w = graph.add_variable(FLOAT, [kh, kw, shape[3], f], "w")
+    for name, t in (("x", x), ("w", w)):
+        poputil.map_tensor_linearly(graph, t)
+        graph.create_host_write(name, t)
+    prog = Sequence()
+    options = {"availableMemoryProportion": proportion}
+    y = poplin.convolution(graph, x, w, prog, "y", stride=stride, padding=pad, options=options)
+    graph.create_host_read("y", y)
+    rng = np.random.default_rng(2)
+    values = {
+        "x": rng.standard_normal(shape).astype(np.float32),
+        "w": rng.standard_normal((kh, kw, shape[3], f)).astype(np.float32),
+    }
+    _, out = run_program(graph, device, prog, values, reads=["y"])
+    expected = direct_conv(values["x"], values["w"], stride, pad)
+    assert out["y"].shape == expected.shape
+    assert np.max(np.abs(out["y"] - expected)) <= 1e-4 * np.max(np.abs(expected))
+
+
+def test_tight_budget_plans_split_input_channels() -> None:
+    shape = ConvShape(1, 12, 9, 16, 6, 3, 3, 1, 1)
+    loose = plan_convolution(shape, 4, "float", 32, 638976, 0.6)
+    tight = plan_convolution(shape, 4, "float", 32, 638976, 0.002)
+    assert loose.fits_budget and not tight.fits_budget
+    assert tight.in_chan_blocks > loose.in_chan_blocks > 1  # partials to reduce
+    assert tight.temp_bytes <= loose.temp_bytes
+
+
+def test_resnet_stage_example_equals_numpy(tmp_path: Path) -> None:
+    args = ("--batch", "1", "--size", "10", "--width", "8")
+    result = run_example_with_reports("resnet_conv_stage.py", tmp_path, *args)
+    error = float(re.search(r"max relative error vs numpy (\S+)", result.stdout).group(1))
+    assert error <= 1e-4
+    with ProfileReader(tmp_path / "resnet_stage" / "profile.pop") as r:
+        names = [r.graph.strings[int(i)] for i in r.graph.vt_name]
+        counts = r.graph.vc_count
+        types = r.graph.vc_type
+    conv_type = names.index("poplin::ConvPartialnx1<float,float>")
+    assert counts[types == conv_type].sum() > 0  # the report shows the conv vertices
