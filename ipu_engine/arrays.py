@@ -2,22 +2,16 @@
 
 ``unique`` sorts and drops repeats: numpy 2.x's ``np.unique`` takes a hashing path that
 is tens of times slower than a sort for the large int64 key arrays of exchange planning.
+It is profiler_core's (the engine writes its reports with profiler_core, so may use it).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from profiler_core.model.unique import sorted_unique as unique
 
-def unique(values: np.ndarray) -> np.ndarray:
-    """The distinct values, sorted."""
-    flat = np.sort(np.asarray(values).reshape(-1))
-    if flat.size == 0:
-        return flat
-    keep = np.empty(flat.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(flat[1:], flat[:-1], out=keep[1:])
-    return flat[keep]
+__all__ = ["unique", "unique_counts"]
 
 
 def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,7 @@ import numpy as np
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)`` for a 1-D array, by sorting."""
-    ordered = np.sort(np.asarray(values).reshape(-1), kind="stable")
+    ordered = np.sort(np.asarray(values).reshape(-1))
     if ordered.size == 0:
         return ordered
     keep = np.empty(ordered.size, dtype=bool)
