@@ -34,6 +34,11 @@ class TraceControls(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.run_box = QComboBox()
+        # long run names must not widen the window: the box elides, the list shows them whole
+        self.run_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.run_box.setMinimumContentsLength(18)
         self.run_box.setToolTip(
             "The run shown: each execution of an engine program that was profiled "
             "(autoReport.executionProfileProgramRunCount runs of each)."
@@ -76,7 +81,7 @@ class TraceControls(QWidget):
         self.range_box.setPlaceholderText("e.g. 1000-25000")
         self.range_box.setToolTip(RANGE_HELP)
         self.range_box.setClearButtonEnabled(True)
-        self.range_box.setMinimumWidth(150)
+        self.range_box.setMinimumWidth(110)
         self.range_box.returnPressed.connect(lambda: self.range_typed.emit(self.range_box.text()))
         self.range_error = QLabel()
         self.range_error.setStyleSheet("color: #d03030")

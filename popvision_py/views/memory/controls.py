@@ -33,7 +33,7 @@ class MemoryControls(QWidget):
         self.select_box.setPlaceholderText("e.g. 0,5,100-120")
         self.select_box.setToolTip(SELECT_HELP)
         self.select_box.setClearButtonEnabled(True)
-        self.select_box.setMinimumWidth(180)
+        self.select_box.setMinimumWidth(120)
         self.select_box.returnPressed.connect(self._typed)
         self.select_error = QLabel()
         self.select_error.setStyleSheet("color: #d03030")
@@ -75,6 +75,11 @@ class MemoryControls(QWidget):
             "Heat map colours: from 0 to the tile limit (a tile at half its memory is the "
             "middle colour), or from 0 to the hottest tile. Both sides of a comparison share it."
         )
+        for box in (self.layout_box, self.heat_scale_box):  # elide, so the row fits 1400 px
+            box.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            box.setMinimumContentsLength(12)
         self.units_box = QComboBox()
         for units in BYTE_UNITS:
             self.units_box.addItem(units, units)
