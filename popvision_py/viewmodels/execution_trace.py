@@ -19,7 +19,7 @@ from popvision_py.viewmodels.step_colors import MERGED_COLOR, step_kind_color_ta
 from popvision_py.viewmodels.step_details import merged_tooltip, span_tooltip
 from popvision_py.viewmodels.tile_heatmap import TileHeatMap, tile_tooltip
 from popvision_py.viewmodels.timeline import NO_KEY, SpanBatch
-from profiler_core.analysis.debug_groups import GROUPINGS, debug_groups
+from profiler_core.analysis.debug_groups import GROUPINGS, groups_of
 from profiler_core.analysis.execution import RunTotals, run_totals
 from profiler_core.analysis.trace_window import MERGED, TraceSpans
 from profiler_core.model.kinds import StepKind
@@ -162,9 +162,9 @@ class ExecutionTraceModel:
             self.changed.emit("spans")
 
     def _set_groups(self) -> None:
-        groups = debug_groups(self.debug, self.group_by)
-        self._group_labels = groups.labels
-        self._step_group = groups.group_of(self.report.programs.step_debug)
+        self._group_labels, self._step_group = groups_of(
+            self.debug, self.group_by, self.report.programs.step_debug
+        )
 
     def operation_of(self, step: int) -> str:
         """The debug group (op, layer, ...) of ``step``; "" when it has none."""

@@ -149,3 +149,27 @@ def debug_groups(debug: Any, group_by: str) -> DebugGroups:
     unique = sorted(set(labels))
     index = {label: i for i, label in enumerate(unique)}
     return DebugGroups(unique, np.array([index[label] for label in labels], dtype=np.int64))
+
+
+def groups_of(debug: Any, group_by: str, ids: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The groups of the contexts ``ids`` alone: (sorted labels, "" among them, and each
+    id's index into them), as ``debug_groups(debug, group_by)`` would label them. It costs
+    the ids asked about, not every context: the 36,000 program steps of a report with
+    400,000 variables are grouped without naming the variables."""
+    ids = np.asarray(ids, dtype=np.int64)
+    if group_by not in GROUPINGS:
+        raise ValueError(f"group_by must be one of {', '.join(GROUPINGS)}, not {group_by!r}")
+    count = 0 if debug is None else len(debug.parent)
+    known = (ids >= 0) & (ids < count)
+    owners = np.where(known, ids, -1)
+    column = "name"
+    if group_by in ("op", "layer"):
+        column = group_by
+    elif group_by == "name" and count:
+        owners = np.where(known, op_call_owners(debug, np.where(known, ids, 0)), -1)
+    distinct, inverse = np.unique(owners, return_inverse=True)
+    names = debug_column(debug, column, distinct)
+    labels = sorted(set(names) | {""})
+    index = {label: i for i, label in enumerate(labels)}
+    group_of_distinct = np.array([index[name] for name in names], dtype=np.int64)
+    return labels, group_of_distinct[inverse.reshape(-1)]

@@ -187,3 +187,16 @@ def test_a_fifo_named_debug_cbor_is_refused_not_waited_on(tmp_path):
     path = tmp_path / "debug.cbor"
     os.mkfifo(path)
     assert_refused(path, "is not a regular file")
+
+
+@pytest.mark.parametrize("group_by", ["op", "layer", "name", "context"])
+def test_grouping_a_few_contexts_labels_them_as_grouping_all_does(debug_path, report, group_by):
+    from profiler_core.analysis.debug_groups import groups_of
+
+    ids = np.array([-1, 0, 5, 11, 12, 99, 5, 3])
+    for debug in (report[1], read_debug(debug_path)):
+        everything = debug_groups(debug, group_by)
+        labels, groups = groups_of(debug, group_by, ids)
+        expected = [everything.labels[g] for g in everything.group_of(ids).tolist()]
+        assert [labels[g] for g in groups.tolist()] == expected
+        assert labels == sorted(set(expected) | {""})
