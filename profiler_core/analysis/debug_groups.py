@@ -36,7 +36,7 @@ def _op_calls(debug: Any) -> list[bool]:
     """Whether each context is a library op call: its API is its (non-empty) op."""
     ops, apis = debug.op, debug.api
     if isinstance(ops, StringColumn) and isinstance(apis, StringColumn) and ops.table is apis.table:
-        empty = np.array([len(text) == 0 for text in ops.table.tolist()] + [True])
+        empty = np.diff(ops.table.offsets) == 0  # an empty string has no bytes: no decoding
         return ((ops.ids == apis.ids) & ~empty[ops.ids]).tolist()
     return [bool(op) and api == op for op, api in zip(ops, apis, strict=True)]
 

@@ -14,6 +14,7 @@ from profiler_core.insights.context import InsightsContext
 from profiler_core.insights.findings import Evidence, Finding, Severity, SourceRef
 from profiler_core.insights.sources import source_ref
 from profiler_core.model.kinds import MemoryCategory
+from profiler_core.model.unique import sorted_unique
 
 TEMPORARIES_SHARE = 0.4  # one operation's share of the peak's live bytes
 EXCHANGE_SHARE = 0.3  # exchange buffers' share of the fullest tile
@@ -311,7 +312,8 @@ def _matmul_calls(debug: Any) -> list[tuple[int, dict]]:
     """(context, arguments) of every matmul call (its API is its op, ``...matMul``)."""
     ops, apis = debug.op, debug.api
     if hasattr(ops, "ids") and hasattr(apis, "ids") and ops.table is apis.table:
-        wanted = [i for i, t in enumerate(ops.table.tolist()) if t.endswith("matMul")]
+        used = sorted_unique(ops.ids).tolist()  # the few distinct ops, not every name
+        wanted = [i for i in used if ops.table[i].endswith("matMul")]
         rows = np.flatnonzero(np.isin(ops.ids, wanted) & (ops.ids == apis.ids))
     else:
         rows = np.array(
