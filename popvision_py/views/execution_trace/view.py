@@ -15,6 +15,8 @@ from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
+from popvision_py.viewmodels.compare import ComparePair
+from popvision_py.viewmodels.compare_tables import CompareSpec, execution_specs
 from popvision_py.viewmodels.execution_trace import TILE_LANES, ExecutionTraceModel, LaneRole
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.selection import ReportSelection
@@ -110,6 +112,9 @@ class ExecutionTraceView(ChartDetailsView):
         self.details.currentChanged.connect(lambda _: self._summary_timer.start())
 
     # -- building -------------------------------------------------------------------------
+    def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
+        return execution_specs(pair)
+
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._disconnect()
         report = opened.report

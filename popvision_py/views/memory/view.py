@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
+from popvision_py.viewmodels.compare import ComparePair
+from popvision_py.viewmodels.compare_tables import CompareSpec, memory_specs
 from popvision_py.viewmodels.memory import Layout, MemoryViewModel
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ChartDetailsView
@@ -84,6 +86,9 @@ class MemoryView(ChartDetailsView):
     @property
     def chart(self) -> MemoryChart:
         return self.charts[0]
+
+    def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
+        return memory_specs(pair)
 
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._drop_charts()
@@ -219,6 +224,8 @@ class MemoryView(ChartDetailsView):
         """Fill the current details tab (only that one: the others fill when opened)."""
         current = self.details.currentWidget()
         if not self.models or self.opened is None or current is self.breakdown:
+            return
+        if self.showing_compare_tab():
             return
         panel, needs = next((p, n) for p, _, _, n in self.panels if p is current)
         problem = self.opened.missing_text(*needs)

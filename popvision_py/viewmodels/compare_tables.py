@@ -1,0 +1,120 @@
+"""What each view compares, as ``CompareSpec`` tables over profiler_core's compare analysis:
+one function per view, all built with the same ``Sides`` / ``delta_table`` of compare.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from popvision_py.viewmodels.compare import ComparePair, Sides
+from popvision_py.viewmodels.format import format_bytes
+from profiler_core.analysis.liveness import liveness_table
+from profiler_core.analysis.matching import match_rows, occurrence_keys
+from profiler_core.model.kinds import MemoryCategory, StepKind
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """One comparison table of a view: its tab title, heading and rows."""
+
+    title: str
+    heading: str
+    sides: Sides
+    key_header: str
+    kind: str = "count"  # of the A and B columns: "count", "bytes", "exact_bytes"
+    noun: str = "rows"
+
+
+def memory_categories(pair: ComparePair) -> Sides:
+    memory = pair.comparison.memory
+    keys = [c.label for c in MemoryCategory] + ["Total (gaps included)"]
+    return Sides(keys, np.append(memory.a, memory.total_a), np.append(memory.b, memory.total_b))
+
+
+def cycles_by_kind(pair: ComparePair) -> Sides:
+    cycles = pair.comparison.cycles
+    keys = [k.poplar_name for k in StepKind] + ["total (runs)"]
+    return Sides(keys, np.append(cycles.a, cycles.total_a), np.append(cycles.b, cycles.total_b))
+
+
+def summary_specs(pair: ComparePair) -> list[CompareSpec]:
+    """Memory by category and cycles by step kind: the numbers ``popvision-cli compare``
+    prints first."""
+    return [
+        CompareSpec("Memory", "Memory by category, all tiles (bytes)",
+                    memory_categories(pair), "Category", "exact_bytes", "categories"),
+        CompareSpec("Cycles", "Cycles by program step kind, over every run",
+                    cycles_by_kind(pair), "Step kind", "count", "kinds"),
+    ]  # fmt: skip
+
+
+def memory_specs(pair: ComparePair) -> list[CompareSpec]:
+    variables = pair.comparison.variables
+    only = int((~variables.in_a).sum()), int((~variables.in_b).sum())
+    return [
+        CompareSpec("Compare: categories", "Memory by category, all tiles",
+                    memory_categories(pair), "Category", "bytes", "categories"),
+        CompareSpec("Compare: variables",
+                    f"Variables matched by name: {only[1]:,} only in B, {only[0]:,} only in A",
+                    Sides.from_matched(variables, "bytes"), "Variable", "bytes", "variables"),
+    ]  # fmt: skip
+
+
+def liveness_sides(pair: ComparePair) -> tuple[Sides, str]:
+    """Live bytes per program step matched by kind and name (the n-th with the n-th), and a
+    heading with each report's own peak."""
+    columns, keys, peaks = [], [], []
+    for opened in (pair.a, pair.b):
+        table = liveness_table(opened.report)
+        names = opened.report.graph.strings.take(table.step_name)
+        kinds = [StepKind(k).poplar_name for k in table.step_kind.tolist()]
+        keys.append(occurrence_keys(f"{k} {n}" for k, n in zip(kinds, names, strict=True)))
+        columns.append({"live": table.live_bytes()})
+        peaks.append((table.peak_bytes, table.peak_step))
+    matched = match_rows(keys[0], columns[0], keys[1], columns[1])
+    (peak_a, step_a), (peak_b, step_b) = peaks
+    heading = (
+        f"Peak A: {format_bytes(peak_a)} at step {step_a}; peak B: {format_bytes(peak_b)} "
+        f"at step {step_b}; Δ {format_bytes(peak_b - peak_a)}"
+    )
+    return Sides.from_matched(matched, "live"), heading
+
+
+def liveness_specs(pair: ComparePair) -> list[CompareSpec]:
+    sides, heading = liveness_sides(pair)
+    return [CompareSpec("Compare: steps", heading, sides, "Program step", "bytes", "steps")]
+
+
+def program_tree_specs(pair: ComparePair) -> list[CompareSpec]:
+    programs = pair.comparison.programs
+    return [
+        CompareSpec("Compare: programs", "Program tree nodes matched by name: cycles over "
+                    "every run", Sides.from_matched(programs, "cycles"), "Program", "count",
+                    "programs"),
+    ]  # fmt: skip
+
+
+def operations_specs(pair: ComparePair, group_by: str = "name") -> list[CompareSpec]:
+    matched = pair.comparison.operations(group_by)
+    return [
+        CompareSpec("Compare: cycles", f"Operations matched by {group_by}: total cycles",
+                    Sides.from_matched(matched, "total_cycles"), "Operation", "count",
+                    "operations"),
+        CompareSpec("Compare: memory", f"Operations matched by {group_by}: variable bytes",
+                    Sides.from_matched(matched, "variable_bytes"), "Operation", "bytes",
+                    "operations"),
+    ]  # fmt: skip
+
+
+def execution_specs(pair: ComparePair) -> list[CompareSpec]:
+    runs = pair.comparison.cycles.runs
+    return [
+        CompareSpec("Compare: by kind", "Cycles by program step kind, over every run",
+                    cycles_by_kind(pair), "Step kind", "count", "kinds"),
+        CompareSpec("Compare: runs", "Cycles of each run", Sides.from_matched(runs, "cycles"),
+                    "Run", "count", "runs"),
+        CompareSpec("Compare: steps", "Program steps matched by kind and name: cycles",
+                    Sides.from_matched(pair.comparison.steps, "cycles"), "Program step",
+                    "count", "steps"),
+    ]  # fmt: skip

@@ -1,0 +1,47 @@
+"""Comparison tabs in a view's details: one ``TablePanel`` per ``CompareSpec`` showing A, B,
+Δ (B - A) and %, largest change first, changed rows tinted. Every view uses this one helper."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QTabWidget
+
+from popvision_py.viewmodels.compare import ComparePair, delta_table
+from popvision_py.viewmodels.compare_tables import CompareSpec
+from popvision_py.views.table_panel import TablePanel
+
+
+class CompareTabs:
+    """The comparison tabs of one details ``QTabWidget``, put first and removed on clear."""
+
+    def __init__(self, details: QTabWidget) -> None:
+        self.details = details
+        self.panels: dict[str, TablePanel] = {}
+
+    def show(self, pair: ComparePair, specs: list[CompareSpec]) -> None:
+        self.clear()
+        for index, spec in enumerate(specs):
+            panel = TablePanel(spec.noun, f"Filter {spec.noun} by name")
+            table = delta_table(spec.sides, spec.key_header, pair.names, spec.kind)
+            panel.show_table(table, spec.heading)
+            self.panels[spec.title] = panel
+            self.details.insertTab(index, panel, spec.title)
+            self.details.setTabToolTip(index, f"{spec.heading}: A, B and B - A")
+        if specs:
+            self.details.setCurrentIndex(0)
+
+    def show_error(self, text: str) -> None:
+        """The comparison could not be made (a damaged side): say so in one tab."""
+        self.clear()
+        panel = TablePanel("rows", "")
+        panel.show_message(text)
+        self.panels["Compare"] = panel
+        self.details.insertTab(0, panel, "Compare")
+        self.details.setCurrentIndex(0)
+
+    def clear(self) -> None:
+        for panel in self.panels.values():
+            index = self.details.indexOf(panel)
+            if index >= 0:
+                self.details.removeTab(index)
+            panel.deleteLater()
+        self.panels = {}

@@ -1,0 +1,197 @@
+"""Compare mode in every view, through the one mechanism (views/compare): tutorial 4 against
+its --m1 1600x700 --m2 700x300 variant. The numbers shown equal ``popvision-cli compare
+--json`` and each report's own analyses; Swap A and B swaps them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from popvision_py.app import compare_opening
+from popvision_py.app.compare_opening import choose_and_compare
+from popvision_py.views.table_model import RAW_ROLE
+from profiler_core.analysis.liveness import liveness_table
+from profiler_core.analysis.memory import memory_table
+from profiler_core.cli.output import category_column
+from profiler_core.model.kinds import MemoryCategory
+from profiler_core.report import open_report
+from tests.popvision_py.conftest import wait_loaded
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli_compare(a: Path, b: Path) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-m", "profiler_core.cli", "compare", str(a), str(b), "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300, check=True,
+    )  # fmt: skip
+    return json.loads(result.stdout)
+
+
+def rows_of(panel) -> dict[str, list]:
+    """Key -> the raw values of the other columns, for every row shown."""
+    model = panel.model
+    out = {}
+    for row in range(model.rowCount()):
+        values = [model.data(model.index(row, c), RAW_ROLE) for c in range(model.columnCount())]
+        out[values[0]] = values[1:]
+    return out
+
+
+@pytest.fixture
+def compared(qtbot, window, tutorial4_report, tutorial4_variant_report):
+    window.open_paths([tutorial4_report, tutorial4_variant_report])
+    wait_loaded(qtbot, window)
+    return window
+
+
+def test_every_view_compares_and_equals_the_cli(
+    compared, tutorial4_report, tutorial4_variant_report
+):
+    cli = cli_compare(tutorial4_report, tutorial4_variant_report)
+    summary = compared.view("Summary")
+    memory_rows = rows_of(summary.compare_block.tabs.panels["Memory"])
+    labels = {category_column(c.label): c.label for c in MemoryCategory}
+    for row in cli["memory_by_category"]:  # A, B and the difference equal the CLI's
+        a, b, diff = memory_rows[labels[row["category"]]][:3]
+        assert (a, b, diff) == (row["a"], row["b"], row["diff"])
+    cycles_rows = rows_of(summary.compare_block.tabs.panels["Cycles"])
+    for row in cli["cycles_by_step_kind"]:
+        assert cycles_rows[row["kind"]][:3] == [row["a"], row["b"], row["diff"]]
+    assert cycles_rows["total (runs)"][0] == 22756  # each run's cycles summed (one run)
+
+    view = compared.view("Operations")
+    group_by = view.control_bar.group_by
+    group_by.setCurrentIndex(group_by.findData("name"))  # the CLI's default grouping
+    operations = rows_of(view.compare_tabs.panels["Compare: cycles"])
+    for row in cli["operations_by_name"]:
+        assert operations[row["key"]][:3] == [
+            row["total_cycles_a"],
+            row["total_cycles_b"],
+            row["total_cycles_diff"],
+        ]
+    changed = {k for k, v in operations.items() if v[-1] == "changed"}
+    assert changed == {"m4", "m5"}  # only the matmuls that ran changed cycles
+
+    # Liveness: each side's peak equals that report's own liveness analysis
+    a_table = liveness_table(open_report(tutorial4_report))
+    b_table = liveness_table(open_report(tutorial4_variant_report))
+    panel = compared.view("Liveness").compare_tabs.panels["Compare: steps"]
+    live = rows_of(panel)
+    assert max(v[0] for v in live.values()) == a_table.peak_bytes
+    assert max(v[1] for v in live.values()) == b_table.peak_bytes
+    assert f"at step {a_table.peak_step}" in panel.heading.text()
+
+    memory = compared.view("Memory").compare_tabs.panels["Compare: variables"]
+    variables = rows_of(memory)
+    assert variables["m1"][:2] == [900 * 600 * 4, 1600 * 700 * 4]  # float32 matrices by hand
+
+    programs = rows_of(compared.view("Program Tree").compare_tabs.panels["Compare: programs"])
+    assert programs["(program root)"][:3] == [22756, 39604, 39604 - 22756]  # roots matched
+
+    trace = compared.view("Execution Trace").compare_tabs.panels["Compare: runs"]
+    assert rows_of(trace)["run 0"][:3] == [22756, 39604, 16848]
+    for title in ("Memory", "Liveness", "Operations", "Program Tree", "Execution Trace"):
+        legend = compared.view(title).compare_legend
+        assert legend.isVisibleTo(compared.view(title))
+        assert legend.names == ("tutorial4", "variant")
+
+
+def test_swap_swaps_every_view(qtbot, compared):
+    compared.show_view("Operations")
+    group_by = compared.view("Operations").control_bar.group_by
+    group_by.setCurrentIndex(group_by.findData("name"))
+    compared.swap_action.trigger()
+    assert [o.name for o in compared.opened] == ["variant", "tutorial4"]
+    operations = rows_of(compared.view("Operations").compare_tabs.panels["Compare: cycles"])
+    assert operations["m4"][:3] == [28801, 15808, 15808 - 28801]
+    assert compared.view("Memory").compare_legend.names == ("variant", "tutorial4")
+    assert "variant vs tutorial4" in compared.windowTitle()
+
+
+def test_same_folder_names_are_told_apart(qtbot, window, tutorial4_report, tmp_path):
+    for side in ("a", "b"):
+        shutil.copytree(tutorial4_report, tmp_path / side / "tutorial4")
+    window.open_paths([tmp_path / "a" / "tutorial4", tmp_path / "b" / "tutorial4"])
+    wait_loaded(qtbot, window)
+    summary = window.view("Summary")
+    assert summary.compare_block.legend.names == ("a/tutorial4", "b/tutorial4")
+    assert "a/tutorial4 vs b/tutorial4" in window.windowTitle()
+    notes = summary.compare_block.legend.banner.text()
+    assert "no difference" not in notes  # two folders, even with equal contents
+    rows = rows_of(summary.compare_block.tabs.panels["Memory"])
+    assert all(v[2] == 0 for v in rows.values())  # copies: every difference is 0
+
+
+def test_a_report_with_itself_says_there_is_no_difference(qtbot, window, tutorial4_report):
+    window.open_paths([tutorial4_report, tutorial4_report])
+    wait_loaded(qtbot, window)
+    legend = window.view("Operations").compare_legend
+    assert "no difference" in legend.banner.text() and legend.banner.isVisibleTo(legend)
+
+
+def test_one_ipu_against_four_ipus_in_every_view(
+    qtbot, window, tutorial4_report, four_shards_report
+):
+    window.open_paths([tutorial4_report, four_shards_report])
+    wait_loaded(qtbot, window)
+    for view in window.views:
+        window.show_view(view.title)
+    assert window.page_failures == []
+    banner = window.view("Memory").compare_legend.banner.text()
+    assert "1 IPU(s) vs 4" in banner and "per-tile differences are not" in banner
+    rows = rows_of(window.view("Summary").compare_block.tabs.panels["Memory"])
+    a = open_report(tutorial4_report)
+    b = open_report(four_shards_report)
+    assert rows["Total (gaps included)"][:2] == [
+        int(memory_table(a).total().sum()),
+        int(memory_table(b).total().sum()),
+    ]
+
+
+def test_dialog_labels_and_recent_comparisons(
+    qtbot, window, tutorial4_report, tutorial4_variant_report
+):
+    dialog = choose_and_compare(window)
+    dialog.source.setText(str(tutorial4_report))
+    dialog.target.setText(str(tutorial4_variant_report))
+    dialog.source_label.setText("before")
+    dialog.target_label.setText("after")
+    dialog.accept()
+    wait_loaded(qtbot, window)
+    assert window.view("Memory").compare_legend.names == ("before", "after")
+    assert window.settings.recent_comparisons()[0] == (
+        str(tutorial4_report.resolve()),
+        str(tutorial4_variant_report.resolve()),
+    )
+    again = choose_and_compare(window)
+    again.recent.setCurrentIndex(1)
+    assert again.target.text() == str(tutorial4_variant_report.resolve())
+    again.reject()
+
+
+def test_dropping_a_second_report_asks_compare(
+    qtbot, window, tutorial4_report, tutorial4_variant_report, monkeypatch
+):
+    window.open_paths([tutorial4_report])
+    wait_loaded(qtbot, window)
+    monkeypatch.setattr(compare_opening, "ask_on_drop", lambda w, p: "compare")
+    assert compare_opening.dropped(window, [str(tutorial4_variant_report)])
+    wait_loaded(qtbot, window)
+    assert [o.name for o in window.opened] == ["tutorial4", "variant"]
+
+
+def test_a_damaged_b_names_the_side_and_a_stays_usable(
+    qtbot, window, tutorial4_report, damaged_liveness_report
+):
+    window.open_paths([tutorial4_report, damaged_liveness_report])
+    wait_loaded(qtbot, window)
+    view = window.view("Liveness")
+    assert not view.showing_message()  # A is still drawn
+    assert "Report B" in view.compare_legend.banner.text()
+    assert "liveness" in view.compare_legend.banner.text()
