@@ -112,9 +112,9 @@ def delta_table(
             tints.append(None if change == 0 else MORE_COLOR if change > 0 else LESS_COLOR)
     columns = [
         Column(key_header, [sides.keys[i] for i in order.tolist()], "The row's name.",
-               colors=[STATUS_COLORS[s] for s in status]),
-        Column(names[0], a, f"In A ({names[0]}).", kind=values_kind),
-        Column(names[1], b, f"In B ({names[1]}).", kind=values_kind),
+               colors=[t or SAME_COLOR for t in tints]),
+        Column(f"A: {names[0]}", a, f"In A ({names[0]}).", kind=values_kind),
+        Column(f"B: {names[1]}", b, f"In B ({names[1]}).", kind=values_kind),
         Column("Δ (B - A)", d, "B minus A.", kind="delta_bytes" if kind == "bytes" else "delta"),
         Column("%", percent_change(a, b), "(B - A) / A.", kind="delta_percent"),
         Column("Status", status, "Changed, the same, or found in one report only."),

@@ -123,6 +123,8 @@ def _signed_percent(value: float) -> str:
         return "—"
     if np.isinf(value):
         return "new" if value > 0 else "gone"
+    if value == 0:
+        return "0%"
     return f"{value:+.2f}%" if abs(value) < 10 else f"{value:+,.1f}%"
 
 

@@ -195,3 +195,16 @@ def test_a_damaged_b_names_the_side_and_a_stays_usable(
     assert not view.showing_message()  # A is still drawn
     assert "Report B" in view.compare_legend.banner.text()
     assert "liveness" in view.compare_legend.banner.text()
+
+
+def test_screenshots_of_every_view_compared(qtbot, compared, screenshot_dir):
+    compared.resize(1400, 900)
+    for theme in ("light", "dark"):
+        compared.set_theme(theme)
+        for view in compared.views:
+            compared.show_view(view.title)
+            qtbot.wait(50)
+            name = view.title.lower().replace(" ", "_")
+            path = screenshot_dir / f"compare_{name}_{theme}.png"
+            assert compared.grab().save(str(path))
+    assert compared.page_failures == []
