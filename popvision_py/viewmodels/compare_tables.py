@@ -11,6 +11,7 @@ from popvision_py.viewmodels.compare import ComparePair, Sides
 from popvision_py.viewmodels.format import format_bytes
 from profiler_core.analysis.liveness import liveness_table
 from profiler_core.analysis.matching import match_rows, occurrence_keys
+from profiler_core.analysis.memory import memory_table
 from profiler_core.model.kinds import MemoryCategory, StepKind
 
 
@@ -24,6 +25,8 @@ class CompareSpec:
     key_header: str
     kind: str = "count"  # of the A and B columns: "count", "bytes", "exact_bytes"
     noun: str = "rows"
+    # (x label, y label): also draw A and B as curves in row order over B - A
+    chart: tuple[str, str] | None = None
 
 
 def memory_categories(pair: ComparePair) -> Sides:
@@ -49,16 +52,32 @@ def summary_specs(pair: ComparePair) -> list[CompareSpec]:
     ]  # fmt: skip
 
 
+def memory_per_tile(pair: ComparePair) -> Sides | None:
+    """Bytes per tile (gaps included) of A and B; None when the tile counts differ."""
+    diff = pair.comparison.memory.per_tile_diff
+    if diff is None:
+        return None
+    a = memory_table(pair.a.report).total()
+    b = memory_table(pair.b.report).total()
+    return Sides([f"tile {t}" for t in range(len(a))], a, b)
+
+
 def memory_specs(pair: ComparePair) -> list[CompareSpec]:
     variables = pair.comparison.variables
     only = int((~variables.in_a).sum()), int((~variables.in_b).sum())
-    return [
+    specs = [
         CompareSpec("Compare: categories", "Memory by category, all tiles",
                     memory_categories(pair), "Category", "bytes", "categories"),
         CompareSpec("Compare: variables",
                     f"Variables matched by name: {only[1]:,} only in B, {only[0]:,} only in A",
                     Sides.from_matched(variables, "bytes"), "Variable", "bytes", "variables"),
     ]  # fmt: skip
+    tiles = memory_per_tile(pair)
+    if tiles is not None:
+        specs.insert(0, CompareSpec(
+            "Compare: tiles", "Memory per tile, gaps included: A and B overlaid, B - A below",
+            tiles, "Tile", "bytes", "tiles", chart=("Tile", "Memory")))  # fmt: skip
+    return specs
 
 
 def liveness_sides(pair: ComparePair) -> tuple[Sides, str]:
@@ -83,7 +102,10 @@ def liveness_sides(pair: ComparePair) -> tuple[Sides, str]:
 
 def liveness_specs(pair: ComparePair) -> list[CompareSpec]:
     sides, heading = liveness_sides(pair)
-    return [CompareSpec("Compare: steps", heading, sides, "Program step", "bytes", "steps")]
+    return [
+        CompareSpec("Compare: steps", heading, sides, "Program step", "bytes", "steps",
+                    chart=("Program step (matched by name, A's order)", "Live memory")),
+    ]  # fmt: skip
 
 
 def program_tree_specs(pair: ComparePair) -> list[CompareSpec]:

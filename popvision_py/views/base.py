@@ -134,8 +134,8 @@ class ChartDetailsView(ReportView):
 
     def showing_compare_tab(self) -> bool:
         """The details show a comparison tab (not one of the view's own)."""
-        panels = getattr(self.compare_tabs, "panels", {})
-        return any(p is self.details.currentWidget() for p in panels.values())
+        pages = getattr(self.compare_tabs, "pages", {})
+        return any(p is self.details.currentWidget() for p in pages.values())
 
     def compare_specs(self, pair: object) -> list:
         """The comparison tables of this view (``viewmodels/compare_tables.py``); none

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pyqtgraph as pg
 import pytest
 
 from popvision_py.app import compare_opening
@@ -208,3 +210,22 @@ def test_screenshots_of_every_view_compared(qtbot, compared, screenshot_dir):
             path = screenshot_dir / f"compare_{name}_{theme}.png"
             assert compared.grab().save(str(path))
     assert compared.page_failures == []
+
+
+def test_memory_and_liveness_curves_draw_a_b_and_the_difference(
+    compared, tutorial4_report, tutorial4_variant_report
+):
+    a, b = open_report(tutorial4_report), open_report(tutorial4_variant_report)
+    memory = compared.view("Memory").compare_tabs.curves["Compare: tiles"]
+    per_tile = memory_table(b).total() - memory_table(a).total()  # numpy, per tile
+    assert np.array_equal(memory.difference(), per_tile)
+    drawn = [i for i in memory.bottom.listDataItems()]  # above zero (more), below (less)
+    more = drawn[0].yData  # step mode: one value per tile
+    assert np.array_equal(more, np.maximum(per_tile, 0))
+    assert np.array_equal(drawn[1].yData, np.minimum(per_tile, 0))
+    liveness = compared.view("Liveness").compare_tabs.curves["Compare: steps"]
+    curves = [i for i in liveness.top.listDataItems() if isinstance(i, pg.PlotDataItem)]
+    a_curve, b_curve = (item.yData for item in curves)
+    assert a_curve.max() == liveness_table(a).peak_bytes
+    assert b_curve.max() == liveness_table(b).peak_bytes
+    assert f"peak A at {liveness_table(a).peak_step}" in liveness.peaks.text()

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QTabWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
 
 from popvision_py.viewmodels.compare import ComparePair, delta_table
 from popvision_py.viewmodels.compare_tables import CompareSpec
+from popvision_py.views.compare.curves import CompareCurves
 from popvision_py.views.table_panel import TablePanel
 
 
@@ -16,6 +18,8 @@ class CompareTabs:
     def __init__(self, details: QTabWidget) -> None:
         self.details = details
         self.panels: dict[str, TablePanel] = {}
+        self.curves: dict[str, CompareCurves] = {}
+        self.pages: dict[str, QWidget] = {}  # the tab of each title (a panel, or a splitter)
 
     def show(self, pair: ComparePair, specs: list[CompareSpec]) -> None:
         self.clear()
@@ -24,7 +28,18 @@ class CompareTabs:
             table = delta_table(spec.sides, spec.key_header, pair.names, spec.kind)
             panel.show_table(table, spec.heading)
             self.panels[spec.title] = panel
-            self.details.insertTab(index, panel, spec.title)
+            page: QWidget = panel
+            if spec.chart is not None:
+                curves = CompareCurves(*spec.chart, spec.kind)
+                curves.show_sides(spec.sides, pair.names)
+                self.curves[spec.title] = curves
+                page = QSplitter(Qt.Orientation.Vertical)
+                page.addWidget(curves)
+                page.addWidget(panel)
+                page.setStretchFactor(0, 3)
+                page.setStretchFactor(1, 2)
+            self.pages[spec.title] = page
+            self.details.insertTab(index, page, spec.title)
             self.details.setTabToolTip(index, f"{spec.heading}: A, B and B - A")
         if specs:
             self.details.setCurrentIndex(0)
@@ -34,14 +49,14 @@ class CompareTabs:
         self.clear()
         panel = TablePanel("rows", "")
         panel.show_message(text)
-        self.panels["Compare"] = panel
+        self.panels["Compare"] = self.pages["Compare"] = panel
         self.details.insertTab(0, panel, "Compare")
         self.details.setCurrentIndex(0)
 
     def clear(self) -> None:
-        for panel in self.panels.values():
-            index = self.details.indexOf(panel)
+        for page in self.pages.values():
+            index = self.details.indexOf(page)
             if index >= 0:
                 self.details.removeTab(index)
-            panel.deleteLater()
-        self.panels = {}
+            page.deleteLater()
+        self.panels, self.curves, self.pages = {}, {}, {}
