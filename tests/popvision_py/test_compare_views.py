@@ -229,3 +229,18 @@ def test_memory_and_liveness_curves_draw_a_b_and_the_difference(
     assert a_curve.max() == liveness_table(a).peak_bytes
     assert b_curve.max() == liveness_table(b).peak_bytes
     assert f"peak A at {liveness_table(a).peak_step}" in liveness.peaks.text()
+
+
+def test_execution_trace_stacks_both_runs_on_one_cycle_axis(qtbot, compared):
+    view = compared.view("Execution Trace")
+    traces = view.compare_tabs.pages["Compare: timelines"]
+    assert [m.total_cycles for m in traces.models] == [22756, 39604]
+    assert "A: tutorial4" in traces.titles[0].text() and "B: variant" in traces.titles[1].text()
+    traces.plots[1].set_x_range(1000.0, 5000.0)  # moving B moves A: one cycle axis
+    x0, x1 = traces.plots[0].x_range
+    assert abs(x0 - 1000.0) < 1 and abs(x1 - 5000.0) < 1
+    compared.show_view("Execution Trace")
+    view.details.setCurrentWidget(traces)
+    traces.grab()  # paint: each trace asks its model for the spans in the window
+    batch = traces.plots[0].spans.batch
+    assert batch is not None and len(batch.start) > 0

@@ -21,6 +21,7 @@ def _plot(title: str, kind: str) -> tuple[pg.PlotWidget, pg.AxisItem]:
     plot = pg.PlotWidget(axisItems={"left": axis})
     plot.setMenuEnabled(False)
     plot.showGrid(x=False, y=True, alpha=0.2)
+    plot.setMinimumHeight(60)  # the tab shares the details' height: never push the window
     return plot, axis
 
 
@@ -66,7 +67,6 @@ class CompareCurves(QWidget):
             item = pg.PlotDataItem(x, values, stepMode="center", pen=pg.mkPen(color, width=2),
                                    name=name)  # fmt: skip
             self.top.addItem(item)  # first: clipping asks the item's view box
-            item.setDownsampling(auto=True, method="peak")
             item.setClipToView(True)
             if len(values):  # the peak: the first row holding the most
                 peak = int(np.argmax(values))
@@ -78,7 +78,6 @@ class CompareCurves(QWidget):
             item = pg.PlotDataItem(x, part, stepMode="center", fillLevel=0,
                                    brush=pg.mkBrush(color), pen=pg.mkPen(color))  # fmt: skip
             self.bottom.addItem(item)
-            item.setDownsampling(auto=True, method="peak")
         self.bottom.addLine(y=0, pen=pg.mkPen(colors.foreground))
         for plot in (self.top, self.bottom):
             plot.setBackground(colors.background)

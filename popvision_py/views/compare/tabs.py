@@ -38,11 +38,18 @@ class CompareTabs:
                 page.addWidget(panel)
                 page.setStretchFactor(0, 3)
                 page.setStretchFactor(1, 2)
+                page.setChildrenCollapsible(False)
             self.pages[spec.title] = page
             self.details.insertTab(index, page, spec.title)
             self.details.setTabToolTip(index, f"{spec.heading}: A, B and B - A")
         if specs:
             self.details.setCurrentIndex(0)
+
+    def add_page(self, title: str, page: QWidget, index: int = 0) -> None:
+        """A comparison tab that is not a table (Execution Trace's stacked runs)."""
+        self.pages[title] = page
+        self.details.insertTab(index, page, title)
+        self.details.setCurrentIndex(index)
 
     def show_error(self, text: str) -> None:
         """The comparison could not be made (a damaged side): say so in one tab."""
