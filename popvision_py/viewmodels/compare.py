@@ -15,9 +15,10 @@ from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.compare import ReportComparison, compare_reports
 from profiler_core.analysis.matching import Matched
 
-# The one A/B pair every view draws with: A (the baseline) blue, B (the change) orange.
-A_COLOR = "#2f6fd0"
-B_COLOR = "#e8731a"
+# The one A/B pair every view draws with: A (the baseline) teal, B (the change) pink -- apart
+# from the step-kind colours (blue, orange, purple, red, green, grey) the traces draw with.
+A_COLOR = "#17a2b8"
+B_COLOR = "#d63384"
 # Signed differences: B uses more (red) or less (green) than A.
 MORE_COLOR = "#d62728"
 LESS_COLOR = "#2ca02c"

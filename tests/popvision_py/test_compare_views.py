@@ -205,6 +205,7 @@ def test_screenshots_of_every_view_compared(qtbot, compared, screenshot_dir):
         compared.set_theme(theme)
         for view in compared.views:
             compared.show_view(view.title)
+            compared.resize(1400, 900)
             qtbot.wait(50)
             name = view.title.lower().replace(" ", "_")
             path = screenshot_dir / f"compare_{name}_{theme}.png"

@@ -19,7 +19,7 @@ class CompareLegend(QWidget):
         self.banner.setWordWrap(True)
         self.banner.setObjectName("compare-banner")
         self.banner.setStyleSheet(
-            "QLabel#compare-banner { background: rgba(232, 115, 26, 40); padding: 4px 8px; "
+            "QLabel#compare-banner { background: rgba(214, 51, 132, 40); padding: 4px 8px; "
             "border-radius: 3px; }"
         )
         row = QHBoxLayout()

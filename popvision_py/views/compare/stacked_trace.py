@@ -32,7 +32,7 @@ class StackedTraces(QWidget):
                 f"run {model.run}: {model.total_cycles:,} cycles"
             )
             plot = TimelinePlot(model.spans)
-            plot.setMinimumHeight(80)
+            plot.setMinimumHeight(40)  # the details' height is shared: never grow the window
             self.models.append(model)
             self.plots.append(plot)
             self.titles.append(title)
