@@ -140,3 +140,22 @@ def execution_specs(pair: ComparePair) -> list[CompareSpec]:
                     Sides.from_matched(pair.comparison.steps, "cycles"), "Program step",
                     "count", "steps"),
     ]  # fmt: skip
+
+
+def insights_specs(pair: ComparePair) -> list[CompareSpec]:
+    """Does it fit, A against B: the fullest tile, tiles over the limit, total memory, and
+    (when both have liveness) the peak and always-live bytes."""
+    keys, a, b = [], [], []
+    tables = [memory_table(o.report) for o in (pair.a, pair.b)]
+    totals = [t.total() for t in tables]
+    keys += ["Fullest tile (bytes)", "Tiles over the limit", "Memory used (bytes)"]
+    for values, total, table in ((a, totals[0], tables[0]), (b, totals[1], tables[1])):
+        values += [int(total.max(initial=0)), int(table.over_limit().size), int(total.sum())]
+    if not (pair.a.missing("liveness", "programs") or pair.b.missing("liveness", "programs")):
+        keys += ["Peak live bytes", "Always-live bytes"]
+        for values, opened in ((a, pair.a), (b, pair.b)):
+            live = liveness_table(opened.report)
+            values += [live.peak_bytes, live.always_live_bytes]
+    sides = Sides(keys, np.array(a, dtype=np.int64), np.array(b, dtype=np.int64))
+    return [CompareSpec("Compare: fit", "Does it fit: A against B", sides, "Measure", "count",
+                        "measures")]  # fmt: skip

@@ -245,3 +245,13 @@ def test_execution_trace_stacks_both_runs_on_one_cycle_axis(qtbot, compared):
     traces.grab()  # paint: each trace asks its model for the spans in the window
     batch = traces.plots[0].spans.batch
     assert batch is not None and len(batch.start) > 0
+
+
+def test_insights_compares_the_fit(compared, tutorial4_report, tutorial4_variant_report):
+    rows = rows_of(compared.view("Insights").compare_tabs.panels["Compare: fit"])
+    a, b = open_report(tutorial4_report), open_report(tutorial4_variant_report)
+    fullest = [int(memory_table(r).total().max()) for r in (a, b)]  # numpy over the tiles
+    assert rows["Fullest tile (bytes)"][:3] == [*fullest, fullest[1] - fullest[0]]
+    assert rows["Tiles over the limit"][:3] == [0, 0, 0]
+    peaks = [liveness_table(r).peak_bytes for r in (a, b)]
+    assert rows["Peak live bytes"][:2] == peaks

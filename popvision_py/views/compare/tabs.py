@@ -27,6 +27,7 @@ class CompareTabs:
             panel = TablePanel(spec.noun, f"Filter {spec.noun} by name")
             table = delta_table(spec.sides, spec.key_header, pair.names, spec.kind)
             panel.show_table(table, spec.heading)
+            _fit_key_column(panel, spec.sides.keys)
             self.panels[spec.title] = panel
             page: QWidget = panel
             if spec.chart is not None:
@@ -67,3 +68,11 @@ class CompareTabs:
                 self.details.removeTab(index)
             page.deleteLater()
         self.panels, self.curves, self.pages = {}, {}, {}
+
+
+def _fit_key_column(panel: TablePanel, keys: list[str]) -> None:
+    """The names are what the user reads first: wide enough for the longest of a sample
+    (never every row), at most 420 px, before the table is shown."""
+    sample = sorted(keys[:500], key=len)[-1:] if keys else [""]
+    width = panel.table.fontMetrics().horizontalAdvance(sample[0]) + 48  # swatch and margin
+    panel.table.setColumnWidth(0, min(max(width, 120), 420))
