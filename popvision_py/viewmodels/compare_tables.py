@@ -3,6 +3,7 @@ one function per view, all built with the same ``Sides`` / ``delta_table`` of co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +22,7 @@ class CompareSpec:
 
     title: str
     heading: str
-    sides: Sides
+    sides: Sides | Callable[[], Sides]  # a callable: made when its tab is first opened
     key_header: str
     kind: str = "count"  # of the A and B columns: "count", "bytes", "exact_bytes"
     noun: str = "rows"
@@ -63,14 +64,15 @@ def memory_per_tile(pair: ComparePair) -> Sides | None:
 
 
 def memory_specs(pair: ComparePair) -> list[CompareSpec]:
-    variables = pair.comparison.variables
-    only = int((~variables.in_a).sum()), int((~variables.in_b).sum())
+    def variables() -> Sides:
+        return Sides.from_matched(pair.comparison.variables, "bytes")
+
     specs = [
         CompareSpec("Compare: categories", "Memory by category, all tiles",
                     memory_categories(pair), "Category", "bytes", "categories"),
-        CompareSpec("Compare: variables",
-                    f"Variables matched by name: {only[1]:,} only in B, {only[0]:,} only in A",
-                    Sides.from_matched(variables, "bytes"), "Variable", "bytes", "variables"),
+        CompareSpec("Compare: variables", "Variables matched by name (the n-th of a name "
+                    "with the n-th); Status marks those in one report only",
+                    variables, "Variable", "bytes", "variables"),
     ]  # fmt: skip
     tiles = memory_per_tile(pair)
     if tiles is not None:

@@ -89,7 +89,11 @@ def test_every_view_compares_and_equals_the_cli(
     assert max(v[1] for v in live.values()) == b_table.peak_bytes
     assert f"at step {a_table.peak_step}" in panel.heading.text()
 
-    memory = compared.view("Memory").compare_tabs.panels["Compare: variables"]
+    tabs = compared.view("Memory").compare_tabs
+    memory = tabs.panels["Compare: variables"]
+    assert memory.showing_message()  # made when first opened, not with the page
+    compared.show_view("Memory")
+    tabs.details.setCurrentWidget(memory)
     variables = rows_of(memory)
     assert variables["m1"][:2] == [900 * 600 * 4, 1600 * 700 * 4]  # float32 matrices by hand
 

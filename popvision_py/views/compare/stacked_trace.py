@@ -23,7 +23,9 @@ class StackedTraces(QWidget):
         for opened, name, color, side in (
             (pair.a, pair.names[0], A_COLOR, "A"), (pair.b, pair.names[1], B_COLOR, "B")
         ):  # fmt: skip
-            model = ExecutionTraceModel(opened.report, opened.report.debug_or_none())
+            # No debug groups: the stacked runs need steps and kinds, not operations (the
+            # groups of a 400,000-context debug file take a second per report).
+            model = ExecutionTraceModel(opened.report, None)
             run = min(max(opened.selection.run, 0), max(len(model.runs) - 1, 0))
             if len(model.runs):
                 model.set_run(run)

@@ -20,15 +20,27 @@ class CompareTabs:
         self.panels: dict[str, TablePanel] = {}
         self.curves: dict[str, CompareCurves] = {}
         self.pages: dict[str, QWidget] = {}  # the tab of each title (a panel, or a splitter)
+        # Tables whose rows are costly (400,000 variables matched by name) are made when
+        # their tab is first opened, so the view's first paint does not wait for them.
+        self.pending: dict[str, CompareSpec] = {}
+        self.pair: ComparePair | None = None
+        details.currentChanged.connect(lambda _: self._fill_pending())
 
     def show(self, pair: ComparePair, specs: list[CompareSpec]) -> None:
         self.clear()
+        self.pair = pair
         for index, spec in enumerate(specs):
             panel = TablePanel(spec.noun, f"Filter {spec.noun} by name")
+            self.panels[spec.title] = panel
+            if callable(spec.sides):
+                panel.show_message(f"{spec.heading}: made when this tab is opened.")
+                self.pending[spec.title] = spec
+                self.pages[spec.title] = panel
+                self.details.insertTab(index, panel, spec.title)
+                continue
             table = delta_table(spec.sides, spec.key_header, pair.names, spec.kind)
             panel.show_table(table, spec.heading)
             _fit_key_column(panel, spec.sides.keys)
-            self.panels[spec.title] = panel
             page: QWidget = panel
             if spec.chart is not None:
                 curves = CompareCurves(*spec.chart, spec.kind)
@@ -45,6 +57,18 @@ class CompareTabs:
             self.details.setTabToolTip(index, f"{spec.heading}: A, B and B - A")
         if specs:
             self.details.setCurrentIndex(0)
+
+    def _fill_pending(self) -> None:
+        current = self.details.currentWidget()
+        title = next((t for t in self.pending if self.pages.get(t) is current), None)
+        if title is None or self.pair is None:
+            return
+        spec = self.pending.pop(title)
+        sides = spec.sides()  # type: ignore[operator]
+        panel = self.panels[title]
+        panel.show_table(delta_table(sides, spec.key_header, self.pair.names, spec.kind),
+                         spec.heading)  # fmt: skip
+        _fit_key_column(panel, sides.keys)
 
     def add_page(self, title: str, page: QWidget, index: int = 0) -> None:
         """A comparison tab that is not a table (Execution Trace's stacked runs)."""
@@ -67,7 +91,7 @@ class CompareTabs:
             if index >= 0:
                 self.details.removeTab(index)
             page.deleteLater()
-        self.panels, self.curves, self.pages = {}, {}, {}
+        self.panels, self.curves, self.pages, self.pending = {}, {}, {}, {}
 
 
 def _fit_key_column(panel: TablePanel, keys: list[str]) -> None:
