@@ -259,3 +259,20 @@ def test_insights_compares_the_fit(compared, tutorial4_report, tutorial4_variant
     assert rows["Tiles over the limit"][:3] == [0, 0, 0]
     peaks = [liveness_table(r).peak_bytes for r in (a, b)]
     assert rows["Peak live bytes"][:2] == peaks
+
+
+def test_comparing_with_a_non_report_names_side_b_and_keeps_a_open(
+    qtbot, window, tutorial4_report, tmp_path
+):
+    window.open_paths([tutorial4_report])
+    wait_loaded(qtbot, window)
+    empty = tmp_path / "not-a-report"
+    empty.mkdir()
+    window.open_paths([tutorial4_report, empty])
+    wait_loaded(qtbot, window)
+    assert window.message_box.text() == (
+        f"{empty}: report B of the comparison: no profile.pop in this folder"
+    )
+    assert [o.name for o in window.opened] == ["tutorial4"]  # what was open stays usable
+    assert window.view("Summary").value("Program", "Program") == "tutorial4"
+    assert window.page_failures == []
