@@ -63,6 +63,19 @@ def memory_per_tile(pair: ComparePair) -> Sides | None:
     return Sides([f"tile {t}" for t in range(len(a))], a, b)
 
 
+def memory_selected_tiles(pair: ComparePair) -> Sides | None:
+    """Bytes by category on the tiles selected (in A's selection), in A and in B; None when
+    nothing is selected or the tiles do not correspond."""
+    tiles = pair.a.selection.tiles
+    if not tiles.size or pair.comparison.memory.per_tile_diff is None:
+        return None
+    a = memory_table(pair.a.report).by_category
+    b = memory_table(pair.b.report).by_category
+    tiles = tiles[tiles < a.shape[1]]
+    keys = [c.label for c in MemoryCategory]
+    return Sides(keys, a[:, tiles].sum(axis=1), b[:, tiles].sum(axis=1))
+
+
 def memory_specs(pair: ComparePair) -> list[CompareSpec]:
     def variables() -> Sides:
         return Sides.from_matched(pair.comparison.variables, "bytes")
@@ -74,6 +87,12 @@ def memory_specs(pair: ComparePair) -> list[CompareSpec]:
                     "with the n-th); Status marks those in one report only",
                     variables, "Variable", "bytes", "variables"),
     ]  # fmt: skip
+    selected = memory_selected_tiles(pair)
+    if selected is not None:
+        count = pair.a.selection.tiles.size
+        specs.insert(1, CompareSpec(
+            "Compare: selected tiles", f"Memory by category on the {count:,} selected "
+            "tile(s), A and B", selected, "Category", "bytes", "categories"))  # fmt: skip
     tiles = memory_per_tile(pair)
     if tiles is not None:
         specs.insert(0, CompareSpec(

@@ -276,3 +276,16 @@ def test_comparing_with_a_non_report_names_side_b_and_keeps_a_open(
     assert [o.name for o in window.opened] == ["tutorial4"]  # what was open stays usable
     assert window.view("Summary").value("Program", "Program") == "tutorial4"
     assert window.page_failures == []
+
+
+def test_memory_compares_the_categories_of_the_selected_tiles(
+    compared, tutorial4_report, tutorial4_variant_report
+):
+    view = compared.view("Memory")
+    assert "Compare: selected tiles" not in view.compare_tabs.panels
+    view.select_text("0-9")  # typed in the tile box, as a user would
+    rows = rows_of(view.compare_tabs.panels["Compare: selected tiles"])
+    a = memory_table(open_report(tutorial4_report)).by_category[:, :10].sum(axis=1)
+    b = memory_table(open_report(tutorial4_variant_report)).by_category[:, :10].sum(axis=1)
+    for category in MemoryCategory:
+        assert rows[category.label][:3] == [a[category], b[category], b[category] - a[category]]

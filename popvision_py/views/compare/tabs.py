@@ -27,6 +27,9 @@ class CompareTabs:
         details.currentChanged.connect(lambda _: self._fill_pending())
 
     def show(self, pair: ComparePair, specs: list[CompareSpec]) -> None:
+        """Show ``specs``; the tab the user was on stays current when it is shown again."""
+        current = next((t for t, p in self.pages.items() if p is self.details.currentWidget()),
+                       None)  # fmt: skip
         self.clear()
         self.pair = pair
         for index, spec in enumerate(specs):
@@ -55,7 +58,9 @@ class CompareTabs:
             self.pages[spec.title] = page
             self.details.insertTab(index, page, spec.title)
             self.details.setTabToolTip(index, f"{spec.heading}: A, B and B - A")
-        if specs:
+        if current in self.pages:
+            self.details.setCurrentWidget(self.pages[current])
+        elif specs:
             self.details.setCurrentIndex(0)
 
     def _fill_pending(self) -> None:

@@ -213,6 +213,8 @@ class MemoryView(ChartDetailsView):
         tiles = tiles[tiles < self.model.table.num_tiles]
         if not np.array_equal(tiles, self.model.selection):
             self.model.select_tiles(tiles)
+        if self.other is not None and not self.compare_problem:
+            self._show_compare(self.opened, self.other)  # category deltas of the selection
 
     def _show_details(self) -> None:
         if not self.models:
