@@ -21,7 +21,7 @@ def _plot(title: str, kind: str) -> tuple[pg.PlotWidget, pg.AxisItem]:
     plot = pg.PlotWidget(axisItems={"left": axis})
     plot.setMenuEnabled(False)
     plot.showGrid(x=False, y=True, alpha=0.2)
-    plot.setMinimumHeight(60)  # the tab shares the details' height: never push the window
+    plot.setMinimumHeight(40)  # the tab shares the details' height: never push the window
     return plot, axis
 
 

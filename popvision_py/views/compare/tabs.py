@@ -55,6 +55,7 @@ class CompareTabs:
                 page.setStretchFactor(0, 3)
                 page.setStretchFactor(1, 2)
                 page.setChildrenCollapsible(False)
+                page.setMinimumHeight(120)  # the details share the page: never grow the window
             self.pages[spec.title] = page
             self.details.insertTab(index, page, spec.title)
             self.details.setTabToolTip(index, f"{spec.heading}: A, B and B - A")
