@@ -42,3 +42,5 @@ def show_compare(view: ChartDetailsView, opened: OpenedReport, other: OpenedRepo
         tabs.show_error(missing or f"{view.title} cannot compare A and B: {error}")
         return
     tabs.show(pair, specs)
+    if tabs.curves:  # the overlaid curves need room: details get half the page
+        view.splitter.setSizes([1000, 1000])

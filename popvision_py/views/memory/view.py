@@ -105,6 +105,15 @@ class MemoryView(ChartDetailsView):
             self.models.append(model)
             self.charts.append(chart)
             self.chart_layout.addWidget(chart, 1)
+        if len(self.charts) == 2:  # compare: one category legend, charts that make room
+            legend = self.charts[1].legend
+            policy = legend.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)  # both plots keep one width: tiles align
+            legend.setSizePolicy(policy)
+            legend.setFixedHeight(0)  # ...but not its height: the first chart's is the legend
+            legend.hide()
+            for each in self.charts:
+                each.plot.setMinimumHeight(120)
         if len(self.charts) == 2 and tables[0].num_tiles == tables[1].num_tiles:
             self.charts[1].plot.setXLink(self.charts[0].plot)
         self._share_scales()
