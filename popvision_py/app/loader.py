@@ -128,7 +128,14 @@ def _load_reports(paths: list[Path], progress: Progress, stopped: Callable[[], b
     opened: list[OpenedReport] = []
     try:
         for i, path in enumerate(paths):
-            opened.append(_load(path, i, len(paths), progress, stopped))
+            try:
+                opened.append(_load(path, i, len(paths), progress, stopped))
+            except ReportError as error:
+                if len(paths) < 2:
+                    raise
+                # A comparison says which side could not be read.
+                side = f"report {'AB'[i]} of the comparison"
+                raise ReportError(error.path or path, f"{side}: {error.problem}") from error
     except BaseException:
         _close(opened)
         raise

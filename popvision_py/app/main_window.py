@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from popvision_py.app import compare_opening
 from popvision_py.app.actions import install_actions
 from popvision_py.app.dialogs import HELP_INTRO, show_message
 from popvision_py.app.loader import ReportLoader
@@ -34,6 +35,7 @@ from popvision_py.app.settings import AppSettings
 from popvision_py.app.start_page import StartPage
 from popvision_py.app.trace_loader import TraceOpening
 from popvision_py.theme import apply_theme
+from popvision_py.viewmodels.compare import pair_of
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ReportView
 from popvision_py.views.execution_trace.view import ExecutionTraceView
@@ -84,6 +86,7 @@ class MainWindow(QMainWindow):
         self.actions = install_actions(self)
         self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._install_traces()
+        self._install_compare()
         self.settings.restore_window(self)
         self._give_views_settings()
         self.set_theme(self.settings.theme())
@@ -99,6 +102,11 @@ class MainWindow(QMainWindow):
     def _install_traces(self) -> None:
         """The trace side (System Trace): its loader, File > Open trace… and routing."""
         self.traces = TraceOpening(self)
+
+    def _install_compare(self) -> None:
+        """Compare mode's window parts (app/compare_opening.py): Swap A and B, labels."""
+        self.compare_labels: tuple[str, str] | None = None
+        self.swap_action = compare_opening.install_swap_action(self)
 
     # -- layout ---------------------------------------------------------------------------
     def _build_pages(self) -> None:
@@ -206,12 +214,7 @@ class MainWindow(QMainWindow):
             self.open_paths([path])
 
     def choose_and_compare(self) -> None:
-        first = QFileDialog.getExistingDirectory(self, "First report (source)", self._start_dir())
-        if not first:
-            return
-        second = QFileDialog.getExistingDirectory(self, "Second report (target)", first)
-        if second:
-            self.open_paths([first, second])
+        compare_opening.choose_and_compare(self)
 
     def reload(self) -> None:
         if self.paths:
@@ -244,6 +247,7 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, opened: list[OpenedReport]) -> None:
         self._loading_done()
         carry_selections(self.opened, opened)
+        compare_opening.apply_labels(self, opened)
         for old in self.opened:
             old.report.close()
         self.opened = opened
@@ -288,11 +292,13 @@ class MainWindow(QMainWindow):
             flags = item.flags()
             enabled = flags | Qt.ItemFlag.ItemIsEnabled
             item.setFlags(enabled if has_report else flags & ~Qt.ItemFlag.ItemIsEnabled)
-        names = " vs ".join(o.name for o in self.opened)
+        names = " vs ".join(compared_names(self.opened))
         self.setWindowTitle(f"{names} — {APP_TITLE}" if names else APP_TITLE)
         self._show_report_label()
         for action in (self.actions.reload, self.actions.close):
             action.setEnabled(has_report)
+        if hasattr(self, "swap_action"):
+            self.swap_action.setEnabled(len(self.opened) == 2)
         self.actions.export_menu.setEnabled(has_report and self.current_view() is not None)
         self.start_page.set_recent(self.settings.recent_reports())
         if hasattr(self, "traces"):  # _update_state runs once before the trace side exists
@@ -304,7 +310,7 @@ class MainWindow(QMainWindow):
             self.report_label.setText("")
             return
         first = self.opened[0]
-        names = " vs ".join(o.name for o in self.opened)
+        names = " vs ".join(compared_names(self.opened))
         self.report_label.setText(f"{names} · {first.selection.describe()}")
 
     def _fill_recent_menu(self) -> None:
@@ -374,7 +380,8 @@ class MainWindow(QMainWindow):
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         if paths:
             event.acceptProposedAction()
-            self.open_paths(paths)
+            if not compare_opening.dropped(self, paths):
+                self.open_paths(paths)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.settings.save_window(self)
@@ -401,6 +408,13 @@ def carry_selections(old: list[OpenedReport], new: list[OpenedReport]) -> None:
         after.select_steps(before.steps)
         after.select_operation(before.operation, before.operation_steps, before.operation_group_by)
         after.select_range(before.cycle_range)
+
+
+def compared_names(opened: list[OpenedReport]) -> list[str]:
+    """The reports' names, told apart when two are compared (A and B's)."""
+    if len(opened) == 2:
+        return list(pair_of(opened[0], opened[1]).names)
+    return [o.name for o in opened]
 
 
 def _rail_item(title: str, help_text: str) -> QListWidgetItem:

@@ -51,6 +51,20 @@ class AppSettings:
     def clear_recent(self) -> None:
         self.qsettings.setValue("recent/reports", [])
 
+    def recent_comparisons(self) -> list[tuple[str, str]]:
+        """Pairs of report folders compared lately, newest first (stored as "A\tB")."""
+        value = self.qsettings.value("recent/comparisons", [])
+        if isinstance(value, str):
+            value = [value]
+        pairs = [str(v).split("\t") for v in value or []]
+        return [(p[0], p[1]) for p in pairs if len(p) == 2]
+
+    def add_recent_comparison(self, a: str | Path, b: str | Path) -> None:
+        text = f"{Path(a).resolve()}\t{Path(b).resolve()}"
+        old = ["\t".join(p) for p in self.recent_comparisons()]
+        recent = [text] + [p for p in old if p != text]
+        self.qsettings.setValue("recent/comparisons", recent[:MAX_RECENT])
+
     def theme(self) -> str:
         value = str(self.qsettings.value("view/theme", "light"))
         return value if value in THEMES else "light"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from popvision_py.viewmodels.selection import ReportSelection
 from profiler_core.errors import ReportError
@@ -29,6 +30,10 @@ class OpenedReport:
     errors: dict[str, ReportError] = field(default_factory=dict)
     seconds_to_load: float = 0.0
     selection: ReportSelection = field(default_factory=ReportSelection)
+    label: str = ""  # the user's name for the report in a comparison ("" for the folder's)
+    # Comparisons with other opened reports, by id of the other (compare.pair_of): every
+    # view of a comparison shares one, so each analysis runs once.
+    comparisons: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:

@@ -31,6 +31,13 @@ class Column:
             return f"{int(value):,}"
         if self.kind == "percent":
             return f"{float(value):.2f}%"
+        if self.kind == "delta":
+            return f"{int(value):+,}" if int(value) else "0"
+        if self.kind == "delta_bytes":
+            text = format_bytes(int(value), units=self.units)
+            return text if int(value) <= 0 else f"+{text}"
+        if self.kind == "delta_percent":
+            return _signed_percent(float(value))
         if self.kind == "flag":
             return "yes" if value else "no"
         if self.kind == "percent":
@@ -49,8 +56,10 @@ class ColumnTable:
         self,
         columns: list[Column],
         matcher: Callable[[str], np.ndarray] | None = None,
+        tints: Sequence[str | None] | None = None,
     ) -> None:
         self.columns = columns
+        self.tints = tints  # a background colour per source row (None: untinted), or None
         self._matcher = matcher
         self.size = len(columns[0].values) if columns else 0
         self.rows = np.arange(self.size, dtype=np.int64)
@@ -63,6 +72,10 @@ class ColumnTable:
 
     def display(self, row: int, column: int) -> str:
         return self.columns[column].display(int(self.rows[row]))
+
+    def tint(self, row: int) -> str | None:
+        """The background colour of shown ``row`` (compare tables tint changed rows)."""
+        return None if self.tints is None else self.tints[int(self.rows[row])]
 
     def raw(self, row: int, column: int) -> object:
         return self.columns[column].values[int(self.rows[row])]
@@ -102,6 +115,17 @@ class ColumnTable:
             if not column.numeric:
                 hit |= np.fromiter((needle in str(v).lower() for v in column.values), bool)
         return np.flatnonzero(hit)
+
+
+def _signed_percent(value: float) -> str:
+    """``+12.50%``, ``-3.0%``; ``new`` where A was 0 (an infinite change)."""
+    if np.isnan(value):
+        return "—"
+    if np.isinf(value):
+        return "new" if value > 0 else "gone"
+    if value == 0:
+        return "0%"
+    return f"{value:+.2f}%" if abs(value) < 10 else f"{value:+,.1f}%"
 
 
 def _descending_key(key: np.ndarray) -> np.ndarray:

@@ -103,6 +103,10 @@ class ChartDetailsView(ReportView):
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(0, 0, 0, 0)
+        self._compare_layout = layout  # compare mode puts its legend first (views/compare)
+        self.compare_legend: QWidget | None = None
+        self.compare_tabs: object | None = None
+        self.compare_problem = ""  # why report B cannot be shown here ("" when it can)
         layout.addWidget(self.controls)
         layout.addWidget(self.splitter, 1)
         self.message = message_label()
@@ -115,14 +119,35 @@ class ChartDetailsView(ReportView):
 
     def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
         super().show_reports(opened, other)
-        problems = [o.missing_text(*self.needs) for o in (opened, other) if o is not None]
-        problem = next((p for p in problems if p), "")
+        problem = opened.missing_text(*self.needs)
+        self.compare_problem = other.missing_text(*self.needs) if other is not None else ""
+        if problem and other is not None:
+            problem = f"Report A ({opened.name}): {problem}\n\nSwap A and B to see B here."
         if not problem:
-            problem = self.build(opened, other)
+            # A B this view cannot read leaves A shown alone, the legend saying why.
+            problem = self.build(opened, None if self.compare_problem else other)
         if problem:
             self.show_message(problem)
         else:
             self.pages.setCurrentIndex(0)
+            self._show_compare(opened, other)
+
+    def showing_compare_tab(self) -> bool:
+        """The details show a comparison tab (not one of the view's own)."""
+        pages = getattr(self.compare_tabs, "pages", {})
+        return any(p is self.details.currentWidget() for p in pages.values())
+
+    def compare_specs(self, pair: object) -> list:
+        """The comparison tables of this view (``viewmodels/compare_tables.py``); none
+        unless the view says what it compares."""
+        return []
+
+    def _show_compare(self, opened: OpenedReport, other: OpenedReport | None) -> None:
+        """Compare mode, written once for every view: the A/B legend on top and the view's
+        comparison tabs first in its details."""
+        from popvision_py.views.compare.mode import show_compare  # imports this module
+
+        show_compare(self, opened, other)
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
@@ -140,4 +165,8 @@ class ChartDetailsView(ReportView):
 
     def clear(self) -> None:
         super().clear()
+        if self.compare_tabs is not None:
+            self.compare_tabs.clear()  # type: ignore[attr-defined]
+        if self.compare_legend is not None:
+            self.compare_legend.hide()
         self.show_message("No report is open.")

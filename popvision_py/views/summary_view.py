@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.theme import chart_colors
+from popvision_py.viewmodels.compare import pair_of
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.summary import (
     OPTIONS_TITLE,
@@ -25,6 +26,7 @@ from popvision_py.viewmodels.summary import (
 )
 from popvision_py.views.base import ReportView
 from popvision_py.views.collapsible import CollapsibleBlock
+from popvision_py.views.compare.summary_block import CompareBlock
 from popvision_py.views.table_model import (
     ColumnTableModel,
     make_table_view,
@@ -62,7 +64,7 @@ class SummaryView(ReportView):
     def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
         super().show_reports(opened, other)
         self.sections = [summary_sections(o) for o in (opened, other) if o is not None]
-        names = [o.name for o in (opened, other) if o is not None] if other else []
+        names = list(pair_of(opened, other).names) if other is not None else []
         self._fill(names)
 
     def clear(self) -> None:
@@ -83,6 +85,11 @@ class SummaryView(ReportView):
         self.blocks = {}
         if not self.sections:
             column.addWidget(QLabel("No report is open."))
+        self.compare_block = None
+        if self.opened is not None and self.other is not None:
+            self.compare_block = CompareBlock(self.opened, self.other)
+            block = CollapsibleBlock("Comparison (B - A)", self.compare_block)
+            column.addWidget(block)
         closed = self.settings.closed_blocks("summary") if self.settings else set()  # type: ignore[attr-defined]
         for index, section in enumerate(self.sections[0] if self.sections else []):
             others = [s[index] if index < len(s) else None for s in self.sections]

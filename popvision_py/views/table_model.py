@@ -49,6 +49,13 @@ class ColumnTableModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.DecorationRole and spec.colors is not None:
             return QColor(spec.colors[int(self.table.rows[row])])
+        if role == Qt.ItemDataRole.BackgroundRole and self.table.tints is not None:
+            tint = self.table.tint(row)
+            if tint is None:
+                return None
+            color = QColor(tint)
+            color.setAlpha(48)  # a wash: the text stays readable in light and dark
+            return color
         if role == Qt.ItemDataRole.ToolTipRole:
             text = self.table.display(row, column)
             return f"{spec.header}: {text}\n{spec.help}" if spec.help else text

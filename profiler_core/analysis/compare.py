@@ -22,6 +22,8 @@ from profiler_core.analysis.operations import operations_table
 from profiler_core.analysis.program_tree import program_tree
 from profiler_core.model.kinds import StepKind
 
+ROOT_KEY = "(program root)"  # the key of a program tree root in ``programs``
+
 
 @dataclass(frozen=True)
 class MemoryComparison:
@@ -164,5 +166,9 @@ def _steps(report: Any) -> tuple[list[str], dict[str, np.ndarray]]:
 
 def _nodes(report: Any) -> tuple[list[str], dict[str, np.ndarray]]:
     tree = program_tree(report)
-    keys = occurrence_keys(report.graph.strings.take(tree.name))
+    names = report.graph.strings.take(tree.name)
+    # A root is named after its program: two builds of one model under other names still
+    # have the same root, so roots are keyed by position, not by name.
+    names = [ROOT_KEY if up < 0 else n for n, up in zip(names, tree.parent.tolist(), strict=True)]
+    keys = occurrence_keys(names)
     return keys, {"cycles": tree.cycles, "executions": tree.executions}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from profiler_core.analysis.compare import compare_reports
+from profiler_core.analysis.compare import ROOT_KEY, compare_reports
 from profiler_core.analysis.matching import match_rows, occurrence_keys
 from profiler_core.model.kinds import MemoryCategory, StepKind
 from profiler_core.report import open_report
@@ -63,9 +63,12 @@ def test_variables_programs_and_steps_match_by_name(tutorial4_report, tutorial4_
     assert variables.diff("bytes")[variables.row("m3")] == 0
     assert "partials #2" in variables.keys  # the second matmul's partials meet each other
     programs = comparison.programs
-    # the root sequences are named after their reports, so each is on one side only
-    assert not programs.in_b[programs.row("tutorial4")]
-    assert not programs.in_a[programs.row("variant")]
+    # the root sequences are named after their programs ("tutorial4", "variant"): roots are
+    # keyed by position instead, so the two programs' roots meet (all cycles of the run)
+    root = programs.row(ROOT_KEY)
+    assert programs.in_a[root] and programs.in_b[root]
+    assert "tutorial4" not in programs.keys and "variant" not in programs.keys
+    assert (programs.a["cycles"][root], programs.b["cycles"][root]) == (22756, 39604)
     assert programs.in_a[programs.row("m5/Reduce")] and programs.in_b[programs.row("m5/Reduce")]
     steps = comparison.steps
     assert steps.in_a.all() and steps.in_b.all() and len(steps) == 12

@@ -15,6 +15,8 @@ from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
+from popvision_py.viewmodels.compare import ComparePair, pair_of
+from popvision_py.viewmodels.compare_tables import CompareSpec, execution_specs
 from popvision_py.viewmodels.execution_trace import TILE_LANES, ExecutionTraceModel, LaneRole
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.selection import ReportSelection
@@ -22,7 +24,8 @@ from popvision_py.viewmodels.step_colors import MERGED_COLOR
 from popvision_py.viewmodels.step_details import step_details
 from popvision_py.viewmodels.tile_map_metrics import STEP_CYCLES, TOTAL
 from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
-from popvision_py.views.base import ChartDetailsView
+from popvision_py.views.base import ChartDetailsView, message_label
+from popvision_py.views.compare.stacked_trace import StackedTraces
 from popvision_py.views.execution_trace.controls import TraceControls
 from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
@@ -115,6 +118,20 @@ class ExecutionTraceView(ChartDetailsView):
         self.details.currentChanged.connect(lambda _: self._summary_timer.start())
 
     # -- building -------------------------------------------------------------------------
+    def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
+        return execution_specs(pair)
+
+    def _show_compare(self, opened: OpenedReport, other: OpenedReport | None) -> None:
+        """Compare mode adds both runs stacked on one cycle axis (views/compare)."""
+        super()._show_compare(opened, other)
+        tabs = self.compare_tabs
+        if other is not None and not self.compare_problem and tabs is not None:
+            try:
+                traces = StackedTraces(pair_of(opened, other))
+            except ReportError as error:
+                traces = message_label(f"The runs cannot be stacked: {error}")
+            tabs.add_page("Compare: timelines", traces)  # type: ignore[attr-defined]
+
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._disconnect()
         report = opened.report

@@ -10,6 +10,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from popvision_py.viewmodels.compare import ComparePair
+from popvision_py.viewmodels.compare_tables import CompareSpec, insights_specs
 from popvision_py.viewmodels.insights import MORE_TILES, InsightsViewModel
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ChartDetailsView
@@ -104,6 +106,9 @@ class InsightsView(ChartDetailsView):
         self.top_tiles.tile_clicked.connect(lambda tile: self._select_tiles((tile,)))
         self.findings.tiles_clicked.connect(self._select_tiles)
         self.clear()
+
+    def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
+        return insights_specs(pair)
 
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         try:

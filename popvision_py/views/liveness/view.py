@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
+from popvision_py.viewmodels.compare import ComparePair
+from popvision_py.viewmodels.compare_tables import CompareSpec, liveness_specs
 from popvision_py.viewmodels.format import format_count
 from popvision_py.viewmodels.liveness import SELECTED_TILES, LivenessViewModel
 from popvision_py.viewmodels.liveness_details import (
@@ -98,6 +100,9 @@ class LivenessView(ChartDetailsView):
         ):
             self.message.setText(f"{self.message.text()}\n\n{PRODUCED_BY}")
 
+    def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
+        return liveness_specs(pair)
+
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._drop_chart()
         reports = [o for o in (opened, other) if o is not None]
@@ -168,7 +173,7 @@ class LivenessView(ChartDetailsView):
     # -- details --------------------------------------------------------------------------
     def _update_details(self) -> None:
         """Fill the shown tab for the selected steps (other tabs are filled when shown)."""
-        if self.model is None or self.opened is None:
+        if self.model is None or self.opened is None or self.showing_compare_tab():
             return
         panel = self.details.currentWidget()
         steps = self.model.selection.steps[:MAX_STEP_COLUMNS]

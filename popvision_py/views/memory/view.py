@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
+from popvision_py.viewmodels.compare import ComparePair
+from popvision_py.viewmodels.compare_tables import CompareSpec, memory_specs
 from popvision_py.viewmodels.memory import Layout, MemoryViewModel
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.base import ChartDetailsView
@@ -85,6 +87,9 @@ class MemoryView(ChartDetailsView):
     def chart(self) -> MemoryChart:
         return self.charts[0]
 
+    def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
+        return memory_specs(pair)
+
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._drop_charts()
         try:
@@ -100,6 +105,15 @@ class MemoryView(ChartDetailsView):
             self.models.append(model)
             self.charts.append(chart)
             self.chart_layout.addWidget(chart, 1)
+        if len(self.charts) == 2:  # compare: one category legend, charts that make room
+            legend = self.charts[1].legend
+            policy = legend.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)  # both plots keep one width: tiles align
+            legend.setSizePolicy(policy)
+            legend.setFixedHeight(0)  # ...but not its height: the first chart's is the legend
+            legend.hide()
+            for each in self.charts:
+                each.plot.setMinimumHeight(120)
         if len(self.charts) == 2 and tables[0].num_tiles == tables[1].num_tiles:
             self.charts[1].plot.setXLink(self.charts[0].plot)
         self._share_scales()
@@ -208,6 +222,8 @@ class MemoryView(ChartDetailsView):
         tiles = tiles[tiles < self.model.table.num_tiles]
         if not np.array_equal(tiles, self.model.selection):
             self.model.select_tiles(tiles)
+        if self.other is not None and not self.compare_problem:
+            self._show_compare(self.opened, self.other)  # category deltas of the selection
 
     def _show_details(self) -> None:
         if not self.models:
@@ -219,6 +235,8 @@ class MemoryView(ChartDetailsView):
         """Fill the current details tab (only that one: the others fill when opened)."""
         current = self.details.currentWidget()
         if not self.models or self.opened is None or current is self.breakdown:
+            return
+        if self.showing_compare_tab():
             return
         panel, needs = next((p, n) for p, _, _, n in self.panels if p is current)
         problem = self.opened.missing_text(*needs)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QWidget
 
+from popvision_py.viewmodels.compare import ComparePair
+from popvision_py.viewmodels.compare_tables import CompareSpec, operations_specs
 from popvision_py.viewmodels.debug_chain import MISSING_DEBUG
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.operations import (
@@ -51,6 +53,7 @@ class OperationsView(ChartDetailsView):
         self.details = self.operation
         c = self.control_bar
         c.group_by.currentIndexChanged.connect(lambda _: self._rebuild())
+        c.group_by.currentIndexChanged.connect(lambda _: self._regroup_compare())
         c.run.currentIndexChanged.connect(self._on_run_picked)
         c.filter.textChanged.connect(self._on_filter)
         c.column_toggled.connect(self._on_column_toggled)
@@ -62,6 +65,14 @@ class OperationsView(ChartDetailsView):
         self.clear()
 
     # -- building ---------------------------------------------------------------------------
+    def _regroup_compare(self) -> None:
+        """The comparison tabs match operations by the grouping picked."""
+        if self.opened is not None and self.other is not None:
+            self._show_compare(self.opened, self.other)
+
+    def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
+        return operations_specs(pair, self.control_bar.group())
+
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._disconnect()
         if opened.report.debug_or_none() is None and opened.missing("debug") is None:

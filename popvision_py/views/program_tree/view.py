@@ -11,6 +11,8 @@ from PySide6.QtCore import QEvent, QModelIndex
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from popvision_py.theme import chart_colors
+from popvision_py.viewmodels.compare import ComparePair
+from popvision_py.viewmodels.compare_tables import CompareSpec, program_tree_specs
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.program_details import line_details
 from popvision_py.viewmodels.program_tree import ProgramTreeViewModel
@@ -77,6 +79,9 @@ class ProgramTreeView(ChartDetailsView):
         self.clear()
 
     # -- building ---------------------------------------------------------------------------
+    def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
+        return program_tree_specs(pair)
+
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._disconnect()
         counted = counted_runs(opened)
