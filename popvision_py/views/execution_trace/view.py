@@ -25,6 +25,7 @@ from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.execution_trace.controls import TraceControls
 from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.timeline.plot import TimelinePlot
 from popvision_py.views.timeline.spans_item import LANE_GAP
 from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
@@ -307,7 +308,7 @@ class ExecutionTraceView(ChartDetailsView):
             QToolTip.hideText()
             return
         view_pos = self.plot.mapFromScene(scene_pos)
-        QToolTip.showText(self.plot.mapToGlobal(view_pos), text, self.plot)
+        QToolTip.showText(self.plot.mapToGlobal(view_pos), plain_tooltip(text), self.plot)
 
     def _strip_tooltip(self, scene_pos: QPointF) -> str:
         """Hover text of a tile heat-map strip: the tile under the pointer in its step."""
