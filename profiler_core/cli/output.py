@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from profiler_core.cli.tables import Table, render_csv, render_json, render_text
+from profiler_core.cli.tables import Table, iter_text, render_csv, render_json, render_text
 
 
 @dataclass
@@ -19,6 +20,14 @@ class Output:
     csv_table: Table | None = None
     exit_code: int = 0
     message: str | None = None
+
+    def render_pieces(self, form: str) -> Iterator[str]:
+        """``render(form)`` in pieces: text tables a chunk of rows at a time, so a 400k-row
+        table is written as it is formatted rather than held whole."""
+        if form in ("json", "csv"):
+            yield self.render(form)
+        else:
+            yield from iter_text(self.tables, self.header)
 
     def render(self, form: str) -> str:
         if form == "json":
