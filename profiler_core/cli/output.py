@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,8 @@ class Output:
     tables: list[Table]
     header: list[tuple[str, str]] = field(default_factory=list)
     document: dict[str, Any] | None = None
-    csv_table: Table | None = None
+    #: A Table, or a function making it (only CSV needs it: a compare's long form is big).
+    csv_table: Table | Callable[[], Table] | None = None
     exit_code: int = 0
     message: str | None = None
 
@@ -36,7 +37,8 @@ class Output:
                 document = {table.name.replace(" ", "_"): table for table in self.tables}
             return render_json(document)
         if form == "csv":
-            table = self.csv_table or (self.tables[0] if self.tables else Table("empty", {}))
+            table = self.csv_table() if callable(self.csv_table) else self.csv_table
+            table = table or (self.tables[0] if self.tables else Table("empty", {}))
             return render_csv(table)
         return render_text(self.tables, self.header)
 

@@ -65,3 +65,30 @@ def test_an_empty_table_and_no_tables():
     empty = Table("nothing", {"a": np.zeros(0, np.int64), "b": []})
     assert render_text([empty]) == "nothing (0 rows)\na  b\n-  -\n"
     assert render_text([]) == ""
+
+
+def test_compares_long_form_equals_reading_it_record_by_record():
+    from profiler_core.cli.compare_command import _long_form
+
+    side = Table("memory", {"category": ["x", "y"], "a": np.array([1, 2]),
+                            "b": np.array([3, 1]), "diff": np.array([2, -1])})  # fmt: skip
+    matched = Table("operations", {
+        "key": ["p", "q", "r"], "in_a": np.array([True, True, False]),
+        "in_b": np.array([True, False, True]),
+        "cycles_a": np.array([5, 6, 0]), "cycles_b": np.array([7, 0, 9]),
+        "cycles_diff": np.array([2, -6, 9]),
+        "bytes_a": np.array([1.5, 0.0, 0.0]), "bytes_b": np.array([2.5, 0.0, 4.0]),
+        "bytes_diff": np.array([1.0, 0.0, 4.0]),
+    })  # fmt: skip
+    expected = []
+    for table in (side, matched):
+        names = list(table.columns)
+        pairs = [n[:-2] for n in names if n.endswith("_a") and n != "in_a"]
+        for record in table.records():
+            for column in pairs or ["value"]:
+                a = record[f"{column}_a"] if pairs else record["a"]
+                b = record[f"{column}_b"] if pairs else record["b"]
+                expected.append([table.name, record[names[0]], column, a, b, b - a])
+    rows = _long_form([side, matched]).rows()
+    assert rows == expected
+    assert [type(v) for v in rows[-1]] == [type(v) for v in expected[-1]]  # 4.0 stays a float
