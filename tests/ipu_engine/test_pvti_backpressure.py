@@ -68,8 +68,10 @@ def test_a_flood_of_tracepoints_is_committed_as_it_goes_with_bounded_memory(tmp_
         committed, polls, rss = 0, [], []
         for _ in range(12):
             time.sleep(0.5)
-            committed += len(reader.read_new().events["start_ns"])
+            # The child's count first: the read's snapshot is taken after it, so the lag
+            # measured is never more than the lag at that snapshot.
             produced = _produced(count_file)
+            committed += len(reader.read_new().events["start_ns"])
             polls.append((produced, committed))
             rss.append(_rss_mb(child.pid))
         # The committed spans keep up: never more than two batches behind what the child
