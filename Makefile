@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,17 @@ format: $(STAMP)
 
 test: lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+# The property-based readers' suite at 10,000 random cases per property (make test runs
+# the same properties on a few fixed cases); hypothesis prints each property's figures.
+FUZZ_EXAMPLES ?= 10000
+FUZZ_TESTS := tests/profiler_core/test_trace_fuzz.py tests/profiler_core/test_report_fuzz.py \
+	tests/profiler_core/test_profile_pop_bad_input.py tests/profiler_core/test_debug_cbor.py \
+	tests/profiler_core/test_debug_cbor_v1.py tests/profiler_core/test_chrome_events_fuzz.py
+
+fuzz: $(STAMP)
+	POPVISION_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q \
+		--hypothesis-show-statistics $(FUZZ_TESTS)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

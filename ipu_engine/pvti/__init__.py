@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipu_engine.pvti.errors import PvtiOptionsError
+from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
 from ipu_engine.pvti.metrics import Graph, HeatmapDouble, HeatmapInt64, Series
 from ipu_engine.pvti.session import (
     TraceChannel,
@@ -113,6 +113,7 @@ __all__ = [
     "HeatmapDouble",
     "HeatmapInt64",
     "PvtiOptionsError",
+    "PvtiWriteWarning",
     "Series",
     "TraceChannel",
     "Tracepoint",

@@ -1,4 +1,5 @@
-"""The pvti API's error: a malformed PVTI_OPTIONS value or enable() argument."""
+"""The pvti API's error (a malformed PVTI_OPTIONS value or enable() argument) and its warning
+(the trace cannot be written; the traced program goes on)."""
 
 from __future__ import annotations
 
@@ -7,3 +8,7 @@ from ipu_engine.errors import OptionError
 
 class PvtiOptionsError(OptionError, ValueError):
     """PVTI_OPTIONS (or an ``enable()`` argument) is malformed; the message names the key."""
+
+
+class PvtiWriteWarning(UserWarning):
+    """The trace file cannot be created or written; the program runs on untraced."""

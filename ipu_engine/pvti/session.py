@@ -11,10 +11,13 @@ from __future__ import annotations
 import multiprocessing.util
 import os
 import threading
+import warnings
 import weakref
 from pathlib import Path
 
+from ipu_engine.pvti.errors import PvtiWriteWarning
 from ipu_engine.pvti.options import ENV_VAR, PvtiOptions, parse_options
+from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import PvtiWriter
 
 
@@ -42,10 +45,18 @@ def _no_record(_: tuple) -> None:
     pass
 
 
+def _no_relief() -> None:
+    pass
+
+
 class _Session:
     def __init__(self) -> None:
         self.recording = False  # the one flag the hot path reads
         self.record = _no_record  # the writer's fast append while recording
+        # Back-pressure: the hot path calls relieve() once len(buffer) passes limit.
+        self.buffer: list = []
+        self.limit = 1 << 62
+        self.relieve = _no_relief
         self.gen = 0  # bumped per writer, so stacks left from an old writer reset
         self.resolved = False
         self.writer: PvtiWriter | None = None
@@ -102,7 +113,11 @@ def resolve() -> None:
         options = parse_options(os.environ.get(ENV_VAR))
         session.resolved = True
         if options is not None and options.enable:
-            _start(options)
+            try:
+                _start(options)
+            except ReportError as exc:
+                # A traced program must not die because its trace cannot be written.
+                warnings.warn(f"{ENV_VAR}: tracing is off: {exc}", PvtiWriteWarning, stacklevel=3)
 
 
 def _start(options: PvtiOptions, process_name: str | None = None) -> None:
@@ -115,6 +130,9 @@ def _start(options: PvtiOptions, process_name: str | None = None) -> None:
     session.gen += 1
     for channel in session.channels.values():
         channel.enabled = options.channels is None or channel.name in options.channels
+    session.buffer = writer.records_buffer
+    session.limit = writer.pending_limit
+    session.relieve = writer.relieve
     session.record = writer.record
     session.recording = True
     if options.duration_s > 0:
@@ -126,6 +144,9 @@ def _start(options: PvtiOptions, process_name: str | None = None) -> None:
 def _stop_recording() -> None:
     session.recording = False
     session.record = _no_record
+    session.buffer = []
+    session.limit = 1 << 62
+    session.relieve = _no_relief
 
 
 def enable(
@@ -135,7 +156,10 @@ def enable(
     duration_s: float = 0.0,
     process_name: str | None = None,
 ) -> Path:
-    """Start tracing to a new file in ``directory`` (closing any current one); its path."""
+    """Start tracing to a new file in ``directory`` (closing any current one); its path.
+
+    Raises ReportError naming ``directory`` when no trace file can be created there (an
+    explicit call is told; a PVTI_OPTIONS directory only warns, see ``resolve``)."""
     with session.lock:
         disable()
         _start(

@@ -28,6 +28,8 @@ def _close_top(stack: list, end_ns: int) -> None:
          depth, None)
     )  # fmt: skip
     stack.pop()
+    if len(session.buffer) > session.limit:
+        session.relieve()
 
 
 def _close_inside(stack: list, tracepoint: Tracepoint, end_ns: int) -> None:
@@ -41,6 +43,8 @@ def _close_inside(stack: list, tracepoint: Tracepoint, end_ns: int) -> None:
                  depth, None)
             )  # fmt: skip
             del stack[i]
+            if len(session.buffer) > session.limit:
+                session.relieve()
             return
 
 
@@ -100,6 +104,8 @@ class Tracepoint:
             stack = thread_stack()
             t = monotonic_ns()
             session.record((t, t, stack.tid, channel.name, label, _INSTANT, len(stack), None))
+            if len(session.buffer) > session.limit:
+                session.relieve()
 
 
 def instrument_fn(channel: TraceChannel) -> Callable[[F], F]:

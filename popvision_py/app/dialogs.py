@@ -11,6 +11,7 @@ def show_message(
 ) -> QMessageBox:
     """A window-modal message box shown with ``open()``, so nothing waits on it."""
     box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)  # messages quote names from reports
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -15,7 +15,6 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
@@ -43,6 +42,7 @@ from popvision_py.views.insights.view import InsightsView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
+from popvision_py.views.plain_text import make_labels_plain, plain_label
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 from popvision_py.views.system_trace.view import SystemTraceView
@@ -135,7 +135,7 @@ class MainWindow(QMainWindow):
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
-        self.report_label = QLabel()
+        self.report_label = plain_label()
         self.report_label.setToolTip("The report shown, and what is selected in it.")
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -165,6 +165,7 @@ class MainWindow(QMainWindow):
             first, other = self.opened[0], self.opened[1] if len(self.opened) > 1 else None
             try:
                 view.show_reports(first, other)
+                make_labels_plain(view)
             except Exception as error:  # a page's bug must not leave it silently blank
                 text = (
                     f"The {view.title} page could not show {first.name}: "

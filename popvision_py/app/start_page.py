@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from popvision_py.views.plain_text import plain_tooltip
+
 
 class StartPage(QWidget):
     """Buttons for the toolbar's first actions and the recent reports list."""
@@ -72,7 +74,7 @@ class StartPage(QWidget):
             item = QListWidgetItem(f"{Path(path).name}    —    {path}")
             item.setData(Qt.ItemDataRole.UserRole, path)
             exists = Path(path).exists()
-            item.setToolTip(path if exists else f"{path}\n(no longer exists)")
+            item.setToolTip(plain_tooltip(path if exists else f"{path}\n(no longer exists)"))
             if not exists:
                 item.setForeground(self.palette().placeholderText())
             self.recent.addItem(item)

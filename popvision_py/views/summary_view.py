@@ -27,6 +27,7 @@ from popvision_py.viewmodels.summary import (
 from popvision_py.views.base import ReportView
 from popvision_py.views.collapsible import CollapsibleBlock
 from popvision_py.views.compare.summary_block import CompareBlock
+from popvision_py.views.plain_text import plain_label
 from popvision_py.views.table_model import (
     ColumnTableModel,
     make_table_view,
@@ -140,7 +141,10 @@ class SummaryView(ReportView):
         grid.setVerticalSpacing(4)
         grid.setColumnMinimumWidth(0, 190)
         for i, name in enumerate(names):
-            header = QLabel(f"<b>{name}</b>")
+            header = plain_label(name)  # a report's name: plain text, bold by font
+            font = header.font()
+            font.setBold(True)
+            header.setFont(font)
             grid.addWidget(header, 0, i + 1)
         first_row = 1 if names else 0
         labels: list[str] = []

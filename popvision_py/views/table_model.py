@@ -7,6 +7,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from popvision_py.viewmodels.table import ColumnTable
+from popvision_py.views.plain_text import plain_tooltip
 
 Index = QModelIndex | QPersistentModelIndex
 RAW_ROLE = Qt.ItemDataRole.UserRole  # the unformatted value, for tests and copy
@@ -58,7 +59,7 @@ class ColumnTableModel(QAbstractTableModel):
             return color
         if role == Qt.ItemDataRole.ToolTipRole:
             text = self.table.display(row, column)
-            return f"{spec.header}: {text}\n{spec.help}" if spec.help else text
+            return plain_tooltip(f"{spec.header}: {text}\n{spec.help}" if spec.help else text)
         return None
 
     def headerData(

@@ -125,7 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         output = run(args)
-        _write_all(output.render(args.form or "text"))
+        for piece in output.render_pieces(args.form or "text"):
+            _write_all(piece)
     except ReportError as error:
         return _fail(str(error), EXIT_BAD_INPUT)
     except (IndexError, ValueError) as error:  # a run, step or tile the report lacks

@@ -4,6 +4,7 @@ two reports side by side with differences (B minus A); variables and steps on re
 from __future__ import annotations
 
 import argparse
+from itertools import chain
 
 import numpy as np
 
@@ -38,7 +39,7 @@ def compare(a: Report, b: Report, args: argparse.Namespace) -> Output:
     header = [("A", str(a.folder)), ("B", str(b.folder))]
     if memory.per_tile_diff is None:
         header.append(("Tiles", f"{a.target.num_tiles:,} in A, {b.target.num_tiles:,} in B"))
-    return Output(tables, header=header, csv_table=_long_form(tables))
+    return Output(tables, header=header, csv_table=lambda: _long_form(tables))
 
 
 def _side_by_side(name: str, key: str, labels: list[str], a: np.ndarray, b: np.ndarray) -> Table:
@@ -68,20 +69,39 @@ def _matched(name: str, matched: Matched, columns: tuple[str, ...]) -> Table:
 
 
 def _long_form(tables: list[Table]) -> Table:
-    """Every table as ``table,key,column,a,b,diff`` rows, so CSV is one table."""
+    """Every table as ``table,key,column,a,b,diff`` rows, so CSV is one table.
+
+    Row-major (each key's columns together), built from whole columns: the values are
+    interleaved with zip() rather than read record by record (400k operations x 4 columns).
+    """
     rows: dict[str, list] = {k: [] for k in ("table", "key", "column", "a", "b", "diff")}
     for table in tables:
         names = list(table.columns)
-        key = names[0]
         pairs = [n[:-2] for n in names if n.endswith("_a") and n != "in_a"]
-        for record in table.records():
-            for column in pairs or ["value"]:
-                a = record[f"{column}_a"] if pairs else record["a"]
-                b = record[f"{column}_b"] if pairs else record["b"]
-                rows["table"].append(table.name)
-                rows["key"].append(record[key])
-                rows["column"].append(column)
-                rows["a"].append(a)
-                rows["b"].append(b)
-                rows["diff"].append(b - a)
+        columns = pairs or ["value"]
+        a = [_column(table, f"{c}_a" if pairs else "a") for c in columns]
+        b = [_column(table, f"{c}_b" if pairs else "b") for c in columns]
+        keys = _plain(table.columns[names[0]])
+        rows["table"] += [table.name] * (len(keys) * len(columns))
+        rows["key"] += _interleave([keys] * len(columns))
+        rows["column"] += columns * len(keys)
+        rows["a"] += _interleave([x.tolist() for x in a])
+        rows["b"] += _interleave([x.tolist() for x in b])
+        rows["diff"] += _interleave([(y - x).tolist() for x, y in zip(a, b, strict=True)])
     return Table("comparison", rows)
+
+
+def _column(table: Table, name: str) -> np.ndarray:
+    values = table.columns[name]
+    return values if isinstance(values, np.ndarray) else np.asarray(values)
+
+
+def _plain(values: object) -> list:
+    return values.tolist() if isinstance(values, np.ndarray) else list(values)  # type: ignore[attr-defined]
+
+
+def _interleave(columns: list[list]) -> list:
+    """Row 0 of every column, then row 1 of every column, and so on."""
+    return (
+        columns[0] if len(columns) == 1 else list(chain.from_iterable(zip(*columns, strict=True)))
+    )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from profiler_core.cli.tables import Table, render_csv, render_json, render_text
+from profiler_core.cli.tables import Table, iter_text, render_csv, render_json, render_text
 
 
 @dataclass
@@ -16,9 +17,18 @@ class Output:
     tables: list[Table]
     header: list[tuple[str, str]] = field(default_factory=list)
     document: dict[str, Any] | None = None
-    csv_table: Table | None = None
+    #: A Table, or a function making it (only CSV needs it: a compare's long form is big).
+    csv_table: Table | Callable[[], Table] | None = None
     exit_code: int = 0
     message: str | None = None
+
+    def render_pieces(self, form: str) -> Iterator[str]:
+        """``render(form)`` in pieces: text tables a chunk of rows at a time, so a 400k-row
+        table is written as it is formatted rather than held whole."""
+        if form in ("json", "csv"):
+            yield self.render(form)
+        else:
+            yield from iter_text(self.tables, self.header)
 
     def render(self, form: str) -> str:
         if form == "json":
@@ -27,7 +37,8 @@ class Output:
                 document = {table.name.replace(" ", "_"): table for table in self.tables}
             return render_json(document)
         if form == "csv":
-            table = self.csv_table or (self.tables[0] if self.tables else Table("empty", {}))
+            table = self.csv_table() if callable(self.csv_table) else self.csv_table
+            table = table or (self.tables[0] if self.tables else Table("empty", {}))
             return render_csv(table)
         return render_text(self.tables, self.header)
 

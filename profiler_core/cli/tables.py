@@ -7,8 +7,9 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -42,36 +43,74 @@ def _plain_list(values: Sequence[Any]) -> list[Any]:
 
 def render_text(tables: list[Table], header: list[tuple[str, str]] | None = None) -> str:
     """``header`` key/value lines, then each table with right-aligned numbers."""
-    parts = []
+    return "".join(iter_text(tables, header))
+
+
+def iter_text(tables: list[Table], header: list[tuple[str, str]] | None = None) -> Iterator[str]:
+    """``render_text`` in pieces of at most a chunk of rows, to write as they are made."""
+    first = True
     if header:
         width = max(len(key) for key, _ in header) + 1
-        parts.append("\n".join(f"{key + ':':<{width}} {value}" for key, value in header))
+        yield "\n".join(f"{key + ':':<{width}} {value}" for key, value in header)
+        first = False
     for table in tables:
-        parts.append(_text_table(table))
-    return "\n\n".join(parts) + "\n" if parts else ""
+        if not first:
+            yield "\n\n"
+        first = False
+        yield from _text_table(table)
+    if not first:
+        yield "\n"
 
 
-def _text_table(table: Table) -> str:
+#: Rows formatted at a time: a 400k-row table never holds all its cells as strings at once.
+TEXT_CHUNK_ROWS = 1 << 15
+
+
+def _text_table(table: Table) -> Iterator[str]:
     names = list(table.columns)
-    numeric = [_is_numeric_column(values) for values in table.columns.values()]
-    text = [_column_cells(values) for values in table.columns.values()]
+    columns = list(table.columns.values())
+    numeric = [_is_numeric_column(values) for values in columns]
+    n = len(table)
     widths = [
-        max([len(n)] + [len(c) for c in column]) for n, column in zip(names, text, strict=True)
+        max(len(name), _text_width(values, n)) for name, values in zip(names, columns, strict=True)
     ]
-    cells = [list(row) for row in zip(*text, strict=True)]
 
-    def line(values: list[str]) -> str:
-        padded = [
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(
             v.rjust(w) if num else v.ljust(w)
             for v, w, num in zip(values, widths, numeric, strict=True)
-        ]
-        return "  ".join(padded).rstrip()
+        ).rstrip()
 
-    lines = [f"{table.name} ({len(table)} rows)" if len(table) != 1 else table.name]
-    lines += [line(names), line(["-" * w for w in widths])]
-    lines += [line(r) for r in cells]
-    lines += table.notes
-    return "\n".join(lines)
+    title = f"{table.name} ({n} rows)" if n != 1 else table.name
+    yield "\n".join([title, line(names), line(["-" * w for w in widths])])
+    for lo in range(0, n, TEXT_CHUNK_ROWS):
+        # Padded a column at a time with C-level map() calls, then each row joined once.
+        padded = [
+            list(
+                map(
+                    str.rjust if num else str.ljust,
+                    _column_cells(values[lo : lo + TEXT_CHUNK_ROWS]),
+                    repeat(w),
+                )
+            )
+            for values, w, num in zip(columns, widths, numeric, strict=True)
+        ]
+        yield "\n" + "\n".join(map(str.rstrip, map("  ".join, zip(*padded, strict=True))))
+    if table.notes:
+        yield "\n" + "\n".join(table.notes)
+
+
+def _text_width(values: Sequence[Any], n: int) -> int:
+    """The widest cell of a column: from its extremes for integers (the longest number
+    is the largest or the most negative), else by formatting it a chunk at a time."""
+    if n == 0:
+        return 0
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        return max(len(f"{int(values.min()):,}"), len(f"{int(values.max()):,}"))
+    return max(
+        max(map(len, _column_cells(values[lo : lo + TEXT_CHUNK_ROWS])))
+        for lo in range(0, n, TEXT_CHUNK_ROWS)
+    )
 
 
 def _is_numeric_column(values: Sequence[Any]) -> bool:
@@ -83,7 +122,7 @@ def _is_numeric_column(values: Sequence[Any]) -> bool:
 def _column_cells(values: Sequence[Any]) -> list[str]:
     """Each value as text; a numpy column is formatted by its dtype, not value by value."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-        return [f"{v:,}" for v in values.tolist()]
+        return list(map(format, values.tolist(), repeat(",")))
     return [_cell(v) for v in _plain_list(values)]
 
 

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import PvtiContents
+from profiler_core.formats.pvti.schema import MAX_TIME_NS
 from profiler_core.trace.model import Heatmap, Process, SeriesMap, Thread, Trace
 
 EVENT_FIELDS = ("start_ns", "end_ns", "depth", "thread", "channel", "label", "kind")
@@ -77,6 +79,20 @@ def _remapped(new_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return new_ids[ids]
 
 
+def _check_shift(f: PvtiContents, shift: int) -> None:
+    """Shifting ``f``'s times onto the trace clock must stay in int64 (numpy would wrap)."""
+    times = [ev for ev in (f.events["start_ns"], f.events["end_ns"]) if len(ev)]
+    times += [t for _, t, _ in f.series if len(t)] + [t for _, t, _ in f.heatmaps if len(t)]
+    for t in times:
+        low, high = int(t.min()) + shift, int(t.max()) + shift
+        if max(abs(low), abs(high)) >= MAX_TIME_NS:
+            raise ReportError(
+                f.path,
+                "event times cannot be placed on the trace clock (its origin or times are "
+                f"out of range: {low}..{high} ns)",
+            )
+
+
 def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
     """One Trace of one or several .pvti files, aligned by their wall-clock origins."""
     origin = min(f.meta.origin_wall_ns for f in files)
@@ -93,6 +109,7 @@ def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
         # file time t (its monotonic ns) -> trace time: t - mono_origin + (wall - origin)
         shift = f.meta.origin_wall_ns - origin - f.meta.origin_monotonic_ns
         ev = f.events
+        _check_shift(f, shift)
         parts["start_ns"].append(ev["start_ns"] + shift)
         parts["end_ns"].append(ev["end_ns"] + shift)
         parts["depth"].append(ev["depth"])

@@ -9,6 +9,7 @@ threads. Heatmaps have no Chrome equivalent and are not exported. Import lives i
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from profiler_core.trace.model import Trace
 
 #: Chrome needs an integer tid per row; pseudo tracks get ids above any Linux tid.
 TRACK_TID_BASE = 1 << 30
+_INSTANT, _OPEN = int(EventKind.INSTANT), int(EventKind.OPEN)
 
 __all__ = ["export_chrome", "import_chrome_file", "trace_to_chrome"]
 
@@ -106,9 +108,82 @@ def _args(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
+#: Events formatted per chunk while exporting: bounds the text held at once (~15 MB).
+CHUNK_EVENTS = 1 << 16
+
+
 def export_chrome(trace: Trace, path: str | Path) -> Path:
-    """Write ``trace`` as Chrome Trace Event JSON to ``path``; returns the path."""
+    """Write ``trace`` as Chrome Trace Event JSON to ``path``; returns the path.
+
+    The text is the same as ``json.dumps(trace_to_chrome(trace))`` (compact separators)
+    but streamed: events are formatted a chunk at a time from the columns, with each
+    label, channel and thread encoded once, so 10M events never exist as 10M dicts or one
+    giant string.
+    """
     path = Path(path)
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(trace_to_chrome(trace), f, separators=(",", ":"))
+        f.write('{"traceEvents":[')
+        first = True
+        for text in _event_chunks(trace):
+            if text:
+                f.write(text if first else "," + text)
+                first = False
+        other = {ORIGIN_KEY: trace.origin_wall_ns, UNITS_KEY: dict(trace.series_units)}
+        f.write('],"displayTimeUnit":"ns","otherData":')
+        f.write(_dumps(other))
+        f.write("}")
     return path
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _event_chunks(trace: Trace) -> Iterator[str]:
+    """The events of ``trace_to_chrome`` as JSON text, in its order, a chunk at a time."""
+    ids = _ids(trace)
+    yield ",".join(_dumps(ev) for ev in _metadata(trace, ids))
+    # Everything before "ts" and between "ts" and the phase, per label/channel/thread.
+    names = [f'{{"name":{_dumps(label)},"cat":' for label in trace.labels]
+    cats = [f'{_dumps(channel)},"ts":' for channel in trace.channels]
+    where = [f',"pid":{pid},"tid":{tid},"ph":' for pid, tid in ids]
+    args_at = trace.args
+    n = len(trace)
+    for lo in range(0, n, CHUNK_EVENTS):
+        hi = min(n, lo + CHUNK_EVENTS)
+        start, end = trace.start_ns[lo:hi], trace.end_ns[lo:hi]
+        parts = []
+        for i, ts, dur, thread, channel, label, kind in zip(
+            range(lo, hi),
+            (start / 1000).tolist(),
+            ((end - start) / 1000).tolist(),
+            trace.thread[lo:hi].tolist(),
+            trace.channel[lo:hi].tolist(),
+            trace.label[lo:hi].tolist(),
+            trace.kind[lo:hi].tolist(),
+            strict=True,
+        ):
+            head = f"{names[label]}{cats[channel]}{ts}{where[thread]}"
+            phase = '"i","s":"t"' if kind == _INSTANT else f'"X","dur":{dur}'
+            if i in args_at or kind == _OPEN:
+                args = _args(args_at.get(i))
+                if kind == _OPEN:
+                    args[OPEN_ARG] = True
+                if args:
+                    phase += f',"args":{_dumps(args)}'
+            parts.append(f"{head}{phase}}}")
+        yield ",".join(parts)
+    counter_pid = trace.processes[0].pid if trace.processes else 0
+    for graph, by_name in trace.series.items():
+        head = f'{{"ph":"C","name":{_dumps(graph)},"ts":'
+        for name, (t, values) in by_name.items():
+            tail = f',"pid":{counter_pid},"args":{{{_dumps(name)}:'
+            for lo in range(0, len(t), CHUNK_EVENTS):
+                yield ",".join(
+                    f"{head}{ts}{tail}{_dumps(value)}}}}}"
+                    for ts, value in zip(
+                        (t[lo : lo + CHUNK_EVENTS] / 1000).tolist(),
+                        values[lo : lo + CHUNK_EVENTS].tolist(),
+                        strict=True,
+                    )
+                )

@@ -53,8 +53,10 @@ class _Builder:
         if isinstance(value, bool) or not isinstance(value, int | float):
             what = "missing" if key not in ev else f"{type(value).__name__}, not a number"
             raise self.fail(index, f"'{key}' is {what}")
-        if not math.isfinite(value) or abs(value) > 1e15:
-            raise self.fail(index, f"'{key}' = {value} is out of range")
+        # abs() first: math.isfinite of an int past float's range raises OverflowError.
+        if abs(value) > 1e15 or not math.isfinite(value):
+            shown = f"{value:.3g}" if abs(value) < 1e300 else "a number past float's range"
+            raise self.fail(index, f"'{key}' = {shown} is out of range")
         return float(value)
 
     def text(self, ev: dict, key: str, index: int, default: str | None = None) -> str:
@@ -150,6 +152,8 @@ class _Builder:
         for series, value in args.items():
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise self.fail(index, f"counter value '{series}' is not a number")
+            if abs(value) > 1.7e308:  # an int past float's range
+                raise self.fail(index, f"counter value '{series}' is out of range")
             self.series.setdefault(graph, {}).setdefault(series, []).append((t, float(value)))
 
     def metadata(self, ev: dict, index: int) -> None:

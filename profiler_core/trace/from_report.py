@@ -6,15 +6,26 @@ Trace Event JSON (Perfetto, chrome://tracing) or shown beside host traces.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from profiler_core.analysis.checks import (
+    checked_programs,
+    checked_run,
+    checked_step_labels,
+    checked_target,
+    fail,
+)
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import EventKind
 from profiler_core.model.kinds import StepKind
 from profiler_core.trace.build import build_trace
 from profiler_core.trace.model import Process, Thread, Trace
+
+#: Nanosecond times are int64: a run that would end past this cannot be a trace.
+_MAX_NS = 1 << 62
 
 
 def execution_trace(report: Any, run: int = 0) -> Trace:
@@ -27,9 +38,18 @@ def execution_trace(report: Any, run: int = 0) -> Trace:
             getattr(report, "profile_path", None),
             f"run {run} does not exist; the report has runs 0..{len(execution.runs) - 1}",
         )
-    r = execution.runs[run]
-    programs, target = report.programs, report.target
+    # The same cross-section checks as every analysis: steps against the programs, cycles
+    # against the target's IPUs, step kinds and names against their tables.
+    r = checked_run(report, run)
+    programs, target = checked_programs(report), checked_target(report)
+    checked_step_labels(report)
+    if not (math.isfinite(target.clock_hz) and target.clock_hz > 0):
+        fail(report, "target", f"clock of {target.clock_hz} Hz")
     ns_per_cycle = 1e9 / target.clock_hz
+    last = max(r.total_cycles, int(r.start_cycles[-1]) if r.start_cycles.size else 0)
+    longest = int(programs.step_cycles.max()) if programs.step_cycles.size else 0
+    if (last + longest) * ns_per_cycle >= _MAX_NS:
+        fail(report, "execution", f"run {run} lasts beyond {_MAX_NS:,} ns (292 years)")
     cycles = programs.step_cycles[r.step_ids]  # (instances, IPUs)
     step_names = report.graph.strings.take(programs.step_name)
     labels = [f"Run {r.name}", *step_names]
@@ -54,7 +74,8 @@ def execution_trace(report: Any, run: int = 0) -> Trace:
         columns["channel"].append(np.r_[0, kinds + 1])
         columns["label"].append(np.r_[0, r.step_ids[active].astype(np.int32) + 1])
         columns["kind"].append(np.full(n, int(EventKind.SPAN), np.uint8))
-    origin = int(report.header.created_unix * 1e9)
+    created = report.header.created_unix
+    origin = int(created * 1e9) if math.isfinite(created) and abs(created) < 9e9 else 0
     process = Process(0, "", f"{report.header.program_name or 'program'} run {run}", origin)
     threads = [Thread(f"IPU {ipu}", 0, None, "track") for ipu in range(target.num_ipus)]
     return build_trace(

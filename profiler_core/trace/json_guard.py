@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from profiler_core.errors import ReportError
+from profiler_core.formats.files import regular_file_size
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 200
@@ -93,7 +94,7 @@ def load_json_file(
     """The JSON value in ``path``, or ReportError if too big, too deep or malformed."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        size = regular_file_size(path)  # never opens a FIFO or device
         if size > max_bytes:
             raise ReportError(
                 path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from profiler_core.errors import ReportError
+from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.pvti import is_sqlite, read_pvti
 from profiler_core.trace.build import trace_from_pvti
 from profiler_core.trace.chrome_import import import_chrome_file
@@ -26,6 +27,7 @@ def open_trace(path: str | Path, *, max_json_bytes: int = DEFAULT_MAX_BYTES) -> 
             raise ReportError(path, "folder holds no .pvti files")
         return trace_from_pvti([read_pvti(f) for f in files])
     try:
+        regular_file_size(path)  # a FIFO named *.pvti would block open() forever
         with open(path, "rb") as f:
             head = f.read(4096)
     except FileNotFoundError:

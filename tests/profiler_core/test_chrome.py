@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -159,3 +160,36 @@ def test_a_file_over_the_size_limit_is_refused_with_the_limit(tmp_path: Path) ->
     with pytest.raises(ReportError, match=re.escape("over the 1 MiB limit")):
         open_trace(path, max_json_bytes=2**20)
     assert len(open_trace(path)) == 20_000
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 16])
+def test_the_streamed_export_is_the_documents_json_across_chunk_boundaries(
+    small_pvti: Path, tmp_path: Path, monkeypatch, chunk: int
+) -> None:
+    """export_chrome writes chunk by chunk; the text is exactly json.dumps of the document
+    (instants, open spans, args, counters, names needing escapes included)."""
+    import profiler_core.trace.chrome as chrome
+
+    monkeypatch.setattr(chrome, "CHUNK_EVENTS", chunk)
+    trace = open_trace(small_pvti)
+    labels = ('quote " and \\ and é\n', *trace.labels[1:])  # every escape JSON has
+    trace = dataclasses.replace(trace, labels=labels)
+    kinds = set(trace.kind.tolist())
+    assert {EventKind.SPAN, EventKind.INSTANT} <= kinds and trace.args and trace.series
+    path = export_chrome(trace, tmp_path / "t.json")
+    expected = json.dumps(trace_to_chrome(trace), separators=(",", ":"))
+    assert path.read_text(encoding="utf-8") == expected
+
+
+def test_an_empty_trace_exports_valid_json(tmp_path: Path) -> None:
+    from profiler_core.trace.build import build_trace
+
+    fields = {"start_ns": np.int64, "end_ns": np.int64, "thread": np.int32,
+              "channel": np.int32, "label": np.int32, "kind": np.uint8, "depth": np.int32}  # fmt: skip
+    empty = build_trace(
+        {k: np.zeros(0, t) for k, t in fields.items()},
+        origin_wall_ns=0, labels=[], channels=[], threads=[], processes=[],
+    )  # fmt: skip
+    path = export_chrome(empty, tmp_path / "empty.json")
+    assert json.loads(path.read_text()) == trace_to_chrome(empty)
+    assert json.loads(path.read_text())["traceEvents"] == []

@@ -17,6 +17,7 @@ from profiler_core.analysis.debug_groups import debug_column, debug_groups
 from profiler_core.errors import ReportError
 from profiler_core.formats.debug_cbor import read_debug, write_debug
 from profiler_core.model.lazy_columns import JsonColumn, StringColumn
+from tests.fuzzing import DERANDOMIZE, examples
 from tests.profiler_core.factories import make_debug
 
 
@@ -152,7 +153,8 @@ def test_a_big_report_round_trips_with_one_table_entry_per_distinct_text(tmp_pat
 
 
 @settings(
-    max_examples=200,
+    max_examples=examples(200),
+    derandomize=DERANDOMIZE,
     deadline=1000,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

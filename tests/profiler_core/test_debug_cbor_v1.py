@@ -17,6 +17,7 @@ from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats import debug_cbor
 from profiler_core.formats.debug_cbor import check_pair, read_debug, write_debug
 from profiler_core.model.profile import DebugData
+from tests.fuzzing import DERANDOMIZE, examples
 from tests.profiler_core.factories import make_debug, make_report
 
 
@@ -220,7 +221,8 @@ def test_the_writer_names_an_unwritable_directory(tmp_path):
 
 
 @settings(
-    max_examples=200,
+    max_examples=examples(200),
+    derandomize=DERANDOMIZE,
     deadline=1000,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

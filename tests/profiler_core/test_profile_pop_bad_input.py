@@ -14,6 +14,7 @@ from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats.profile_pop import ProfileReader, reader
 from profiler_core.formats.profile_pop.arrays import write_array
 from profiler_core.formats.profile_pop.writer import build_message, write_message
+from tests.fuzzing import DERANDOMIZE, examples
 from tests.profiler_core.factories import make_profile
 
 SECTIONS = ("header", "target", "graph", "memory", "programs", "liveness", "execution")
@@ -254,7 +255,8 @@ def _runs_list_pointer_offset(data: bytes) -> int:
 
 
 FUZZ = settings(
-    max_examples=200,
+    max_examples=examples(200),
+    derandomize=DERANDOMIZE,
     deadline=1000,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

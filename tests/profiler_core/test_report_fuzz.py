@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from profiler_core.errors import ReportError
 from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.formats.profile_pop import write_profile
+from tests.fuzzing import DERANDOMIZE, examples
 from tests.profiler_core.everything import analyse_everything, cli_everything
 from tests.profiler_core.factories import make_report
 
@@ -60,7 +61,12 @@ def factory_files(seed: int = 3) -> tuple[bytes, bytes]:
 FACTORY = factory_files()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(100),
+    derandomize=DERANDOMIZE,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(profile_edits=edits, debug_edits=st.one_of(st.none(), edits))
 def test_damaged_factory_reports_raise_only_report_errors(profile_edits, debug_edits):
     with tempfile.TemporaryDirectory() as tmp:
@@ -71,7 +77,12 @@ def test_damaged_factory_reports_raise_only_report_errors(profile_edits, debug_e
         check_everything(folder)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(20),
+    derandomize=DERANDOMIZE,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(profile_edits=edits)
 def test_damaged_tutorial4_reports_raise_only_report_errors(tutorial4_report, profile_edits):
     # Edits land in the file's larger arrays (per-tile memory, regions, vertex counts) mostly.
@@ -96,7 +107,12 @@ def _columns(profile) -> list[tuple[object, str]]:
 COLUMNS = _columns(make_report(3)[0])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(150),
+    derandomize=DERANDOMIZE,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     column=st.integers(0, len(COLUMNS) - 1),
     where=st.floats(0, 1, exclude_max=True),

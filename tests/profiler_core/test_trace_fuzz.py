@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from profiler_core.errors import ReportError
 from profiler_core.trace import export_chrome, open_trace
+from tests.fuzzing import DERANDOMIZE, examples
 from tests.profiler_core.pvti_samples import write_small_trace
 
 _SAMPLES: dict[str, bytes] = {}
@@ -38,7 +39,12 @@ def damaged(data: bytes, edits: list[tuple[float, int]], cut: float | None) -> b
 
 
 @pytest.mark.parametrize(("kind", "suffix"), [("pvti", ".pvti"), ("json", ".json")])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(150),
+    derandomize=DERANDOMIZE,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(edits=mutations, cut=st.one_of(st.none(), st.floats(0, 1)))
 def test_damaged_traces_only_ever_raise_report_error(
     kind: str, suffix: str, edits: list[tuple[float, int]], cut: float | None

@@ -29,6 +29,7 @@ from popvision_py.views.compare.stacked_trace import StackedTraces
 from popvision_py.views.execution_trace.controls import TraceControls
 from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.tile_map.widget import TileMapWidget
 from popvision_py.views.timeline.plot import TimelinePlot
 from popvision_py.views.timeline.spans_item import LANE_GAP
@@ -331,7 +332,7 @@ class ExecutionTraceView(ChartDetailsView):
             QToolTip.hideText()
             return
         view_pos = self.plot.mapFromScene(scene_pos)
-        QToolTip.showText(self.plot.mapToGlobal(view_pos), text, self.plot)
+        QToolTip.showText(self.plot.mapToGlobal(view_pos), plain_tooltip(text), self.plot)
 
     def _strip_tooltip(self, scene_pos: QPointF) -> str:
         """Hover text of a tile heat-map strip: the tile under the pointer in its step."""

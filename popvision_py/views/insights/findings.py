@@ -8,6 +8,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from popvision_py.viewmodels.insights import InsightsViewModel
+from popvision_py.views.plain_text import plain_tooltip
 from profiler_core.insights import Severity
 
 SEVERITY_COLORS = {Severity.ERROR: "#d03030", Severity.WARNING: "#d08a00", Severity.INFO: "#3a7bd5"}
@@ -44,13 +45,13 @@ class FindingsList(QWidget):
             item.setForeground(0, QColor(SEVERITY_COLORS[finding.severity]))
             item.setData(0, TILES_ROLE, finding.tiles)
             item.setData(1, TILES_ROLE, finding.suggestion)
-            item.setToolTip(0, finding.suggestion)
+            item.setToolTip(0, plain_tooltip(finding.suggestion))
             if finding.source.file:
-                item.setToolTip(1, f"{finding.source.file}:{finding.source.line}")
+                item.setToolTip(1, plain_tooltip(f"{finding.source.file}:{finding.source.line}"))
             for evidence in finding.evidence:
                 item.addChild(QTreeWidgetItem([evidence.text(), ""]))
             tip = QTreeWidgetItem([f"Try: {finding.suggestion}", ""])
-            tip.setToolTip(0, finding.suggestion)
+            tip.setToolTip(0, plain_tooltip(finding.suggestion))
             tip.setData(1, TILES_ROLE, finding.suggestion)
             item.addChild(tip)
             self.tree.addTopLevelItem(item)

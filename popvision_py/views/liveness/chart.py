@@ -19,6 +19,7 @@ from popvision_py.viewmodels.liveness import LivenessViewModel
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS, StepClass
 from popvision_py.views.axes import BytesAxis, IndexAxis
 from popvision_py.views.pixel_image import PixelImageItem
+from popvision_py.views.plain_text import plain_tooltip
 
 CHART_HELP = (
     "Memory live at each program step. Wheel: zoom the steps; drag: pan; click: select a "
@@ -191,7 +192,7 @@ class LivenessChart(QWidget):
         self.hover_text = self.model.hover_text(self.step_under(scene_pos))
         if self.hover_text:
             global_pos = self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos))
-            QToolTip.showText(global_pos, self.hover_text, self.plot)
+            QToolTip.showText(global_pos, plain_tooltip(self.hover_text), self.plot)
         else:
             QToolTip.hideText()
 

@@ -20,6 +20,7 @@ from popvision_py.views.axes import BytesAxis, IndexAxis
 from popvision_py.views.memory.boundaries import IpuBoundariesItem
 from popvision_py.views.memory.items import HeatMapItem, StackedColumnsItem
 from popvision_py.views.memory.legend import CategoryLegend, heat_lut
+from popvision_py.views.plain_text import escape, plain_tooltip
 
 CHART_HELP = (
     "Memory per tile, stacked by category. Wheel: zoom the tile range; drag: pan; "
@@ -154,7 +155,7 @@ class MemoryChart(QWidget):
             if over
             else "no tile over the limit"
         )
-        name = f"<b>{m.name}</b> — " if m.name else ""
+        name = f"<b>{escape(m.name)}</b> — " if m.name else ""
         self.title.setText(
             f"{name}{format_count(m.table.num_tiles)} tiles on {m.table.num_ipus} IPU(s), "
             f"{format_bytes(m.table.bytes_per_tile, units=m.units)} per tile; {over_text}"
@@ -218,7 +219,7 @@ class MemoryChart(QWidget):
         self.hover_text = self.text_under(scene_pos)
         if self.hover_text:
             global_pos = self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos))
-            QToolTip.showText(global_pos, self.hover_text, self.plot)
+            QToolTip.showText(global_pos, plain_tooltip(self.hover_text), self.plot)
         else:
             QToolTip.hideText()
 

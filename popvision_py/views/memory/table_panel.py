@@ -55,7 +55,7 @@ class TilesPanel(TablePanel):
             return
         table, heading = self.make_table(report, tiles, units)
         if owner:
-            heading = f"<b>{owner}</b> — {heading}" if heading else f"<b>{owner}</b>"
+            heading = f"{owner} — {heading}" if heading else owner
         self.show_table(table, heading)
 
     def show_problem(self, text: str) -> None:

@@ -8,6 +8,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QBrush, QColor
 
 from popvision_py.viewmodels.program_tree import COLUMN_HELP, COLUMNS, ProgramTreeViewModel
+from popvision_py.views.plain_text import plain_tooltip
 
 Index = QModelIndex | QPersistentModelIndex
 LINE_ROLE = Qt.ItemDataRole.UserRole  # the line id
@@ -95,7 +96,7 @@ class ProgramTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self.model.tooltip(line)
+            return plain_tooltip(self.model.tooltip(line))
         if role == LINE_ROLE:
             return line
         if role == RAW_ROLE:

@@ -21,6 +21,7 @@ from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
 from popvision_py.viewmodels.trace_format import format_duration
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.base import ChartDetailsView
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.system_trace.charts import (
     HeatmapPlot,
     InstantsPlot,
@@ -278,7 +279,7 @@ class SystemTraceView(ChartDetailsView):
         else:
             span = batch.end[index] - batch.start[index]
             self.hover_text = f"{batch.labels[index]} merged in {format_duration(span)}"
-        QToolTip.showText(QCursor.pos(), self.hover_text, self.timeline)
+        QToolTip.showText(QCursor.pos(), plain_tooltip(self.hover_text), self.timeline)
 
     # -- search -----------------------------------------------------------------------
     def _reset_search(self) -> None:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.colors import rgba
 from popvision_py.viewmodels.tile_map import TileMapModel
+from popvision_py.views.plain_text import plain_tooltip
 
 
 class TileMapCanvas(QWidget):
@@ -88,7 +89,9 @@ class TileMapCanvas(QWidget):
         tile = self.model.tile_at(point.x(), point.y(), self.width(), self.height())
         self.hover_text = self.model.hover_text(tile)
         if self.hover_text:
-            QToolTip.showText(event.globalPosition().toPoint(), self.hover_text, self)
+            QToolTip.showText(
+                event.globalPosition().toPoint(), plain_tooltip(self.hover_text), self
+            )
         else:
             QToolTip.hideText()
 

@@ -29,6 +29,7 @@ from profiler_core.formats.pvti.schema import (
     EVENT_COLUMNS,
     FORMAT_MAJOR,
     HEATMAP_DTYPES,
+    MAX_TIME_NS,
     META_KEYS,
     READABLE_DTYPES,
     REQUIRED_TABLES,
@@ -124,6 +125,9 @@ class PvtiReader:
                 f"version {FORMAT_MAJOR} only (upgrade popvision-py to open it)",
             )
         try:
+            for key in ("origin_wall_ns", "origin_monotonic_ns"):
+                if abs(int(meta[key])) >= MAX_TIME_NS:
+                    raise ReportError(self.path, f"meta '{key}' = {meta[key]} is out of range")
             return PvtiMeta(
                 major,
                 minor,

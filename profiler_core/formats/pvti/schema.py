@@ -24,6 +24,11 @@ PRODUCER = "popvision-py"
 MAX_BATCH_EVENTS = 1 << 20
 
 
+#: Times (origins, event times, and both combined) stay below this in magnitude, so
+#: shifting them onto another file's clock never leaves int64.
+MAX_TIME_NS = 1 << 62
+
+
 class EventKind(enum.IntEnum):
     """What an event row is. Values are stored in the file: never renumber."""
 

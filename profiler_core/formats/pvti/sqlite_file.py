@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from profiler_core.errors import ReportError
+from profiler_core.formats.files import regular_file_size
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
@@ -27,7 +28,7 @@ def is_sqlite(head: bytes) -> bool:
 def check_file(path: Path) -> None:
     """Refuse, with a readable reason, anything that is not a whole SQLite file."""
     try:
-        size = path.stat().st_size
+        size = regular_file_size(path)  # a FIFO or device is refused before opening
         with open(path, "rb") as f:
             head = f.read(_HEADER_SIZE)
     except FileNotFoundError:

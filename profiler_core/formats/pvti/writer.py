@@ -9,6 +9,13 @@ Spans are written when they end. Spans still open at a commit are written to
 ``open_spans`` in the same transaction (replacing the previous commit's set), so the
 committed state always nests: every committed event's enclosing spans are either
 committed themselves or listed as open.
+
+Memory is bounded by back-pressure: once more than ``max_pending_events`` events wait
+uncommitted (a busy loop can record them faster than a starved flusher thread commits),
+the recording thread commits them itself before going on. A busy program is slowed to the
+writer's pace instead of growing without bound, and a SIGKILL loses at most what was
+recorded since the last commit. After a write error (full disk, deleted file) nothing more
+is written; later events are dropped and counted in ``dropped_events``.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import numpy as np
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti.batch import (
+    RECORD_FIELDS,
     Interner,
     columns_from_records,
     drop_completed_spans,
@@ -69,6 +77,7 @@ class PvtiWriter:
         process_name: str | None = None,
         flush_interval_s: float = 0.1,
         background: bool = True,
+        max_pending_events: int = 20_000,
     ) -> None:
         try:
             self.path: Path = reserve_trace_file(directory)
@@ -84,8 +93,17 @@ class PvtiWriter:
         self.committed_events = 0
         self.commits = 0
         self.error: BaseException | None = None
+        #: Events recorded after a write error, never written.
+        self.dropped_events = 0
+        #: Commits a recording thread made itself because too many events were pending.
+        self.backpressure_commits = 0
+        self.max_pending_events = max_pending_events
+        #: The hot path commits (``relieve()``) once ``len(records_buffer)`` passes this.
+        self.pending_limit = max_pending_events * RECORD_FIELDS
 
         self._records: list = []
+        #: The flat record list the hot path extends (see ``record``).
+        self.records_buffer: list = self._records
         #: The hot path: extend with one RECORD_FIELDS-tuple per event (see batch.py).
         self.record: Callable[[tuple], None] = self._records.extend
         self._samples: list[tuple[str, str, str, int, float]] = []
@@ -131,6 +149,8 @@ class PvtiWriter:
         if end_ns < start_ns:
             raise ValueError(f"span {label!r} ends ({end_ns}) before it starts ({start_ns})")
         self.record((start_ns, end_ns, track, channel, label, EventKind.SPAN, depth, _json(args)))
+        if len(self._records) > self.pending_limit:
+            self.relieve()
 
     def add_instant(
         self,
@@ -144,6 +164,8 @@ class PvtiWriter:
         """One instant event at ``t_ns`` on ``track``."""
         self._check_open()
         self.record((t_ns, t_ns, track, channel, label, EventKind.INSTANT, depth, _json(args)))
+        if len(self._records) > self.pending_limit:
+            self.relieve()
 
     def add_spans(
         self,
@@ -187,6 +209,8 @@ class PvtiWriter:
         """One sample of metric ``series`` in ``graph`` (libpvti's Graph/Series)."""
         self._check_open()
         self._samples.append((graph, unit, series, t_ns, float(value)))
+        if len(self._samples) > self.max_pending_events:
+            self.relieve()
 
     def declare_heatmap(self, name: str, edges: Sequence[float], unit: str = "") -> None:
         """A heatmap whose samples count values in buckets between ``edges``."""
@@ -201,13 +225,26 @@ class PvtiWriter:
         if name not in self._heatmap_defs:
             raise ValueError(f"heatmap {name!r} was not declared")
         self._heat_samples.append((name, t_ns, np.asarray(counts)))
+        if len(self._heat_samples) > self.max_pending_events:
+            self.relieve()
 
     # -- committing ------------------------------------------------------------------
+
+    def relieve(self) -> None:
+        """Back-pressure: the recording thread found too many events pending and commits
+        them itself, so memory stays bounded however starved the flusher thread is."""
+        if self._closed:
+            return
+        self.backpressure_commits += 1
+        self.flush()
 
     def flush(self) -> None:
         """Commit everything recorded so far as one transaction."""
         with self._lock:
-            if self._closed or self.error is not None:
+            if self._closed:
+                return
+            if self.error is not None:
+                self._drop_pending()
                 return
             try:
                 self._commit()
@@ -217,6 +254,13 @@ class PvtiWriter:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
                 print(f"pvti: stopped writing {self.path}: {exc}", file=sys.stderr)
+
+    def _drop_pending(self) -> None:
+        """After a write error: forget what was recorded, counting it as lost."""
+        self.dropped_events += len(self._take(self._records)) // RECORD_FIELDS
+        self.dropped_events += len(self._take(self._samples)) + len(self._take(self._heat_samples))
+        bulk, self._bulk = self._bulk, []
+        self.dropped_events += sum(len(cols["start_ns"]) for cols in bulk)
 
     def close(self) -> None:
         """Commit what is left, stop the flusher and close the file. Idempotent."""
@@ -232,6 +276,12 @@ class PvtiWriter:
             self.flush()
             self._closed = True
             atexit.unregister(self.close)
+            if self.dropped_events:
+                print(
+                    f"pvti: {self.dropped_events} events were not written to {self.path} "
+                    f"after the write error",
+                    file=sys.stderr,
+                )
             try:
                 # Once complete, the file becomes one self-contained rollback-journal
                 # database; skipped (stays WAL) while a reader has it open.

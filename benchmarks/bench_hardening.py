@@ -1,0 +1,131 @@
+"""Issue 21's item 9 at scale: every popvision-cli command on the 16-IPU scale report
+(<= 2 s and <= 2x the report's files in peak RSS each, run as a user runs them: a fresh
+process) and ``export_chrome`` of a 10M-event trace (<= 30 s, bounded memory).
+
+``python -m benchmarks.bench_hardening [--report DIR] [--events N]``; without ``--report``
+the scale report is made first with ``benchmarks.scale_report`` (a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks._timing import report
+
+#: Every command, as a user types it (text output: the tables are the slow path).
+COMMANDS: list[list[str]] = [
+    ["summary"],
+    ["memory"],
+    ["memory", "--by-ipu"],
+    ["liveness"],
+    ["program-tree"],
+    ["operations"],
+    ["operations", "--group-by", "name"],
+    ["execution"],
+    ["insights"],
+    ["compare", "{report}"],
+]
+
+# Peak RSS of the export alone: the loading peak is forgotten (clear_refs 5 resets VmHWM)
+# and the export's peak (VmHWM after) is compared with the RSS before it (VmRSS).
+EXPORT_SCRIPT = """
+import sys, time
+from pathlib import Path
+from profiler_core.trace import export_chrome, open_trace
+def status(key):
+    text = Path("/proc/self/status").read_text()
+    return int(text.split(key + ":")[1].split()[0])
+trace = open_trace(sys.argv[1])
+Path("/proc/self/clear_refs").write_text("5")
+before = status("VmRSS")
+start = time.perf_counter()
+export_chrome(trace, sys.argv[2])
+seconds = time.perf_counter() - start
+print(seconds, before, status("VmHWM"), len(trace))
+"""
+
+
+def _files_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+
+
+def _run(args: list[str]) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS in bytes and exit code of one CLI process."""
+    script = (
+        "import resource, sys, runpy\n"
+        "sys.argv = ['popvision-cli', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_module('profiler_core.cli', run_name='__main__')\n"
+        "finally:\n"
+        "    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    )
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=900
+    )
+    seconds = time.perf_counter() - start
+    peak_kib = int(done.stderr.strip().splitlines()[-1])
+    return seconds, peak_kib * 1024, done.returncode
+
+
+def bench_cli(folder: Path) -> None:
+    files = _files_bytes(folder)
+    print(f"(a) popvision-cli on {folder} ({files / 2**20:.0f} MiB of files), a process each")
+    for command in COMMANDS:
+        args = [a.format(report=folder) for a in command]
+        seconds, peak, code = _run([args[0], str(folder), *args[1:]])
+        name = "popvision-cli " + " ".join(command).replace("{report}", "B")
+        report(f"{name} time", seconds, "s", "<= 2 s", seconds <= 2 and code == 0)
+        report(f"{name} peak RSS / files", peak / files, "x", "<= 2x", peak <= 2 * files)
+
+
+def bench_export(events: int) -> None:
+    from benchmarks.bench_pvti import write_big_trace
+
+    print(f"(b) export_chrome of a {events:,}-event trace (a fresh process)")
+    with tempfile.TemporaryDirectory() as tmp:
+        pvti = write_big_trace(Path(tmp), events)
+        out = Path(tmp) / "trace.json"
+        done = subprocess.run(
+            [sys.executable, "-c", EXPORT_SCRIPT, str(pvti), str(out)],
+            capture_output=True, text=True, timeout=1800, check=True,
+        )  # fmt: skip
+        seconds, before, after, n = done.stdout.split()
+        grown = (int(after) - int(before)) * 1024
+        report(f"export_chrome {int(n):,} events", float(seconds), "s", "<= 30 s",
+               float(seconds) <= 30)  # fmt: skip
+        report("export_chrome peak RSS growth", grown / 2**20, "MiB", "<= 256 MiB",
+               grown <= 256 * 2**20)  # fmt: skip
+        print(f"    wrote {out.stat().st_size / 2**30:.2f} GiB of JSON")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--report", type=Path, help="the scale report folder (else made)")
+    parser.add_argument("--events", type=int, default=10_000_000)
+    parser.add_argument("--skip-cli", action="store_true")
+    parser.add_argument("--skip-export", action="store_true")
+    args = parser.parse_args(argv)
+    print(f"resource limits: {resource.getrlimit(resource.RLIMIT_AS)}; cpus {os.cpu_count()}")
+    if not args.skip_cli:
+        folder = args.report
+        if folder is None:
+            folder = Path(tempfile.mkdtemp()) / "scale"
+            subprocess.run(
+                [sys.executable, "-m", "benchmarks.scale_report", "--out", str(folder)],
+                check=True,
+            )
+        bench_cli(folder)
+    if not args.skip_export:
+        bench_export(args.events)
+
+
+if __name__ == "__main__":
+    main()
