@@ -326,7 +326,9 @@ class RunController(QObject):
         elif len(folders) > 1:
             self._choose_report(folders)
         elif live is not None and live.path is not None:
-            self.window.traces.open([live.path])  # the finished file, read in full
+            # The finished file, read in full; an incomplete one (a stopped run) says so in
+            # the page's banner rather than in a second message over the exit status.
+            self.window.traces.open([live.path], for_report=True)
         elif (
             self.config is not None
             and self.config.auto_report
