@@ -41,6 +41,8 @@ class LiveTrace(QObject):
         self.snapshots = 0
         self.poll_seconds: list[float] = []  # worker time per poll that found something
         self.show_seconds: list[float] = []  # GUI time per snapshot shown
+        self.chart_builds = 0  # snapshots that had to make their charts
+        self.built: list[bool] = []  # per snapshot shown: whether it made its charts
         self.shown_at: list[tuple[float, int]] = []  # (time.time(), events) per show
         self._made = 0  # snapshots the worker made
         self._lock = threading.Lock()
@@ -89,13 +91,17 @@ class LiveTrace(QObject):
         started = time.perf_counter()
         view = self.view
         keep = view.timeline.x_range if (self.shown is not None and not self.follow) else None
-        view.show_trace(opened)
+        charts = view.instants
+        view.update_trace(opened)
+        if view.instants is not charts:
+            self.chart_builds += 1  # new graphs or heatmaps appeared: their plots were made
         self.shown = opened
         if keep is not None:
             view.timeline.set_x_range(*keep)
         elif self.follow:
             self.show_newest()
         self.show_seconds.append(time.perf_counter() - started)
+        self.built.append(view.instants is not charts)
         self.snapshots += 1
         self.shown_at.append((time.time(), len(opened.model.trace.start_ns)))
 

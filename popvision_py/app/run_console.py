@@ -1,19 +1,28 @@
 """The run console: a dock at the bottom of the window streaming the child's stdout and
 stderr from a ``ConsoleBuffer`` (bounded scrollback, ANSI stripped), with search, Stop,
-and the run's state. It repaints on a timer, never once per chunk, so a program printing
-megabytes per second costs the window a few appends a second."""
+and the run's state. The lines are a lazy list model over the buffer (only the rows on
+screen are drawn) refreshed on a timer, never once per chunk, so a program printing
+megabytes per second costs the window a row count update a few times a second."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QTextCursor, QTextDocument
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QCheckBox,
     QDockWidget,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
+    QListView,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -22,6 +31,44 @@ from PySide6.QtWidgets import (
 from popvision_py.viewmodels.console_buffer import ConsoleBuffer
 
 REFRESH_MS = 100
+Index = QModelIndex | QPersistentModelIndex
+
+
+class ConsoleLines(QAbstractListModel):
+    """The buffer's kept lines as rows (read only when drawn)."""
+
+    def __init__(self, buffer: ConsoleBuffer) -> None:
+        super().__init__()
+        self.buffer = buffer
+        self.rows = 0  # rows the view knows of
+        self.seen_total = 0  # buffer.total_lines at the last sync
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self.rows
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole) and (
+            0 <= index.row() < len(self.buffer.lines)
+        ):
+            return self.buffer.lines[index.row()]
+        return None
+
+    def sync(self) -> bool:
+        """Tell the view what arrived since the last sync; True if anything did."""
+        total, kept = self.buffer.total_lines, len(self.buffer.lines)
+        new = total - self.seen_total
+        if new <= 0 and kept == self.rows:
+            return False
+        if kept == self.rows + new:  # nothing dropped from the top: rows appended
+            self.beginInsertRows(QModelIndex(), self.rows, kept - 1)
+            self.rows = kept
+            self.endInsertRows()
+        else:  # the scrollback dropped lines: the rows shifted
+            self.beginResetModel()
+            self.rows = kept
+            self.endResetModel()
+        self.seen_total = total
+        return True
 
 
 class RunConsole(QDockWidget):
@@ -59,10 +106,12 @@ class RunConsole(QDockWidget):
         row.addWidget(self.follow)
         row.addWidget(self.stop)
         column.addLayout(row)
-        self.text = QPlainTextEdit()
-        self.text.setReadOnly(True)
-        self.text.setMaximumBlockCount(buffer.max_lines)
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.lines = ConsoleLines(buffer)
+        self.text = QListView()
+        self.text.setModel(self.lines)
+        self.text.setUniformItemSizes(True)  # row heights are not measured one by one
+        self.text.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.text.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         font = QFont("monospace")
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.text.setFont(font)
@@ -75,51 +124,54 @@ class RunConsole(QDockWidget):
         self.timer.timeout.connect(self.refresh)
 
     def start(self, first_line: str) -> None:
-        self.text.clear()
-        self._shown_total = 0
-        self.text.appendPlainText(first_line)
+        """A new run: the buffer was cleared; ``first_line`` is its command line."""
+        self.buffer.append(first_line + "\n")
+        self.lines.beginResetModel()
+        self.lines.rows = self.lines.seen_total = 0
+        self.lines.endResetModel()
+        self.refresh()
         self.stop.setEnabled(True)
         self.matches.setText("")
         self.timer.start()
         self.show()
 
-    def finish(self) -> None:
+    def finish(self, last_line: str) -> None:
         self.buffer.finish()
+        self.buffer.append(last_line + "\n")
         self.refresh()
         self.timer.stop()
         self.stop.setEnabled(False)
 
     def refresh(self) -> None:
-        """Append the lines completed since the last refresh (all of them if more came than
-        the scrollback keeps)."""
-        new = self.buffer.total_lines - self._shown_total
-        if new <= 0:
-            return
-        lines = list(self.buffer.lines)[-min(new, len(self.buffer.lines)) :]
-        if new > len(self.buffer.lines):
-            lines.insert(0, f"… {new - len(lines):,} lines dropped (scrollback keeps "
-                         f"{self.buffer.max_lines:,}) …")  # fmt: skip
-        self._shown_total = self.buffer.total_lines
+        """Show the lines completed since the last refresh, the newest in view if following."""
         bar = self.text.verticalScrollBar()
         at_bottom = bar.value() >= bar.maximum() - 2
-        self.text.appendPlainText("\n".join(lines))
-        if self.follow.isChecked() and at_bottom:
-            bar.setValue(bar.maximum())
+        if self.lines.sync() and self.follow.isChecked() and at_bottom:
+            self.text.scrollToBottom()
 
     def shown_text(self) -> str:
-        return self.text.toPlainText()
+        """The lines the console holds (its scrollback)."""
+        return self.buffer.text()
+
+    def current_line(self) -> str:
+        index = self.text.currentIndex()
+        return str(self.lines.data(index)) if index.isValid() else ""
 
     def find_next(self) -> bool:
-        """Select the next line holding the search text (wrapping round); False if none."""
+        """Go to the next line holding the search text (wrapping round); False if none."""
         needle = self.search_box.text()
-        count = len(self.buffer.search(needle))
-        self.matches.setText(f"{count:,} lines" if needle else "")
-        if not needle or not count:
+        found = self.buffer.search(needle)
+        self.matches.setText(f"{len(found):,} lines" if needle else "")
+        if not found:
             return False
-        if self.text.find(needle):
-            return True
-        self.text.moveCursor(QTextCursor.MoveOperation.Start)  # wrap round
-        return self.text.find(needle, QTextDocument.FindFlag(0))
+        self.refresh()
+        current = self.text.currentIndex().row()
+        row = next((r for r in found if r > current), found[0])
+        index = self.lines.index(row, 0)
+        self.text.setCurrentIndex(index)
+        self.text.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.follow.setChecked(False)  # stay on the match while output goes on
+        return True
 
     def set_state(self, text: str) -> None:
         self.state.setText(text)

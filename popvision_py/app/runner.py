@@ -297,9 +297,8 @@ class RunController(QObject):
         self.clock.stop()
         self.last_status = how
         if self.console is not None:
-            self.console.finish()
+            self.console.finish(f"[{how}]")
             self.console.set_state(how)
-            self.console.text.appendPlainText(f"[{how}]")
         if self.live is not None:
             self.live.stop()
             self._on_live_snapshot()

@@ -73,7 +73,8 @@ def test_run_streams_output_and_shows_the_exit_status(qtbot, window, tmp_path):
     assert "exit 0 after" in window.runner.state_label.text()
     assert not console.stop.isEnabled()
     console.search_box.setText("line 3")
-    assert console.find_next() and console.text.textCursor().selectedText() == "line 3"
+    assert console.find_next() and console.current_line() == "line 3"
+    assert not console.follow.isChecked()  # the match stays in view
     assert console.matches.text() == "1 lines"
 
 
@@ -172,9 +173,12 @@ def test_a_flood_of_output_stays_bounded_and_the_window_responsive(qtbot, window
     wait_finished(qtbot, window, timeout=60_000)
     timer.stop()
     runner = window.runner
-    assert runner.buffer.total_lines == 200_000
+    assert runner.buffer.total_lines == 1 + 200_000 + 1  # command, output, exit status
     assert len(runner.buffer.lines) == runner.buffer.max_lines
-    assert runner.console.text.document().blockCount() <= runner.buffer.max_lines
+    assert runner.console.lines.rowCount() == runner.buffer.max_lines
+    assert runner.console.current_line() == ""
+    last = runner.console.lines.index(runner.buffer.max_lines - 1, 0)
+    assert runner.console.lines.data(last).startswith("[exit 0 after")
     assert max(gaps) < 0.5, f"the window's thread was held {max(gaps):.3f} s"
 
 
