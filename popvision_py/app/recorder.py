@@ -76,6 +76,9 @@ class LiveTrace(QObject):
             return  # nothing new: the view keeps what it shows
         self._made += 1
         trace = tail.snapshot()
+        if len(trace.start_ns) == 0 and not update.series:
+            self._made = 0  # nothing to draw yet: the page keeps its "waiting" message
+            return
         opened = OpenedTrace([tail.path], SystemTraceModel(trace), files=[tail.path])
         self.poll_seconds.append(time.perf_counter() - started)
         with self._lock:
@@ -100,6 +103,13 @@ class LiveTrace(QObject):
             view.timeline.set_x_range(*keep)
         elif self.follow:
             self.show_newest()
+        open_spans = opened.model.open_spans()
+        view.banner.setText(
+            f"Recording {opened.name} live: {len(opened.model.trace.start_ns):,} events so far"
+            + (f"; {open_spans:,} span(s) still open end at the newest commit." if open_spans
+               else ".")
+        )  # fmt: skip
+        view.banner.setVisible(True)
         self.show_seconds.append(time.perf_counter() - started)
         self.built.append(view.instants is not charts)
         self.snapshots += 1

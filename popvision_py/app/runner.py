@@ -149,6 +149,7 @@ class RunController(QObject):
         process.finished.connect(self._on_finished)
         process.errorOccurred.connect(self._on_error)
         self.process, self.stopping = process, False
+        self.live = None  # a run without Record follows no trace (an old one is done)
         self.buffer.clear()
         console = self.ensure_console()
         command = config.command_line(sys.executable)
@@ -170,6 +171,8 @@ class RunController(QObject):
             self.console = RunConsole(self.buffer, self.window)
             self.console.stop_requested.connect(self.stop)
             self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.console)
+            # Low by default: the page above stays the main thing; drag the edge for more.
+            self.window.resizeDocks([self.console], [170], Qt.Orientation.Vertical)
         return self.console
 
     def start_live(self) -> None:

@@ -85,3 +85,51 @@ def test_recording_a_report_run_lands_in_its_report_with_the_trace(qtbot, window
     trace = window.traces.opened.model.trace
     assert "Engine::compile" in trace.labels  # the engine's own tracepoints, beside the report
     assert window.current_view() is _trace_view(window)  # the trace stays where it was watched
+
+
+def test_popvision_record_from_the_command_line(qtbot, tmp_path, monkeypatch):
+    """``popvision --record --screenshot-dir DIR -- python script args``: the live trace and
+    every view are saved, and the child's exit code is returned."""
+    import sys
+
+    from popvision_py.__main__ import main
+
+    monkeypatch.setattr("popvision_py.app.runner.RUNS", tmp_path / "runs")
+    out = tmp_path / "shots"
+    settings = str(tmp_path / "s.ini")
+    script = str(EXAMPLES / "pvti_epochs.py")
+    code = main(["--settings", settings, "--record", "--screenshot-dir", str(out), "--",
+                 sys.executable, script, "200", "10"])  # fmt: skip
+    assert code == 0
+    assert (out / "record-live-trace.png").stat().st_size > 5_000
+    assert (out / "record-08-system-trace.png").exists()
+    failing = tmp_path / "fails.py"
+    failing.write_text("import sys\nprint('bad input')\nsys.exit(3)\n")
+    assert main(["--settings", settings, "--record", "--screenshot-dir", str(out), "--",
+                 sys.executable, str(failing)]) == 3  # fmt: skip
+
+
+def test_screenshots_of_the_dialog_console_and_live_record(qtbot, window, tmp_path,
+                                                           screenshot_dir):  # fmt: skip
+    for theme in ("light", "dark"):
+        window.set_theme(theme)
+        window.actions.record.trigger()
+        dialog = window.runner.dialog
+        dialog.set_script(EXAMPLES / "pvti_epochs.py")
+        dialog.args.setText("400 10 --prefetch")
+        dialog.report_dir.setText(str(tmp_path / theme))
+        qtbot.waitExposed(dialog)
+        dialog.grab().save(str(screenshot_dir / f"run-dialog-{theme}.png"))
+        dialog.ok.click()
+        qtbot.waitUntil(lambda: window.runner.live.snapshots >= 3, timeout=15_000)
+        assert window.runner.running
+        window.grab().save(str(screenshot_dir / f"record-live-{theme}.png"))
+        wait_finished(qtbot, window)
+        qtbot.waitUntil(lambda: not window.traces.loader.busy, timeout=15_000)
+    script = tmp_path / "fails.py"
+    script.write_text("print('\\x1b[32mloading\\x1b[0m')\nraise SystemExit('bad data in row 7')\n")
+    run_through_dialog(qtbot, window, script, "--rows 7", tmp_path / "runs")
+    wait_finished(qtbot, window)
+    window.grab().save(str(screenshot_dir / "run-console-failed-dark.png"))
+    assert "bad data in row 7" in window.message_box.text()
+    assert window.runner.live is None and not window.traces.loader.busy  # no trace to read
