@@ -319,9 +319,9 @@ class RunController(QObject):
             trace = newest_trace(self.report_dir, self.started_at)
             if trace is None:
                 self.window.traces.view.show_message(
-                    "The run wrote no host trace. Tracing was on (PVTI_OPTIONS), so the "
-                    "program created no pvti tracepoints: instrument it with "
-                    "ipu_engine.pvti (see resources/examples/pvti_epochs.py)."
+                    "The run wrote no host trace. Tracing was on (PVTI_OPTIONS) but the "
+                    "program made no pvti tracepoints and ran no Engine: instrument it "
+                    "with ipu_engine.pvti (see resources/examples/pvti_epochs.py)."
                 )
         if len(folders) == 1:
             self._open_report(folders[0])

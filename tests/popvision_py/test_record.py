@@ -19,7 +19,7 @@ def _trace_view(window):
 
 def test_record_shows_spans_while_the_child_runs(qtbot, window, tmp_path):
     reports = tmp_path / "runs"
-    run_through_dialog(qtbot, window, EXAMPLES / "pvti_epochs.py", "60 10", reports, record=True)
+    run_through_dialog(qtbot, window, EXAMPLES / "pvti_epochs.py", "300 10", reports, record=True)
     runner = window.runner
     view = _trace_view(window)
     assert window.current_view() is view
@@ -48,7 +48,7 @@ def test_record_shows_spans_while_the_child_runs(qtbot, window, tmp_path):
     expected = trace_from_pvti([read_pvti(runner.live.path)])
     shown = window.traces.opened.model.trace
     assert window.traces.opened.files == [runner.live.path]
-    assert len(shown.start_ns) == len(expected.start_ns) == 60 * 11 + 60  # spans + instants
+    assert len(shown.start_ns) == len(expected.start_ns) == 300 * 11 + 300  # spans + instants
     assert list(shown.labels) == list(expected.labels)
     assert runner.live.events_read == len(expected.start_ns)  # the last poll read them all
 
@@ -133,3 +133,14 @@ def test_screenshots_of_the_dialog_console_and_live_record(qtbot, window, tmp_pa
     window.grab().save(str(screenshot_dir / "run-console-failed-dark.png"))
     assert "bad data in row 7" in window.message_box.text()
     assert window.runner.live is None and not window.traces.loader.busy  # no trace to read
+
+
+def test_recording_a_program_that_writes_no_trace_says_so(qtbot, window, tmp_path):
+    script = tmp_path / "untraced.py"
+    script.write_text("print('no tracepoints here')\n")
+    run_through_dialog(qtbot, window, script, "", tmp_path / "runs", record=True)
+    wait_finished(qtbot, window)
+    view = _trace_view(window)
+    assert window.current_view() is view
+    assert "wrote no host trace" in view.message.text()
+    assert "exit 0" in window.runner.state_label.text()
