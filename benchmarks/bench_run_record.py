@@ -86,6 +86,8 @@ def live_latency(app: QApplication, window: MainWindow, folder: Path) -> None:
     runner.start(config, record=True)
     runner.live.snapshot_ready.connect(drawn)
     _wait(app, lambda: not runner.running, 120)
+    _wait(app, lambda: not window.traces.loader.busy, 60)  # the finished trace, in full
+    _wait(app, lambda: False, 0.5)  # ... and its first paint, counted here, not in the flood
     gaps.timer.stop()
     live = runner.live
     report("live latency, tracepoint end -> drawn (median)", statistics.median(latencies), "ms",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 RUNS = Path(tempfile.gettempdir()) / "popvision-runs"
 GRACE_MS = 3000  # after terminate, the child gets this long before it is killed
-READ_CHUNK = 1 << 18  # bytes read per slot call: a flood of output is read in slices
+READ_CHUNK = 1 << 16  # bytes read per slot call: a flood of output is read in slices
 LAST_LINES = 15
 
 
