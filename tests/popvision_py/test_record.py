@@ -123,6 +123,9 @@ def test_screenshots_of_the_dialog_console_and_live_record(qtbot, window, tmp_pa
         dialog.ok.click()
         qtbot.waitUntil(lambda: window.runner.live.snapshots >= 3, timeout=15_000)
         assert window.runner.running
+        view = _trace_view(window)
+        # The second recording too shows its charts, not the "waiting" message.
+        assert view.pages.currentIndex() == 0 and view.model is window.runner.live.shown.model
         window.grab().save(str(screenshot_dir / f"record-live-{theme}.png"))
         wait_finished(qtbot, window)
         qtbot.waitUntil(lambda: not window.traces.loader.busy, timeout=15_000)

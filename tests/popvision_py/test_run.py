@@ -195,3 +195,15 @@ def test_run_again_and_recent_runs_repeat_the_last_run(qtbot, window, tmp_path):
     window.recent_runs_menu.aboutToShow.emit()
     texts = [a.text() for a in window.recent_runs_menu.actions()]
     assert texts == [f"{sys.executable} {script} 'a b'"]
+
+
+def test_closing_the_window_ends_the_run(qtbot, window, tmp_path):
+    script = write_script(tmp_path, "forever.py", "import time\nprint('up', flush=True)\n"
+                          "while True:\n    time.sleep(0.05)\n")  # fmt: skip
+    run_through_dialog(qtbot, window, script, "", tmp_path / "runs")
+    qtbot.waitUntil(lambda: "up" in window.runner.console.shown_text(), timeout=10_000)
+    pid = window.runner.process.processId()
+    window.close()
+    assert not window.runner.running
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the child is gone, not left behind

@@ -203,6 +203,7 @@ class SystemTraceView(ChartDetailsView):
         self.timeline.spans.set_highlight(np.zeros(0, np.int64))
         self._reset_search()
         self._call_tree_key = None
+        self.pages.setCurrentIndex(0)  # the charts, not a message shown meanwhile
         self._update_call_tree()
         for plot in self.linked_plots():
             plot.redraw()
