@@ -1,4 +1,5 @@
-"""``popvision [REPORT|TRACE ...]``, ``popvision --compare A B``, ``--screenshot-dir DIR``.
+"""``popvision [REPORT|TRACE ...]``, ``popvision --compare A B``, ``--screenshot-dir DIR``,
+``popvision --record -- python script.py args`` (run it with PVTI on and watch it live).
 
 Opens each report in a window (or two reports compared in one), and every trace given
 (.pvti files, folders of them, Chrome trace JSON) together in one more window. With
@@ -36,6 +37,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--screenshot-dir", type=Path, help="render every view to PNG files here and exit"
     )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="run the command after -- (python script.py args) with reports and PVTI on, "
+        "watch its System Trace live, then open its report",
+    )
     parser.add_argument("--settings", type=Path, help="an INI file for settings (tests, demos)")
     parser.add_argument("--theme", choices=("light", "dark"), help="palette for this session")
     return parser.parse_args(argv)
@@ -63,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = AppSettings(make_settings(args.settings))
     if args.theme:
         settings.set_theme(args.theme)
+    if args.record:
+        return _record(app, settings, [str(p) for p in args.reports], args.screenshot_dir)
     groups: list[list[Path]] = [list(args.compare)] if args.compare else []
     groups += _path_groups(args.reports)
     windows = [MainWindow(settings) for _ in groups or [[]]]
@@ -76,6 +85,22 @@ def main(argv: list[str] | None = None) -> int:
         windows[0].show()
     if args.screenshot_dir:
         return _screenshots(windows, groups, args.screenshot_dir)
+    return app.exec()
+
+
+def _record(
+    app: QApplication, settings: AppSettings, command: list[str], directory: Path | None
+) -> int:
+    from popvision_py.app.record_cli import record_screenshots, start_recording
+
+    window = MainWindow(settings)
+    window.resize(1400, 900)
+    window.show()
+    if directory is not None:
+        code = record_screenshots(window, command, directory)
+        window.close()
+        return code
+    start_recording(window, command)
     return app.exec()
 
 

@@ -62,10 +62,11 @@ def install_actions(window: MainWindow) -> Actions:
                      w.choose_and_open, QKeySequence.StandardKey.Open),
         compare=_action(w, "Compare two reports…", "Open two reports side by side",
                         w.choose_and_compare),
-        run=_action(w, "Run…", "Run a bundled example with reports on, then open its report",
-                    w.choose_and_run),
-        record=_action(w, "Record", "Record a live run of your own program: comes with the "
-                       "live recording work (not in this version)", lambda: None),
+        run=_action(w, "Run…", "Run a Python script (a bundled example or your own) with "
+                    "reports on, watch its output, then open its report", w.choose_and_run,
+                    "Ctrl+Shift+R"),
+        record=_action(w, "Record…", "Run a script with PVTI tracing on and watch its "
+                       "System Trace live, then open its report", w.choose_and_record),
         reload=_action(w, "Reload", "Read the open report again from disk", w.reload, "Ctrl+R"),
         export_png=_action(w, "Export view as PNG…", "Save the current view as a picture",
                            w.choose_and_export_png),
@@ -81,7 +82,6 @@ def install_actions(window: MainWindow) -> Actions:
         recent_menu=QMenu("Recent reports", w),
         export_menu=QMenu("Export", w),
     )  # fmt: skip
-    a.record.setEnabled(False)
     a.close.setShortcuts([QKeySequence("Ctrl+W")])
     a.help.setShortcut(QKeySequence("F1"))
     themes = QActionGroup(w)

@@ -29,7 +29,7 @@ from popvision_py.app import compare_opening
 from popvision_py.app.actions import install_actions
 from popvision_py.app.dialogs import HELP_INTRO, show_message
 from popvision_py.app.loader import ReportLoader
-from popvision_py.app.runner import ExampleRunner
+from popvision_py.app.runner import RunController, install_run_actions
 from popvision_py.app.settings import AppSettings
 from popvision_py.app.start_page import StartPage
 from popvision_py.app.trace_loader import TraceOpening
@@ -70,7 +70,7 @@ class MainWindow(QMainWindow):
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
         self.loader.cancelled.connect(self._on_cancelled)
-        self.runner = ExampleRunner(self)
+        self.runner = RunController(self)
         self.views: list[ReportView] = [
             SummaryView(),
             InsightsView(),  # first after Summary
@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._install_traces()
         self._install_compare()
+        install_run_actions(self)
         self.settings.restore_window(self)
         self._give_views_settings()
         self.set_theme(self.settings.theme())
@@ -334,6 +335,9 @@ class MainWindow(QMainWindow):
     def choose_and_run(self) -> None:
         self.runner.choose_and_run()
 
+    def choose_and_record(self) -> None:
+        self.runner.choose_and_run(record=True)
+
     def choose_and_export_png(self) -> None:
         self._choose_and_export("PNG image (*.png)", ".png", self.export_png)
 
@@ -391,7 +395,7 @@ class MainWindow(QMainWindow):
         self.loader.wait(10_000)
         self.traces.loader.cancel()
         self.traces.loader.wait(10_000)
-        self.runner.stop()
+        self.runner.shutdown()
         super().closeEvent(event)
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QMainWindow
 
+from popvision_py.viewmodels.run_config import RunConfig
+
 ORGANIZATION = "popvision-py"
 APPLICATION = "PopVision-py"
 MAX_RECENT = 12
@@ -64,6 +66,17 @@ class AppSettings:
         old = ["\t".join(p) for p in self.recent_comparisons()]
         recent = [text] + [p for p in old if p != text]
         self.qsettings.setValue("recent/comparisons", recent[:MAX_RECENT])
+
+    def recent_runs(self) -> list[RunConfig]:
+        """Runs started from Run…/Record, newest first (Run again repeats the first)."""
+        value = self.qsettings.value("recent/runs", [])
+        if isinstance(value, str):  # QSettings gives a lone string for a one-item list
+            value = [value]
+        runs = [RunConfig.from_json(str(v)) for v in value or []]
+        return [r for r in runs if r is not None]
+
+    def set_recent_runs(self, runs: list[RunConfig]) -> None:
+        self.qsettings.setValue("recent/runs", [r.to_json() for r in runs])
 
     def theme(self) -> str:
         value = str(self.qsettings.value("view/theme", "light"))

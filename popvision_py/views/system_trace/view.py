@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, Qt, QTimer
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
@@ -160,6 +160,54 @@ class SystemTraceView(ChartDetailsView):
         self._call_tree_key = None
         self.pages.setCurrentIndex(0)
         self._update_call_tree()
+
+    def update_trace(self, opened: OpenedTrace) -> None:
+        """Show a newer snapshot of the trace shown (a live recording): its charts keep
+        their widgets when it has the same graphs and heatmaps, so an update costs the
+        window a relayout and a repaint, not new plots. Otherwise as ``show_trace``."""
+        old = self.model
+        trace = opened.model.trace
+        same = (
+            old is not None
+            and self.instants is not None
+            and [(p.graph, list(p.series)) for p in self.series_plots]
+            == [(g, list(s)) for g, s in trace.series.items()]
+            and [(p.heatmap.name, p.buckets) for p in self.heatmap_plots]
+            == [(h.name, h.counts.shape[1]) for h in trace.heatmaps.values()]
+        )
+        if not same:
+            self.show_trace(opened)
+            return
+        assert self.instants is not None
+        self.trace, self.model = opened, opened.model
+        item = self.instants.item
+        item.prepareGeometryChange()
+        item.model, item.selected = opened.model, -1
+        x0, x1 = opened.model.time_limits()
+        item.bounds = QRectF(x0, 0.0, x1 - x0, 1.0)
+        item.update()
+        self.instants.setVisible(
+            len(opened.model.instant_events) > 0 or bool(trace.is_instant().any())
+        )
+        for plot in self.series_plots:
+            plot.series = trace.series[plot.graph]
+        for plot, heatmap in zip(self.heatmap_plots, trace.heatmaps.values(), strict=True):
+            plot.heatmap = heatmap
+            plot.peak = max(int(heatmap.counts.max()), 1) if heatmap.counts.size else 1
+            plot.scale_text.setText(f"count: 0 (dark) … {plot.peak:,} (yellow)")
+        self._set_lanes()
+        self._fill_menus()
+        incomplete = opened.incomplete_text()
+        self.banner.setText(incomplete)
+        self.banner.setVisible(bool(incomplete))
+        self.selected = -1  # event numbers change with a new snapshot
+        self.timeline.spans.set_highlight(np.zeros(0, np.int64))
+        self._reset_search()
+        self._call_tree_key = None
+        self.pages.setCurrentIndex(0)  # the charts, not a message shown meanwhile
+        self._update_call_tree()
+        for plot in self.linked_plots():
+            plot.redraw()
 
     def _set_lanes(self) -> None:
         assert self.model is not None
