@@ -308,7 +308,8 @@ def _read_file(path: Path) -> bytes:
                 )
             head = file.read(4 * (MAX_SEGMENTS + 2))
             _check_framing(path, head, size)
-            return head + file.read()
+            file.seek(0)  # one read of the whole: head + rest would copy 60 MB once more
+            return file.read()
     except OSError as error:
         raise ReportError(path, f"cannot read: {error.strerror or error}") from error
     except MemoryError as error:
