@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QMenu,
     QPushButton,
     QToolButton,
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.viewmodels.execution_trace import TraceLayout
+from popvision_py.views.typed_entry import typed_entry
 from profiler_core.analysis.debug_groups import GROUPINGS
 
 RANGE_HELP = (
@@ -77,14 +77,9 @@ class TraceControls(QWidget):
         self.axis_box = QComboBox()
         self.axis_box.addItems(["Cycles", "Time"])
         self.axis_box.setToolTip("The axis in cycles, or in time at the target's clock.")
-        self.range_box = QLineEdit()
-        self.range_box.setPlaceholderText("e.g. 1000-25000")
-        self.range_box.setToolTip(RANGE_HELP)
-        self.range_box.setClearButtonEnabled(True)
-        self.range_box.setMinimumWidth(110)
-        self.range_box.returnPressed.connect(lambda: self.range_typed.emit(self.range_box.text()))
-        self.range_error = QLabel()
-        self.range_error.setStyleSheet("color: #d03030")
+        self.range_box, self.range_error = typed_entry(
+            "e.g. 1000-25000", RANGE_HELP, self.range_typed.emit, width=110
+        )
         self.show_all = QPushButton("Show all")
         self.show_all.setToolTip("Zoom out to the whole run (Home, or double-click the chart).")
         row = QHBoxLayout(self)

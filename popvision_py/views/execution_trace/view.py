@@ -23,7 +23,7 @@ from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.viewmodels.step_colors import MERGED_COLOR
 from popvision_py.viewmodels.step_details import step_details
 from popvision_py.viewmodels.tile_map_metrics import STEP_CYCLES, TOTAL
-from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
+from popvision_py.viewmodels.timeline import SpanBatch
 from popvision_py.views.base import ChartDetailsView, message_label
 from popvision_py.views.compare.stacked_trace import StackedTraces
 from popvision_py.views.execution_trace.controls import TraceControls
@@ -33,6 +33,7 @@ from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.tile_map.widget import TileMapWidget
 from popvision_py.views.timeline.plot import TimelinePlot
 from popvision_py.views.timeline.spans_item import LANE_GAP
+from popvision_py.views.typed_entry import read_range
 from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
 from profiler_core.errors import ReportError
 
@@ -262,13 +263,10 @@ class ExecutionTraceView(ChartDetailsView):
     # -- range ----------------------------------------------------------------------------
     def show_range_text(self, text: str) -> bool:
         """What typing a range and pressing Enter does; False (and a message) if unreadable."""
-        if self.model is None:
+        typed = read_range(text, self.control_bar.range_error)
+        if self.model is None or typed is None:
             return False
-        try:
-            start, end = parse_range(text)
-        except RangeError as error:
-            self.control_bar.range_error.setText(str(error))
-            return False
+        start, end = typed
         if self.control_bar.axis_box.currentText() == "Time":
             start, end = start * 1e-6 * self.model.clock_hz, end * 1e-6 * self.model.clock_hz
         if start >= self.model.total_cycles:
@@ -276,7 +274,6 @@ class ExecutionTraceView(ChartDetailsView):
                 f"the run has {self.model.total_cycles:,} cycles: the range starts after it"
             )
             return False
-        self.control_bar.range_error.clear()
         self.plot.set_x_range(start, end)
         return True
 

@@ -8,10 +8,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QWidget,
 )
+
+from popvision_py.views.typed_entry import typed_entry
 
 SELECT_HELP = (
     "Tiles whose liveness the 'Selected tiles' scope shows: comma-separated tiles and ranges, "
@@ -38,16 +39,9 @@ class LivenessControls(QWidget):
             "Add the always-live variables (live for the whole program: constants, host "
             "streams, variables carried between runs) to every step."
         )
-        self.select_box = QLineEdit()
-        self.select_box.setPlaceholderText("e.g. 0,5,100-120")
-        self.select_box.setToolTip(SELECT_HELP)
-        self.select_box.setClearButtonEnabled(True)
-        self.select_box.setMinimumWidth(180)
-        self.select_box.returnPressed.connect(
-            lambda: self.selection_typed.emit(self.select_box.text())
+        self.select_box, self.select_error = typed_entry(
+            "e.g. 0,5,100-120", SELECT_HELP, self.selection_typed.emit, width=180
         )
-        self.select_error = QLabel()
-        self.select_error.setStyleSheet("color: #d03030")
         self.reset_zoom = QPushButton("Show all")
         self.reset_zoom.setToolTip("Zoom out to every program step (or double-click the chart).")
         select_label = QLabel("Select tile:")

@@ -8,13 +8,13 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QWidget,
 )
 
 from popvision_py.viewmodels.format import BYTE_UNITS
 from popvision_py.viewmodels.memory import LAYOUT_HELP, HeatScale, Layout
+from popvision_py.views.typed_entry import typed_entry
 
 SELECT_HELP = (
     "Tiles to show in the details below: comma-separated tiles and ranges, e.g. "
@@ -29,14 +29,9 @@ class MemoryControls(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.select_box = QLineEdit()
-        self.select_box.setPlaceholderText("e.g. 0,5,100-120")
-        self.select_box.setToolTip(SELECT_HELP)
-        self.select_box.setClearButtonEnabled(True)
-        self.select_box.setMinimumWidth(120)
-        self.select_box.returnPressed.connect(self._typed)
-        self.select_error = QLabel()
-        self.select_error.setStyleSheet("color: #d03030")
+        self.select_box, self.select_error = typed_entry(
+            "e.g. 0,5,100-120", SELECT_HELP, self.selection_typed.emit
+        )
         self.include_gaps = QCheckBox("Include gaps")
         self.include_gaps.setChecked(True)
         self.include_gaps.setToolTip(
@@ -116,9 +111,6 @@ class MemoryControls(QWidget):
 
     def units(self) -> str:
         return self.units_box.currentData()
-
-    def _typed(self) -> None:
-        self.selection_typed.emit(self.select_box.text())
 
     def layout_choice(self) -> Layout:
         return self.layout_box.currentData()

@@ -3,6 +3,7 @@ range, and menus and toggles for channels, tracks (pin, collapse), merging and t
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -15,9 +16,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from popvision_py.views.typed_entry import typed_entry
+
 
 class SystemTraceControls(QWidget):
     """Widgets only; the view connects them to its view model."""
+
+    range_typed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -34,15 +39,13 @@ class SystemTraceControls(QWidget):
         self.next = QPushButton("Next ▶")
         self.next.setToolTip("Zoom to the next match (Enter in the box)")
         self.matches = QLabel("")
-        self.range_box = QLineEdit()
-        self.range_box.setPlaceholderText("ms from start, e.g. 0.5-2")
-        self.range_box.setToolTip(
+        self.range_box, self.range_error = typed_entry(
+            "ms from start, e.g. 0.5-2",
             "Show this time range: two numbers in ms from the first event (such as 0.5-2, "
-            "0.5..2 or 0.5 to 2). Enter applies. Keys on the chart: W/S zoom, A/D pan, Home all."
+            "0.5..2 or 0.5 to 2). Enter applies. Keys on the chart: W/S zoom, A/D pan, Home all.",
+            self.range_typed.emit,
         )
         self.range_box.setMaximumWidth(180)
-        self.range_error = QLabel("")
-        self.range_error.setStyleSheet("color: #d03030")
         self.select_range = QPushButton("Select range")
         self.select_range.setCheckable(True)
         self.select_range.setToolTip(

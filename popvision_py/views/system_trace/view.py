@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.system_trace import SystemTraceModel
-from popvision_py.viewmodels.timeline import RangeError, SpanBatch, parse_range
+from popvision_py.viewmodels.timeline import SpanBatch
 from popvision_py.viewmodels.trace_format import format_duration
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.base import ChartDetailsView
@@ -32,6 +32,7 @@ from popvision_py.views.system_trace.charts import (
 from popvision_py.views.system_trace.controls import SystemTraceControls
 from popvision_py.views.system_trace.details import CallTreePanel, EventDetails
 from popvision_py.views.timeline.plot import TimelinePlot
+from popvision_py.views.typed_entry import read_range
 from profiler_core.formats.pvti import EventKind
 
 MAX_LANES = 24  # lanes shown at once; more scroll
@@ -100,7 +101,7 @@ class SystemTraceView(ChartDetailsView):
         c.search_box.returnPressed.connect(lambda: self.step_match(1))
         c.next.clicked.connect(lambda: self.step_match(1))
         c.previous.clicked.connect(lambda: self.step_match(-1))
-        c.range_box.returnPressed.connect(lambda: self.type_range(c.range_box.text()))
+        c.range_typed.connect(self.type_range)
         c.select_range.toggled.connect(self.set_range_selection)
         c.merge_all.toggled.connect(lambda on: self._relayout(lambda m: m.set_merge_all(on)))
         c.absolute.toggled.connect(lambda _: self._set_time_axis())
@@ -366,14 +367,10 @@ class SystemTraceView(ChartDetailsView):
     # -- ranges -----------------------------------------------------------------------
     def type_range(self, text: str) -> bool:
         """Show ``text`` ("0.5-2", ms from the first event); False with a message if bad."""
-        if self.model is None:
+        typed = read_range(text, self.control_bar.range_error)
+        if self.model is None or typed is None:
             return False
-        try:
-            start, end = parse_range(text)
-        except RangeError as error:
-            self.control_bar.range_error.setText(str(error))
-            return False
-        self.control_bar.range_error.setText("")
+        start, end = typed
         first = self.model.time_limits()[0]
         self.timeline.set_x_range(first + start * 1e6, first + end * 1e6)
         return True
