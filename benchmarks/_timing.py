@@ -21,3 +21,19 @@ def median_seconds(fn: Callable[[], object], repeat: int = 7, warmup: int = 1) -
 def report(name: str, value: float, unit: str, target: str, ok: bool) -> None:
     verdict = "meets" if ok else "MISSES"
     print(f"{name:<58} {value:>12.3f} {unit:<10} target {target:<12} {verdict}")
+
+
+def zoom_redraw_seconds(chart: object, item: object, centre: float, steps: int = 20) -> float:
+    """Median seconds to repaint ``chart`` (with a pyqtgraph ``view_box`` and ``plot``) after
+    each of ``steps`` wheel zooms about x = ``centre``: in for half, then back out. ``item``
+    (with ``paint_count``) must repaint every time."""
+    times = []
+    for step in range(steps):
+        factor = 0.8 if step < steps // 2 else 1.25
+        painted = item.paint_count
+        t0 = time.perf_counter()
+        chart.view_box.scaleBy(x=factor, center=(centre, 0))
+        chart.plot.viewport().repaint()
+        times.append(time.perf_counter() - t0)
+        assert item.paint_count > painted, "the chart did not repaint"
+    return statistics.median(times)

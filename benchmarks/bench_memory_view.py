@@ -9,14 +9,13 @@ that in its worker before the view exists.
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from benchmarks._timing import report
+from benchmarks._timing import report, zoom_redraw_seconds
 
 NUM_IPUS = 16
 ZOOM_STEPS = 20
@@ -89,17 +88,7 @@ def measure(folder: Path) -> None:
         first_paint <= 1.0,
     )
 
-    times = []
-    vb = chart.view_box
-    for step in range(ZOOM_STEPS):
-        factor = 0.8 if step < ZOOM_STEPS // 2 else 1.25  # wheel in, then back out
-        painted = chart.bars.paint_count
-        t1 = time.perf_counter()
-        vb.scaleBy(x=factor, center=(tiles * 0.37, 0))
-        chart.plot.viewport().repaint()
-        times.append(time.perf_counter() - t1)
-        assert chart.bars.paint_count > painted
-    redraw = statistics.median(times)
+    redraw = zoom_redraw_seconds(chart, chart.bars, tiles * 0.37, ZOOM_STEPS)
     report(
         "memory view: redraw per zoom step, median of 20",
         redraw * 1e3,
