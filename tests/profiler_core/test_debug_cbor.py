@@ -11,13 +11,12 @@ import cbor2
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from profiler_core.analysis.debug_groups import debug_column, debug_groups
 from profiler_core.errors import ReportError
 from profiler_core.formats.debug_cbor import read_debug, write_debug
 from profiler_core.model.lazy_columns import JsonColumn, StringColumn
-from tests.fuzzing import DERANDOMIZE, examples
+from tests.fuzzing import DERANDOMIZE, byte_edits, edited, examples
 from tests.profiler_core.factories import make_debug
 
 
@@ -158,23 +157,10 @@ def test_a_big_report_round_trips_with_one_table_entry_per_distinct_text(tmp_pat
     deadline=1000,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(
-    edits=st.lists(
-        st.tuples(st.integers(0, 2**31), st.binary(min_size=0, max_size=12), st.booleans()),
-        min_size=1,
-        max_size=5,
-    )
-)
+@given(edits=byte_edits())
 def test_fuzzed_columnar_files_raise_only_report_errors(debug_path, edits):
-    data = bytearray(debug_path.read_bytes())
-    for where, noise, insert in edits:
-        at = where % (len(data) + 1)
-        if insert:
-            data[at:at] = noise
-        else:
-            data[at : at + max(len(noise), 1)] = noise
     path = debug_path.with_name("fuzzed.cbor")
-    path.write_bytes(bytes(data))
+    path.write_bytes(edited(debug_path.read_bytes(), edits))
     try:
         debug = read_debug(path)
         assert len(debug.parent) == len(debug.name) == len(debug.args)

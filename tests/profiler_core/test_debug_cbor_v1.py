@@ -11,13 +11,12 @@ import cbor2
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats import debug_cbor
 from profiler_core.formats.debug_cbor import check_pair, read_debug, write_debug
 from profiler_core.model.profile import DebugData
-from tests.fuzzing import DERANDOMIZE, examples
+from tests.fuzzing import DERANDOMIZE, byte_edits, edited, examples
 from tests.profiler_core.factories import make_debug, make_report
 
 
@@ -226,23 +225,10 @@ def test_the_writer_names_an_unwritable_directory(tmp_path):
     deadline=1000,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(
-    edits=st.lists(
-        st.tuples(st.integers(0, 2**31), st.binary(min_size=0, max_size=12), st.booleans()),
-        min_size=1,
-        max_size=5,
-    )
-)
+@given(edits=byte_edits())
 def test_fuzzed_debug_files_raise_only_report_errors(debug_path, edits):
-    data = bytearray(debug_path.read_bytes())
-    for where, noise, insert in edits:
-        at = where % (len(data) + 1)
-        if insert:
-            data[at:at] = noise
-        else:
-            data[at : at + max(len(noise), 1)] = noise
     path = debug_path.with_name("fuzzed.cbor")
-    path.write_bytes(bytes(data))
+    path.write_bytes(edited(debug_path.read_bytes(), edits))
     try:
         debug = read_debug(path)
     except ReportError as error:
