@@ -10,8 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRect, QRectF
 from PySide6.QtGui import QImage, QPainter
+
+MAX_IMAGE_SIDE = 16384
+
+
+def device_pixels(
+    painter: QPainter, x0: float, x1: float, y0: float, y1: float
+) -> tuple[QRect, int, int, float]:
+    """Where data rect [x0, x1) x [y0, y1) lands on the painter's device: the aligned device
+    rect, its width and height in device pixels (capped), and the device pixel ratio. Images
+    are made at that size and drawn unscaled: scaling an image in the raster engine drops or
+    doubles columns and can leave seams."""
+    ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
+    device = painter.transform().mapRect(QRectF(x0, y0, x1 - x0, y1 - y0)).toAlignedRect()
+    width = max(1, min(MAX_IMAGE_SIDE, round(device.width() * ratio)))
+    height = max(1, min(MAX_IMAGE_SIDE, round(device.height() * ratio)))
+    return device, width, height, ratio
 
 
 class PixelImageItem(pg.GraphicsObject):
@@ -60,12 +76,7 @@ class PixelImageItem(pg.GraphicsObject):
             return
         x0, x1, y0, y1 = view
         transform = painter.transform()
-        ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
-        # The image is made at the device pixels it covers and drawn unscaled: scaling an
-        # image in the raster engine drops or doubles columns and can leave seams.
-        device = transform.mapRect(QRectF(x0, y0, x1 - x0, y1 - y0)).toAlignedRect()
-        width = max(1, min(16384, round(device.width() * ratio)))
-        height = max(1, min(16384, round(device.height() * ratio)))
+        _device, width, height, ratio = device_pixels(painter, x0, x1, y0, y1)
         flipped = transform.m22() < 0  # y up, as in a plot: image row 0 goes at the bottom
         key = (*view, width, height, self.version, flipped)
         if key != self._key:

@@ -17,6 +17,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPen
 
 from popvision_py.viewmodels.timeline import SpanBatch, lane_pixels, pixel_columns, span_at
+from popvision_py.views.pixel_image import device_pixels
 
 SpanSource = Callable[[float, float, int], SpanBatch]
 """``source(x0, x1, width_px)``: the spans of every lane in [x0, x1) for that many pixels."""
@@ -85,10 +86,7 @@ class SpanLanesItem(pg.GraphicsObject):
             return
         x0, x1, y0, y1 = view
         transform = painter.transform()
-        ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
-        device = transform.mapRect(QRectF(x0, y0, x1 - x0, y1 - y0)).toAlignedRect()
-        width = max(1, min(16384, round(device.width() * ratio)))
-        height = max(1, min(16384, round(device.height() * ratio)))
+        device, width, height, ratio = device_pixels(painter, x0, x1, y0, y1)
         key = (x0, x1, y0, y1, width, height, self.version)
         if key != self._key:
             self._key = key
