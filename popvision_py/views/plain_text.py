@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QGraphicsView, QLabel, QToolTip, QWidget
 
 
 def make_labels_plain(root: QWidget) -> None:
@@ -39,3 +39,12 @@ def plain_tooltip(text: str) -> str:
     if "<" not in text and "&" not in text:
         return text
     return f"<p style='white-space:pre'>{escape(text)}</p>"
+
+
+def show_hover_text(plot: QGraphicsView, scene_pos: QPointF, text: str) -> None:
+    """A chart's hover callout: ``text`` (plain) at a scene point of ``plot``, or none."""
+    if text:
+        global_pos = plot.mapToGlobal(plot.mapFromScene(scene_pos))
+        QToolTip.showText(global_pos, plain_tooltip(text), plot)
+    else:
+        QToolTip.hideText()

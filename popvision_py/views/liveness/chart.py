@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
-from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.colors import rgba
@@ -19,7 +19,7 @@ from popvision_py.viewmodels.liveness import LivenessViewModel
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS, StepClass
 from popvision_py.views.axes import BytesAxis, IndexAxis
 from popvision_py.views.pixel_image import PixelImageItem
-from popvision_py.views.plain_text import plain_tooltip
+from popvision_py.views.plain_text import show_hover_text
 
 CHART_HELP = (
     "Memory live at each program step. Wheel: zoom the steps; drag: pan; click: select a "
@@ -190,11 +190,7 @@ class LivenessChart(QWidget):
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
         self.hover_text = self.model.hover_text(self.step_under(scene_pos))
-        if self.hover_text:
-            global_pos = self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos))
-            QToolTip.showText(global_pos, plain_tooltip(self.hover_text), self.plot)
-        else:
-            QToolTip.hideText()
+        show_hover_text(self.plot, scene_pos, self.hover_text)
 
     def _on_mouse_clicked(self, event: object) -> None:
         if event.button() != Qt.MouseButton.LeftButton:

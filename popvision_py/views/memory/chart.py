@@ -10,7 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.colors import rgba
@@ -20,7 +20,7 @@ from popvision_py.views.axes import BytesAxis, IndexAxis
 from popvision_py.views.memory.boundaries import IpuBoundariesItem
 from popvision_py.views.memory.items import HeatMapItem, StackedColumnsItem
 from popvision_py.views.memory.legend import CategoryLegend, heat_lut
-from popvision_py.views.plain_text import escape, plain_tooltip
+from popvision_py.views.plain_text import escape, show_hover_text
 
 CHART_HELP = (
     "Memory per tile, stacked by category. Wheel: zoom the tile range; drag: pan; "
@@ -217,11 +217,7 @@ class MemoryChart(QWidget):
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
         self.hover_text = self.text_under(scene_pos)
-        if self.hover_text:
-            global_pos = self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos))
-            QToolTip.showText(global_pos, plain_tooltip(self.hover_text), self.plot)
-        else:
-            QToolTip.hideText()
+        show_hover_text(self.plot, scene_pos, self.hover_text)
 
     def _on_mouse_clicked(self, event: object) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
