@@ -101,31 +101,56 @@ def memory_specs(pair: ComparePair) -> list[CompareSpec]:
     return specs
 
 
-def liveness_sides(pair: ComparePair) -> tuple[Sides, str]:
-    """Live bytes per program step matched by kind and name (the n-th with the n-th), and a
-    heading with each report's own peak."""
-    columns, keys, peaks = [], [], []
+def step_alignment(kinds_a: list[str], kinds_b: list[str]) -> str:
+    """``"step"`` when both programs have the same steps in the same order (the n-th step of A
+    is the n-th of B, whatever their names), else ``"name"``."""
+    return "step" if kinds_a == kinds_b else "name"
+
+
+def liveness_sides(pair: ComparePair) -> tuple[Sides, str, str]:
+    """Live bytes per program step of A and B, a heading with each report's own peak, and the
+    alignment used: by step when the programs have the same steps, else by kind and name (the
+    n-th of a name with the n-th), as Graph Analyser does for differing programs."""
+    names, kinds, lives, peaks = [], [], [], []
     for opened in (pair.a, pair.b):
         table = liveness_table(opened.report)
-        names = opened.report.graph.strings.take(table.step_name)
-        kinds = [StepKind(k).poplar_name for k in table.step_kind.tolist()]
-        keys.append(occurrence_keys(f"{k} {n}" for k, n in zip(kinds, names, strict=True)))
-        columns.append({"live": table.live_bytes()})
+        names.append(opened.report.graph.strings.take(table.step_name))
+        kinds.append([StepKind(k).poplar_name for k in table.step_kind.tolist()])
+        lives.append({"live": table.live_bytes()})
         peaks.append((table.peak_bytes, table.peak_step))
-    matched = match_rows(keys[0], columns[0], keys[1], columns[1])
+    alignment = step_alignment(kinds[0], kinds[1])
+    if alignment == "step":
+        keys = [
+            f"{i} {kind} {a}" if a == b else f"{i} {kind} {a} / {b}"
+            for i, (kind, a, b) in enumerate(zip(kinds[0], names[0], names[1], strict=True))
+        ]
+        matched = match_rows(keys, lives[0], keys, lives[1])
+    else:
+        keys_a, keys_b = (
+            occurrence_keys(f"{k} {n}" for k, n in zip(ks, ns, strict=True))
+            for ks, ns in zip(kinds, names, strict=True)
+        )
+        matched = match_rows(keys_a, lives[0], keys_b, lives[1])
     (peak_a, step_a), (peak_b, step_b) = peaks
+    how = (
+        "aligned by step (same program steps)"
+        if alignment == "step"
+        else f"matched by kind and name (the programs differ: {len(kinds[0]):,} and "
+        f"{len(kinds[1]):,} steps)"
+    )
     heading = (
         f"Peak A: {format_bytes(peak_a)} at step {step_a}; peak B: {format_bytes(peak_b)} "
-        f"at step {step_b}; Δ {format_bytes(peak_b - peak_a)}"
+        f"at step {step_b}; Δ {format_bytes(peak_b - peak_a)}; steps {how}"
     )
-    return Sides.from_matched(matched, "live"), heading
+    return Sides.from_matched(matched, "live"), heading, alignment
 
 
 def liveness_specs(pair: ComparePair) -> list[CompareSpec]:
-    sides, heading = liveness_sides(pair)
+    sides, heading, alignment = liveness_sides(pair)
+    x_label = "Program step" if alignment == "step" else "Program step (matched by name, A's order)"
     return [
         CompareSpec("Compare: steps", heading, sides, "Program step", "bytes", "steps",
-                    chart=("Program step (matched by name, A's order)", "Live memory")),
+                    chart=(x_label, "Live memory")),
     ]  # fmt: skip
 
 

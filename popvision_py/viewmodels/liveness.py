@@ -42,7 +42,14 @@ class LivenessViewModel:
         self._tables: dict[object, LivenessTable] = {}
         self._curve: np.ndarray | None = None
         self._strings = report.strings
+        self.scale_group: list[LivenessViewModel] = [self]  # the sides of a comparison
         selection.changed.connect(self._on_selection_changed)
+
+    def share_y_axis(self, models: list[LivenessViewModel]) -> None:
+        """Give ``models`` (the sides of a comparison) one y axis, so equal heights mean equal
+        bytes."""
+        for model in models:
+            model.scale_group = list(models)
 
     def close(self) -> None:
         """Stop following the selection (the view is showing another report)."""
@@ -97,8 +104,9 @@ class LivenessViewModel:
         return self._curve
 
     def y_max(self) -> float:
-        """The top of the y axis: the whole device's peak, or the scope's, with headroom."""
-        top = int(self.curve().max(initial=0))
+        """The top of the y axis: the scope's peak with headroom, the highest of the sides
+        when comparing."""
+        top = max(int(m.curve().max(initial=0)) for m in self.scale_group)
         return float(max(top, 1024) * 1.08)
 
     def peak(self) -> tuple[int, int]:

@@ -28,6 +28,14 @@ def plain_label(text: str = "") -> QLabel:
     return label
 
 
+def rich_label(text: str = "") -> QLabel:
+    """A label that shows markup the program writes (colours, bold); names mixed into it
+    must go through ``escape``. Kept rich by ``make_labels_plain``."""
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    return label
+
+
 def escape(text: object) -> str:
     """``text`` for mixing into rich text (a label set to Qt.RichText)."""
     return html.escape(str(text), quote=False)

@@ -17,7 +17,9 @@ from popvision_py.viewmodels.compare import (
     percent_change,
     side_names,
 )
+from popvision_py.viewmodels.compare_tables import liveness_sides, step_alignment
 from popvision_py.viewmodels.opened import OpenedReport
+from profiler_core.analysis.liveness import liveness_table
 from profiler_core.analysis.matching import match_rows
 from profiler_core.report import open_report
 
@@ -66,3 +68,33 @@ def test_pair_notes_and_swap(tutorial4_report, four_shards_report):
     itself = ComparePair(a, OpenedReport(open_report(tutorial4_report)))
     assert itself.notes() == ["A and B are the same report: there is no difference."]
     assert itself.names == ("tutorial4 (A)", "tutorial4 (B)")
+
+
+def test_liveness_aligns_by_step_when_the_programs_have_the_same_steps(
+    tutorial4_report, tutorial4_variant_report, four_shards_report
+):
+    a_report, b_report = open_report(tutorial4_report), open_report(tutorial4_variant_report)
+    pair = pair_of(OpenedReport(a_report), OpenedReport(b_report))
+    sides, heading, alignment = liveness_sides(pair)
+    a_live, b_live = (liveness_table(r).live_bytes() for r in (a_report, b_report))
+    # Same program shape, other matrix sizes: the n-th step of A meets the n-th of B
+    assert len(a_live) == len(b_live) and alignment == "step"
+    assert "aligned by step" in heading
+    np.testing.assert_array_equal(sides.a, a_live)
+    np.testing.assert_array_equal(sides.b, b_live)
+    assert sides.keys[0].startswith("0 ")
+
+    # One IPU against four: other steps, so matched by kind and name, A's steps first
+    shards = open_report(four_shards_report)
+    pair = pair_of(OpenedReport(a_report), OpenedReport(shards))
+    sides, heading, alignment = liveness_sides(pair)
+    assert alignment == "name" and "programs differ" in heading
+    np.testing.assert_array_equal(sides.a[: len(a_live)], a_live)
+    shards_live = liveness_table(shards).live_bytes()
+    assert sorted(sides.b[sides.b > 0].tolist()) == sorted(shards_live[shards_live > 0].tolist())
+
+
+def test_step_alignment_needs_the_same_steps_in_order():
+    assert step_alignment(["Sync", "OnTileExecute"], ["Sync", "OnTileExecute"]) == "step"
+    assert step_alignment(["Sync", "OnTileExecute"], ["OnTileExecute", "Sync"]) == "name"
+    assert step_alignment(["Sync"], ["Sync", "Sync"]) == "name"

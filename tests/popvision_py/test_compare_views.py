@@ -13,9 +13,14 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 
 from popvision_py.app import compare_opening
 from popvision_py.app.compare_opening import choose_and_compare
+from popvision_py.viewmodels.compare import A_COLOR
+from popvision_py.views.compare.legend import side_title
+from popvision_py.views.plain_text import rich_label
 from popvision_py.views.table_model import RAW_ROLE
 from profiler_core.analysis.liveness import liveness_table
 from profiler_core.analysis.memory import memory_table
@@ -289,3 +294,41 @@ def test_memory_compares_the_categories_of_the_selected_tiles(
     b = memory_table(open_report(tutorial4_variant_report)).by_category[:, :10].sum(axis=1)
     for category in MemoryCategory:
         assert rows[category.label][:3] == [a[category], b[category], b[category] - a[category]]
+
+
+def shown_text(label) -> str:
+    """What a label shows, as a user reads it (rich text rendered)."""
+    if label.textFormat() != Qt.TextFormat.RichText:
+        return label.text()
+    document = QTextDocument()
+    document.setHtml(label.text())
+    return document.toPlainText()
+
+
+def test_the_a_b_legend_and_peaks_render_their_markup_and_show_names_as_written(compared):
+    legend = compared.view("Memory").compare_legend
+    assert shown_text(legend.a_label) == "■ A: tutorial4"
+    assert shown_text(legend.b_label) == "■ B: variant"
+    peaks = compared.view("Liveness").compare_tabs.curves["Compare: steps"].peaks
+    assert shown_text(peaks).startswith("▼ peak A at ") and "<span" not in shown_text(peaks)
+    # a report name with markup is shown as written, not rendered
+    assert shown_text(rich_label(side_title(A_COLOR, "A", "<b>x</b>"))) == "■ A: <b>x</b>"
+
+
+def test_liveness_sides_share_one_y_axis(
+    qtbot, compared, tutorial4_report, tutorial4_variant_report
+):
+    view = compared.view("Liveness")
+    peaks = [
+        liveness_table(open_report(r)).peak_bytes
+        for r in (tutorial4_report, tutorial4_variant_report)
+    ]
+    tops = [chart.view_box.viewRange()[1][1] for chart in view.charts]
+    assert tops == [pytest.approx(max(peaks) * 1.08)] * 2  # B's peak sets both axes
+    view.control_bar.include_always_live.click()  # both curves drop: the axis follows both
+    live = [
+        liveness_table(open_report(r)).live_bytes(False).max()
+        for r in (tutorial4_report, tutorial4_variant_report)
+    ]
+    tops = [chart.view_box.viewRange()[1][1] for chart in view.charts]
+    assert tops == [pytest.approx(max(live) * 1.08)] * 2

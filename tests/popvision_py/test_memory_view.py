@@ -162,10 +162,15 @@ def test_layouts_sorting_and_limit_line(qtbot, opened_window, screenshot_dir):
     # memory, so the limit is above the axis and a label at the top says so.
     assert not memory.control_bar.show_max.isChecked()
     assert chart.view_box.viewRange()[1][1] < table.bytes_per_tile
-    assert not chart.limit_line.isVisible() and chart.limit_label.isVisible()
-    assert chart.limit_label.textItem.toPlainText() == "▲ Tile limit 624.0 KiB above"
+    assert not chart.limit_line.isVisible() and not chart.limit_label.isVisible()
+    assert chart.limit_above.isVisible()
+    assert chart.limit_above.text() == "▲ Tile limit 624.0 KiB above"
+    # named in the title row, above the plot: it cannot cover the bars
+    above = chart.limit_above.mapTo(chart, chart.limit_above.rect().bottomLeft()).y()
+    assert above <= chart.plot.mapTo(chart, chart.plot.rect().topLeft()).y()
     qtbot.mouseClick(memory.control_bar.show_max, Qt.MouseButton.LeftButton)
     assert chart.limit_line.isVisible() and chart.limit_line.value() == table.bytes_per_tile
+    assert not chart.limit_above.isVisible() and chart.limit_label.isVisible()
     assert chart.limit_label.textItem.toPlainText() == "Tile limit 624.0 KiB"
     qtbot.mouseClick(memory.control_bar.sort, Qt.MouseButton.LeftButton)
     assert chart.bars.totals[0] == table.total(True).max()

@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, LESS_COLOR, MORE_COLOR, Sides
 from popvision_py.views.axes import BytesAxis
+from popvision_py.views.plain_text import rich_label
 
 
 def _plot(title: str, kind: str) -> tuple[pg.PlotWidget, pg.AxisItem]:
@@ -33,7 +34,7 @@ class CompareCurves(QWidget):
     ) -> None:
         super().__init__(parent)
         self.kind = kind
-        self.peaks = QLabel()
+        self.peaks = rich_label()
         self.top, self.top_axis = _plot(y_label, kind)
         self.bottom, self.bottom_axis = _plot(f"Δ {y_label}" if kind != "bytes" else "", kind)
         if kind == "bytes":

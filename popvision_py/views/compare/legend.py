@@ -6,6 +6,12 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, ComparePair
+from popvision_py.views.plain_text import escape, rich_label
+
+
+def side_title(color: str, side: str, name: str) -> str:
+    """``■ A: name`` as rich text: the side's colour swatch, the name shown as it is."""
+    return f'<span style="color:{color}; font-size:14pt">■</span> {side}: {escape(name)}'
 
 
 class CompareLegend(QWidget):
@@ -13,8 +19,8 @@ class CompareLegend(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.a_label = QLabel()
-        self.b_label = QLabel()
+        self.a_label = rich_label()
+        self.b_label = rich_label()
         self.banner = QLabel()
         self.banner.setWordWrap(True)
         self.banner.setObjectName("compare-banner")
@@ -44,8 +50,8 @@ class CompareLegend(QWidget):
             return
         self.names = pair.names
         a, b = pair.names
-        self.a_label.setText(f'<span style="color:{A_COLOR}; font-size:14pt">■</span> A: {a}')
-        self.b_label.setText(f'<span style="color:{B_COLOR}; font-size:14pt">■</span> B: {b}')
+        self.a_label.setText(side_title(A_COLOR, "A", a))
+        self.b_label.setText(side_title(B_COLOR, "B", b))
         self.a_label.setToolTip(f"Report A, the baseline: {pair.a.folder}")
         self.b_label.setToolTip(
             f"Report B, compared with A (differences are B - A): {pair.b.folder}"

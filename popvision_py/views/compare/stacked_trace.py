@@ -7,6 +7,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, ComparePair
 from popvision_py.viewmodels.execution_trace import ExecutionTraceModel
+from popvision_py.views.compare.legend import side_title
+from popvision_py.views.plain_text import rich_label
 from popvision_py.views.timeline.plot import TimelinePlot
 
 
@@ -29,9 +31,8 @@ class StackedTraces(QWidget):
             run = min(max(opened.selection.run, 0), max(len(model.runs) - 1, 0))
             if len(model.runs):
                 model.set_run(run)
-            title = QLabel(
-                f'<span style="color:{color}; font-size:14pt">■</span> {side}: {name}, '
-                f"run {model.run}: {model.total_cycles:,} cycles"
+            title = rich_label(
+                f"{side_title(color, side, name)}, run {model.run}: {model.total_cycles:,} cycles"
             )
             plot = TimelinePlot(model.spans)
             plot.setMinimumHeight(40)  # the details' height is shared: never grow the window

@@ -49,11 +49,13 @@ class CompareTabs:
                 curves = CompareCurves(*spec.chart, spec.kind)
                 curves.show_sides(spec.sides, pair.names)
                 self.curves[spec.title] = curves
-                page = QSplitter(Qt.Orientation.Vertical)
+                # Side by side: the details are short and wide, so curves over the table
+                # left each a strip too thin to read.
+                page = QSplitter(Qt.Orientation.Horizontal)
                 page.addWidget(curves)
                 page.addWidget(panel)
-                page.setStretchFactor(0, 3)
-                page.setStretchFactor(1, 2)
+                page.setStretchFactor(0, 1)
+                page.setStretchFactor(1, 1)
                 page.setChildrenCollapsible(False)
                 page.setMinimumHeight(120)  # the details share the page: never grow the window
             self.pages[spec.title] = page

@@ -116,6 +116,11 @@ class LivenessView(ChartDetailsView):
             self.models.append(model)
             self.charts.append(LivenessChart(model))
             self.chart_layout.addWidget(self.charts[-1], 1)
+        if len(self.models) > 1:
+            self.models[0].share_y_axis(self.models)
+            for side in self.models:  # a side's new curve can move the shared y axis
+                side.changed.connect(self._on_side_curve)
+            self._on_side_curve("curve")
         model = self.models[0]
         self.control_bar.set_scopes(model.scopes, model.scope)
         self.control_bar.select_error.clear()
@@ -158,6 +163,11 @@ class LivenessView(ChartDetailsView):
         if ok and self.model.selection.tiles.size:  # typed tiles are what the user wants drawn
             self.control_bar.scope_box.setCurrentText(SELECTED_TILES)
         return ok
+
+    def _on_side_curve(self, what: str) -> None:
+        if what == "curve":
+            for chart in self.charts:
+                chart.refresh()
 
     def _on_model_changed(self, what: str) -> None:
         if self.model is None:

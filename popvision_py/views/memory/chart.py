@@ -20,7 +20,7 @@ from popvision_py.views.axes import BytesAxis, IndexAxis
 from popvision_py.views.memory.boundaries import IpuBoundariesItem
 from popvision_py.views.memory.items import HeatMapItem, StackedColumnsItem
 from popvision_py.views.memory.legend import CategoryLegend, heat_lut
-from popvision_py.views.plain_text import escape, show_hover_text
+from popvision_py.views.plain_text import escape, plain_label, show_hover_text
 
 CHART_HELP = (
     "Memory per tile, stacked by category. Wheel: zoom the tile range; drag: pan; "
@@ -52,6 +52,9 @@ class MemoryChart(QWidget):
             self.plot.addItem(item)
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
+        # The limit when it is above the y axis: named in the title row, right-aligned, so
+        # it never covers the bars however short the chart (compare mode's second chart).
+        self.limit_above = plain_label()
         self.legend = CategoryLegend()
         self.legend.setFixedWidth(250)
         self.hover_text = ""
@@ -63,7 +66,12 @@ class MemoryChart(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 0, 6, 0)
         layout.setSpacing(2)
-        layout.addWidget(self.title)
+        title_row = QHBoxLayout()
+        title_row.setContentsMargins(0, 0, 0, 0)
+        title_row.addWidget(self.title, 1)
+        title_row.addWidget(self.limit_above)
+        title_row.addSpacing(self.legend.width())
+        layout.addLayout(title_row)
         layout.addLayout(row, 1)
         scene = self.plot.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
@@ -114,22 +122,22 @@ class MemoryChart(QWidget):
         self.legend.show_series(series)
 
     def _place_limit(self) -> None:
-        """The limit as a dashed line when it is on the y axis, else a label at the top
-        saying it is above (Graph Analyser's arrow)."""
+        """The limit as a dashed line with its label when it is on the y axis, else
+        ``▲ ... above`` over the chart's top right (Graph Analyser's arrow)."""
         m = self.model
         limit = m.limit()
-        self.limit_label.setVisible(limit is not None)
-        self.limit_line.setVisible(limit is not None and m.limit_in_view())
+        in_view = limit is not None and m.limit_in_view()
+        self.limit_label.setVisible(in_view)
+        self.limit_line.setVisible(in_view)
+        self.limit_above.setVisible(limit is not None and not in_view)
         if limit is None:
             return
-        self.limit_label.setText(m.limit_text())
-        if m.limit_in_view():
+        if in_view:
+            self.limit_label.setText(m.limit_text())
             self.limit_line.setValue(limit)
-            self.limit_label.setAnchor((1, 1))
             self.limit_label.setPos(m.num_positions - 0.5, limit)
         else:
-            self.limit_label.setAnchor((1, 0))
-            self.limit_label.setPos(m.num_positions - 0.5, m.y_max())
+            self.limit_above.setText(m.limit_text())
 
     def _draw_heat_map(self) -> None:
         m = self.model
@@ -143,6 +151,7 @@ class MemoryChart(QWidget):
         self.view_box.setYRange(-0.5, ipus - 0.5, padding=0)
         self.limit_line.setVisible(False)
         self.limit_label.setVisible(False)
+        self.limit_above.setVisible(False)
         self.boundaries.setVisible(False)
         self.legend.show_scale(lut, low, high, float(m.table.bytes_per_tile), m)
 
@@ -184,6 +193,7 @@ class MemoryChart(QWidget):
         pen.setCosmetic(True)
         self.limit_line.setPen(pen)
         self.limit_label.setColor(colors.limit)
+        self.limit_above.setStyleSheet(f"color: {colors.limit};")
         self.boundaries.set_colors(colors.foreground, colors.foreground)
         self.bars.selection_color = rgba(colors.selection)
         self.bars.invalidate()
