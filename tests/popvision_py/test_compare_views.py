@@ -332,3 +332,12 @@ def test_liveness_sides_share_one_y_axis(
     ]
     tops = [chart.view_box.viewRange()[1][1] for chart in view.charts]
     assert tops == [pytest.approx(max(live) * 1.08)] * 2
+
+
+def test_operations_compare_names_the_group_without_a_debug_context(compared):
+    view = compared.view("Operations")
+    shown = view.table_model
+    names = {shown.data(shown.index(r, 0)) for r in range(shown.rowCount())}
+    assert "(none)" in names  # the operations table's own name for it
+    rows = rows_of(view.compare_tabs.panels["Compare: cycles"])
+    assert "(none)" in rows and "" not in rows
