@@ -188,7 +188,8 @@ def save_system_trace_screenshots(
 
 
 def _system_trace_compare(window: MainWindow, directory: Path, prefix: str) -> list[Path]:
-    """A and B's host traces stacked, whole and zoomed to the middle, in both palettes."""
+    """A and B's host traces stacked, whole and zoomed to A's first Engine::run (found by
+    search, selected, B following), in both palettes."""
     view = window.traces.view
     assert view.compare is not None
     stacked = view.compare.stacked
@@ -200,10 +201,12 @@ def _system_trace_compare(window: MainWindow, directory: Path, prefix: str) -> l
             window.set_theme(palette)
             stacked.plots[0].show_all()
             if zoomed:
-                stacked.plots[0].zoom(0.2)
+                view.control_bar.search_box.setText("Engine::run")
+                view.step_match(1)
             name = "systrace-compare-zoomed" if zoomed else "systrace-compare"
             saved.append(_save(window, directory, f"{prefix}{name}-{palette}"))
     window.set_theme(theme)
+    view.control_bar.search_box.clear()
     stacked.plots[0].show_all()
     return saved
 

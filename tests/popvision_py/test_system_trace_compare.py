@@ -66,7 +66,9 @@ def test_both_traces_stack_on_one_relative_synced_axis(qtbot, window, traced_rep
     assert view.compare is not None, view.banner.text()
     stacked = view.compare.stacked
     names = pair_of(*window.opened).names
-    for title, letter, name, color in zip(stacked.titles, "AB", names, (A_COLOR, B_COLOR)):
+    for title, letter, name, color in zip(
+        stacked.titles, "AB", names, (A_COLOR, B_COLOR), strict=True
+    ):
         assert f"{letter}: {name}" in title.text() and color in title.text()
     for k, folder in enumerate((a, b)):
         (pvti,) = sorted(folder.parent.glob("*.pvti"))

@@ -4,7 +4,10 @@ contents, the Trace and open_trace say the file is incomplete."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import PvtiWriter, read_pvti
 from profiler_core.formats.pvti.schema import EVENT_COLUMNS
-from profiler_core.trace import open_trace
+from profiler_core.trace import open_trace, trace_from_pvti
 
 BATCHES = 40
 PAGE = 4096  # SQLite's default page size, the writer's
@@ -134,3 +137,39 @@ def test_a_file_cut_inside_the_header_or_not_sqlite_is_still_refused(tmp_path: P
     path.write_bytes(b"not a database at all" * 300)
     with pytest.raises(ReportError, match="not a SQLite database"):
         read_pvti(path)
+
+
+def test_popvision_cli_trace_says_incomplete_and_counts_what_is_shown(
+    whole_trace: Path, tmp_path: Path
+) -> None:
+    path = cut_copy(whole_trace, tmp_path, whole_trace.stat().st_size // 2)
+    result = subprocess.run(
+        [sys.executable, "-m", "profiler_core.cli", "trace", str(path), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["events"] == sum(batches_still_present(path, whole_trace))
+    assert sum(t["spans"] for t in document["tracks"]) == document["events"]
+    (warning,) = document["warnings"]
+    assert warning.startswith(f"{path.name}: incomplete: the file is truncated")
+    assert "incomplete: the file is truncated" in result.stderr
+    whole = subprocess.run(
+        [sys.executable, "-m", "profiler_core.cli", "trace", str(whole_trace), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert json.loads(whole.stdout)["warnings"] == [] and whole.stderr == ""
+
+
+def test_loading_in_place_gives_the_same_trace_as_copying(whole_trace: Path) -> None:
+    copied = trace_from_pvti([read_pvti(whole_trace)])
+    in_place = trace_from_pvti([read_pvti(whole_trace)], in_place=True)
+    for name in ("start_ns", "end_ns", "depth", "thread", "channel", "label", "kind"):
+        assert np.array_equal(getattr(copied, name), getattr(in_place, name))
+    assert copied.args == in_place.args and len(in_place.args) == BATCHES
+    # Each argument is still on its event: the host span "batch b" carries {"b": b}.
+    for event, text in in_place.args.items():
+        assert in_place.label_of(event) == f"batch {json.loads(text)['b']}"
+    # Sorted by (thread, start, depth), as the model promises.
+    key = np.lexsort((in_place.depth, in_place.start_ns, in_place.thread))
+    assert np.array_equal(key, np.arange(len(in_place)))

@@ -3,9 +3,24 @@ colours every view draws them with, and notes such as "the targets differ"."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, ComparePair
+from popvision_py.views.plain_text import escape
+
+
+def side_html(letter: str, name: str, color: str, more: str = "") -> str:
+    """``■ A: name, more`` as rich text: the square in the side's colour, the words escaped
+    (a label showing it needs ``Qt.RichText``, else labels are made plain)."""
+    words = f"{letter}: {name}" + (f", {more}" if more else "")
+    return f'<span style="color:{color}; font-size:14pt">■</span> {escape(words)}'
+
+
+def side_label() -> QLabel:
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.RichText)
+    return label
 
 
 class CompareLegend(QWidget):
@@ -13,8 +28,8 @@ class CompareLegend(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.a_label = QLabel()
-        self.b_label = QLabel()
+        self.a_label = side_label()
+        self.b_label = side_label()
         self.banner = QLabel()
         self.banner.setWordWrap(True)
         self.banner.setObjectName("compare-banner")
@@ -44,8 +59,8 @@ class CompareLegend(QWidget):
             return
         self.names = pair.names
         a, b = pair.names
-        self.a_label.setText(f'<span style="color:{A_COLOR}; font-size:14pt">■</span> A: {a}')
-        self.b_label.setText(f'<span style="color:{B_COLOR}; font-size:14pt">■</span> B: {b}')
+        self.a_label.setText(side_html("A", a, A_COLOR))
+        self.b_label.setText(side_html("B", b, B_COLOR))
         self.a_label.setToolTip(f"Report A, the baseline: {pair.a.folder}")
         self.b_label.setToolTip(
             f"Report B, compared with A (differences are B - A): {pair.b.folder}"

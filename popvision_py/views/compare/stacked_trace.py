@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, ComparePair
 from popvision_py.viewmodels.execution_trace import ExecutionTraceModel
 from popvision_py.viewmodels.timeline import SpanBatch
+from popvision_py.views.compare.legend import side_html, side_label
 from popvision_py.views.timeline.plot import TimelinePlot
 
 
@@ -26,11 +27,6 @@ class StackedSide:
     source: Callable[[float, float, int], SpanBatch]
     origin: float = 0.0
     length: float = 1.0
-
-
-def side_title(side: str, name: str, color: str, text: str) -> str:
-    """The rich-text title of side ``side`` ("A"/"B"): a square in its colour, its name."""
-    return f'<span style="color:{color}; font-size:14pt">■</span> {side}: {name}, {text}'
 
 
 class StackedTimelines(QWidget):
@@ -56,7 +52,8 @@ class StackedTimelines(QWidget):
         for side, name, color, letter in zip(
             sides, pair.names, (A_COLOR, B_COLOR), "AB", strict=True
         ):
-            title = QLabel(side_title(letter, name, color, side.title))
+            title = side_label()
+            title.setText(side_html(letter, name, color, side.title))
             plot = TimelinePlot(side.source)
             plot.setMinimumHeight(40)  # the details' height is shared: never grow the window
             plot.set_lanes(side.lane_names, side.source, (side.origin, side.origin + longest))

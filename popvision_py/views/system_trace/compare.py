@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from popvision_py.viewmodels.trace_compare import ComparedTraces
 from popvision_py.viewmodels.trace_format import format_duration
@@ -43,8 +43,15 @@ class TraceCompare:
         self.stacked = StackedTimelines(
             pair, stacked_sides(compared), 1e9, "Time from the first event"
         )
+        self.side_row = QWidget()  # "Trace: [A: name]" before the controls
+        row = QHBoxLayout(self.side_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Trace:"))
         self.side_box = QComboBox()
-        self.side_box.addItems([f"{letter}: {name}" for letter, name in zip("AB", pair.names)])
+        row.addWidget(self.side_box)
+        self.side_box.addItems(
+            [f"{letter}: {name}" for letter, name in zip("AB", pair.names, strict=True)]
+        )
         self.side_box.setToolTip(
             "Which trace search, the selection range, details and the call tree act on "
             "(clicking a span picks its trace)"

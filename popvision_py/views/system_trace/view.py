@@ -184,7 +184,7 @@ class SystemTraceView(ChartDetailsView):
         for plot in self.linked_plots():
             plot.hide()
         self.chart_layout.addWidget(self.compare.stacked, 1)
-        self.controls_layout.insertWidget(0, self.compare.side_box)
+        self.controls_layout.insertWidget(0, self.compare.side_row)
         self._set_single_controls(False)
         self.compare.activate(0)
 
@@ -192,7 +192,7 @@ class SystemTraceView(ChartDetailsView):
         if self.compare is None:
             return
         self.set_range_selection(False)
-        for widget in (self.compare.stacked, self.compare.side_box):
+        for widget in (self.compare.stacked, self.compare.side_row):
             widget.hide()
             widget.setParent(None)
             widget.deleteLater()
