@@ -50,6 +50,22 @@ def traced_reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     return a, b
 
 
+def check_drawn(plot, model) -> None:
+    """Every span the plot drew on its own is one of its lane's thread's spans, and every
+    span at least 3 pixels wide is drawn on its own (narrower ones may merge)."""
+    batch = plot.spans.batch
+    trace = model.trace
+    single = batch.key >= 0
+    keys = batch.key[single]
+    lanes_thread = np.array([model.rows[lane].thread for lane in batch.lane[single].tolist()])
+    assert (trace.thread[keys] == lanes_thread).all()
+    assert (trace.kind[keys] != EventKind.INSTANT).all()
+    x0, x1 = plot.spans.batch_x  # the window the batch was drawn for
+    pixel = (x1 - x0) / plot.spans.batch_width
+    wide = np.flatnonzero((trace.kind != EventKind.INSTANT) & (trace.duration_ns >= 3 * pixel))
+    assert len(wide) and set(wide.tolist()) <= set(keys.tolist())
+
+
 def open_compared(qtbot, window: MainWindow, a: Path, b: Path):
     window.open_paths([a, b])
     wait_loaded(qtbot, window)
@@ -82,6 +98,7 @@ def test_both_traces_stack_on_one_relative_synced_axis(qtbot, window, traced_rep
         plot = stacked.plots[k]
         assert plot.lane_axis.names == model.lane_names()
         assert len(plot.spans.batch.start) > 0  # drawn
+        check_drawn(plot, model)
         first = model.time_limits()[0]
         assert plot.time_axis.origin == first == float(expected.time_range()[0])
         assert plot.time_axis.tickStrings([first], 1.0, 1e6)[0].strip("0. ") in ("", "s", "ms")
@@ -139,3 +156,18 @@ def test_compare_screenshots_light_and_dark(qtbot, window, traced_reports, scree
     ]  # fmt: skip
     assert all(p.stat().st_size > 10_000 for p in saved)
     assert view.compare is not None
+
+
+def test_popvision_compare_on_the_command_line_stacks_the_traces(traced_reports, tmp_path):
+    """``popvision --compare A B --screenshot-dir``: the window opens both reports and their
+    traces and saves the System Trace compare screenshots (no page fails)."""
+    a, b = traced_reports
+    result = subprocess.run(
+        [sys.executable, "-m", "popvision_py", "--compare", str(a), str(b),
+         "--screenshot-dir", str(tmp_path), "--settings", str(tmp_path / "settings.ini")],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in ("systrace-compare-light", "systrace-compare-zoomed-dark"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 10_000
