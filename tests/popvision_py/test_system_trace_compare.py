@@ -171,3 +171,16 @@ def test_popvision_compare_on_the_command_line_stacks_the_traces(traced_reports,
     assert result.returncode == 0, result.stdout + result.stderr
     for name in ("systrace-compare-light", "systrace-compare-zoomed-dark"):
         assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+
+
+def test_a_single_trace_opened_after_a_comparison_gets_the_one_timeline_back(
+    qtbot, window, traced_reports
+):
+    view = open_compared(qtbot, window, *traced_reports)
+    assert view.compare is not None
+    (pvti,) = sorted(traced_reports[0].parent.glob("*.pvti"))
+    window.traces.open([pvti])
+    qtbot.waitUntil(lambda: not window.traces.loader.busy, timeout=30_000)
+    assert view.compare is None and view.timeline is view._single_timeline
+    assert view.timeline.isVisible() and view.control_bar.merge_all.isEnabled()
+    assert len(view.model.trace) == len(open_trace(pvti))

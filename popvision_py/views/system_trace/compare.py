@@ -62,6 +62,35 @@ class TraceCompare:
             plot.span_hovered.connect(lambda i, pos, k=k: self._hovered(k, i, pos))
         self.active = 0
 
+    def enter(self) -> None:
+        """Show the stacked timelines in place of the view's own timeline and charts."""
+        view = self.view
+        view._timeline_row.hide()
+        for plot in view.linked_plots():
+            plot.hide()
+        view.chart_layout.addWidget(self.stacked, 1)
+        view.controls_layout.insertWidget(0, self.side_row)
+        self._set_single_controls(False)
+        self.activate(0)
+
+    def leave(self) -> None:
+        """Give the view back its own timeline (its charts come back with its next trace)."""
+        view = self.view
+        view.set_range_selection(False)
+        for widget in (self.stacked, self.side_row):
+            widget.hide()
+            widget.setParent(None)
+            widget.deleteLater()
+        view.timeline = view._single_timeline
+        view._timeline_row.show()
+        self._set_single_controls(True)
+
+    def _set_single_controls(self, on: bool) -> None:
+        """Lane layout and axis options act on one trace's timeline: off while comparing."""
+        c = self.view.control_bar
+        for widget in (c.channels, c.tracks, c.merge_all, c.absolute, c.area):
+            widget.setEnabled(on)
+
     def activate(self, side: int) -> None:
         """Point the view's model and timeline at ``side``'s."""
         view = self.view

@@ -170,42 +170,21 @@ class SystemTraceView(ChartDetailsView):
         self._update_call_tree()
 
     def show_compared(self, compared: ComparedTraces, pair: ComparePair) -> None:
-        """Reports A and B's traces stacked on one time axis, or the one side that has a
-        trace with a banner naming the side that has none."""
+        """Reports A and B's traces stacked on one time axis (compare.py), or the one side
+        that has a trace with a banner naming the side that has none."""
         present = [t for t in compared.sides if t is not None]
         self.show_trace(present[0])
         notes = [compared.missing_text()] + [t.incomplete_text() for t in present]
         self.banner.setText("\n".join(n for n in notes if n))
         self.banner.setVisible(bool(self.banner.text()))
-        if len(present) < 2:
-            return
-        self.compare = TraceCompare(self, compared, pair)
-        self._timeline_row.hide()
-        for plot in self.linked_plots():
-            plot.hide()
-        self.chart_layout.addWidget(self.compare.stacked, 1)
-        self.controls_layout.insertWidget(0, self.compare.side_row)
-        self._set_single_controls(False)
-        self.compare.activate(0)
+        if len(present) == 2:
+            self.compare = TraceCompare(self, compared, pair)
+            self.compare.enter()
 
     def _leave_compare(self) -> None:
-        if self.compare is None:
-            return
-        self.set_range_selection(False)
-        for widget in (self.compare.stacked, self.compare.side_row):
-            widget.hide()
-            widget.setParent(None)
-            widget.deleteLater()
-        self.compare = None
-        self.timeline = self._single_timeline
-        self._timeline_row.show()
-        self._set_single_controls(True)
-
-    def _set_single_controls(self, on: bool) -> None:
-        """Lane layout and axis options act on one trace's timeline: off while comparing."""
-        c = self.control_bar
-        for widget in (c.channels, c.tracks, c.merge_all, c.absolute, c.area):
-            widget.setEnabled(on)
+        if self.compare is not None:
+            self.compare.leave()
+            self.compare = None
 
     def update_trace(self, opened: OpenedTrace) -> None:
         """Show a newer snapshot of the trace shown (a live recording): its charts keep
