@@ -173,3 +173,30 @@ def test_loading_in_place_gives_the_same_trace_as_copying(whole_trace: Path) -> 
     # Sorted by (thread, start, depth), as the model promises.
     key = np.lexsort((in_place.depth, in_place.start_ns, in_place.thread))
     assert np.array_equal(key, np.arange(len(in_place)))
+
+
+def test_a_half_written_file_copied_without_its_wal_shows_its_checkpointed_batches(
+    tmp_path: Path,
+) -> None:
+    """A copy of a trace still being written (WAL mode, its -wal left behind), cut short."""
+    writer = PvtiWriter(tmp_path / "live", background=False)
+    o = writer.origin_monotonic_ns
+    for b in range(20):
+        starts = o + np.arange(b * 300, (b + 1) * 300) * 10
+        writer.add_spans("IPU 0", "IPU", starts, starts + 5, ["x"] * 300, np.zeros(300, int))
+        writer.flush()
+    with closing(sqlite3.connect(writer.path)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the batches are in the main file
+    data = writer.path.read_bytes()
+    writer.close()
+    assert data[18:20] == b"\x02\x02"  # a WAL-mode header
+    whole = tmp_path / "whole.pvti"
+    whole.write_bytes(data)
+    path = tmp_path / "copy" / "half.pvti"
+    path.parent.mkdir()
+    path.write_bytes(data[: len(data) * 2 // 3])
+    contents = read_pvti(path)
+    n = len(contents.events["start_ns"])
+    assert 0 < n == sum(batches_still_present(path, whole)) < 20 * 300
+    assert "truncated" in contents.incomplete
+    assert sorted(p.name for p in path.parent.iterdir()) == ["half.pvti", "padded.db"]

@@ -104,8 +104,11 @@ def salvage_copy(path: Path) -> Path:
         whole = max(size // page_size, 1)
         fd, name = tempfile.mkstemp(suffix=".pvti", prefix="salvage-")
         with os.fdopen(fd, "wb") as out:
-            f.seek(0)
-            left = whole * page_size
+            # The copy is a rollback-journal database: a WAL-mode header (a file copied while
+            # its writer ran) would make SQLite look for a -wal and -shm beside the copy.
+            out.write(head[:18] + b"\x01\x01" + head[20:])
+            f.seek(len(head))
+            left = max(whole * page_size - len(head), 0)
             while left:
                 chunk = f.read(min(left, 1 << 24))
                 if not chunk:
