@@ -273,7 +273,7 @@ class MainWindow(QMainWindow):
             self.message_box = show_message(self, "Part of the report is damaged", damaged)
         if self.current_view() is None or self.pages.currentWidget() is self.start_page:
             self.show_view("Summary")
-        self.traces.report_opened(opened[0])
+        self.traces.report_opened(*opened[:2])
 
     def _on_failed(self, path: str, message: str) -> None:
         self._loading_done()

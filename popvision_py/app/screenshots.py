@@ -157,6 +157,8 @@ def save_system_trace_screenshots(
     view = window.traces.view
     if view.model is None:
         return []
+    if view.compare is not None:
+        return _system_trace_compare(window, directory, prefix)
     saved = []
     theme = window.settings.theme()
     window.show_view(view.title)
@@ -182,6 +184,30 @@ def save_system_trace_screenshots(
         view.control_bar.merge_all.setChecked(False)
         view.control_bar.search_box.clear()
     window.set_theme(theme)
+    return saved
+
+
+def _system_trace_compare(window: MainWindow, directory: Path, prefix: str) -> list[Path]:
+    """A and B's host traces stacked, whole and zoomed to A's first Engine::run (found by
+    search, selected, B following), in both palettes."""
+    view = window.traces.view
+    assert view.compare is not None
+    stacked = view.compare.stacked
+    theme = window.settings.theme()
+    window.show_view(view.title)
+    saved = []
+    for zoomed in (False, True):
+        for palette in (theme, "dark" if theme == "light" else "light"):
+            window.set_theme(palette)
+            stacked.plots[0].show_all()
+            if zoomed:
+                view.control_bar.search_box.setText("Engine::run")
+                view.step_match(1)
+            name = "systrace-compare-zoomed" if zoomed else "systrace-compare"
+            saved.append(_save(window, directory, f"{prefix}{name}-{palette}"))
+    window.set_theme(theme)
+    view.control_bar.search_box.clear()
+    stacked.plots[0].show_all()
     return saved
 
 

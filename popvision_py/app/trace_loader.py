@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QFileDialog
 from popvision_py.app.actions import install_trace_action
 from popvision_py.app.dialogs import show_message
 from popvision_py.app.loader import BackgroundLoader
+from popvision_py.viewmodels.compare import pair_of
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.trace_compare import ComparedTraces, read_compared_traces
 from popvision_py.viewmodels.trace_open import OpenedTrace, is_trace_path, read_trace, report_traces
 from popvision_py.views.system_trace.view import SystemTraceView
 
@@ -41,6 +43,7 @@ class TraceOpening(QObject):
         self.loader = TraceLoader(self)
         self.opened: OpenedTrace | None = None
         self._for_report = False  # the load running was started by an opened report
+        self._pair = None  # the ComparePair whose traces are being read
         self.loader.progress.connect(window._on_progress)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
@@ -86,12 +89,33 @@ class TraceOpening(QObject):
         dialog.open()
         self.dialog = dialog
 
-    def report_opened(self, opened: OpenedReport) -> None:
-        """Show the traces written with ``opened`` (in its folder or beside it), if any."""
+    def report_opened(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
+        """Show the traces written with ``opened`` (in its folder or beside it), if any;
+        comparing with ``other``, both reports' traces stacked."""
+        if other is not None:
+            self._compare_opened(opened, other)
+            return
         found = report_traces(opened.folder)
         if found and not self.loader.busy:
             self.view.show_message(f"Reading the host trace {', '.join(f.name for f in found)}…")
             self.open(found, for_report=True)
+
+    def _compare_opened(self, a: OpenedReport, b: OpenedReport) -> None:
+        found_a, found_b = report_traces(a.folder), report_traces(b.folder)
+        if not (found_a or found_b) or self.loader.busy:
+            return
+        pair = pair_of(a, b)
+        self.view.show_message("Reading the host traces of A and B…")
+        self._for_report, self._pair = True, pair
+        self.loader.start(
+            lambda progress, stopped: read_compared_traces(
+                found_a, found_b, pair.names, progress, stopped
+            ),
+            (found_a or found_b)[0],
+        )
+        self.window.progress.setValue(0)
+        self.window.progress.show()
+        self.window.cancel_button.show()
 
     def update_rail(self) -> None:
         """Keep the System Trace page reachable while a trace is shown without a report."""
@@ -101,9 +125,15 @@ class TraceOpening(QObject):
         item = self.window.rail.item(1 + titles.index(self.view.title))
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEnabled)
 
-    def _on_loaded(self, opened: OpenedTrace) -> None:
+    def _on_loaded(self, opened: OpenedTrace | ComparedTraces) -> None:
         w = self.window
         w._loading_done()
+        if isinstance(opened, ComparedTraces):
+            self.opened = next(t for t in opened.sides if t is not None)
+            self.view.show_compared(opened, self._pair)
+            self.update_rail()
+            w.statusBar().showMessage(opened.missing_text() or "Opened the traces of A and B.")
+            return
         self.opened = opened
         self.view.show_trace(opened)
         self.update_rail()

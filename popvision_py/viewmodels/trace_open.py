@@ -32,15 +32,17 @@ class OpenedTrace:
         return ", ".join(p.name for p in self.paths)
 
     def incomplete_text(self) -> str:
-        """ "" for a finished trace; else what shows that the writer had not finished."""
+        """ "" for a finished trace; else what shows that the writer had not finished or
+        that a file was cut short (``Trace.warnings``)."""
+        parts = list(self.model.trace.warnings)
         n = self.model.open_spans()
-        if not n:
-            return ""
-        return (
-            f"{self.name} is incomplete: {n:,} span(s) were still open when it was last "
-            "written (the program was still running or stopped without closing the trace). "
-            "Every committed event is shown; open spans end at the last commit."
-        )
+        if n:
+            parts.append(
+                f"{self.name} is incomplete: {n:,} span(s) were still open when it was last "
+                "written (the program was still running or stopped without closing the "
+                "trace). Every committed event is shown; open spans end at the last commit."
+            )
+        return "\n".join(parts)
 
 
 def is_trace_path(path: str | Path) -> bool:
@@ -100,7 +102,7 @@ def read_trace(
             contents.append(read_pvti(f))
         _check(stopped)
         progress(0.8, "Merging the files on one time axis")
-        trace = trace_from_pvti(contents)
+        trace = trace_from_pvti(contents, in_place=True)
     elif len(files) == 1:
         progress(0.1, f"Reading {files[0].name} (Chrome trace JSON)")
         limit = MAX_JSON_BYTES if max_json_bytes is None else max_json_bytes

@@ -20,10 +20,12 @@ from profiler_core.cli import report_commands as commands
 from profiler_core.cli.compare_command import compare
 from profiler_core.cli.insights_command import insights_command
 from profiler_core.cli.output import Output
+from profiler_core.cli.trace_command import trace_command
 from profiler_core.errors import ReportError
 from profiler_core.report import open_report
 
 PROG = "popvision-cli"
+TRACE_HELP = "a host trace's tracks and event counts; says when it is incomplete"
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_BUG, EXIT_CANNOT_WRITE = 0, 1, 2, 3, 4
 
 
@@ -75,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-by", choices=GROUPINGS, default="name")
     p.add_argument("--variables", action="store_true", help="also variables matched by name")
     p.add_argument("--steps", action="store_true", help="also program steps matched by name")
+    p = sub.add_parser("trace", help=TRACE_HELP, description=TRACE_HELP)
+    p.add_argument("TRACE", help="a .pvti file, a folder of them, or Chrome trace JSON")
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_const", const="json", dest="form")
+    form.add_argument("--csv", action="store_const", const="csv", dest="form")
     return parser
 
 
@@ -90,6 +97,8 @@ _COMMANDS = {
 
 
 def run(args: argparse.Namespace) -> Output:
+    if args.command == "trace":
+        return trace_command(args)
     if args.command == "compare":
         return compare(open_report(args.A), open_report(args.B), args)
     return _COMMANDS[args.command](open_report(args.REPORT), args)

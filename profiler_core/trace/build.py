@@ -35,14 +35,18 @@ def build_trace(
     series_units: dict[str, str] | None = None,
     heatmaps: dict[str, Heatmap] | None = None,
     args: dict[int, str] | None = None,
+    warnings: Sequence[str] = (),
+    in_place: bool = False,
 ) -> Trace:
-    """A Trace from unsorted event columns (times already relative to ``origin_wall_ns``)."""
+    """A Trace from unsorted event columns (times already relative to ``origin_wall_ns``).
+
+    With ``in_place`` the columns given (already in the model's dtypes) are sorted where
+    they are and become the Trace's: loading then needs little more than their memory.
+    """
     cols = {k: np.asarray(columns[k], dtype=_DTYPES[k]) for k in EVENT_FIELDS}
-    order = np.lexsort((cols["depth"], cols["start_ns"], cols["thread"]))
-    if len(order) and not np.array_equal(order, np.arange(len(order))):
-        cols = {k: v[order] for k, v in cols.items()}
-    new_index = np.empty_like(order)
-    new_index[order] = np.arange(len(order))
+    if not in_place:
+        cols = {k: v.copy() for k, v in cols.items()}
+    moved = _sort_in_place(cols, sorted(args or {}))
     offsets = np.searchsorted(cols["thread"], np.arange(len(threads) + 1), side="left")
     return Trace(
         origin_wall_ns=int(origin_wall_ns),
@@ -55,8 +59,38 @@ def build_trace(
         series=series or {},
         series_units=series_units or {},
         heatmaps=heatmaps or {},
-        args={int(new_index[i]): text for i, text in (args or {}).items()},
+        args={moved[i]: text for i, text in (args or {}).items()},
+        warnings=tuple(warnings),
     )
+
+
+def _sort_in_place(cols: dict[str, np.ndarray], tracked: list[int]) -> dict[int, int]:
+    """Sort ``cols`` by (thread, start, depth) where they are; where each ``tracked``
+    index went. Already-sorted columns (a re-opened export) cost one comparison pass."""
+    thread, start, depth = cols["thread"], cols["start_ns"], cols["depth"]
+    n = len(start)
+    if n < 2 or _is_sorted(thread, start, depth):
+        return {i: i for i in tracked}
+    order = np.lexsort((depth, start, thread))
+    if n < 2**31:  # half the index memory; the sort's peak is the columns plus one index
+        order = order.astype(np.int32)
+    for column in cols.values():
+        column[...] = column[order]  # one column-sized temporary at a time
+    if not tracked:
+        return {}
+    # Where each tracked old index sits now: its position in ``order``.
+    where = np.flatnonzero(np.isin(order, tracked))
+    return dict(zip(order[where].tolist(), where.tolist(), strict=True))
+
+
+def _is_sorted(thread: np.ndarray, start: np.ndarray, depth: np.ndarray) -> bool:
+    same_thread = thread[1:] == thread[:-1]
+    if (thread[1:] < thread[:-1]).any():
+        return False
+    later = start[1:] > start[:-1]
+    tied = start[1:] == start[:-1]
+    ok = ~same_thread | later | (tied & (depth[1:] >= depth[:-1]))
+    return bool(ok.all())
 
 
 class _Names:
@@ -93,8 +127,12 @@ def _check_shift(f: PvtiContents, shift: int) -> None:
             )
 
 
-def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
-    """One Trace of one or several .pvti files, aligned by their wall-clock origins."""
+def trace_from_pvti(files: Sequence[PvtiContents], *, in_place: bool = False) -> Trace:
+    """One Trace of one or several .pvti files, aligned by their wall-clock origins.
+
+    With ``in_place`` a single file's event columns are shifted and sorted where they are
+    and become the Trace's (the loaders' way: no column-sized copies).
+    """
     origin = min(f.meta.origin_wall_ns for f in files)
     labels, channels = _Names(), _Names()
     parts: dict[str, list[np.ndarray]] = {k: [] for k in EVENT_FIELDS}
@@ -110,8 +148,12 @@ def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
         shift = f.meta.origin_wall_ns - origin - f.meta.origin_monotonic_ns
         ev = f.events
         _check_shift(f, shift)
-        parts["start_ns"].append(ev["start_ns"] + shift)
-        parts["end_ns"].append(ev["end_ns"] + shift)
+        for name in ("start_ns", "end_ns"):
+            if in_place and len(files) == 1:
+                ev[name] += shift
+                parts[name].append(ev[name])
+            else:
+                parts[name].append(ev[name] + shift)
         parts["depth"].append(ev["depth"])
         parts["kind"].append(ev["kind"])
         parts["thread"].append(ev["thread"] + len(threads) if threads else ev["thread"])
@@ -148,4 +190,6 @@ def trace_from_pvti(files: Sequence[PvtiContents]) -> Trace:
         series_units=units,
         heatmaps=heatmaps,
         args=args,
+        warnings=[f"{f.path.name}: incomplete: {f.incomplete}" for f in files if f.incomplete],
+        in_place=in_place or len(files) > 1,  # several files: the columns are new already
     )

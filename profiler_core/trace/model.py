@@ -65,6 +65,9 @@ class Trace:
     series_units: dict[str, str] = field(default_factory=dict)  # graph -> unit
     heatmaps: dict[str, Heatmap] = field(default_factory=dict)
     args: dict[int, str] = field(default_factory=dict)  # event index -> JSON text
+    #: What makes this trace incomplete beyond open spans ("x.pvti: incomplete: ..."),
+    #: e.g. a truncated file of which only the committed rows still present were read.
+    warnings: tuple[str, ...] = ()
     _longest: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

@@ -18,14 +18,15 @@ def open_trace(path: str | Path, *, max_json_bytes: int = DEFAULT_MAX_BYTES) -> 
 
     A folder merges every ``*.pvti`` in it (one per process) on the wall clock; a file is
     read as .pvti when it is SQLite and as Chrome Trace Event JSON when it starts with
-    ``{`` or ``[``, whatever its name.
+    ``{`` or ``[``, whatever its name. A truncated .pvti gives the committed events still
+    present, with ``Trace.warnings`` saying it is incomplete.
     """
     path = Path(path)
     if path.is_dir():
         files = sorted(path.glob("*.pvti"))
         if not files:
             raise ReportError(path, "folder holds no .pvti files")
-        return trace_from_pvti([read_pvti(f) for f in files])
+        return trace_from_pvti([read_pvti(f) for f in files], in_place=True)
     try:
         regular_file_size(path)  # a FIFO named *.pvti would block open() forever
         with open(path, "rb") as f:
@@ -35,7 +36,7 @@ def open_trace(path: str | Path, *, max_json_bytes: int = DEFAULT_MAX_BYTES) -> 
     except OSError as exc:
         raise ReportError(path, f"cannot be read: {exc.strerror or exc}") from None
     if is_sqlite(head):
-        return trace_from_pvti([read_pvti(path)])
+        return trace_from_pvti([read_pvti(path)], in_place=True)
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text[:1] in (b"{", b"["):
         return import_chrome_file(path, max_bytes=max_json_bytes)

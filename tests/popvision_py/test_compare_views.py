@@ -19,7 +19,7 @@ from PySide6.QtGui import QTextDocument
 from popvision_py.app import compare_opening
 from popvision_py.app.compare_opening import choose_and_compare
 from popvision_py.viewmodels.compare import A_COLOR
-from popvision_py.views.compare.legend import side_title
+from popvision_py.views.compare.legend import side_html
 from popvision_py.views.plain_text import rich_label
 from popvision_py.views.table_model import RAW_ROLE
 from profiler_core.analysis.liveness import liveness_table
@@ -312,7 +312,7 @@ def test_the_a_b_legend_and_peaks_render_their_markup_and_show_names_as_written(
     peaks = compared.view("Liveness").compare_tabs.curves["Compare: steps"].peaks
     assert shown_text(peaks).startswith("▼ peak A at ") and "<span" not in shown_text(peaks)
     # a report name with markup is shown as written, not rendered
-    assert shown_text(rich_label(side_title(A_COLOR, "A", "<b>x</b>"))) == "■ A: <b>x</b>"
+    assert shown_text(rich_label(side_html("A", "<b>x</b>", A_COLOR))) == "■ A: <b>x</b>"
 
 
 def test_liveness_sides_share_one_y_axis(

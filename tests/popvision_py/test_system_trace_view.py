@@ -325,12 +325,20 @@ def test_huge_json_is_refused_before_it_is_read(qtbot, window, tmp_path, monkeyp
     assert "over the" in window.message_box.text()
 
 
-def test_a_truncated_pvti_names_what_is_missing(qtbot, window, pvti_epochs_trace, tmp_path):
+def test_a_truncated_pvti_shows_its_committed_events_and_says_it_is_incomplete(
+    qtbot, window, pvti_epochs_trace, tmp_path
+):
     path = tmp_path / "cut.pvti"
     data = pvti_epochs_trace.read_bytes()
-    path.write_bytes(data[: len(data) // 2])
-    open_trace_with_menu(qtbot, window, path)
-    assert "truncated" in window.message_box.text()
+    path.write_bytes(data[: len(data) * 3 // 4])
+    view = open_trace_with_menu(qtbot, window, path)
+    expected = open_trace(path)
+    assert 0 < len(expected) <= len(open_trace(pvti_epochs_trace))
+    assert view.model is not None and len(view.model.trace) == len(expected)
+    box = window.message_box
+    assert box.windowTitle() == "The trace is incomplete"
+    assert f"{path.name}: incomplete: the file is truncated" in box.text()
+    assert view.banner.isVisible() and "truncated" in view.banner.text()
 
 
 def test_theme_and_screenshots(qtbot, trace_window: MainWindow, screenshot_dir: Path):

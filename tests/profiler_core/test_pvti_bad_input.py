@@ -39,10 +39,11 @@ def test_a_text_file_renamed_pvti_is_not_sqlite(tmp_path: Path) -> None:
     refused(path, "not a SQLite database")
 
 
-def test_a_truncated_trace_says_how_much_is_missing(small_pvti: Path) -> None:
+def test_a_truncated_trace_is_read_and_says_how_much_is_missing(small_pvti: Path) -> None:
     data = small_pvti.read_bytes()
     small_pvti.write_bytes(data[: len(data) // 2])
-    refused(small_pvti, f"truncated: {len(data) // 2} of {len(data)} bytes")
+    contents = read_pvti(small_pvti)  # salvaged, not refused (test_pvti_truncated.py)
+    assert f"truncated: {len(data) // 2:,} of {len(data):,} bytes" in contents.incomplete
 
 
 def test_a_trace_cut_inside_the_header_is_truncated(small_pvti: Path) -> None:

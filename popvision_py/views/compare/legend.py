@@ -9,9 +9,11 @@ from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, ComparePair
 from popvision_py.views.plain_text import escape, rich_label
 
 
-def side_title(color: str, side: str, name: str) -> str:
-    """``■ A: name`` as rich text: the side's colour swatch, the name shown as it is."""
-    return f'<span style="color:{color}; font-size:14pt">■</span> {side}: {escape(name)}'
+def side_html(letter: str, name: str, color: str, more: str = "") -> str:
+    """``■ A: name, more`` as rich text: the square in the side's colour, the words escaped
+    (a label showing it needs ``Qt.RichText``, else labels are made plain)."""
+    words = f"{letter}: {name}" + (f", {more}" if more else "")
+    return f'<span style="color:{color}; font-size:14pt">■</span> {escape(words)}'
 
 
 class CompareLegend(QWidget):
@@ -50,8 +52,8 @@ class CompareLegend(QWidget):
             return
         self.names = pair.names
         a, b = pair.names
-        self.a_label.setText(side_title(A_COLOR, "A", a))
-        self.b_label.setText(side_title(B_COLOR, "B", b))
+        self.a_label.setText(side_html("A", a, A_COLOR))
+        self.b_label.setText(side_html("B", b, B_COLOR))
         self.a_label.setToolTip(f"Report A, the baseline: {pair.a.folder}")
         self.b_label.setToolTip(
             f"Report B, compared with A (differences are B - A): {pair.b.folder}"

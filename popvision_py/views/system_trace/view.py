@@ -15,9 +15,11 @@ from PySide6.QtGui import QAction, QColor, QCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
 from popvision_py.theme import chart_colors
+from popvision_py.viewmodels.compare import ComparePair
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from popvision_py.viewmodels.timeline import SpanBatch
+from popvision_py.viewmodels.trace_compare import ComparedTraces
 from popvision_py.viewmodels.trace_format import format_duration
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.base import ChartDetailsView
@@ -29,6 +31,7 @@ from popvision_py.views.system_trace.charts import (
     SeriesPlot,
     link_all,
 )
+from popvision_py.views.system_trace.compare import TraceCompare
 from popvision_py.views.system_trace.controls import SystemTraceControls
 from popvision_py.views.system_trace.details import CallTreePanel, EventDetails
 from popvision_py.views.timeline.plot import TimelinePlot
@@ -74,6 +77,8 @@ class SystemTraceView(ChartDetailsView):
         row.setSpacing(0)
         row.addWidget(self.timeline, 1)
         row.addWidget(self.lane_scroll)
+        self._single_timeline, self._timeline_row = self.timeline, timeline_row
+        self.compare: TraceCompare | None = None  # A and B stacked (compare.py)
         self.instants: InstantsPlot | None = None
         self.series_plots: list[SeriesPlot] = []
         self.heatmap_plots: list[HeatmapPlot] = []
@@ -117,11 +122,13 @@ class SystemTraceView(ChartDetailsView):
 
     def clear(self) -> None:
         super().clear()
+        self._leave_compare()
         self.trace = self.model = None
         self.show_message(NO_TRACE)
 
     def show_trace(self, opened: OpenedTrace) -> None:
         """Show ``opened`` (replacing any trace shown)."""
+        self._leave_compare()
         self.trace, self.model = opened, opened.model
         model = opened.model
         for plot in [self.instants, *self.series_plots, *self.heatmap_plots]:
@@ -161,6 +168,23 @@ class SystemTraceView(ChartDetailsView):
         self._call_tree_key = None
         self.pages.setCurrentIndex(0)
         self._update_call_tree()
+
+    def show_compared(self, compared: ComparedTraces, pair: ComparePair) -> None:
+        """Reports A and B's traces stacked on one time axis (compare.py), or the one side
+        that has a trace with a banner naming the side that has none."""
+        present = [t for t in compared.sides if t is not None]
+        self.show_trace(present[0])
+        notes = [compared.missing_text()] + [t.incomplete_text() for t in present]
+        self.banner.setText("\n".join(n for n in notes if n))
+        self.banner.setVisible(bool(self.banner.text()))
+        if len(present) == 2:
+            self.compare = TraceCompare(self, compared, pair)
+            self.compare.enter()
+
+    def _leave_compare(self) -> None:
+        if self.compare is not None:
+            self.compare.leave()
+            self.compare = None
 
     def update_trace(self, opened: OpenedTrace) -> None:
         """Show a newer snapshot of the trace shown (a live recording): its charts keep
@@ -238,7 +262,7 @@ class SystemTraceView(ChartDetailsView):
 
     def _relayout(self, change: object) -> None:
         """Apply ``change(model)`` to the lanes, keeping the time range shown."""
-        if self.model is None:
+        if self.model is None or self.compare is not None:
             return
         x0, x1 = self.timeline.x_range
         change(self.model)  # type: ignore[operator]

@@ -65,6 +65,18 @@ class TimeAxis(pg.AxisItem):
             major = max(major, 1.0)
         return [(major, 0.0), (major / 5, 0.0)]
 
+    def tickValues(  # pyqtgraph's names
+        self,
+        minVal: float,  # noqa: N803
+        maxVal: float,  # noqa: N803
+        size: float,
+    ) -> list[tuple[float, list[float]]]:
+        """Ticks at round times after ``origin`` (not round raw values, which would be
+        labelled with rounded, wrong times)."""
+        shift = self.origin if self.units_per_second and self.clock_epoch_ns is None else 0.0
+        ticks = super().tickValues(minVal - shift, maxVal - shift, size)
+        return [(spacing, [v + shift for v in values]) for spacing, values in ticks]
+
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         if self.units_per_second is None:
             return [f"{v:,.0f}" for v in values]

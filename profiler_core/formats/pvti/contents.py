@@ -89,3 +89,4 @@ class PvtiContents:
     args: dict[int, str]
     series: list[tuple[SeriesDef, np.ndarray, np.ndarray]]  # (def, t_ns, values)
     heatmaps: list[tuple[HeatmapDef, np.ndarray, np.ndarray]]  # (def, t_ns, counts 2-D)
+    incomplete: str = ""  # a truncated file: what is shown and what was lost, else ""

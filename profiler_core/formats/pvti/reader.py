@@ -1,10 +1,12 @@
 """Read a .pvti file into numpy columns, all at once or incrementally while it is written.
 
 Speed comes from the batch layout (see schema.py): a trace of N events in B batch rows
-costs B row fetches, one ``np.frombuffer`` per column per batch and one concatenation,
-so reading is bound by memory bandwidth, not by Python. Every read runs in one SQLite
-read transaction, so dictionaries, batches and open spans are one consistent snapshot.
-Each problem is a ReportError naming the file; nothing else escapes.
+costs B row fetches and one copy per column per batch into columns allocated once
+(``event_batches.py``), so reading is bound by memory bandwidth, not by Python, and needs
+little more memory than the columns. Every read runs in one SQLite read transaction, so
+dictionaries, batches and open spans are one consistent snapshot. Each problem is a
+ReportError naming the file; nothing else escapes. A truncated file is salvaged instead:
+every committed row whose pages are present is read and ``incomplete`` says what is lost.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from profiler_core.errors import FormatVersionError, ReportError
+from profiler_core.formats.pvti import event_batches
 from profiler_core.formats.pvti.contents import (
     HeatmapDef,
     ProcessRow,
@@ -28,6 +31,7 @@ from profiler_core.formats.pvti.contents import (
 from profiler_core.formats.pvti.schema import (
     EVENT_COLUMNS,
     FORMAT_MAJOR,
+    FORMAT_MINOR,
     HEATMAP_DTYPES,
     MAX_TIME_NS,
     META_KEYS,
@@ -49,7 +53,9 @@ class PvtiReader:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._conn = connect_readonly(self.path)
+        self._conn, self.truncated = connect_readonly(self.path)
+        #: What a truncated file lost, in words (salvaging only).
+        self.lost: list[str] = []
         self.meta: PvtiMeta | None = None
         self.processes: list[ProcessRow] = []
         self.threads: list[ThreadRow] = []
@@ -63,17 +69,26 @@ class PvtiReader:
         self._last_sample = 0
         self._last_heat = 0
 
-    def read_new(self) -> PvtiDelta:
-        """Everything committed since the last call, as one consistent snapshot."""
+    def read_new(self, *, open_spans_in_events: bool = False) -> PvtiDelta:
+        """Everything committed since the last call, as one consistent snapshot.
+
+        With ``open_spans_in_events`` the events' columns also hold the open spans, last
+        (allocated with them, so a whole-file read never concatenates).
+        """
         with translate_errors(self.path):
             self._conn.execute("BEGIN")
             try:
                 if self.meta is None:
-                    self._read_layout()
+                    self._read_layout_or_salvage()
+                if not self._dtypes:  # a truncated file that lost its tables
+                    return _empty_delta()
                 self._read_dictionaries()
-                events, args = self._read_batches()
-                delta = PvtiDelta(events, args, self._read_open_spans(), *self._read_samples())
+                open_spans = self._read_open_spans()
+                events, args = self._read_batches(open_spans if open_spans_in_events else None)
+                delta = PvtiDelta(events, args, open_spans, *self._read_samples())
                 self._read_heat_samples(delta)
+                if self.truncated:
+                    self._name_lost_ids(events)
             finally:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
@@ -89,6 +104,22 @@ class PvtiReader:
         self.close()
 
     # -- one-off layout ----------------------------------------------------------------
+
+    def _read_layout_or_salvage(self) -> None:
+        if not self.truncated:
+            self._read_layout()
+            return
+        try:
+            self._read_layout()
+        except (sqlite3.DatabaseError, ReportError) as exc:
+            if isinstance(exc, FormatVersionError):
+                raise
+            # The schema or meta pages are gone: nothing committed can be placed in time.
+            self._dtypes = {}
+            self.processes = []
+            self.lost.append("its tables (the first pages are missing)")
+            name = self.path.stem
+            self.meta = PvtiMeta(FORMAT_MAJOR, FORMAT_MINOR, "", 0, "", name, 0, 0)
 
     def _read_layout(self) -> None:
         tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master")}
@@ -143,10 +174,22 @@ class PvtiReader:
 
     # -- incremental parts -------------------------------------------------------------
 
+    def _rows(self, what: str, statement: str, params: tuple = ()) -> list[tuple]:
+        """The rows of ``statement``; salvaging, the ones read before a missing page."""
+        if not self.truncated:
+            return self._conn.execute(statement, params).fetchall()
+        rows: list[tuple] = []
+        try:
+            for row in self._conn.execute(statement, params):
+                rows.append(row)
+        except sqlite3.DatabaseError:
+            self.lost.append(f"{what} after the first {len(rows):,}")
+        return rows
+
     def _new_rows(self, table: str, columns: str, have: int) -> list[tuple]:
-        rows = self._conn.execute(
-            f"SELECT id, {columns} FROM {table} WHERE id >= ? ORDER BY id", (have,)
-        ).fetchall()
+        rows = self._rows(
+            table, f"SELECT id, {columns} FROM {table} WHERE id >= ? ORDER BY id", (have,)
+        )
         for i, row in enumerate(rows):
             self._expect(row[0] == have + i, f"{table} ids are not 0..n-1 (found {row[0]!r})")
         return [row[1:] for row in rows]
@@ -171,48 +214,61 @@ class PvtiReader:
             edge_array = np.frombuffer(edges, "<f8").astype(np.float64)
             self.heatmaps.append(HeatmapDef(str(name), str(unit), edge_array))
 
-    def _read_batches(self) -> tuple[dict[str, np.ndarray], dict[int, str]]:
-        names = list(EVENT_COLUMNS)
-        rows = self._conn.execute(
-            f"SELECT id, n, {', '.join(names)} FROM event_batches WHERE id > ? ORDER BY id",
-            (self._last_batch,),
-        ).fetchall()
-        parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
-        batch_start: dict[int, int] = {}
-        position = self.n_events
-        for batch_id, n, *blobs in rows:
-            self._expect(isinstance(n, int) and n >= 0, f"event batch {batch_id} count {n!r}")
-            batch_start[batch_id] = position
-            position += n
-            for name, blob in zip(names, blobs, strict=True):
-                dtype = self._dtypes[name]
-                self._expect(
-                    isinstance(blob, bytes) and len(blob) == n * dtype.itemsize,
-                    f"event batch {batch_id}: column {name} is not {n} x {dtype.itemsize} bytes",
-                )
-                parts[name].append(np.frombuffer(blob, dtype))
-        events = {
-            name: _concat(parts[name], self._dtypes[name], EVENT_COLUMNS[name]) for name in names
-        }
-        self._validate_events(events, allow_open=False)
+    def _read_batches(
+        self, open_spans: dict[str, np.ndarray] | None
+    ) -> tuple[dict[str, np.ndarray], dict[int, str]]:
+        if self.truncated:
+            plan = event_batches.salvage_plan(self._conn, self._last_batch, self._dtypes)
+            if plan.lost:
+                self.lost.append(f"{len(plan.lost):,} event batch(es) with missing pages")
+            if plan.end_unknown:
+                last = plan.ids[-1] if plan.ids else self._last_batch
+                self.lost.append(f"any event batch committed after batch {last}")
+        else:
+            plan = event_batches.plan_batches(
+                self._conn, self._last_batch, self._dtypes, self._expect
+            )
+        n_open = len(open_spans["start_ns"]) if open_spans is not None else 0
+        events = event_batches.allocate(plan.total + n_open)
+        starts = event_batches.fill(self._conn, plan, events, self._dtypes, self._expect)
+        if open_spans is not None:
+            for name, column in events.items():
+                column[plan.total :] = open_spans[name]
+        finished = {name: column[: plan.total] for name, column in events.items()}
+        if not self.truncated:  # salvaged batches were checked one by one
+            self._validate_events(finished, allow_open=False)
+        batch_start = {b: self.n_events + i for b, i in zip(plan.ids, starts, strict=True)}
         args: dict[int, str] = {}
-        if rows:
-            last = rows[-1][0]
-            for batch, item, text in self._conn.execute(
+        if plan.ids:
+            for batch, item, text in self._rows(
+                "event arguments",
                 "SELECT batch, item, json FROM event_args WHERE batch > ? AND batch <= ?",
-                (self._last_batch, last),
+                (self._last_batch, plan.ids[-1]),
             ):
+                if self.truncated and batch not in batch_start:
+                    continue  # the arguments of a batch that was lost
                 self._expect(batch in batch_start and isinstance(item, int), "event_args row")
                 self._expect(isinstance(text, str), "event_args json is not text")
                 args[batch_start[batch] + item] = text
-            self._last_batch = last
-        self.n_events += len(events["start_ns"])
+            self._last_batch = plan.ids[-1]
+        self.n_events += plan.total
         return events, args
 
+    def _name_lost_ids(self, events: dict[str, np.ndarray]) -> None:
+        """Salvaging: name the threads, channels and labels whose rows were lost."""
+        if not len(events["start_ns"]):
+            return
+        for column, table, make in (
+            ("thread", self.threads, lambda i: ThreadRow(0, None, f"thread {i} (lost)", "thread")),
+            ("channel", self.channels, lambda i: f"channel {i} (lost)"),
+            ("label", self.labels, lambda i: f"label {i} (lost)"),
+        ):
+            table.extend(make(i) for i in range(len(table), int(events[column].max()) + 1))
+
     def _read_open_spans(self) -> dict[str, np.ndarray]:
-        rows = self._conn.execute(
-            "SELECT start_ns, as_of_ns, thread, channel, label, depth FROM open_spans"
-        ).fetchall()
+        rows = self._rows(
+            "open spans", "SELECT start_ns, as_of_ns, thread, channel, label, depth FROM open_spans"
+        )
         table = np.array(rows, dtype=np.int64).reshape(len(rows), 6)
         events = {
             "start_ns": table[:, 0].copy(),
@@ -223,15 +279,23 @@ class PvtiReader:
             "kind": np.full(len(rows), EventKind.OPEN, np.uint8),
             "depth": table[:, 5].astype(np.int32),
         }
+        if self.truncated:  # open spans of lost threads, labels or channels are dropped
+            keep = (
+                (events["thread"] < len(self.threads))
+                & (events["label"] < len(self.labels))
+                & (events["channel"] < len(self.channels))
+            )
+            events = {name: column[keep] for name, column in events.items()}
         self._validate_events(events, allow_open=True)
         return events
 
     def _read_samples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        cursor = self._conn.execute(
+        rows = self._rows(
+            "series samples",
             "SELECT rowid, series, t_ns, value FROM series_samples WHERE rowid > ? ORDER BY rowid",
             (self._last_sample,),
         )
-        table = np.fromiter(cursor, _SAMPLE_DTYPE)
+        table = np.fromiter(rows, _SAMPLE_DTYPE, count=len(rows))
         if len(table):
             self._last_sample = int(table["row"][-1])
             bad = (table["series"] < 0) | (table["series"] >= len(self.series))
@@ -240,7 +304,8 @@ class PvtiReader:
 
     def _read_heat_samples(self, delta: PvtiDelta) -> None:
         ids, times = [], []
-        for row, heatmap, t_ns, blob, dtype in self._conn.execute(
+        for row, heatmap, t_ns, blob, dtype in self._rows(
+            "heatmap samples",
             "SELECT rowid, heatmap, t_ns, counts, dtype FROM heatmap_samples "
             "WHERE rowid > ? ORDER BY rowid",
             (self._last_heat,),
@@ -277,21 +342,29 @@ class PvtiReader:
             raise ReportError(self.path, f"corrupt .pvti: {problem}")
 
 
-def _concat(parts: list[np.ndarray], stored: np.dtype, model: str) -> np.ndarray:
-    if not parts:
-        return np.zeros(0, np.dtype(model))
-    out = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
-    return out if stored == np.dtype(model) else out.astype(np.dtype(model))
+def _empty_delta() -> PvtiDelta:
+    empty = event_batches.allocate(0)
+    return PvtiDelta(empty, {}, dict(empty), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                     np.zeros(0))  # fmt: skip
+
+
+def incomplete_note(reader: PvtiReader, n_events: int) -> str:
+    """What a salvaged read of a truncated file shows and lost, in a sentence."""
+    if not reader.truncated:
+        return ""
+    lost = "; lost: " + ", ".join(reader.lost) if reader.lost else ""
+    return (
+        f"the file is {reader.truncated}: shows the {n_events:,} committed event(s) whose "
+        f"pages are present{lost}"
+    )
 
 
 def read_pvti(path: str | Path) -> PvtiContents:
     """The whole of the .pvti file ``path``: tables, event columns, series, heatmaps."""
     with PvtiReader(path) as reader:
-        delta = reader.read_new()
+        delta = reader.read_new(open_spans_in_events=True)
         assert reader.meta is not None
         events = delta.events
-        if len(delta.open_spans["start_ns"]):  # else no copy: a 10M-event trace is 330 MB
-            events = {k: np.concatenate([events[k], delta.open_spans[k]]) for k in EVENT_COLUMNS}
         series = []
         order = np.argsort(delta.series_id, kind="stable")
         bounds = np.searchsorted(delta.series_id[order], np.arange(len(reader.series) + 1))
@@ -316,4 +389,5 @@ def read_pvti(path: str | Path) -> PvtiContents:
             delta.args,
             series,
             heatmaps,
+            incomplete_note(reader, len(events["start_ns"])),
         )

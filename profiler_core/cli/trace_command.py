@@ -1,0 +1,50 @@
+"""``popvision-cli trace``: a host trace (.pvti, a folder of them, Chrome JSON) at a glance:
+its tracks with span, instant and open-span counts, and whether it is incomplete."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from profiler_core.cli.output import Output
+from profiler_core.cli.tables import Table
+from profiler_core.formats.pvti import EventKind
+from profiler_core.trace import Trace, open_trace
+
+
+def trace_command(args: argparse.Namespace) -> Output:
+    trace = open_trace(args.TRACE)
+    return trace_output(trace)
+
+
+def trace_output(trace: Trace) -> Output:
+    n = len(trace.threads)
+    counts = {
+        kind: np.bincount(trace.thread[trace.kind == kind], minlength=n)
+        for kind in (EventKind.SPAN, EventKind.INSTANT, EventKind.OPEN)
+    }
+    table = Table(
+        "tracks",
+        {
+            "track": [t.name for t in trace.threads],
+            "process": [trace.processes[t.process].name for t in trace.threads],
+            "spans": counts[EventKind.SPAN],
+            "instants": counts[EventKind.INSTANT],
+            "open_spans": counts[EventKind.OPEN],
+        },
+    )
+    lo, hi = trace.time_range()
+    open_spans = int(counts[EventKind.OPEN].sum())
+    warnings = list(trace.warnings)
+    if open_spans:
+        warnings.append(f"incomplete: {open_spans:,} span(s) were still open at the last commit")
+    header = [("events", f"{len(trace):,}"), ("duration", f"{(hi - lo) / 1e6:,.3f} ms")]
+    header += [("warning", text) for text in warnings]
+    document = {
+        "events": len(trace),
+        "duration_ns": hi - lo,
+        "tracks": table,
+        "warnings": warnings,
+    }
+    return Output([table], header=header, document=document, message="; ".join(warnings) or None)
