@@ -146,6 +146,8 @@ class ProgramData:
     cst_cs: np.ndarray  # int32
     cst_tile: np.ndarray  # int32
     cst_cycles: np.ndarray  # int32 (a compute set runs < 2**31 cycles on a tile)
+    # the same excluding idle worker threads (the vertices' own cycles); None in older files
+    cst_busy_cycles: np.ndarray | None = None
 
     @property
     def num_steps(self) -> int:

@@ -75,7 +75,9 @@ def check_optional(
     for column in spec:
         if column.name not in extra:
             continue
-        same_table = next(c.name for c in GRAPH_COLUMNS if c.table == column.table)
+        same_table = next(
+            c.name for c in (*GRAPH_COLUMNS, *PROGRAM_COLUMNS) if c.table == column.table
+        )
         found, expected = len(extra[column.name]), len(columns[same_table])
         if found != expected:
             raise ReportError(
@@ -111,6 +113,11 @@ PROGRAM_COLUMNS: tuple[Column, ...] = (
     Column("cst_cs", I32, "compute set tiles"),
     Column("cst_tile", I32, "compute set tiles"),
     Column("cst_cycles", I32, "compute set tiles"),
+)
+
+PROGRAM_OPTIONAL_COLUMNS: tuple[Column, ...] = (
+    # added after 1.1 (additive, same format version): absent from older files, read as None
+    Column("cst_busy_cycles", I32, "compute set tiles"),
 )
 
 LIVENESS_COLUMNS: tuple[Column, ...] = (
