@@ -15,7 +15,9 @@ from pathlib import Path
 
 from profiler_core.analysis.execution_summary import TOTAL_LABEL, execution_summary
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "resources" / "examples" / "tutorial6_matrix_vector.py"
+EXAMPLE = (
+    Path(__file__).resolve().parents[1] / "resources" / "examples" / "tutorial6_matrix_vector.py"
+)
 SOURCE = "graphcore/examples tutorials/tutorials/poplar/tut6_matrix_vector_opt/README.md"
 ROWS, COLS = 10_000, 1_000
 TOLERANCE = 0.2

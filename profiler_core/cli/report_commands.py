@@ -220,7 +220,7 @@ def _summary_table(report: Report, run: int) -> Table:
     if summary.compute_excl is None:
         notes.append("this report does not record compute cycles excluding idle threads")
     return Table(
-        f"run {run} ({summary.name}) execution summary",
+        f"execution summary of run {run} ({summary.name})",
         {"figure": [label for label, _ in rows], "cycles": cycles, "percent": percent},
         notes=notes,
     )

@@ -12,8 +12,8 @@ import pytest
 from ipu_engine import (
     FLOAT,
     Copy,
-    EngineError,
     Engine,
+    EngineError,
     Execute,
     Graph,
     Input,
