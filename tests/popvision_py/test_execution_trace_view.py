@@ -80,10 +80,24 @@ def test_the_summary_cycles_per_kind_equal_popvision_cli(opened_window, tutorial
     assert executions == {k["kind"]: k["executions"] for k in kinds}
     ipu0 = {row[0]: row[headers.index("IPU 0 active")] for row in rows}
     assert ipu0 == {k["kind"]: k["ipu0_active_cycles"] for k in kinds}
-    assert "22,756 cycles" in view.summary.heading.text()
+    # 22,756 before issue 20's calibration, plus four syncs of 124 + 150 instead of 60
+    assert "23,612 cycles" in view.summary.heading.text()
     # the per-IPU bars stack IPU 0's active cycles of each kind
     stacked = sum(float(bar.opts["width"][0]) for bar in view.summary.ipu_bars)
     assert stacked == sum(k["ipu0_active_cycles"] for k in kinds)
+    # Poplar's execution summary: the CLI's figures, as the engine's summary words them
+    summary = document["execution_summary_of_run_0_(tutorial4)"]
+    poplar = view.summary.poplar_model
+    shown_rows = [
+        [poplar.data(poplar.index(r, c)) for c in range(poplar.columnCount())]
+        for r in range(poplar.rowCount())
+    ]
+    assert [row[0] for row in shown_rows] == [row["figure"] for row in summary]
+    assert shown_rows[0][1] == f"{summary[0]['cycles']:,.0f}"
+    for row, cli_row in zip(shown_rows[1:], summary[1:], strict=True):
+        assert row[1] == f"{cli_row['cycles']:,.1f}"
+        assert row[2] == f"{cli_row['percent']:.1f}%"
+    assert view.summary.poplar_table.isVisible()
 
 
 def test_the_spans_of_ipu_0_cover_the_run_and_are_coloured_by_kind(opened_window):
