@@ -29,7 +29,6 @@ LABELS = (
 )
 TOTAL_LABEL = "Total cycles"
 
-_EXCHANGE = {StepKind.DO_EXCHANGE: "ipu_exchange", StepKind.GLOBAL_EXCHANGE: "global_exchange"}
 _HOST = (StepKind.STREAM_COPY_MID, StepKind.PRINT_TENSOR)
 _SYNC = (StepKind.SYNC, StepKind.STREAM_COPY_END)
 
@@ -70,49 +69,47 @@ def execution_summary(report: Any, run: int = 0) -> ExecutionSummary:
     if len(r.step_ids):
         runs = np.bincount(r.step_ids, minlength=programs.num_steps).astype(np.int64)
     ran = np.flatnonzero(runs)
-    kinds = programs.step_kind[ran]
-    per_ipu = programs.step_cycles[ran].astype(np.int64)
-    count = runs[ran]
+    kinds = programs.step_kind[ran].astype(np.int64)
+    count = runs[ran].astype(np.float64)  # float: tile-cycles of long runs exceed int64
+    per_ipu = programs.step_cycles[ran].astype(np.float64)
     duration = per_ipu.max(axis=1, initial=0)
-    # tile-cycles every tile spends in each step when every tile of an IPU takes its cycles
+    # tile-cycles of each step when every tile of an IPU spends that IPU's cycles in it
     ipu_tile_cycles = per_ipu.sum(axis=1) * tiles_per_ipu * count
-    spent: dict[str, float] = dict.fromkeys(k for k, _ in LABELS)  # type: ignore[arg-type]
-    spent.update(ipu_exchange=0.0, global_exchange=0.0, host_exchange=0.0)
-    active = np.zeros(ran.size, dtype=np.float64)  # tile-cycles doing the step's own work
+    own = np.zeros(ran.size)  # tile-cycles each step spends on its own work
 
     compute = kinds == int(StepKind.ON_TILE_EXECUTE)
-    cs = programs.step_cs[ran]
+    cs = programs.step_cs[ran].astype(np.int64)
     with_cs = compute & (cs >= 0)
-    cs_runs = np.bincount(cs[with_cs], weights=count[with_cs], minlength=_num_cs(programs))
-    row_runs = cs_runs[programs.cst_cs] if programs.cst_cs.size else np.zeros(0)
+    num_cs = len(report.graph.cs_name)
+    cs_runs = np.bincount(cs[with_cs], weights=count[with_cs], minlength=num_cs)
+    cst_cs = programs.cst_cs.astype(np.int64)
+    row_runs = cs_runs[cst_cs]
     incl = float((programs.cst_cycles * row_runs).sum())
-    busy_column = getattr(programs, "cst_busy_cycles", None)
-    excl = None if busy_column is None else float((busy_column * row_runs).sum())
-    # each compute-set step's own tile-cycles: its compute set's per-tile cycles
-    cs_tile_cycles = np.bincount(
-        programs.cst_cs, weights=programs.cst_cycles.astype(np.float64), minlength=cs_runs.size
-    )
-    active[with_cs] = cs_tile_cycles[cs[with_cs]] * count[with_cs]
-    copies = compute & (cs < 0)  # on-tile copies: charged to every tile of the IPU
-    active[copies] = ipu_tile_cycles[copies]
-    copy_cycles = float(ipu_tile_cycles[copies].sum())
-    incl += copy_cycles
-    excl = None if excl is None else excl + copy_cycles
+    busy = getattr(programs, "cst_busy_cycles", None)
+    excl = None if busy is None else float((busy * row_runs).sum())
+    cs_tile_cycles = np.bincount(cst_cs, weights=programs.cst_cycles, minlength=num_cs)
+    own[with_cs] = cs_tile_cycles[cs[with_cs]] * count[with_cs]
+    copies = compute & (cs < 0)  # on-tile copies: every tile of the IPU, as in the step
+    own[copies] = ipu_tile_cycles[copies]
+    incl += float(own[copies].sum())
+    excl = None if excl is None else excl + float(own[copies].sum())
 
-    for kind, key in _EXCHANGE.items():
-        mine = kinds == int(kind)
-        spent[key] = float(ipu_tile_cycles[mine].sum()) / num_tiles
-        active[mine] = ipu_tile_cycles[mine]
-    host = np.isin(kinds, [int(k) for k in _HOST])
-    spent["host_exchange"] = float(ipu_tile_cycles[host].sum()) / num_tiles
-    active[host] = ipu_tile_cycles[host]
+    def spent(*which: StepKind) -> float:
+        mine = np.isin(kinds, [int(k) for k in which])
+        own[mine] = ipu_tile_cycles[mine]
+        return float(ipu_tile_cycles[mine].sum()) / num_tiles
+
+    ipu_exchange = spent(StepKind.DO_EXCHANGE)
+    global_exchange = spent(StepKind.GLOBAL_EXCHANGE)
+    host_exchange = spent(*_HOST)
+    # a sync holds every tile for the whole step; waiting in other steps (for slower tiles
+    # or IPUs) is sync too, except in stream-copy set-up and control steps, which count in
+    # the total only, as in Poplar's summary
     sync = np.isin(kinds, [int(k) for k in _SYNC])
-    # a sync holds every tile for the whole step; other steps' waiting is sync too, except
-    # in stream-copy set-up and control steps, which count in the total only
-    other = ~sync & ~np.isin(kinds, [int(StepKind.STREAM_COPY_BEGIN)]) & ~_control(kinds)
-    waiting = (duration * count * num_tiles).astype(np.float64) - active
+    not_listed = _control(kinds) | (kinds == int(StepKind.STREAM_COPY_BEGIN))
+    waiting = duration * count * num_tiles - own
     sync_cycles = float((duration[sync] * count[sync]).sum()) * num_tiles
-    sync_cycles += float(np.maximum(waiting[other], 0).sum())
+    sync_cycles += float(np.maximum(waiting[~sync & ~not_listed], 0).sum())
     return ExecutionSummary(
         run=run,
         name=r.name,
@@ -120,16 +117,11 @@ def execution_summary(report: Any, run: int = 0) -> ExecutionSummary:
         clock_hz=float(target.clock_hz),
         compute_incl=incl / num_tiles,
         compute_excl=None if excl is None else excl / num_tiles,
-        ipu_exchange=spent["ipu_exchange"],
-        global_exchange=spent["global_exchange"],
-        host_exchange=spent["host_exchange"],
+        ipu_exchange=ipu_exchange,
+        global_exchange=global_exchange,
+        host_exchange=host_exchange,
         sync=sync_cycles / num_tiles,
     )
-
-
-def _num_cs(programs: Any) -> int:
-    top = max(int(programs.step_cs.max(initial=-1)), int(programs.cst_cs.max(initial=-1)))
-    return top + 1
 
 
 def _control(kinds: np.ndarray) -> np.ndarray:

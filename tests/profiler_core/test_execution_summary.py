@@ -139,3 +139,22 @@ def test_cli_execution_gives_the_same_summary(tutorial4_report):
     for row, (_, _, value) in zip(rows[1:], s.rows(), strict=True):
         assert row["cycles"] == pytest.approx(round(value, 1))
         assert row["percent"] == pytest.approx(round(s.percent(value), 2))
+
+
+def test_four_ipus_account_for_every_tile_cycle(four_ipu_report):
+    """Across IPUs: each IPU's tiles spend its own cycles in exchanges and wait the rest of
+    a step in sync, so the categories plus set-up and control steps make up the total."""
+    report = open_report(four_ipu_report)
+    s = execution_summary(report, 0)
+    p = report.programs
+    steps = report.execution.runs[0].step_ids
+    kinds = p.step_kind[steps]
+    cycles = p.step_cycles[steps].astype(np.float64)
+    global_steps = kinds == int(StepKind.GLOBAL_EXCHANGE)
+    assert global_steps.any()
+    assert s.global_exchange == pytest.approx(cycles[global_steps].mean(axis=1).sum())
+    control = np.isin(kinds, [int(k) for k in StepKind if k.is_control])
+    other = control | (kinds == int(StepKind.STREAM_COPY_BEGIN))
+    not_listed = cycles[other].max(axis=1).sum()
+    listed = s.compute_incl + s.ipu_exchange + s.global_exchange + s.host_exchange + s.sync
+    assert listed + not_listed == pytest.approx(s.total_cycles)
