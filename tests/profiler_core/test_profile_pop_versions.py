@@ -85,3 +85,31 @@ def test_vertex_state_sizes_of_the_wrong_length_damage_the_graph_only(tmp_path):
     with pytest.raises(ReportError, match="vt_state_bytes"):
         _ = report.graph
     assert report.target.replicas == 2  # the other sections still read
+
+
+def test_busy_cycles_round_trip_and_older_files_read_them_as_not_recorded(tmp_path):
+    """Compute cycles excluding idle threads (issue 20): an optional column of programs."""
+    profile = make_report(7)[0]
+    assert profile.programs.cst_busy_cycles is None
+    write_profile(tmp_path / "old.pop", profile)
+    assert read_profile(tmp_path / "old.pop").programs.cst_busy_cycles is None
+    busy = (profile.programs.cst_cycles // 2).astype(np.int32)
+    profile.programs.cst_busy_cycles = busy
+    write_profile(tmp_path / "new.pop", profile)
+    assert read_profile(tmp_path / "new.pop").programs.cst_busy_cycles.tolist() == busy.tolist()
+    # a 1.0 file has no such column either
+    (tmp_path / "v10.pop").write_bytes(as_format_1_0(build_message(profile)))
+    assert read_profile(tmp_path / "v10.pop").programs.cst_busy_cycles is None
+
+
+def test_busy_cycles_of_the_wrong_length_damage_the_programs_only(tmp_path):
+    profile = make_report(7)[0]
+    profile.programs.cst_busy_cycles = profile.programs.cst_cycles.copy()
+    message = build_message(profile)
+    message.programs.cstBusyCycles.shape = [1]
+    message.programs.cstBusyCycles.data = np.zeros(1, np.int32).tobytes()
+    (tmp_path / "profile.pop").write_bytes(message.to_bytes())
+    report = open_report(tmp_path)
+    with pytest.raises(ReportError, match="cst_busy_cycles"):
+        _ = report.programs
+    assert report.graph.num_edges == profile.graph.num_edges  # the other sections still read
