@@ -85,8 +85,8 @@ def execution_summary(report: Any, run: int = 0) -> ExecutionSummary:
     cst_cs = programs.cst_cs.astype(np.int64)
     row_runs = cs_runs[cst_cs]
     incl = float((programs.cst_cycles * row_runs).sum())
-    busy = getattr(programs, "cst_busy_cycles", None)
-    excl = None if busy is None else float((busy * row_runs).sum())
+    busy = getattr(programs, "cs_busy_cycles", None)
+    excl = None if busy is None else float((busy * cs_runs).sum())
     cs_tile_cycles = np.bincount(cst_cs, weights=programs.cst_cycles, minlength=num_cs)
     own[with_cs] = cs_tile_cycles[cs[with_cs]] * count[with_cs]
     copies = compute & (cs < 0)  # on-tile copies: every tile of the IPU, as in the step

@@ -48,7 +48,7 @@ def report_figures(report: Path) -> dict[str, np.ndarray]:
             "cst_cs": p.cst_cs,
             "cst_tile": p.cst_tile,
             "cst_cycles": p.cst_cycles,
-            "cst_busy_cycles": p.cst_busy_cycles,
+            "cs_busy_cycles": p.cs_busy_cycles,
             "always_live_bytes": np.array([lv.always_live_bytes]),
             "step_live_bytes": lv.step_live_bytes,
             "interval_var": lv.interval_var,

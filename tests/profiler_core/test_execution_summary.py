@@ -80,7 +80,7 @@ def test_engine_prints_poplars_execution_summary_block(seven_vertex_engine):
 
 def test_a_report_without_busy_cycles_says_so(seven_vertex_engine):
     profile = seven_vertex_engine.profile()
-    profile.programs.cst_busy_cycles = None
+    profile.programs.cs_busy_cycles = None
     s = execution_summary(profile, 0)
     assert s.compute_excl is None
     assert s.compute_incl == pytest.approx(27.0)
