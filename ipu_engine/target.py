@@ -35,9 +35,14 @@ class CycleSettings:
             raise EngineError(f"profile must be one of {', '.join(PROFILES)}, got {self.profile!r}")
         for name in ("num_worker_contexts", "exchange_bytes_per_cycle", "host_bytes_per_second"):
             value = getattr(self, name)
-            if not value > 0:
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise EngineError(f"{name} must be a positive number, got {value!r}")
-        if not self.min_ipu_sync_delay >= 0:
+        if not isinstance(self.num_worker_contexts, int):
+            raise EngineError(
+                f"num_worker_contexts must be a whole number, got {self.num_worker_contexts!r}"
+            )
+        delay = self.min_ipu_sync_delay
+        if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
             raise EngineError(
                 f"min_ipu_sync_delay must be 0 or more cycles, got {self.min_ipu_sync_delay!r}"
             )
