@@ -53,7 +53,7 @@ from ipu_engine.program import (
     WriteUndef,
 )
 from ipu_engine.streams import DataStream
-from ipu_engine.target import Device, IPUModel, Target
+from ipu_engine.target import Device, IPUModel, RelativeSyncDelayType, Target, ipu_hardware
 from ipu_engine.tensor import Tensor, concat
 from ipu_engine.types import (
     BOOL,
@@ -116,6 +116,7 @@ __all__ = [
     "PrintTensor",
     "Program",
     "ProgramError",
+    "RelativeSyncDelayType",
     "Repeat",
     "RepeatWhileFalse",
     "RepeatWhileTrue",
@@ -140,6 +141,7 @@ __all__ = [
     "create_virtual_graph",
     "function",
     "inference_model",
+    "ipu_hardware",
     "name_scope",
     "nn",
     "on_ipu",

@@ -6,11 +6,63 @@ Numbers are Graphcore's published ones: Mk1 (GC2) 1216 tiles x 256 KiB; Mk2 (GC2
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from ipu_engine.errors import EngineError, TileMappingError
+from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
+
+
+@dataclass(frozen=True)
+class CycleSettings:
+    """The knobs of the cycle model that Poplar exposes on ``IPUModel`` and ``Target``.
+
+    ``profile`` picks the figures that differ between the IPU Model's estimates and a
+    hardware profile ("ipu_model" or "ipu_hardware"); see ``model/constants.py``.
+    """
+
+    profile: str = "ipu_model"
+    num_worker_contexts: int = C.WORKER_CONTEXTS
+    exchange_bytes_per_cycle: int = C.EXCHANGE_BYTES_PER_CYCLE
+    min_ipu_sync_delay: int = 0
+    relative_sync_delay: str = "AUTO"
+    host_bytes_per_second: float = C.HOST_BYTES_PER_SECOND["ipu_model"]
+
+    def check(self) -> CycleSettings:
+        """Raise ``EngineError`` naming the first setting out of range."""
+        if self.profile not in PROFILES:
+            raise EngineError(f"profile must be one of {', '.join(PROFILES)}, got {self.profile!r}")
+        for name in ("num_worker_contexts", "exchange_bytes_per_cycle", "host_bytes_per_second"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise EngineError(f"{name} must be a positive number, got {value!r}")
+        if not isinstance(self.num_worker_contexts, int):
+            raise EngineError(
+                f"num_worker_contexts must be a whole number, got {self.num_worker_contexts!r}"
+            )
+        delay = self.min_ipu_sync_delay
+        if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
+            raise EngineError(
+                f"min_ipu_sync_delay must be 0 or more cycles, got {self.min_ipu_sync_delay!r}"
+            )
+        if self.relative_sync_delay not in RELATIVE_SYNC_DELAYS:
+            raise EngineError(
+                f"relative_sync_delay must be one of {', '.join(RELATIVE_SYNC_DELAYS)}, "
+                f"got {self.relative_sync_delay!r}"
+            )
+        return self
+
+    @property
+    def sync_delay_cycles(self) -> int:
+        """Extra cycles every on-IPU sync waits: the larger of the minimum delay and, with
+        relative delays on, the spread of sync arrival over the tiles."""
+        relative = C.RELATIVE_SYNC_DELAY_CYCLES if self.relative_sync_delay == "AUTO" else 0
+        return max(int(self.min_ipu_sync_delay), relative)
+
+
+PROFILES = ("ipu_model", "ipu_hardware")
+RELATIVE_SYNC_DELAYS = ("AUTO", "NO_DELAY")
 
 
 @dataclass(frozen=True)
@@ -22,6 +74,20 @@ class Target:
     tiles_per_ipu: int
     bytes_per_tile: int
     clock_hz: float
+    cycles: CycleSettings = field(default_factory=CycleSettings)
+
+    # -- Poplar's Target getters, in this project's naming --------------------------------
+    @property
+    def num_worker_contexts(self) -> int:
+        return self.cycles.num_worker_contexts
+
+    @property
+    def exchange_bytes_per_cycle(self) -> int:
+        return self.cycles.exchange_bytes_per_cycle
+
+    @property
+    def tile_clock_frequency(self) -> float:
+        return self.clock_hz
 
     @property
     def num_tiles(self) -> int:
@@ -90,8 +156,38 @@ class Device:
         return f"Device(id={self.id}, target={self.target.describe()})"
 
 
+# Poplar's IPUModel attribute names (camelCase) and this project's own, to one setting
+_MODEL_ATTRIBUTES = {
+    "numIPUs": "num_ipus",
+    "tilesPerIPU": "tiles_per_ipu",
+    "memoryPerTile": "bytes_per_tile",
+    "numWorkerContexts": "num_worker_contexts",
+    "exchangeBytesPerCycle": "exchange_bytes_per_cycle",
+    "minIPUSyncDelay": "min_ipu_sync_delay",
+    "relativeSyncDelay": "relative_sync_delay",
+    "hostBytesPerSecond": "host_bytes_per_second",
+    "tileClockFrequency": "clock_hz",
+}
+_CYCLE_SETTINGS = {f.name for f in fields(CycleSettings)}
+_OWN = {"version", "num_ipus", "tiles_per_ipu", "bytes_per_tile", "clock_hz"}
+
+
+class RelativeSyncDelayType:
+    """Poplar's ``IPUModel::RelativeSyncDelayType``: whether syncs wait for the spread of
+    tiles' arrival (AUTO) or not (NO_DELAY, as the matrix-vector tutorials set)."""
+
+    AUTO = "AUTO"
+    NO_DELAY = "NO_DELAY"
+
+
 class IPUModel:
-    """Poplar's IPU Model: a device simulated on the host, created from an IPU version."""
+    """Poplar's IPU Model: a device simulated on the host, created from an IPU version.
+
+    Its attributes are settings of the cycle model; Poplar's names work too
+    (``model.minIPUSyncDelay = 0``). Setting an attribute that does not exist raises.
+    """
+
+    RelativeSyncDelayType = RelativeSyncDelayType
 
     def __init__(
         self,
@@ -99,28 +195,77 @@ class IPUModel:
         num_ipus: int = 1,
         tiles_per_ipu: int | None = None,
         bytes_per_tile: int | None = None,
+        profile: str = "ipu_model",
     ) -> None:
         key = _ALIASES.get(version.lower(), version.lower())
         if key not in VERSIONS:
             raise EngineError(f"unknown IPU version {version!r}; use one of {', '.join(VERSIONS)}")
-        if num_ipus < 1:
-            raise EngineError(f"num_ipus must be at least 1, got {num_ipus}")
         spec = VERSIONS[key]
-        tiles = spec.tiles_per_ipu if tiles_per_ipu is None else int(tiles_per_ipu)
-        if not 1 <= tiles <= spec.tiles_per_ipu:
-            raise EngineError(
-                f"tiles_per_ipu must be 1..{spec.tiles_per_ipu} for {key}, got {tiles}"
-            )
-        self.version = key
-        self.num_ipus = int(num_ipus)
-        self.tiles_per_ipu = tiles
+        object.__setattr__(self, "version", key)
+        object.__setattr__(self, "_spec", spec)
+        self.num_ipus = num_ipus
+        self.tiles_per_ipu = spec.tiles_per_ipu if tiles_per_ipu is None else tiles_per_ipu
         self.bytes_per_tile = spec.bytes_per_tile if bytes_per_tile is None else bytes_per_tile
         self.clock_hz = spec.clock_hz
+        settings = CycleSettings(profile=profile)
+        if profile in C.HOST_BYTES_PER_SECOND:
+            settings = replace(settings, host_bytes_per_second=C.HOST_BYTES_PER_SECOND[profile])
+        object.__setattr__(self, "_cycles", settings.check())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        key = _MODEL_ATTRIBUTES.get(name, name)
+        if key in _CYCLE_SETTINGS:
+            object.__setattr__(self, "_cycles", replace(self._cycles, **{key: value}).check())
+            return
+        if key not in _OWN:
+            known = sorted(_OWN | _CYCLE_SETTINGS | set(_MODEL_ATTRIBUTES))
+            raise EngineError(
+                f"IPUModel has no attribute {name!r}; settable attributes: {', '.join(known)}"
+            )
+        object.__setattr__(self, key, self._checked(key, value))
+
+    def __getattr__(self, name: str) -> object:  # only called for names not found
+        key = _MODEL_ATTRIBUTES.get(name)
+        if key is not None:
+            return getattr(self, key)
+        if name in _CYCLE_SETTINGS:
+            return getattr(self.__dict__["_cycles"], name)
+        raise AttributeError(f"IPUModel has no attribute {name!r}")
+
+    def _checked(self, key: str, value: object) -> object:
+        spec = self._spec
+        if key == "num_ipus":
+            if not isinstance(value, int) or value < 1:
+                raise EngineError(f"num_ipus must be at least 1, got {value!r}")
+        elif key == "tiles_per_ipu":
+            if not isinstance(value, int) or not 1 <= value <= spec.tiles_per_ipu:
+                raise EngineError(
+                    f"tiles_per_ipu must be 1..{spec.tiles_per_ipu} for {self.version}, "
+                    f"got {value!r}"
+                )
+        elif key in ("bytes_per_tile", "clock_hz") and not value > 0:  # type: ignore[operator]
+            raise EngineError(f"{key} must be a positive number, got {value!r}")
+        return value
+
+    @property
+    def cycle_settings(self) -> CycleSettings:
+        return self._cycles
 
     def create_target(self) -> Target:
         return Target(
-            self.version, self.num_ipus, self.tiles_per_ipu, self.bytes_per_tile, self.clock_hz
+            self.version,
+            self.num_ipus,
+            self.tiles_per_ipu,
+            self.bytes_per_tile,
+            self.clock_hz,
+            self._cycles,
         )
 
     def create_device(self) -> Device:
         return Device(self.create_target())
+
+
+def ipu_hardware(version: str = "ipu2", num_ipus: int = 1) -> IPUModel:
+    """A model that charges what a hardware profile of the same program shows where it
+    differs from the IPU Model's estimates (host link, host preparation, syncs)."""
+    return IPUModel(version, num_ipus, profile="ipu_hardware")

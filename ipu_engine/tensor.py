@@ -77,6 +77,15 @@ class Tensor:
     def rank(self) -> int:
         return len(self._shape)
 
+    def dim(self, i: int) -> int:
+        """Size of dimension ``i`` (Poplar's ``Tensor::dim``)."""
+        if not 0 <= i < len(self._shape):
+            raise ShapeError(
+                f"dim({i}) of tensor {self.name!r} with shape {self._shape}: it has "
+                f"dimensions 0..{len(self._shape) - 1}"
+            )
+        return self._shape[i]
+
     @property
     def num_elements(self) -> int:
         return int(np.prod(self._shape, dtype=np.int64))

@@ -40,7 +40,8 @@ from ipu_engine.compiler.steps import (
 from ipu_engine.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.errors import GraphError, ProgramError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
-from ipu_engine.model.exchange import ExchangePlan
+from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
+from ipu_engine.model.exchange import ExchangePlan, stream_rearrangement
 from ipu_engine.printing import print_line
 from ipu_engine.program import (
     Call,
@@ -259,7 +260,8 @@ class Lowering:
         items: list[Node] = []
         with self._node("STREAM_COPY", p.name or name, p):
             sync = self._step(StepKind.SYNC, "HostSync", stream.debug_id)
-            sync.facts["global"] = True
+            # the host sync spans IPUs only when there are several: one IPU syncs alone
+            sync.facts.update({"host": True, "global": self.graph.target.num_ipus > 1})
             items.append(StepNode(sync))
             for kind, act in (
                 (StepKind.STREAM_COPY_BEGIN, None),
@@ -269,6 +271,13 @@ class Lowering:
                 step = self._step(kind, name, stream.debug_id, action=act)
                 step.facts.update(facts)
                 items.append(StepNode(step))
+            if to_device and C.REARRANGE_STREAMED_DATA:
+                items += self._exchange_steps(
+                    stream_rearrangement(self.graph.target, facts["tiles"], tensor.type.size),
+                    f"{name}/Rearrange",
+                    stream.debug_id,
+                    writes=variables,
+                )
         return Block(items=items)
 
     def _check_stream(self, stream: DataStream, tensor: Tensor, to_device: bool) -> None:

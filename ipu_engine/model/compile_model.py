@@ -93,7 +93,10 @@ def build_compile_model(graph: Graph, exe: Executable, instrumented: bool) -> Co
         target.describe(), len(graph.variables), len(graph.compute_sets),
         graph.num_vertices, len(exe.steps),
     )  # fmt: skip
-    cs_cycles = {cs: compute_set_cycles(plan, num_tiles) for cs, plan in exe.plans.items()}
+    cs_cycles = {
+        cs: compute_set_cycles(plan, num_tiles, target.num_worker_contexts)
+        for cs, plan in exe.plans.items()
+    }
     cycles = step_cycles(target, exe.steps, cs_cycles)
     t1 = time.perf_counter()
     log.info("PO: cycle model: %d program steps in %.3f s", len(exe.steps), t1 - t0)

@@ -10,10 +10,26 @@ Where a figure is our own estimate it says so.
 
 from __future__ import annotations
 
+# Calibration source. TUT6 = Poplar tutorial 6, "Matrix-vector Multiplication
+# Optimisation", README.md, graphcore/examples, tutorials/tutorials/poplar/
+# tut6_matrix_vector_opt/README.md (https://github.com/graphcore/examples/tree/v3.2.0/
+# tutorials/tutorials/poplar/tut6_matrix_vector_opt). Its ``./tut6 10000 1000`` run prints
+# the IPU Model's execution summary (Mk2, minIPUSyncDelay 0, relativeSyncDelay NO_DELAY):
+#   total 6,681,766 cycles; tile average compute 3,801.8 (incl. idle threads),
+#   3,717.6 (excl.); IPU exchange 8,697.4; global exchange 0; host exchange 6,663,550.8;
+#   sync 1,134.8
+# and the same program's hardware profile: total 25,444,984; compute 28,300.3; IPU
+# exchange 8,743.1; host exchange 2,641,488.4; sync 135,849.6.
+# The program streams 40,044,000 bytes (a 10000x1000 float matrix, a 1000 float vector
+# in, a 10000 float vector out). benchmarks/bench_calibration.py reruns it.
+
 # -- compute ---------------------------------------------------------------------------
 WORKER_CONTEXTS = 6
 """Hardware threads per tile that run vertices, in a barrel: each issues every 6th cycle
-(IPU Programmer's Guide, "Tile architecture")."""
+(IPU Programmer's Guide, "Tile architecture"). Vertices are dealt whole to the contexts
+and a tile takes six times its busiest context's cycles: TUT6's own estimate
+(``ceilDiv(vertices, numWorkers) * numWorkers * cyclesPerVertex``) and its 3,801.8-cycle
+"including idle threads" figure, which this rule reproduces to 0.3%."""
 
 MACS_PER_CYCLE = {"float": 16, "half": 64}
 """Multiply-accumulates per tile per cycle of the AMP unit, from the GC200 brief:
@@ -28,8 +44,10 @@ SUPERVISOR_OVERHEAD_CYCLES = 100
 
 # -- exchange ---------------------------------------------------------------------------
 EXCHANGE_BYTES_PER_CYCLE = 4
-"""Bytes a tile receives per cycle in an on-IPU exchange: 8 TB/s / 1472 tiles / 1.33 GHz
-= 4.1 bytes (GC200 brief); Jia et al. measured the same order on Mk1."""
+"""Bytes a tile receives per cycle in an on-IPU exchange: Poplar's
+``Target::getExchangeBytesPerCycle()``, which TUT6's planner reads; 8 TB/s / 1472 tiles /
+1.33 GHz = 4.1 bytes (GC200 brief). With the stream rearrangement below it reproduces
+TUT6's 8,697.4 IPU exchange cycles."""
 
 EXCHANGE_LATENCY_CYCLES = 32
 """Fixed cost of an exchange phase: instruction fetch and the longest wire (our estimate;
@@ -37,23 +55,54 @@ Jia et al. report tile-to-tile latencies of tens of cycles)."""
 
 IPU_LINK_BYTES_PER_CYCLE = 32
 """Bytes per cycle between IPUs over IPU-Links: 320 GB/s per Mk2 IPU / 1.33 GHz / 8 links
-in use at once (GC200 brief), shared by the tiles sending."""
+in use at once (GC200 brief), shared by the tiles sending. No tutorial figure: TUT6 runs
+on one IPU (its global exchange is 0)."""
 
 GLOBAL_EXCHANGE_LATENCY_CYCLES = 700
 """Fixed cost of crossing IPU-Links (our estimate from Jia et al.'s ~0.5 us link latency)."""
 
-SYNC_CYCLES = 60
-"""On-IPU barrier sync of all tiles (Jia et al.: tens of cycles on Mk1)."""
+# -- sync -------------------------------------------------------------------------------
+SYNC_CYCLES = 124
+"""On-IPU barrier sync of all tiles with no extra delay (minIPUSyncDelay 0, NO_DELAY),
+fitted to TUT6: 1,134.8 tile-average sync cycles, less ~18 cycles of tiles waiting for
+slower ones, over the nine syncs of its program as we lower it (a sync before each
+exchange and host copy, and the end of each of its three stream copies) = 124."""
+
+RELATIVE_SYNC_DELAY_CYCLES = 150
+"""With ``relativeSyncDelay`` AUTO (the IPU Model's default) a sync also waits for the
+spread of the tiles' arrival at the sync controller (our estimate: tens of cycles per
+column of tiles; TUT6 turns it off to get "more simplistic" exchange timing)."""
 
 GLOBAL_SYNC_CYCLES = 1_000
-"""Sync across IPUs through the sync network (Jia et al.: ~0.5-1 us)."""
+"""Sync across IPUs through the sync network (Jia et al.: ~0.5-1 us). Only where a step
+spans IPUs: a single-IPU program never pays it."""
 
-HOST_BYTES_PER_SECOND = 16e9
-"""PCIe Gen4 x16 host link, ~16 GB/s per direction (IPU-M2000 brief: 2 x 100 GbE host
-links, ~25 GB/s; we use the PCIe figure of the C600/IPU-POD setups)."""
+HOST_SYNC_CYCLES = {"ipu_model": SYNC_CYCLES, "ipu_hardware": 44_600}
+"""The sync before a stream copy. The IPU Model charges an ordinary sync; on hardware the
+tiles wait for the host: TUT6's hardware profile shows 135,849.6 sync cycles for its three
+stream copies: (135,849.6 less 1,662 of other syncs and waiting) / 3, less the 150-cycle
+relative sync delay its hardware run has = 44,600 each (fitted)."""
 
-STREAM_COPY_LATENCY_CYCLES = 2_000
-"""Host sync and DMA set-up for a stream copy (our estimate: ~1.5 us)."""
+# -- host -------------------------------------------------------------------------------
+HOST_BYTES_PER_SECOND = {"ipu_model": 8.0e9, "ipu_hardware": 20.2e9}
+"""Host link bandwidth. IPU Model: TUT6 streams 40,044,000 bytes in 6,663,550.8 host
+exchange cycles at 1.33 GHz = 7.99 GB/s. Hardware: the same bytes in 2,641,488.4 cycles =
+20.2 GB/s (PCIe Gen4 x16 is ~25 GB/s raw)."""
+
+STREAM_COPY_LATENCY_CYCLES = 1_400
+"""StreamCopyBegin on the IPU Model: DMA set-up of a stream copy. TUT6's total minus its
+listed categories leaves 4,581 cycles for its three stream copies' begin and end steps."""
+
+HOST_PREPARE_CYCLES_PER_BYTE = {"ipu_model": 0.0, "ipu_hardware": 0.565}
+"""On hardware, StreamCopyBegin also waits while the host prepares the data: TUT6's
+hardware total less its listed categories is 22,630,603 cycles for 40,044,000 bytes."""
+
+REARRANGE_STREAMED_DATA = True
+"""Data streamed from the host lands on the destination tensor's tiles in stream order,
+an even block per tile; elements whose tile differs from the tensor's mapping then move in
+an on-IPU exchange. TUT6's matrix is mapped by column segment, not row-major, and its
+IPU exchange (8,697.4 cycles) is ~40x what its vertices' own exchanges need (its planner
+estimates 192): the rearrangement is the rest."""
 
 # -- memory -----------------------------------------------------------------------------
 DATA_ALIGNMENT = 8

@@ -121,3 +121,30 @@ def _traffic(bytes_in: np.ndarray, bytes_out: np.ndarray) -> ExchangeTraffic:
     if tiles.size == 0:
         return _EMPTY
     return ExchangeTraffic(tiles, bytes_in[tiles], bytes_out[tiles])
+
+
+def stream_rearrangement(target: Target, tiles: np.ndarray, elem_size: int) -> ExchangePlan:
+    """The exchange that puts streamed data where its tensor lives.
+
+    ``tiles`` is the tile of each element of the destination, in stream order. The host
+    writes the stream in order, an even block to each of the tiles the tensor uses (in
+    tile order); an element whose block is on another tile moves there afterwards. A
+    tensor mapped linearly in stream order lands in place and needs no exchange.
+    """
+    n = tiles.size
+    if n == 0:
+        return ExchangePlan(_EMPTY, _EMPTY)
+    dst = tiles.astype(np.int64)
+    used = np.flatnonzero(np.bincount(dst, minlength=target.num_tiles))
+    src = used[np.arange(n, dtype=np.int64) * used.size // n]
+    moving = src != dst
+    if not moving.any():
+        return ExchangePlan(_EMPTY, _EMPTY)
+    src, dst = src[moving], dst[moving]
+    crossing = (src // target.tiles_per_ipu) != (dst // target.tiles_per_ipu)
+    parts = []
+    for mask in (~crossing, crossing):
+        bytes_in = np.bincount(dst[mask], minlength=target.num_tiles) * elem_size
+        bytes_out = np.bincount(src[mask], minlength=target.num_tiles) * elem_size
+        parts.append(_traffic(bytes_in.astype(np.int64), bytes_out.astype(np.int64)))
+    return ExchangePlan(parts[0], parts[1])

@@ -185,10 +185,14 @@ def _programs(exe: Executable, model: CompileModel, strings: StringInterner) -> 
         if step.kind.poplar_name == "GlobalExchange":
             global_bytes[step.id] = traffic.total_bytes
     cst_cs, cst_tile, cst_cycles = [], [], []
+    # excluding idle threads, summed over each compute set's tiles: one number per compute
+    # set is all Poplar's tile-average figure needs, and keeps the file small
+    cs_busy = np.zeros(len(exe.graph.compute_sets), dtype=np.int64)
     for cs, c in sorted(model.cs_cycles.items()):
         cst_cs.append(np.full(c.tiles.size, cs, dtype=np.int32))
         cst_tile.append(c.tiles)
         cst_cycles.append(c.cycles)
+        cs_busy[cs] = int(c.busy.sum())
 
     def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
@@ -216,6 +220,7 @@ def _programs(exe: Executable, model: CompileModel, strings: StringInterner) -> 
         cst_cs=cat(cst_cs, np.int32),
         cst_tile=cat(cst_tile, np.int32),
         cst_cycles=cat(cst_cycles, np.int32),
+        cs_busy_cycles=cs_busy,
     )
 
 

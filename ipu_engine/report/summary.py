@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from profiler_core.analysis.execution_summary import execution_summary, format_summary
 from profiler_core.model.kinds import MemoryCategory, StepKind
 from profiler_core.model.profile import ProfileData, RunData
 
@@ -107,7 +108,9 @@ def _execution(p: ProfileData, show_steps: bool) -> list[str]:
             f"({seconds * 1e6:,.1f} us at {p.target.clock_hz / 1e9:.2f} GHz)"
         )
         cycles = durations[run.step_ids]
-        lines += _section("", _by_kind(p, run, cycles), "    ")
+        lines += format_summary(execution_summary(p, i), "    ")
+        lines.append("    By program step kind:")
+        lines += _section("", _by_kind(p, run, cycles), "      ")
         if show_steps:
             lines += _steps(p, run, cycles)
     return lines

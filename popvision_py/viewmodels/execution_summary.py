@@ -1,5 +1,6 @@
-"""The Execution Trace's Summary tab as a table: cycles by step kind for the whole run and for
-the visible range, and each IPU's active cycles, from profiler_core's cycle breakdowns."""
+"""The Execution Trace's Summary tab as tables: Poplar's execution summary of the run, and
+cycles by step kind for the whole run and for the visible range with each IPU's active
+cycles, from profiler_core's execution summary and cycle breakdowns."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 from popvision_py.viewmodels.step_colors import step_kind_color
 from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.execution import CycleBreakdown, RangeCycles
+from profiler_core.analysis.execution_summary import TOTAL_LABEL, ExecutionSummary
 from profiler_core.model.kinds import StepKind
 
 
@@ -49,3 +51,26 @@ def summary_table(run: CycleBreakdown, visible: RangeCycles | None) -> ColumnTab
             )
         )
     return ColumnTable(columns)
+
+
+def poplar_summary_table(summary: ExecutionSummary) -> ColumnTable:
+    """Poplar's execution summary (the figures ``printProfileSummary`` and ``popvision-cli
+    execution`` give): total cycles, then tile-average cycles by category, share of total."""
+    figures = [TOTAL_LABEL]
+    cycles = [f"{summary.total_cycles:,}"]
+    shares = ["100.0%"]
+    for _, label, value in summary.rows():
+        figures.append(label)
+        if value is None:
+            cycles.append("not recorded")
+            shares.append("")
+        else:
+            cycles.append(f"{value:,.1f}")
+            shares.append(f"{summary.percent(value):.1f}%")
+    return ColumnTable(
+        [
+            Column("Figure", figures, "Poplar's execution summary line"),
+            Column("Cycles", cycles, "Tile average over all tiles (the total: the run's)"),
+            Column("% of total", shares, "Share of the run's total cycles"),
+        ]
+    )

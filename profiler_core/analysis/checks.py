@@ -134,6 +134,15 @@ def checked_programs(report: Any) -> ProgramData:
         fail(report, "programs", "'step_cycles' holds negative cycles")
     if programs.cst_cycles.size and int(programs.cst_cycles.min()) < 0:
         fail(report, "programs", "'cst_cycles' holds negative cycles")
+    busy = getattr(programs, "cs_busy_cycles", None)
+    if busy is not None and len(busy) != num_cs:
+        fail(
+            report,
+            "programs",
+            f"'cs_busy_cycles' has {len(busy)} rows but the graph has {num_cs} compute sets",
+        )
+    if busy is not None and busy.size and int(busy.min()) < 0:
+        fail(report, "programs", "'cs_busy_cycles' holds negative cycles")
     return programs
 
 

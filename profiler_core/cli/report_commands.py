@@ -8,6 +8,7 @@ import argparse
 import numpy as np
 
 from profiler_core.analysis.execution import cycle_breakdown, run_totals, tile_balance
+from profiler_core.analysis.execution_summary import TOTAL_LABEL, execution_summary
 from profiler_core.analysis.liveness import liveness_table, variables_live_at
 from profiler_core.analysis.memory import MemoryTable, memory_table, variables_on_tiles
 from profiler_core.analysis.operations import operations_table
@@ -205,7 +206,24 @@ def execution(report: Report, args: argparse.Namespace) -> Output:
     for ipu in range(breakdown.by_kind_ipu.shape[1]):
         columns[f"ipu{ipu}_active_cycles"] = breakdown.by_kind_ipu[used, ipu]
     kinds = Table(f"run {args.run} ({breakdown.name}) by step kind", columns)
-    return Output([runs, kinds], csv_table=kinds)
+    return Output([runs, _summary_table(report, args.run), kinds], csv_table=kinds)
+
+
+def _summary_table(report: Report, run: int) -> Table:
+    """Poplar's execution summary: tile-average cycles by category, share of the total."""
+    summary = execution_summary(report, run)
+    rows = [(TOTAL_LABEL, float(summary.total_cycles))]
+    rows += [(label, value) for _, label, value in summary.rows()]
+    cycles = [None if value is None else round(value, 1) for _, value in rows]
+    percent = [None if value is None else round(summary.percent(value), 2) for _, value in rows]
+    notes = [f"approx {summary.microseconds:,.1f} microseconds"]
+    if summary.compute_excl is None:
+        notes.append("this report does not record compute cycles excluding idle threads")
+    return Table(
+        f"execution summary of run {run} ({summary.name})",
+        {"figure": [label for label, _ in rows], "cycles": cycles, "percent": percent},
+        notes=notes,
+    )
 
 
 def _balance_table(report: Report, step: int, top: int | None) -> Table:

@@ -130,6 +130,7 @@ struct Programs {
   cstCs @19 :Array;
   cstTile @20 :Array;
   cstCycles @21 :Array;
+  csBusyCycles @22 :Array;
 }
 
 struct Liveness {

@@ -146,6 +146,9 @@ class ProgramData:
     cst_cs: np.ndarray  # int32
     cst_tile: np.ndarray  # int32
     cst_cycles: np.ndarray  # int32 (a compute set runs < 2**31 cycles on a tile)
+    # per compute set (one row each, as GraphData.cs_name): its tiles' compute cycles
+    # excluding idle worker threads (the vertices' own cycles), summed; None in older files
+    cs_busy_cycles: np.ndarray | None = None
 
     @property
     def num_steps(self) -> int:

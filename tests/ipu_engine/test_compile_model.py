@@ -89,7 +89,8 @@ def test_hand_counted_exchange_after_the_compute_set(four_tile_engine):
     assert traffic.bytes_out.tolist() == [0, 8, 8, 8]
     cycles = four_tile_engine.model.step_cycles[:, 0]
     assert cycles[2] == 24 // C.EXCHANGE_BYTES_PER_CYCLE + C.EXCHANGE_LATENCY_CYCLES
-    assert cycles[1] == C.SYNC_CYCLES
+    # the IPU Model's default relativeSyncDelay AUTO adds its delay to the sync
+    assert cycles[1] == C.SYNC_CYCLES + C.RELATIVE_SYNC_DELAY_CYCLES
 
 
 def test_compute_cycles_use_six_workers_and_user_estimates_win(four_tile_engine):

@@ -7,13 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from popvision_py.viewmodels.execution_summary import summary_table
+from popvision_py.viewmodels.execution_summary import poplar_summary_table, summary_table
 from popvision_py.viewmodels.execution_trace import ExecutionTraceModel, LaneRole, TraceLayout
 from popvision_py.viewmodels.step_colors import step_kind_color_table
 from popvision_py.viewmodels.step_details import balance_histogram, step_details
 from popvision_py.viewmodels.tile_heatmap import TileHeatMap
 from popvision_py.viewmodels.timeline import NO_KEY
 from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
+from profiler_core.analysis.execution_summary import ExecutionSummary
 from profiler_core.model.kinds import StepKind
 from profiler_core.report import open_report
 from tests.profiler_core.factories import make_report
@@ -192,3 +193,26 @@ def test_only_existing_runs_can_be_picked(synthetic):
     assert synthetic.total_cycles == synthetic.report.execution.runs[1].total_cycles
     with pytest.raises(IndexError, match="no run 99"):
         synthetic.set_run(99)
+
+
+def test_poplars_execution_summary_table_words_the_figures_like_poplar():
+    """The figures Poplar printed for tutorial 6 show as Poplar printed them."""
+    summary = ExecutionSummary(
+        run=0,
+        name="tut6",
+        total_cycles=6_681_766,
+        clock_hz=1.33e9,
+        compute_incl=3_801.8,
+        compute_excl=None,
+        ipu_exchange=8_697.4,
+        global_exchange=0.0,
+        host_exchange=6_663_550.8,
+        sync=1_134.8,
+    )
+    table = poplar_summary_table(summary)
+    rows = [[table.columns[c].display(r) for c in range(3)] for r in range(7)]
+    assert rows[0] == ["Total cycles", "6,681,766", "100.0%"]
+    assert rows[1] == ["Tile average compute cycles (including idle threads)", "3,801.8", "0.1%"]
+    assert rows[2][1:] == ["not recorded", ""]
+    assert rows[5] == ["Tile average host exchange cycles", "6,663,550.8", "99.7%"]
+    assert rows[6] == ["Tile average sync cycles", "1,134.8", "0.0%"]

@@ -28,6 +28,13 @@ from profiler_core.model.kinds import StepKind
 from profiler_core.model.profile import ExecutionData
 from tests.popvision_py.conftest import open_with_file_menu
 
+# Issue 20 calibrated the sync: 124 cycles plus the IPU Model's default relative sync
+# delay of 150, where these figures were pinned with 60; each run of tutorial 4 has four
+# syncs (two per matmul), so its cycles grew by 4 x SYNC_ADDED.
+SYNC_ADDED = 124 + 150 - 60
+TUTORIAL4_CYCLES = 22756 + 4 * SYNC_ADDED
+M5_ONLY_CYCLES = 6948 + 2 * SYNC_ADDED  # the second matmul alone: two syncs
+
 
 def trace(window) -> ExecutionTraceView:
     window.show_view("Execution Trace")
@@ -80,10 +87,23 @@ def test_the_summary_cycles_per_kind_equal_popvision_cli(opened_window, tutorial
     assert executions == {k["kind"]: k["executions"] for k in kinds}
     ipu0 = {row[0]: row[headers.index("IPU 0 active")] for row in rows}
     assert ipu0 == {k["kind"]: k["ipu0_active_cycles"] for k in kinds}
-    assert "22,756 cycles" in view.summary.heading.text()
+    assert f"{TUTORIAL4_CYCLES:,} cycles" in view.summary.heading.text()
     # the per-IPU bars stack IPU 0's active cycles of each kind
     stacked = sum(float(bar.opts["width"][0]) for bar in view.summary.ipu_bars)
     assert stacked == sum(k["ipu0_active_cycles"] for k in kinds)
+    # Poplar's execution summary: the CLI's figures, as the engine's summary words them
+    summary = document["execution_summary_of_run_0_(tutorial4)"]
+    poplar = view.summary.poplar_model
+    shown_rows = [
+        [poplar.data(poplar.index(r, c)) for c in range(poplar.columnCount())]
+        for r in range(poplar.rowCount())
+    ]
+    assert [row[0] for row in shown_rows] == [row["figure"] for row in summary]
+    assert shown_rows[0][1] == f"{summary[0]['cycles']:,.0f}"
+    for row, cli_row in zip(shown_rows[1:], summary[1:], strict=True):
+        assert row[1] == f"{cli_row['cycles']:,.1f}"
+        assert row[2] == f"{cli_row['percent']:.1f}%"
+    assert view.summary.poplar_table.isVisible()
 
 
 def test_the_spans_of_ipu_0_cover_the_run_and_are_coloured_by_kind(opened_window):
@@ -142,19 +162,19 @@ def test_zoom_by_keys_and_typed_ranges_with_a_clear_error(qtbot, opened_window):
     view.plot.setFocus()
     qtbot.keyClick(view.plot, Qt.Key.Key_W)
     x0, x1 = view.plot.x_range
-    assert x1 - x0 == pytest.approx(22756 * 0.8)
+    assert x1 - x0 == pytest.approx(TUTORIAL4_CYCLES * 0.8)
     qtbot.keyClick(view.plot, Qt.Key.Key_Home)
     box = view.control_bar.range_box
     box.setText("1000-25000")
     qtbot.keyClick(box, Qt.Key.Key_Return)
-    assert view.plot.x_range == pytest.approx((1000, 22756))  # kept inside the run
+    assert view.plot.x_range == pytest.approx((1000, TUTORIAL4_CYCLES))  # kept inside the run
     assert view.control_bar.range_error.text() == ""
     box.setText("soon")
     qtbot.keyClick(box, Qt.Key.Key_Return)
     assert "not a range" in view.control_bar.range_error.text()
     box.setText("90000-95000")
     qtbot.keyClick(box, Qt.Key.Key_Return)
-    assert "22,756 cycles" in view.control_bar.range_error.text()
+    assert f"{TUTORIAL4_CYCLES:,} cycles" in view.control_bar.range_error.text()
 
 
 def test_the_summary_follows_the_visible_range(qtbot, opened_window):
@@ -236,12 +256,12 @@ def test_the_run_selector_offers_each_run_and_writes_the_selection(
     view = trace(window)
     box = view.control_bar.run_box
     assert [box.itemText(i) for i in range(box.count())] == [
-        "Run 0: tutorial4 (22,756 cycles)",
-        "Run 1: m5 only (6,948 cycles)",
+        f"Run 0: tutorial4 ({TUTORIAL4_CYCLES:,} cycles)",
+        f"Run 1: m5 only ({M5_ONLY_CYCLES:,} cycles)",
     ]
     box.setCurrentIndex(1)
     assert window.opened[0].selection.run == 1
-    assert view.plot.spans.x_limits == (0.0, 6948.0)
+    assert view.plot.spans.x_limits == (0.0, float(M5_ONLY_CYCLES))
     assert "Run 1 (m5 only)" in view.summary.heading.text()
     window.opened[0].selection.select_run(0)  # another view picks run 0
     assert box.currentIndex() == 0

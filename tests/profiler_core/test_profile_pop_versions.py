@@ -11,6 +11,7 @@ import capnp
 import numpy as np
 import pytest
 
+from profiler_core.analysis.execution_summary import execution_summary
 from profiler_core.errors import ReportError
 from profiler_core.formats.profile_pop import read_profile, write_profile
 from profiler_core.formats.profile_pop.writer import build_message
@@ -85,3 +86,28 @@ def test_vertex_state_sizes_of_the_wrong_length_damage_the_graph_only(tmp_path):
     with pytest.raises(ReportError, match="vt_state_bytes"):
         _ = report.graph
     assert report.target.replicas == 2  # the other sections still read
+
+
+def test_busy_cycles_round_trip_and_older_files_read_them_as_not_recorded(tmp_path):
+    """Compute cycles excluding idle threads per compute set (issue 20): an optional column."""
+    profile = make_report(7)[0]
+    assert profile.programs.cs_busy_cycles is None
+    write_profile(tmp_path / "old.pop", profile)
+    assert read_profile(tmp_path / "old.pop").programs.cs_busy_cycles is None
+    busy = np.arange(len(profile.graph.cs_name), dtype=np.int64) * 7
+    profile.programs.cs_busy_cycles = busy
+    write_profile(tmp_path / "new.pop", profile)
+    assert read_profile(tmp_path / "new.pop").programs.cs_busy_cycles.tolist() == busy.tolist()
+    # a 1.0 file has no such column either
+    (tmp_path / "v10.pop").write_bytes(as_format_1_0(build_message(profile)))
+    assert read_profile(tmp_path / "v10.pop").programs.cs_busy_cycles is None
+
+
+def test_busy_cycles_of_the_wrong_length_are_a_clear_error_naming_them(tmp_path):
+    profile = make_report(7)[0]
+    profile.programs.cs_busy_cycles = np.zeros(len(profile.graph.cs_name) + 1, dtype=np.int64)
+    write_profile(tmp_path / "profile.pop", profile)
+    report = open_report(tmp_path)
+    with pytest.raises(ReportError, match="'cs_busy_cycles' has .* rows but the graph has"):
+        execution_summary(report, 0)
+    assert report.graph.num_edges == profile.graph.num_edges  # the other sections still read

@@ -10,13 +10,19 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
-from popvision_py.viewmodels.execution_summary import percent, shown_kinds, summary_table
+from popvision_py.viewmodels.execution_summary import (
+    percent,
+    poplar_summary_table,
+    shown_kinds,
+    summary_table,
+)
 from popvision_py.viewmodels.step_colors import step_kind_color
 from popvision_py.viewmodels.step_details import StepDetails, balance_histogram
 from popvision_py.views.base import message_label
 from popvision_py.views.memory.details import make_table_view
 from popvision_py.views.table_model import ColumnTableModel
 from profiler_core.analysis.execution import CycleBreakdown, RangeCycles
+from profiler_core.analysis.execution_summary import ExecutionSummary
 from profiler_core.model.kinds import StepKind
 
 
@@ -61,6 +67,12 @@ class SummaryPanel(QWidget):
         super().__init__(parent)
         self.heading = QLabel()
         self.heading.setWordWrap(True)
+        self.poplar_model = ColumnTableModel()
+        self.poplar_table = make_table_view(self.poplar_model, sortable=False)
+        self.poplar_table.setToolTip(
+            "Poplar's execution summary of the run: the figures printProfileSummary and "
+            "popvision-cli execution give."
+        )
         self.model = ColumnTableModel()
         self.table = make_table_view(self.model, sortable=True)
         self.chart = _small_plot("% of cycles", "")
@@ -82,7 +94,16 @@ class SummaryPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.heading)
+        layout.addWidget(self.poplar_table)
         layout.addWidget(split, 1)
+
+    def show_execution_summary(self, summary: ExecutionSummary) -> None:
+        self.poplar_model.set_table(poplar_summary_table(summary))
+        self.poplar_table.resizeColumnsToContents()
+        rows = self.poplar_model.rowCount()
+        header = self.poplar_table.horizontalHeader().height()
+        row_height = self.poplar_table.verticalHeader().defaultSectionSize()
+        self.poplar_table.setFixedHeight(header + rows * row_height + 4)
 
     def show_breakdown(self, run: CycleBreakdown, visible: RangeCycles | None) -> None:
         self.model.set_table(summary_table(run, visible))

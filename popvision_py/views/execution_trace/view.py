@@ -35,6 +35,7 @@ from popvision_py.views.timeline.plot import TimelinePlot
 from popvision_py.views.timeline.spans_item import LANE_GAP
 from popvision_py.views.typed_entry import read_range
 from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
+from profiler_core.analysis.execution_summary import execution_summary
 from profiler_core.errors import ReportError
 
 MIN_LANE_PX = 22  # below this lanes scroll instead of shrinking
@@ -194,6 +195,7 @@ class ExecutionTraceView(ChartDetailsView):
         model = self.model
         try:
             self._breakdown = cycle_breakdown(model.report, model.run)
+            self.summary.show_execution_summary(execution_summary(model.report, model.run))
         except ReportError as error:
             self.show_message(f"Run {model.run} of this report cannot be shown.\n\n{error}")
             return

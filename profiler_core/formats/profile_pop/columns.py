@@ -68,6 +68,10 @@ GRAPH_OPTIONAL_COLUMNS: tuple[Column, ...] = (
 )
 
 
+def columns_of(table: str) -> list[Column]:
+    return [c for c in (*GRAPH_COLUMNS, *PROGRAM_COLUMNS) if c.table == table]
+
+
 def check_optional(
     columns: dict[str, np.ndarray], extra: dict[str, np.ndarray], spec: tuple[Column, ...]
 ) -> None:
@@ -75,7 +79,9 @@ def check_optional(
     for column in spec:
         if column.name not in extra:
             continue
-        same_table = next(c.name for c in GRAPH_COLUMNS if c.table == column.table)
+        same_table = next((c.name for c in columns_of(column.table) if c.name in columns), None)
+        if same_table is None:  # a table of another section: checked where both are read
+            continue
         found, expected = len(extra[column.name]), len(columns[same_table])
         if found != expected:
             raise ReportError(
@@ -111,6 +117,11 @@ PROGRAM_COLUMNS: tuple[Column, ...] = (
     Column("cst_cs", I32, "compute set tiles"),
     Column("cst_tile", I32, "compute set tiles"),
     Column("cst_cycles", I32, "compute set tiles"),
+)
+
+PROGRAM_OPTIONAL_COLUMNS: tuple[Column, ...] = (
+    # added after 1.1 (additive, same format version): absent from older files, read as None
+    Column("cs_busy_cycles", I64, "compute sets"),  # checked against the graph's by analyses
 )
 
 LIVENESS_COLUMNS: tuple[Column, ...] = (

@@ -217,9 +217,13 @@ class ProfileReader:
 
     def _decode_programs(self, root: Any) -> ProgramData:
         where = self._section_ref("programs")
-        columns = self._decode_columns(root.programs, where, "Programs", cols.PROGRAM_COLUMNS)
+        programs = root.programs
+        columns = self._decode_columns(programs, where, "Programs", cols.PROGRAM_COLUMNS)
         cols.check_programs(columns)
-        return ProgramData(**columns)
+        optional = [c for c in cols.PROGRAM_OPTIONAL_COLUMNS if programs._has(c.field)]
+        extra = self._decode_columns(programs, where, "Programs", tuple(optional))
+        cols.check_optional(columns, extra, cols.PROGRAM_OPTIONAL_COLUMNS)
+        return ProgramData(**columns, **extra)
 
     def _decode_liveness(self, root: Any) -> LivenessData:
         liveness, where = root.liveness, self._section_ref("liveness")

@@ -133,9 +133,15 @@ def _build_memory(message: Any, profile: ProfileData) -> None:
 
 
 def _build_programs(message: Any, profile: ProfileData) -> None:
-    columns = _coerce(profile.programs, cols.PROGRAM_COLUMNS)
+    programs, out = profile.programs, message.init("programs")
+    columns = _coerce(programs, cols.PROGRAM_COLUMNS)
     cols.check_programs(columns)
-    _build_columns(message.init("programs"), columns, cols.PROGRAM_COLUMNS)
+    _build_columns(out, columns, cols.PROGRAM_COLUMNS)
+    spec = cols.PROGRAM_OPTIONAL_COLUMNS
+    optional = tuple(c for c in spec if getattr(programs, c.name, None) is not None)
+    extra = _coerce(programs, optional)
+    cols.check_optional(columns, extra, spec)
+    _build_columns(out, extra, optional)
 
 
 def _build_liveness(message: Any, profile: ProfileData) -> None:
