@@ -96,6 +96,7 @@ class ExecutionTraceView(ChartDetailsView):
         self._summary_timer.timeout.connect(self._update_summary)
         self._connect_controls()
         self._breakdown = None
+        self._summary_shown: tuple | None = None  # (breakdown, range) the Summary tab shows
         self.clear()
 
     def _connect_controls(self) -> None:
@@ -186,6 +187,7 @@ class ExecutionTraceView(ChartDetailsView):
         if self._selection is not None:
             self._selection.changed.disconnect(self._on_selection_changed)
         self.model = self._selection = None
+        self._summary_shown = None
         self.tile_map.clear()
         self.plot.set_lanes([], lambda *_: _empty(), (0.0, 1.0))
         self.heat.set_strips([], (0.0, 1.0))
@@ -297,8 +299,14 @@ class ExecutionTraceView(ChartDetailsView):
         x0, x1 = self.plot.x_range
         start, end = max(int(x0), 0), min(int(np.ceil(x1)), self.model.total_cycles)
         whole = start <= 0 and end >= self.model.total_cycles
-        visible = None if whole else cycles_in_range(self.model.report, self.model.run, start, end)
-        self.summary.show_breakdown(self._breakdown, visible)
+        shown = (self._breakdown, None if whole else (start, end))
+        before = self._summary_shown  # the timer also fires when nothing moved
+        if before is None or before[0] is not shown[0] or before[1] != shown[1]:
+            visible = (
+                None if whole else cycles_in_range(self.model.report, self.model.run, start, end)
+            )
+            self.summary.show_breakdown(self._breakdown, visible)
+            self._summary_shown = shown
         if self._selection is not None:  # throttled by the timer, like the summary
             self._selection.select_range(None if whole else (start, end))
 
