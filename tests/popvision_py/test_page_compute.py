@@ -130,3 +130,19 @@ def test_view_fetches_the_page_built_even_while_a_worker_computes_it(qtbot, work
     window.page_computer.wait()
     qtbot.wait(50)
     assert window.page_failures == []
+
+
+def test_screenshots_of_a_page_computing(qtbot, worker_window, screenshot_dir):
+    window = worker_window
+    folder = window.paths[0]
+    for theme in ("light", "dark"):
+        window.set_theme(theme)
+        window.close_report()
+        window.open_paths([folder])
+        wait_loaded(qtbot, window)
+        qtbot.wait(20)  # the theme reaches every widget
+        window.show_view("Insights")
+        assert window.current_view().showing_computing()
+        assert window.grab().save(str(screenshot_dir / f"page-computing-{theme}.png"))
+        wait_computed(qtbot, window, "Insights")
+    window.set_theme("light")
