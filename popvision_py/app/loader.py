@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from popvision_py.viewmodels.opened import OpenedReport
@@ -109,6 +110,8 @@ class BackgroundLoader(QObject):
         self._signals = self._stop = None  # the earlier task's late signals are ignored
 
     def _finish(self, signals: _Signals, signal: Signal, *args: object) -> None:
+        if not shiboken6.isValid(self):  # its window was closed and deleted while the job ran
+            return
         stopped = self._stop is not None and self._stop.is_set()
         if signal is self.loaded and (signals is not self._signals or stopped):
             self.discard(args[0])

@@ -188,7 +188,8 @@ class MainWindow(QMainWindow):
         self, view: ReportView, first: OpenedReport, other: OpenedReport | None, ready: object
     ) -> None:
         """A page's view model arrived from its worker: build its widgets from it."""
-        shown = self.opened[:1] == [first] and (self.opened[1:] or [None])[0] is other
+        shown = bool(self.opened) and self.opened[0] is first
+        shown = shown and (self.opened[1] if len(self.opened) > 1 else None) is other
         if view.title not in self._unbuilt or not shown:
             return  # built meanwhile (``view``), or for reports no longer open
         if isinstance(ready, ComputeFailure):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import shiboken6
 
+from popvision_py.app.loader import BackgroundLoader
 from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.insights.view import InsightsView
 from popvision_py.views.liveness.view import LivenessView
@@ -146,3 +148,13 @@ def test_screenshots_of_a_page_computing(qtbot, worker_window, screenshot_dir):
         assert window.grab().save(str(screenshot_dir / f"page-computing-{theme}.png"))
         wait_computed(qtbot, window, "Insights")
     window.set_theme("light")
+
+
+def test_a_result_arriving_after_its_loader_was_deleted_is_dropped_quietly(qtbot, tutorial4_report):
+    # The debug.cbor and page workers can outlive their window (closed, then deleted): a
+    # result queued for the GUI thread must not emit from the deleted loader.
+    loader = BackgroundLoader()
+    loader.start(lambda _progress, _stopped: {}, tutorial4_report)
+    assert loader.wait(10_000)  # done: its result waits in this thread's event queue
+    shiboken6.delete(loader)
+    qtbot.wait(50)  # delivered now: dropped, with no exception in the event loop
