@@ -1,7 +1,8 @@
 """What a user waits for when opening the biggest report in the window: from File > Open to
-the first paint of the Summary, with every file of the report (profile.pop and debug.cbor)
-read, against the time to read both files' bytes; the longest stall of the window's event
-loop meanwhile (a 5 ms timer notes every gap); how soon Cancel acts; and the peak memory.
+the first paint of the Summary (profile.pop read and decoded; debug.cbor decoded by a worker
+after that paint, timed too), against the time to read both files' bytes; the longest stall
+of the window's event loop meanwhile (a 5 ms timer notes every gap, until debug.cbor is
+decoded); how soon Cancel acts; and the peak memory.
 
     python -m benchmarks.bench_open_window [--report DIR]   (default: build one, ~20 s)
 
@@ -35,11 +36,12 @@ window.resize(1400, 900)
 window.show()
 app.processEvents()
 
-gaps, last = [], [time.perf_counter()]
-def tick():
-    now = time.perf_counter()
+gaps, cpu_gaps, last, last_cpu = [], [], [time.perf_counter()], [time.thread_time()]
+def tick():  # each gap of the event loop, in wall time and in the GUI thread's own CPU time
+    now, cpu = time.perf_counter(), time.thread_time()
     gaps.append(now - last[0])
-    last[0] = now
+    cpu_gaps.append(cpu - last_cpu[0])
+    last[0], last_cpu[0] = now, cpu
 timer = QTimer()
 timer.setInterval(5)
 timer.timeout.connect(tick)
@@ -74,12 +76,20 @@ while window.loader.busy and time.perf_counter() - started < 120:
     time.sleep(0.001)
 window.repaint()  # the Summary is the current page: this is its first paint
 painted = time.perf_counter()
-settle = time.perf_counter()
-while time.perf_counter() - settle < 0.3:
+debug_at = None  # debug.cbor is decoded by a worker after the first paint
+while time.perf_counter() - painted < 60:
     app.processEvents()
+    if debug_at is None and window._debug_pending is None and not window.debug_loader.busy:
+        debug_at = time.perf_counter()
+        assert window.opened[0].report.debug_loaded
+    if debug_at is not None and time.perf_counter() - max(painted, debug_at) > 0.3:
+        break
+    time.sleep(0.001)
 print(json.dumps({
     "open_s": painted - started,
+    "debug_s": debug_at - started,
     "longest_stall_s": max(gaps) if gaps else 0.0,
+    "longest_stall_cpu_s": max(cpu_gaps) if cpu_gaps else 0.0,
     "peak_rss": vmhwm(),
     "empty_window_rss": empty_window_rss,
     "status": window.statusBar().currentMessage(),
@@ -108,24 +118,36 @@ def measure(folder: Path, rounds: int = 3) -> None:
     size = sum(f.stat().st_size for f in files)
     with tempfile.TemporaryDirectory() as tmp:
         settings = str(Path(tmp) / "settings.ini")
-        opens, reads, stalls, rss, cancels, empty = [], [], [], [], [], []
+        opens, reads, stalls, rss, cancels, empty, debugs, cpus = ([] for _ in range(8))
         for _ in range(rounds):  # alternate, so both see the same machine
             reads.append(_child(_READ_CHILD, *map(str, files))["read_s"])
             opened = _child(_CHILD, str(folder), "open", settings)
             opens.append(opened["open_s"])
+            debugs.append(opened["debug_s"])
             stalls.append(opened["longest_stall_s"])
+            cpus.append(opened["longest_stall_cpu_s"])
             rss.append(opened["peak_rss"])
             empty.append(opened["empty_window_rss"])
             cancels.append(_child(_CHILD, str(folder), "cancel", settings)["cancel_s"])
-    opens.sort(), reads.sort(), stalls.sort(), cancels.sort()
+    opens.sort(), reads.sort(), stalls.sort(), cancels.sort(), debugs.sort(), cpus.sort()
     open_s, read_s = opens[len(opens) // 2], reads[len(reads) // 2]
     print(f"report {folder}: {size / 1e6:.1f} MB in profile.pop + debug.cbor ({opened['status']})")
+    print(
+        "Opening reads and decodes all of profile.pop before the first paint; debug.cbor "
+        "(which no first page needs) is decoded by a worker right after it, so 'open to "
+        "first paint' does not include debug.cbor: 'open to debug.cbor decoded' does."
+    )
     report("open to first paint of Summary (median)", open_s * 1e3, "ms", "", True)
     report("reading both files' bytes (median)", read_s * 1e3, "ms", "", True)
     ratio = open_s / read_s
     report("open / read bytes", ratio, "x", "<= 1.5x", ratio <= 1.5)
+    debug_s = debugs[len(debugs) // 2]
+    report("open to debug.cbor decoded, after the paint (median)", debug_s * 1e3, "ms", "", True)
+    report("open to debug.cbor decoded / read bytes", debug_s / read_s, "x", "", True)
     report("longest GUI-thread stall while opening (median)", stalls[1] * 1e3, "ms", "<= 50 ms",
            stalls[1] <= 0.05)  # fmt: skip
+    report("longest GUI-thread CPU between two ticks (median)", cpus[1] * 1e3, "ms",
+           "<= 50 ms", cpus[1] <= 0.05)  # fmt: skip
     report("Cancel to cancelled (median)", cancels[1] * 1e3, "ms", "<= 100 ms", cancels[1] <= 0.1)
     report("peak RSS of the window / both files (with Qt's own)", max(rss) / size, "x", "", True)
     grown = max(p - e for p, e in zip(rss, empty, strict=True)) / size

@@ -127,6 +127,7 @@ def swap_compared(window: MainWindow) -> None:
         return
     window.opened.reverse()
     window.paths.reverse()
+    window.page_computer.cancel_all()  # pages computed with A and B the other way round
     for view in window.views:
         view.clear()
     window._unbuilt = {view.title for view in window.views}

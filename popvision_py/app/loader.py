@@ -9,16 +9,26 @@ reports (two load one after the other in the same worker to compare); ``TraceLoa
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.summary import summary_sections
 from profiler_core.errors import LoadCancelledError, ReportError
 from profiler_core.report import SECTIONS, open_report
+
+log = logging.getLogger(__name__)
+
+# What opening decodes before the window shows the report: every profile.pop section. The
+# debug contexts (debug.cbor) are decoded by a worker after the first paint (decode_debug):
+# no first page needs them, and the pages that do wait for that decode or do it themselves.
+FIRST_SECTIONS = tuple(s for s in SECTIONS if s != "debug")
 
 Progress = Callable[[float, str], None]
 Job = Callable[[Progress, Callable[[], bool]], object]
@@ -100,6 +110,8 @@ class BackgroundLoader(QObject):
         self._signals = self._stop = None  # the earlier task's late signals are ignored
 
     def _finish(self, signals: _Signals, signal: Signal, *args: object) -> None:
+        if not shiboken6.isValid(self):  # its window was closed and deleted while the job ran
+            return
         stopped = self._stop is not None and self._stop.is_set()
         if signal is self.loaded and (signals is not self._signals or stopped):
             self.discard(args[0])
@@ -152,11 +164,33 @@ def _load(
 
     report = open_report(path, section_progress, stopped)
     try:
-        errors = report.load(SECTIONS, section_progress, stopped)
+        errors = report.load(FIRST_SECTIONS, section_progress, stopped)
+        # The header too, so nothing reads profile.pop after this: pages compute their view
+        # models in workers from decoded columns (page_compute.py), even while it is closed.
+        report.section_error("header")
     except BaseException:
         report.close()
         raise
-    return OpenedReport(report, errors, time.perf_counter() - started)
+    opened = OpenedReport(report, errors)
+    try:
+        opened.summary = summary_sections(opened)  # the first page, ready to be shown
+    except Exception:  # the Summary page makes it again, and shows why it cannot
+        log.exception("the summary of %s", path)
+    opened.seconds_to_load = time.perf_counter() - started
+    return opened
+
+
+def decode_debug(opened: list[OpenedReport], stopped: Callable[[], bool]) -> dict[int, ReportError]:
+    """Decode each report's debug.cbor (after the first paint: no first page needs it);
+    returns the errors of damaged ones by position in ``opened``."""
+    errors = {}
+    for i, o in enumerate(opened):
+        if stopped():
+            raise LoadCancelledError(o.report.debug_path, "closed before debug.cbor was read")
+        error = o.report.section_error("debug")
+        if error is not None:
+            errors[i] = error
+    return errors
 
 
 def _close(opened: list[OpenedReport]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 from popvision_py.app import compare_opening
 from popvision_py.app.actions import install_actions
 from popvision_py.app.dialogs import HELP_INTRO, show_message
-from popvision_py.app.loader import ReportLoader
+from popvision_py.app.loader import BackgroundLoader, ReportLoader, decode_debug
+from popvision_py.app.page_compute import ComputeFailure, PageComputer
 from popvision_py.app.runner import RunController, install_run_actions
 from popvision_py.app.settings import AppSettings
 from popvision_py.app.start_page import StartPage
@@ -46,14 +47,18 @@ from popvision_py.views.plain_text import make_labels_plain, plain_label
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 from popvision_py.views.system_trace.view import SystemTraceView
+from profiler_core.errors import ReportError
 
 log = logging.getLogger(__name__)
 
 APP_TITLE = "PopVision-py"
 HOME = "Home"
+DEBUG_DECODE_LATEST_MS = 300  # debug.cbor is decoded after the first paint, or after this
 
 
 class MainWindow(QMainWindow):
+    _debug_pending: list[OpenedReport] | None = None  # opened reports whose debug.cbor waits
+
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
@@ -63,6 +68,10 @@ class MainWindow(QMainWindow):
         self.opened: list[OpenedReport] = []
         self.paths: list[Path] = []
         self._unbuilt: set[str] = set()  # titles of views not yet shown the opened reports
+        # Pages compute their view models in workers (page_compute.py); tests that drive
+        # the window without an event loop turn this off to get pages built at once.
+        self.pages_in_worker = True
+        self.page_computer = PageComputer(self._on_page_computed, self)
         self.page_failures: list[str] = []  # pages that could not show the opened reports
         self.message_box: QMessageBox | None = None
         self.loader = ReportLoader(self)
@@ -70,6 +79,8 @@ class MainWindow(QMainWindow):
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
         self.loader.cancelled.connect(self._on_cancelled)
+        self.debug_loader = BackgroundLoader(self)  # debug.cbor, after the first paint
+        self.debug_loader.loaded.connect(self._on_debug_decoded)
         self.runner = RunController(self)
         self.views: list[ReportView] = [
             SummaryView(),
@@ -153,30 +164,56 @@ class MainWindow(QMainWindow):
 
     # -- pages ----------------------------------------------------------------------------
     def view(self, title: str) -> ReportView:
-        """The page ``title``, built for the opened reports if it was not yet."""
+        """The page ``title``, built for the opened reports now if it was not yet (its view
+        model computed on this thread, or taken over from a worker still computing it)."""
         view = next(v for v in self.views if v.title == title)
-        self._build_view(view)
+        self._build_view(view, now=True)
         return view
 
-    def _build_view(self, view: ReportView) -> None:
+    def _build_view(self, view: ReportView, now: bool = False) -> None:
         """Pages are built the first time they are shown, not all when a report opens: the
-        first paint waits for one page, and a page nobody opens costs nothing."""
-        if view.title in self._unbuilt and self.opened:
+        first paint waits for one page, and a page nobody opens costs nothing. A page with a
+        view model to compute (``ReportView.compute``) gets it from a worker, unless ``now``
+        or ``pages_in_worker`` is off, so showing it never stalls the window."""
+        if view.title not in self._unbuilt or not self.opened:
+            return
+        first, other = self.opened[0], self.opened[1] if len(self.opened) > 1 else None
+        if view.computes and self.pages_in_worker and not now:
+            self.page_computer.start(view, first, other)
+            return
+        self.page_computer.cancel(view)
+        self._show_page(view, first, other)
+
+    def _on_page_computed(
+        self, view: ReportView, first: OpenedReport, other: OpenedReport | None, ready: object
+    ) -> None:
+        """A page's view model arrived from its worker: build its widgets from it."""
+        shown = bool(self.opened) and self.opened[0] is first
+        shown = shown and (self.opened[1] if len(self.opened) > 1 else None) is other
+        if view.title not in self._unbuilt or not shown:
+            return  # built meanwhile (``view``), or for reports no longer open
+        if isinstance(ready, ComputeFailure):
             self._unbuilt.discard(view.title)
-            first, other = self.opened[0], self.opened[1] if len(self.opened) > 1 else None
-            try:
-                view.show_reports(first, other)
-                make_labels_plain(view)
-            except Exception as error:  # a page's bug must not leave it silently blank
-                text = (
-                    f"The {view.title} page could not show {first.name}: "
-                    f"{type(error).__name__}: {error}"
-                )
-                view.show_failure(text)
-                self.page_failures.append(text)
-                log.exception("building the %s page", view.title)
-                self.statusBar().showMessage(text)
-                self.message_box = show_message(self, f"{view.title} could not be shown", text)
+            self._page_failed(view, first, ready.error)
+            return
+        view.set_computed(first, other, ready)
+        self._show_page(view, first, other)
+
+    def _show_page(self, view: ReportView, first: OpenedReport, other: OpenedReport | None) -> None:
+        self._unbuilt.discard(view.title)
+        try:
+            view.show_reports(first, other)
+            make_labels_plain(view)
+        except Exception as error:  # a page's bug must not leave it silently blank
+            self._page_failed(view, first, error)
+
+    def _page_failed(self, view: ReportView, first: OpenedReport, error: BaseException) -> None:
+        text = f"The {view.title} page could not show {first.name}: {type(error).__name__}: {error}"
+        view.show_failure(text)
+        self.page_failures.append(text)
+        log.error("building the %s page", view.title, exc_info=error)
+        self.statusBar().showMessage(text)
+        self.message_box = show_message(self, f"{view.title} could not be shown", text)
 
     def current_view(self) -> ReportView | None:
         page = self.pages.currentWidget()
@@ -225,6 +262,9 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("No report is open to reload.", 5000)
 
     def close_report(self) -> None:
+        self.page_computer.cancel_all()
+        self.debug_loader.cancel()
+        self._debug_pending = None
         for view in self.views:
             view.clear()
         for opened in self.opened:
@@ -250,9 +290,12 @@ class MainWindow(QMainWindow):
         self._loading_done()
         carry_selections(self.opened, opened)
         compare_opening.apply_labels(self, opened)
+        self.page_computer.cancel_all()  # pages computed for the reports shown before
         for old in self.opened:
             old.report.close()
         self.opened = opened
+        self._debug_pending = opened  # decoded once the window has painted the first page
+        QTimer.singleShot(DEBUG_DECODE_LATEST_MS, self._decode_debug)
         self.paths = list(self._pending)
         for each in opened:
             each.selection.changed.connect(lambda _what: self._show_report_label())
@@ -274,6 +317,33 @@ class MainWindow(QMainWindow):
         if self.current_view() is None or self.pages.currentWidget() is self.start_page:
             self.show_view("Summary")
         self.traces.report_opened(*opened[:2])
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.UpdateRequest and self._debug_pending is not None:
+            self._decode_debug()  # the window has just painted the opened report's page
+        return handled
+
+    def _decode_debug(self) -> None:
+        """Decode the opened reports' debug.cbor in a worker, after the first paint: no first
+        page needs it, and decoding it beside the first paint would slow that paint."""
+        opened, self._debug_pending = self._debug_pending, None
+        if opened is None or opened is not self.opened:
+            return
+        if any(o.report.debug_path is not None for o in opened):
+            job = lambda _progress, stopped: decode_debug(opened, stopped)  # noqa: E731
+            self.debug_loader.start(job, opened[0].folder)
+
+    def _on_debug_decoded(self, errors: dict[int, ReportError]) -> None:
+        """debug.cbor was decoded after the first paint: a damaged one is said as a damaged
+        profile.pop section is on opening (the other pages keep working)."""
+        if not errors or len(self.opened) <= max(errors):
+            return
+        for i, error in errors.items():
+            self.opened[i].errors["debug"] = error
+        damaged = " ".join(self.opened[i].damaged_summary() for i in errors)
+        self.statusBar().showMessage(damaged)
+        self.message_box = show_message(self, "Part of the report is damaged", damaged)
 
     def _on_failed(self, path: str, message: str) -> None:
         self._loading_done()
@@ -395,6 +465,10 @@ class MainWindow(QMainWindow):
         self.loader.wait(10_000)
         self.traces.loader.cancel()
         self.traces.loader.wait(10_000)
+        self.page_computer.cancel_all()
+        self.page_computer.wait(10_000)
+        self.debug_loader.cancel()
+        self.debug_loader.wait(10_000)
         self.runner.shutdown()
         super().closeEvent(event)
 

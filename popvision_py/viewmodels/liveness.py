@@ -26,11 +26,18 @@ class LivenessViewModel:
     """What the liveness chart shows. ``changed`` emits "curve" (scope, tiles or always-live
     changed), "steps" (selected steps), "operation" (the operation's steps) or "error"."""
 
-    def __init__(self, report: object, selection: ReportSelection, name: str = "") -> None:
+    def __init__(
+        self,
+        report: object,
+        selection: ReportSelection,
+        name: str = "",
+        whole: LivenessTable | None = None,
+    ) -> None:
         self.report = report
         self.name = name  # the report's name when comparing, "" otherwise
         self.selection = selection
-        self.whole = liveness_table(report)
+        # ``whole``: the report's liveness_table when already computed (in a worker)
+        self.whole = whole if whole is not None else liveness_table(report)
         target = report.target
         self.num_ipus = int(target.num_ipus)
         self.num_tiles = int(target.num_tiles)

@@ -20,6 +20,7 @@ from profiler_core.analysis.liveness_tiles import VariableTiles, variable_tiles
 from profiler_core.analysis.vertices import compute_set_vertices
 from profiler_core.model.kinds import StepKind
 from profiler_core.model.lazy_columns import StringColumn
+from profiler_core.model.unique import sorted_unique
 
 TILE_LIST_CHARS = 80
 DIFFERENCE_HELP = "The last selected step minus the first selected step."
@@ -105,7 +106,7 @@ def not_always_live_table(report: object, steps: np.ndarray, debug: object = Non
             Column("Live to", live.last, "Last step of its live range (inclusive).", "count"),
         ]
         return ColumnTable(columns, matcher=text_matcher(columns[0].values, columns[4].values))
-    var = np.unique(np.concatenate([f.var for f in found]))
+    var = sorted_unique(np.concatenate([f.var for f in found]))
     per_step = np.zeros((len(found), var.size), dtype=np.int64)
     for row, live in enumerate(found):
         per_step[row, np.searchsorted(var, live.var)] = live.bytes
@@ -132,7 +133,7 @@ def vertices_table(report: object, steps: np.ndarray) -> ColumnTable | str:
             "OnTileExecute steps run vertices."
         )
     found = [compute_set_vertices(report, cs) if cs >= 0 else None for cs in compute_sets]
-    types = np.unique(np.concatenate([f.vertex_type for f in found if f is not None]))
+    types = sorted_unique(np.concatenate([f.vertex_type for f in found if f is not None]))
     counts = np.zeros((len(found), types.size), dtype=np.int64)
     tiles = np.zeros((len(found), types.size), dtype=np.int64)
     for row, f in enumerate(found):

@@ -22,6 +22,7 @@ from profiler_core.analysis.tiles import (
     parse_tile_selection,
 )
 from profiler_core.model.kinds import MemoryCategory
+from profiler_core.model.unique import sorted_unique
 
 
 class Layout(enum.Enum):
@@ -145,7 +146,7 @@ class MemoryViewModel:
         return True
 
     def select_tiles(self, tiles: np.ndarray) -> None:
-        self.selection = np.unique(np.asarray(tiles, dtype=np.int64))
+        self.selection = sorted_unique(np.asarray(tiles, dtype=np.int64))
         self.selection_error = ""
         self.changed.emit("selection")
 

@@ -31,6 +31,9 @@ class OpenedReport:
     seconds_to_load: float = 0.0
     selection: ReportSelection = field(default_factory=ReportSelection)
     label: str = ""  # the user's name for the report in a comparison ("" for the folder's)
+    # The Summary page's sections (viewmodels/summary.py), made by the loader's worker so
+    # the first paint after opening only builds widgets; None when not made.
+    summary: list[Any] | None = field(default=None, repr=False, compare=False)
     # Comparisons with other opened reports, by id of the other (compare.pair_of): every
     # view of a comparison shares one, so each analysis runs once.
     comparisons: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -48,6 +51,10 @@ class OpenedReport:
         for section in sections:
             if section in self.errors:
                 return self.errors[section]
+            if section == "debug" and self.report.debug_loaded:  # decoded after opening
+                error = self.report.section_error("debug")
+                if error is not None:
+                    return error
         return None
 
     def missing_text(self, *sections: str) -> str:
@@ -55,7 +62,7 @@ class OpenedReport:
         error = self.missing(*sections)
         if error is None:
             return ""
-        section = next(s for s in sections if s in self.errors)
+        section = next(s for s in sections if s in self.errors or self.missing(s) is error)
         return (
             f"The {SECTION_TITLES.get(section, section)} section of this report could not be "
             f"read, so this view cannot be shown.\n\n{error}"

@@ -12,6 +12,7 @@ import numpy as np
 from popvision_py.viewmodels.program_tree import NOT_RUN, ProgramTreeViewModel
 from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.model.kinds import ProgramKind
+from profiler_core.model.unique import sorted_unique
 
 NOT_RECORDED = "not recorded (the report has no per-step variable access)"
 
@@ -30,7 +31,7 @@ def vertices_of_compute_set(graph: Any, compute_set: int) -> ColumnTable:
     unique, inverse = np.unique(types, return_inverse=True)
     counts = np.bincount(inverse, weights=graph.vc_count[rows], minlength=unique.size)
     span = int(graph.vc_tile.max(initial=0)) + 1
-    tile_pairs = np.unique(inverse.astype(np.int64) * span + graph.vc_tile[rows])
+    tile_pairs = sorted_unique(inverse.astype(np.int64) * span + graph.vc_tile[rows])
     tiles = np.bincount(tile_pairs // span, minlength=unique.size)
     names = graph.strings.take(graph.vt_name[unique]) if unique.size else []
     return ColumnTable(
@@ -73,12 +74,12 @@ def line_details(
         in_cs = graph.vc_cs == compute_set
         rows.append(("Vertices", f"{int(graph.vc_count[in_cs].sum()):,}"))
         rows.append(("Vertex types", f"{len(vertices):,}"))
-        rows.append(("Tiles used", f"{np.unique(graph.vc_tile[in_cs]).size:,}"))
+        rows.append(("Tiles used", f"{sorted_unique(graph.vc_tile[in_cs]).size:,}"))
     else:
         rows.append(("Compute set", "none (this step runs no vertices)"))
     exchange = programs.exch_step == step
     if exchange.any():
-        rows.append(("Exchange tiles", f"{np.unique(programs.exch_tile[exchange]).size:,}"))
+        rows.append(("Exchange tiles", f"{sorted_unique(programs.exch_tile[exchange]).size:,}"))
         rows.append(("Exchange bytes in", f"{int(programs.exch_bytes_in[exchange].sum()):,}"))
         rows.append(("Exchange bytes out", f"{int(programs.exch_bytes_out[exchange].sum()):,}"))
     if int(programs.step_global_bytes[step]):

@@ -17,6 +17,7 @@ import numpy as np
 from profiler_core.analysis.program_tree import ProgramTree
 from profiler_core.model.kinds import ProgramKind
 from profiler_core.model.strings import Strings
+from profiler_core.model.unique import sorted_unique
 
 SECTIONS = ("Control Programs", "Functions")
 
@@ -216,7 +217,7 @@ class ProgramLines:
         )
         string_ids = np.searchsorted(offsets, hits, side="right") - 1
         inside = hits + len(needle) <= offsets[string_ids + 1]  # not across two names
-        matched = np.unique(string_ids[inside])
+        matched = sorted_unique(string_ids[inside])
         lines = np.flatnonzero(np.isin(self.name, matched) & (self.section_of == section))
         top_row = self.row[self.top_line[lines]]
         order = np.lexsort((lines, self.rank[lines], self.key[lines], top_row))

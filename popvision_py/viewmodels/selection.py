@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from popvision_py.viewmodels.events import Emitter
+from profiler_core.model.unique import sorted_unique
 
 WHATS = ("tiles", "steps", "operation", "run", "range")
 
@@ -38,7 +39,7 @@ class ReportSelection:
 
     # -- tiles ---------------------------------------------------------------------------
     def select_tiles(self, tiles: object) -> None:
-        tiles = np.unique(_as_ids(tiles))
+        tiles = sorted_unique(_as_ids(tiles))
         if not np.array_equal(tiles, self.tiles):
             self.tiles = tiles
             self.changed.emit("tiles")
@@ -70,7 +71,7 @@ class ReportSelection:
     def select_operation(self, label: str, steps: object, group_by: str = "op") -> None:
         """Select the operation ``label`` (grouped ``group_by``) whose program steps are
         ``steps``; "" clears it."""
-        steps = np.unique(_as_ids(steps)) if label else np.zeros(0, dtype=np.int64)
+        steps = sorted_unique(_as_ids(steps)) if label else np.zeros(0, dtype=np.int64)
         same = label == self.operation and group_by == self.operation_group_by
         if same and np.array_equal(steps, self.operation_steps):
             return

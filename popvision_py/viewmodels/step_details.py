@@ -13,6 +13,7 @@ import numpy as np
 from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.execution import TileBalance, tile_balance
 from profiler_core.model.kinds import StepKind
+from profiler_core.model.unique import sorted_unique
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def step_details(report: Any, step: int, debug: Any = None) -> StepDetails:
     if exch.any() or programs.step_global_bytes[step]:
         rows.append(("Bytes exchanged in", f"{int(programs.exch_bytes_in[exch].sum()):,}"))
         rows.append(("Bytes exchanged out", f"{int(programs.exch_bytes_out[exch].sum()):,}"))
-        rows.append(("Tiles exchanging", f"{int(np.unique(programs.exch_tile[exch]).size):,}"))
+        rows.append(("Tiles exchanging", f"{int(sorted_unique(programs.exch_tile[exch]).size):,}"))
         rows.append(("Bytes over IPU-Links", f"{int(programs.step_global_bytes[step]):,}"))
     rows += _debug_rows(debug, int(programs.step_debug[step]))
     properties = ColumnTable(
@@ -108,7 +109,7 @@ def _codelet_table(report: Any, cs: int) -> ColumnTable:
     types, inverse = np.unique(graph.vc_type[rows], return_inverse=True)
     vertices = np.bincount(inverse, weights=graph.vc_count[rows], minlength=types.size)
     tiles = np.array(
-        [np.unique(graph.vc_tile[rows][inverse == i]).size for i in range(types.size)], np.int64
+        [sorted_unique(graph.vc_tile[rows][inverse == i]).size for i in range(types.size)], np.int64
     )
     names = [report.strings[int(graph.vt_name[t])] for t in types.tolist()]
     order = np.argsort(-vertices, kind="stable")

@@ -11,6 +11,7 @@ import numpy as np
 
 from popvision_py.viewmodels.events import Emitter
 from profiler_core.model.tile_layout import TileLayout, tile_layout
+from profiler_core.model.unique import sorted_unique
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class TileMapModel:
         self.changed.emit("values")
 
     def select_tiles(self, tiles: np.ndarray) -> None:
-        tiles = np.unique(np.asarray(tiles, dtype=np.int64))
+        tiles = sorted_unique(np.asarray(tiles, dtype=np.int64))
         tiles = tiles[(tiles >= 0) & (tiles < self.num_tiles)]
         if not np.array_equal(tiles, self.selection):
             self.selection = tiles
@@ -184,7 +185,7 @@ class TileMapModel:
         top, bottom = sorted((int(y0), int(y1)))
         left, top = max(left, 0), max(top, 0)
         patch = index[top : bottom + 1, left : right + 1]
-        tiles = np.unique(patch)
+        tiles = sorted_unique(patch)
         return tiles[tiles >= 0]
 
     def tile_place(self, tile: int) -> tuple[int, int, int]:

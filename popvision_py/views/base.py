@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QProgressBar,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -44,8 +45,38 @@ class ReportView(QWidget):
     def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
         self.opened, self.other = opened, other
 
+    # -- the first show's work, off the GUI thread -------------------------------------------
+    def compute(self, opened: OpenedReport, other: OpenedReport | None) -> object:
+        """The page's view model for the reports: work that does not need widgets, which the
+        window runs in a worker thread (``app/page_compute.py``) while the page says
+        "Computing…"; ``build`` takes it back with ``computed``. It must read no widget and
+        connect to nothing (it runs beside the GUI thread); it may raise. Pages that are quick
+        to build leave it as it is (None: nothing to compute)."""
+        return None
+
+    @property
+    def computes(self) -> bool:
+        """Whether this page has work worth a worker on its first show."""
+        return type(self).compute is not ReportView.compute
+
+    def set_computed(self, opened: OpenedReport, other: OpenedReport | None, ready: object) -> None:
+        """What ``compute`` made in the worker for these reports, for the build that follows."""
+        self._computed = (opened, other, ready)
+
+    def computed(self, opened: OpenedReport, other: OpenedReport | None) -> object:
+        """The view model for the reports: the worker's when it made it for them, else made
+        now (a page fetched with ``window.view``, rebuilt by the view itself, or in tests)."""
+        ready, self._computed = getattr(self, "_computed", None), None
+        if ready is not None and ready[0] is opened and ready[1] is other:
+            return ready[2]
+        return self.compute(opened, other)
+
+    def show_computing(self, text: str) -> None:
+        """Say that the page's view model is being computed (``text``) until it is shown."""
+
     def clear(self) -> None:
         self.opened = self.other = None
+        self._computed = None
 
     def help_text(self) -> str:
         return self.rail_help
@@ -80,6 +111,23 @@ def message_label(text: str = "") -> QLabel:
     return label
 
 
+def _computing_page() -> tuple[QWidget, QLabel]:
+    """A message over a busy bar, shown while the page's view model is computed."""
+    page = QWidget()
+    column = QVBoxLayout(page)
+    column.addStretch(1)
+    label = message_label()
+    busy = QProgressBar()
+    busy.setRange(0, 0)  # no figure to show: it only says work is going on
+    busy.setTextVisible(False)
+    busy.setFixedWidth(240)
+    busy.setToolTip("The page's data is computed off the window's thread.")
+    column.addWidget(label)
+    column.addWidget(busy, 0, Qt.AlignmentFlag.AlignHCenter)
+    column.addStretch(1)
+    return page, label
+
+
 class ChartDetailsView(ReportView):
     """Controls, then a chart over a details tab widget; or a message when data is missing."""
 
@@ -110,9 +158,11 @@ class ChartDetailsView(ReportView):
         layout.addWidget(self.controls)
         layout.addWidget(self.splitter, 1)
         self.message = message_label()
+        self.computing_page, self.computing_label = _computing_page()
         self.pages = QStackedWidget()
         self.pages.addWidget(content)
         self.pages.addWidget(self.message)
+        self.pages.addWidget(self.computing_page)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.pages)
@@ -155,6 +205,14 @@ class ChartDetailsView(ReportView):
 
     def show_failure(self, text: str) -> None:
         self.show_message(text)
+
+    def show_computing(self, text: str) -> None:
+        self.computing_label.setText(text)
+        self.pages.setCurrentWidget(self.computing_page)
+
+    def showing_computing(self) -> bool:
+        """The page waits for its view model (``show_computing``)."""
+        return self.pages.currentWidget() is self.computing_page
 
     def showing_message(self) -> bool:
         return self.pages.currentWidget() is self.message

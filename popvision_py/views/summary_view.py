@@ -4,7 +4,7 @@ table; in compare mode a value column per report. Blocks fold away, and stay so 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QGridLayout,
     QLabel,
@@ -56,6 +56,7 @@ class SummaryView(ReportView):
         self.options_model = ColumnTableModel()
         self.options_filter: QLineEdit | None = None
         self.settings: object | None = None  # AppSettings: which blocks are folded away
+        self._selectable = SelectableOnHover(self)
         self.clear()
 
     def attach_settings(self, settings: object) -> None:
@@ -64,7 +65,8 @@ class SummaryView(ReportView):
 
     def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
         super().show_reports(opened, other)
-        self.sections = [summary_sections(o) for o in (opened, other) if o is not None]
+        # The loader's worker made the opened reports' sections (OpenedReport.summary).
+        self.sections = [o.summary or summary_sections(o) for o in (opened, other) if o]
         names = list(pair_of(opened, other).names) if other is not None else []
         self._fill(names)
 
@@ -162,7 +164,7 @@ class SummaryView(ReportView):
             for i, row in enumerate(rows):
                 value = QLabel(row.value if row else "—")
                 value.setWordWrap(True)
-                value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                value.installEventFilter(self._selectable)  # selectable once pointed at
                 value.setToolTip(row.help if row else "Not in this report.")
                 if row is not None and row.warning:
                     value.setStyleSheet(f"color: {chart_colors(self).limit}; font-weight: bold")
@@ -186,6 +188,18 @@ class SummaryView(ReportView):
             values = [table.columns[c].display(row) for c in range(1, len(table.columns))]
             rows.append([OPTIONS_TITLE, table.columns[0].display(row), *values])
         return rows
+
+
+class SelectableOnHover(QObject):
+    """Makes a label's text selectable when the pointer first enters it. A selectable label
+    carries a text document of its own, which made building the Summary's 70 values, and
+    laying them out, cost more than all the rest of opening a report."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Enter and isinstance(watched, QLabel):
+            watched.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            watched.removeEventFilter(self)
+        return False
 
 
 def _row(section: SummarySection | None, label: str) -> SummaryRow | None:

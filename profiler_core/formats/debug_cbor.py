@@ -13,6 +13,7 @@ oversized files, CBOR tags and deep nesting, and names every problem.
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 from pathlib import Path
@@ -243,10 +244,27 @@ def _string_table(strings: Any) -> Strings:
             f"strings.offsets do not run from 0 up to the {len(data)} bytes of strings.data"
         )
     try:
-        str(data, "utf-8")
+        _check_utf8(data)
     except UnicodeDecodeError as error:
         raise v1.DocumentError(f"strings.data is not UTF-8 at byte {error.start}") from None
     return Strings(data, ends.astype(np.int64))
+
+
+_UTF8_CHUNK = 1 << 20
+
+
+def _check_utf8(data: bytes | memoryview) -> None:
+    """Raise UnicodeDecodeError (its ``start`` in the whole of ``data``) unless ``data`` is
+    UTF-8. Checked a megabyte at a time: decoding the whole table at once holds the GIL for
+    as long as it takes, and this runs in a worker beside the window's thread."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(view), _UTF8_CHUNK):
+            decoder.decode(view[start : start + _UTF8_CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        str(data, "utf-8")  # raises again, with the offset in the whole table
 
 
 def _int32_column(value: Any, name: str, count: int) -> np.ndarray:

@@ -9,6 +9,7 @@ partial report shows what it can.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -44,6 +45,7 @@ class Report:
         self.debug_path = debug_path
         self._reader = ProfileReader(profile_path)
         self._debug: DebugData | ReportError | None = None
+        self._debug_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -110,13 +112,14 @@ class Report:
         """Debug contexts, or None when the folder has no debug.cbor."""
         if self.debug_path is None:
             return None
-        if self._debug is None:
-            try:
-                debug = read_debug(self.debug_path)
-                check_pair(self.header, debug, self.debug_path)
-                self._debug = debug
-            except ReportError as error:
-                self._debug = error
+        with self._debug_lock:  # decoded once, whichever thread asks first
+            if self._debug is None:
+                try:
+                    debug = read_debug(self.debug_path)
+                    check_pair(self.header, debug, self.debug_path)
+                    self._debug = debug
+                except ReportError as error:
+                    self._debug = error
         if isinstance(self._debug, ReportError):
             raise self._debug
         return self._debug

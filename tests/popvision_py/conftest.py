@@ -36,6 +36,9 @@ def settings_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def window(qtbot, settings_file: Path) -> MainWindow:
     win = MainWindow(AppSettings(make_settings(settings_file)))
+    # Pages build at once when shown, as these tests check them straight after; the pages'
+    # workers are tested with pages_in_worker on (test_page_compute.py).
+    win.pages_in_worker = False
     win.set_theme("light")
     qtbot.addWidget(win)
     win.resize(1400, 900)
@@ -44,6 +47,9 @@ def window(qtbot, settings_file: Path) -> MainWindow:
     yield win
     win.loader.cancel()
     win.loader.wait(10_000)
+    win.page_computer.cancel_all()
+    win.page_computer.wait(10_000)
+    win.debug_loader.wait(10_000)
 
 
 def wait_loaded(qtbot, window: MainWindow, timeout: int = 20_000) -> None:

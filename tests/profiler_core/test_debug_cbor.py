@@ -188,3 +188,14 @@ def test_grouping_a_few_contexts_labels_them_as_grouping_all_does(debug_path, re
         expected = [everything.labels[g] for g in everything.group_of(ids).tolist()]
         assert [labels[g] for g in groups.tolist()] == expected
         assert labels == sorted(set(expected) | {""})
+
+
+def test_the_string_table_utf8_check_reads_across_megabyte_chunks():
+    from profiler_core.formats.debug_cbor import _UTF8_CHUNK, _check_utf8
+
+    split = b"a" * (_UTF8_CHUNK - 1) + "é".encode() + b"b" * 10  # é straddles the chunks
+    _check_utf8(split)
+    bad = split + b"\xff" + b"c" * 5
+    with pytest.raises(UnicodeDecodeError) as caught:
+        _check_utf8(bad)
+    assert caught.value.start == len(split)  # the offset in the whole table, not the chunk

@@ -3,8 +3,12 @@ reports whose intact sections still load while the damaged ones name their probl
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
+import profiler_core.report.open as report_open
 from profiler_core.analysis.memory import memory_table
 from profiler_core.analysis.operations import operations_table
 from profiler_core.errors import LoadCancelledError, ReportError
@@ -145,3 +149,27 @@ def test_a_report_without_runs_or_debug_summarises(tmp_path):
     summary = open_report(folder).summary(check_debug=True)
     assert summary.runs == [] and summary.errors == {}
     assert list(summary.files) == ["profile.pop"]
+
+
+def test_debug_cbor_is_decoded_once_when_two_threads_ask_at_once(tmp_path, monkeypatch):
+    # The window decodes debug.cbor in a worker after the first paint while a page (on the
+    # GUI thread or in its own worker) may ask for it too: one decode, both get its result.
+    _, debug_data = write_folder(tmp_path / "r")
+    report = open_report(tmp_path / "r")
+    calls = []
+    real = report_open.read_debug
+
+    def slow_read(path):
+        calls.append(path)
+        time.sleep(0.05)  # long enough for the other thread to ask meanwhile
+        return real(path)
+
+    monkeypatch.setattr(report_open, "read_debug", slow_read)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(report.debug)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1
+    assert got[0] is got[1] and list(got[0].name) == list(debug_data.name)

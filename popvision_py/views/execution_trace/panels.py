@@ -20,7 +20,7 @@ from popvision_py.viewmodels.step_colors import step_kind_color
 from popvision_py.viewmodels.step_details import StepDetails, balance_histogram
 from popvision_py.views.base import message_label
 from popvision_py.views.memory.details import make_table_view
-from popvision_py.views.table_model import ColumnTableModel
+from popvision_py.views.table_model import ColumnTableModel, size_columns_from_sample
 from profiler_core.analysis.execution import CycleBreakdown, RangeCycles
 from profiler_core.analysis.execution_summary import ExecutionSummary
 from profiler_core.model.kinds import StepKind
@@ -107,7 +107,7 @@ class SummaryPanel(QWidget):
 
     def show_breakdown(self, run: CycleBreakdown, visible: RangeCycles | None) -> None:
         self.model.set_table(summary_table(run, visible))
-        self.table.resizeColumnsToContents()
+        size_columns_from_sample(self.table)  # Qt's own sizing asks every role of every cell
         seconds = f"{run.seconds * 1e6:,.2f} µs at {run.clock_hz / 1e9:.2f} GHz"
         text = f"Run {run.run} ({run.name}): {run.total_cycles:,} cycles ({seconds})."
         if visible is not None:

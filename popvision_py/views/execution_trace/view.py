@@ -9,6 +9,7 @@ steps picked in other views are outlined, and the trace zooms to the current one
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, Qt, QTimer
@@ -34,11 +35,12 @@ from popvision_py.views.tile_map.widget import TileMapWidget
 from popvision_py.views.timeline.plot import TimelinePlot
 from popvision_py.views.timeline.spans_item import LANE_GAP
 from popvision_py.views.typed_entry import read_range
-from profiler_core.analysis.execution import cycle_breakdown, cycles_in_range
+from profiler_core.analysis.execution import CycleBreakdown, cycle_breakdown, cycles_in_range
 from profiler_core.analysis.execution_summary import execution_summary
 from profiler_core.errors import ReportError
 
 MIN_LANE_PX = 22  # below this lanes scroll instead of shrinking
+FIRST_PAINT_PX = 1200  # about the trace's width in a full-screen window
 MAX_LANE_PX = 64  # above this lanes stop growing: one IPU is a row, not the whole chart
 NOT_RUN = (
     "This report was compiled but its program was not run with execution profiling, so "
@@ -95,6 +97,7 @@ class ExecutionTraceView(ChartDetailsView):
         self._summary_timer.timeout.connect(self._update_summary)
         self._connect_controls()
         self._breakdown = None
+        self._summary_shown: tuple | None = None  # (breakdown, range) the Summary tab shows
         self.clear()
 
     def _connect_controls(self) -> None:
@@ -135,8 +138,9 @@ class ExecutionTraceView(ChartDetailsView):
                 traces = message_label(f"The runs cannot be stacked: {error}")
             tabs.add_page("Compare: timelines", traces)  # type: ignore[attr-defined]
 
-    def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
-        self._disconnect()
+    def compute(self, opened: OpenedReport, other: OpenedReport | None) -> TraceReady | str:
+        """The trace's model for the selected run, its cycle breakdown and its whole-run
+        spans (what the first paint draws), or why there is no trace."""
         report = opened.report
         try:
             execution = report.execution
@@ -144,9 +148,19 @@ class ExecutionTraceView(ChartDetailsView):
                 return NOT_RUN_OOM if report.header.out_of_memory else NOT_RUN
             model = ExecutionTraceModel(report, report.debug_or_none())
             model.set_run(min(max(opened.selection.run, 0), len(model.runs) - 1))
-            cycle_breakdown(report, model.run)  # checks every cross-section reference once
+            # checks every cross-section reference once
+            breakdown = cycle_breakdown(report, model.run)
         except ReportError as error:
             return f"The execution profile of this report cannot be shown.\n\n{error}"
+        model.spans(0, model.total_cycles, FIRST_PAINT_PX)  # fills the whole-run span cache
+        return TraceReady(model, breakdown)
+
+    def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
+        self._disconnect()
+        ready = self.computed(opened, other)
+        if isinstance(ready, str):
+            return ready
+        model, self._breakdown = ready.model, ready.breakdown
         self.model = model
         model.changed.connect(self._on_model_changed)
         self._selection = opened.selection
@@ -174,6 +188,7 @@ class ExecutionTraceView(ChartDetailsView):
         if self._selection is not None:
             self._selection.changed.disconnect(self._on_selection_changed)
         self.model = self._selection = None
+        self._summary_shown = None
         self.tile_map.clear()
         self.plot.set_lanes([], lambda *_: _empty(), (0.0, 1.0))
         self.heat.set_strips([], (0.0, 1.0))
@@ -194,7 +209,8 @@ class ExecutionTraceView(ChartDetailsView):
     def _show_run(self) -> None:
         model = self.model
         try:
-            self._breakdown = cycle_breakdown(model.report, model.run)
+            if self._breakdown is None or self._breakdown.run != model.run:
+                self._breakdown = cycle_breakdown(model.report, model.run)
             self.summary.show_execution_summary(execution_summary(model.report, model.run))
         except ReportError as error:
             self.show_message(f"Run {model.run} of this report cannot be shown.\n\n{error}")
@@ -285,8 +301,14 @@ class ExecutionTraceView(ChartDetailsView):
         x0, x1 = self.plot.x_range
         start, end = max(int(x0), 0), min(int(np.ceil(x1)), self.model.total_cycles)
         whole = start <= 0 and end >= self.model.total_cycles
-        visible = None if whole else cycles_in_range(self.model.report, self.model.run, start, end)
-        self.summary.show_breakdown(self._breakdown, visible)
+        shown = (self._breakdown, None if whole else (start, end))
+        before = self._summary_shown  # the timer also fires when nothing moved
+        if before is None or before[0] is not shown[0] or before[1] != shown[1]:
+            visible = (
+                None if whole else cycles_in_range(self.model.report, self.model.run, start, end)
+            )
+            self.summary.show_breakdown(self._breakdown, visible)
+            self._summary_shown = shown
         if self._selection is not None:  # throttled by the timer, like the summary
             self._selection.select_range(None if whole else (start, end))
 
@@ -397,6 +419,14 @@ class ExecutionTraceView(ChartDetailsView):
     @property
     def lane_roles(self) -> list[LaneRole]:
         return [lane.role for lane in self.model.lanes] if self.model else []
+
+
+@dataclass(frozen=True)
+class TraceReady:
+    """What the worker computes for the first show (``ExecutionTraceView.compute``)."""
+
+    model: ExecutionTraceModel
+    breakdown: CycleBreakdown  # of the model's run
 
 
 def _heat_legend() -> QWidget:

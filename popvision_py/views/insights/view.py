@@ -110,13 +110,19 @@ class InsightsView(ChartDetailsView):
     def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
         return insights_specs(pair)
 
-    def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
+    def compute(self, opened: OpenedReport, other: OpenedReport | None) -> InsightsViewModel | str:
+        """The view model, or why the report has none (every rule runs here, in the worker)."""
         try:
             found = insights(opened.report, top=MORE_TILES)
         except ReportError as error:
             return f"Insights need the target and memory sections.\n\n{error}"
-        name = opened.name if other is not None else ""
-        self.model = InsightsViewModel(found, name)
+        return InsightsViewModel(found, opened.name if other is not None else "")
+
+    def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
+        model = self.computed(opened, other)
+        if isinstance(model, str):
+            return model
+        self.model = model
         self.fit.show_model(self.model)
         self.top_tiles.show_model(self.model)
         self.histogram.show_bars(*self.model.histogram_bars(), self.model.limit_kib)

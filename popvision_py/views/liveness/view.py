@@ -8,6 +8,8 @@ operation picked in Operations show here without the views knowing each other.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
@@ -28,6 +30,7 @@ from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.liveness.chart import LivenessChart
 from popvision_py.views.liveness.controls import LivenessControls
 from popvision_py.views.table_panel import TablePanel
+from profiler_core.analysis.liveness import LivenessTable, liveness_table
 from profiler_core.analysis.tiles import format_tile_selection
 from profiler_core.errors import ReportError
 
@@ -81,6 +84,7 @@ class LivenessView(ChartDetailsView):
         c.selection_typed.connect(self.select_text)
         c.reset_zoom.clicked.connect(lambda: [chart.reset_zoom() for chart in self.charts])
         self._shown_key: tuple | None = None
+        self._always_live: tuple[object, ColumnTable | None] = (None, None)  # computed
         self.clear()
 
     @property
@@ -103,12 +107,33 @@ class LivenessView(ChartDetailsView):
     def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
         return liveness_specs(pair)
 
+    def compute(self, opened: OpenedReport, other: OpenedReport | None) -> LivenessReady | str:
+        """Each report's live bytes per step and the first tab's always-live variables (the
+        worker's part of the first show), or why the liveness cannot be shown."""
+        wholes = []
+        for o in (opened, other):
+            if o is None:
+                continue
+            try:
+                wholes.append(liveness_table(o.report))
+            except ReportError as error:
+                return f"The liveness of {o.name} cannot be shown.\n\n{error}\n\n{PRODUCED_BY}"
+        try:
+            always = always_live_table(opened.report)
+        except ReportError:
+            always = None  # the tab says why when it is shown
+        return LivenessReady(wholes, always)
+
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._drop_chart()
+        ready = self.computed(opened, other)
+        if isinstance(ready, str):
+            return ready
+        self._always_live = (opened.report, ready.always_live)
         reports = [o for o in (opened, other) if o is not None]
-        for o in reports:
+        for o, whole in zip(reports, ready.wholes, strict=True):
             try:
-                model = LivenessViewModel(o.report, o.selection, o.name if other else "")
+                model = LivenessViewModel(o.report, o.selection, o.name if other else "", whole)
             except ReportError as error:
                 self._drop_chart()
                 return f"The liveness of {o.name} cannot be shown.\n\n{error}\n\n{PRODUCED_BY}"
@@ -132,6 +157,7 @@ class LivenessView(ChartDetailsView):
 
     def clear(self) -> None:
         self._drop_chart()
+        self._always_live = (None, None)
         super().clear()
 
     def _drop_chart(self) -> None:
@@ -195,7 +221,8 @@ class LivenessView(ChartDetailsView):
         report = self.opened.report
         try:
             if panel is self.always_live:
-                table = always_live_table(report)
+                table = self._always_live[1] if self._always_live[0] is report else None
+                table = table if table is not None else always_live_table(report)
                 self.always_live.show_table(
                     table, f"{format_count(len(table))} always-live variables, largest first"
                 )
@@ -242,6 +269,14 @@ class LivenessView(ChartDetailsView):
             "or select them in Memory). With several steps selected, the tables show a column "
             f"per step and a Difference column: {DIFFERENCE_HELP.lower()}"
         )
+
+
+@dataclass(frozen=True)
+class LivenessReady:
+    """What the worker computes for the first show (``LivenessView.compute``)."""
+
+    wholes: list[LivenessTable]  # per report: live bytes of all IPUs per step
+    always_live: ColumnTable | None  # the first report's always-live variables
 
 
 def _steps_heading(steps: np.ndarray, what: str) -> str:

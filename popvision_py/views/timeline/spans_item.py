@@ -18,6 +18,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPen
 
 from popvision_py.viewmodels.timeline import SpanBatch, lane_pixels, pixel_columns, span_at
 from popvision_py.views.pixel_image import device_pixels
+from profiler_core.model.unique import sorted_unique
 
 SpanSource = Callable[[float, float, int], SpanBatch]
 """``source(x0, x1, width_px)``: the spans of every lane in [x0, x1) for that many pixels."""
@@ -55,7 +56,7 @@ class SpanLanesItem(pg.GraphicsObject):
 
     def set_highlight(self, keys: np.ndarray) -> None:
         """Outline the spans whose key is in ``keys`` (the selection)."""
-        keys = np.unique(np.asarray(keys, dtype=np.int64))
+        keys = sorted_unique(np.asarray(keys, dtype=np.int64))
         if not np.array_equal(keys, self.highlight_keys):
             self.highlight_keys = keys
             self.update()

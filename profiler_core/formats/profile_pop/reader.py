@@ -305,7 +305,9 @@ def _read_file(path: Path) -> bytes:
     file that is not a profile (a disk image, gigabytes of zeros) is refused at once."""
     try:
         size = regular_file_size(path)
-        with open(path, "rb") as file:
+        # Unbuffered: a buffered file would hand back its buffered head joined to the rest,
+        # one more copy of the whole file (as long again as reading it).
+        with open(path, "rb", buffering=0) as file:
             if size > MAX_PROFILE_BYTES:
                 raise ReportError(
                     path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
@@ -313,7 +315,7 @@ def _read_file(path: Path) -> bytes:
             head = file.read(4 * (MAX_SEGMENTS + 2))
             _check_framing(path, head, size)
             file.seek(0)  # one read of the whole: head + rest would copy 60 MB once more
-            return file.read()
+            return file.readall()
     except OSError as error:
         raise ReportError(path, f"cannot read: {error.strerror or error}") from error
     except MemoryError as error:

@@ -1,0 +1,61 @@
+"""What opening does before and after the first paint: the Summary's sections come made by the
+loader's worker, debug.cbor is decoded by a worker after the first paint, and a damaged
+debug.cbor found then is named while every other page works."""
+
+from __future__ import annotations
+
+import shutil
+
+from popvision_py.viewmodels.summary import summary_sections
+from tests.popvision_py.conftest import wait_loaded
+
+
+def wait_debug(qtbot, window) -> None:
+    qtbot.waitUntil(
+        lambda: window._debug_pending is None and not window.debug_loader.busy, timeout=20_000
+    )
+
+
+def test_the_summary_is_made_in_the_worker_and_debug_cbor_after_the_paint(
+    qtbot, window, tutorial4_report
+):
+    at_loaded = []
+    window.loader.loaded.connect(  # after the window's own slot has shown the report
+        lambda opened: at_loaded.append(
+            (opened[0].report.debug_loaded, window._debug_pending is opened)
+        )
+    )
+    window.open_paths([tutorial4_report])
+    wait_loaded(qtbot, window)
+    assert at_loaded == [(False, True)]  # shown before debug.cbor was decoded
+    opened = window.opened[0]
+    summary = window.view("Summary")
+    assert opened.summary is not None and summary.sections == [opened.summary]
+    fresh = summary_sections(opened)  # the same sections when made here
+    assert [(s.title, s.rows) for s in fresh] == [(s.title, s.rows) for s in opened.summary]
+    assert summary.value("Graph", "Variables") == next(
+        r.value for s in fresh if s.title == "Graph" for r in s.rows if r.label == "Variables"
+    )
+    wait_debug(qtbot, window)
+    assert opened.report.debug_loaded and opened.errors == {}
+    assert opened.report.debug is not None and len(opened.report.debug.name) > 0
+
+
+def test_a_damaged_debug_cbor_is_named_after_opening_and_the_other_pages_work(
+    qtbot, window, tutorial4_report, tmp_path
+):
+    folder = tmp_path / "tutorial4"
+    shutil.copytree(tutorial4_report, folder)
+    data = (folder / "debug.cbor").read_bytes()
+    (folder / "debug.cbor").write_bytes(data[: len(data) // 2])  # cut in the middle
+    window.open_paths([folder])
+    wait_loaded(qtbot, window)
+    wait_debug(qtbot, window)
+    opened = window.opened[0]
+    assert "debug" in opened.errors and "truncated" in str(opened.errors["debug"])
+    text = "tutorial4: some sections could not be read (debug information (debug.cbor))"
+    assert window.statusBar().currentMessage().startswith(text)
+    assert window.message_box is not None and window.message_box.text().startswith(text)
+    assert window.view("Memory").models  # the profile's pages still work
+    assert not window.view("Liveness").showing_message()
+    assert opened.missing("debug") is opened.errors["debug"]
