@@ -25,7 +25,10 @@ class TileMap:
         self._starts: list[np.ndarray] = []  # per variable: int64 first flat element
         self._tiles: list[np.ndarray] = []  # per variable: int32 tile of each interval
         self._joined: tuple[np.ndarray, np.ndarray] | None = None
-        self._bases_array: np.ndarray | None = None
+        # the bases as int64, grown by doubling: rebuilding it from the list after every
+        # add_variable made add/map loops over 400k variables quadratic (minutes)
+        self._bases_buffer = np.empty(0, dtype=np.int64)
+        self._bases_filled = 0  # how many of the buffer's first entries are bases
 
     # -- growing ----------------------------------------------------------------------
     def add_variable(self, n: int) -> int:
@@ -39,7 +42,7 @@ class TileMap:
             self._starts.append(_EMPTY64)
             self._tiles.append(_EMPTY32)
         self.size = base + n
-        self._joined = self._bases_array = None
+        self._joined = None
         return base
 
     def _var_size(self, k: int) -> int:
@@ -47,9 +50,15 @@ class TileMap:
         return end - self._bases[k]
 
     def _bases_np(self) -> np.ndarray:
-        if self._bases_array is None:
-            self._bases_array = np.asarray(self._bases, dtype=np.int64)
-        return self._bases_array
+        n, filled = len(self._bases), self._bases_filled
+        if filled < n:
+            if self._bases_buffer.size < n:
+                grown = np.empty(max(n, 2 * self._bases_buffer.size, 64), dtype=np.int64)
+                grown[:filled] = self._bases_buffer[:filled]
+                self._bases_buffer = grown
+            self._bases_buffer[filled:n] = self._bases[filled:n]
+            self._bases_filled = n
+        return self._bases_buffer[:n]
 
     # -- mapping ----------------------------------------------------------------------
     def paint(self, start: np.ndarray, length: np.ndarray, tile: np.ndarray | int) -> None:
