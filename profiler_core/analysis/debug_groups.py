@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from profiler_core.analysis.string_groups import group_string_ids
 from profiler_core.model.lazy_columns import StringColumn
 
 GROUPINGS = ("op", "layer", "name", "context")
@@ -136,14 +137,9 @@ class DebugGroups:
 def debug_groups(debug: Any, group_by: str) -> DebugGroups:
     labels = context_labels(debug, group_by)
     if isinstance(labels, StringColumn):
-        # Group the string ids, then name only the distinct ones: no string per context.
-        distinct, inverse = np.unique(labels.ids, return_inverse=True)
-        names = labels.take(distinct)
-        unique = sorted(set(names) | {""})
-        index = {label: i for i, label in enumerate(unique)}
-        group_of_distinct = np.array([index[n] for n in names], dtype=np.int64)
-        group = np.append(group_of_distinct[inverse.reshape(-1)], index[""])
-        return DebugGroups(unique, group)
+        # Group the string ids, then name only the distinct labels: no string per context.
+        unique, group = group_string_ids(labels.table, labels.ids)
+        return DebugGroups(unique, np.append(group, 0))  # "" sorts first: id -1's group
     labels = [*labels, ""]
     # A dict, not np.unique: a numpy string array pads every label to the longest one.
     unique = sorted(set(labels))

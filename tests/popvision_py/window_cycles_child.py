@@ -21,6 +21,7 @@ from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
 from popvision_py.views.table_model import RAW_ROLE
 from profiler_core.analysis.compare import compare_reports
+from profiler_core.model.kinds import MemoryCategory
 from profiler_core.report import open_report
 
 CYCLES = int(os.environ.get("WINDOW_CYCLES", "20"))
@@ -43,8 +44,6 @@ def _wait_loaded(qtbot, window: MainWindow) -> None:
 def test_open_compare_close_windows_many_times(qtbot, tmp_path, monkeypatch) -> None:
     a, b = Path(os.environ["WINDOW_CYCLES_A"]), Path(os.environ["WINDOW_CYCLES_B"])
     memory = compare_reports(open_report(a), open_report(b)).memory  # the expected numbers
-    from profiler_core.model.kinds import MemoryCategory
-
     expected_memory = {
         c.label: [int(memory.a[c]), int(memory.b[c]), int(memory.b[c] - memory.a[c])]
         for c in MemoryCategory
