@@ -84,13 +84,9 @@ def operation_contexts(debug: Any) -> np.ndarray:
     """For each context, the nearest context at or above it that is a library op call (its
     API is its op), else itself. Parents normally precede children; a parent that does not
     is ignored, so a damaged file cannot send the walk round a cycle."""
-    parents = np.asarray(debug.parent).tolist()
-    is_call = _op_calls(debug)
-    owner = list(range(len(parents)))
-    for i, up in enumerate(parents):
-        if not is_call[i] and 0 <= up < i and is_call[owner[up]]:
-            owner[i] = owner[up]
-    return np.array(owner, dtype=np.int64)
+    # The level-by-level walk of op_call_owners over every id: as many numpy steps as the
+    # deepest nesting, not a Python step per context.
+    return op_call_owners(debug, np.arange(len(debug.parent), dtype=np.int64))
 
 
 def context_labels(debug: Any, group_by: str) -> Sequence[str]:

@@ -301,14 +301,15 @@ def _read_file(path: Path) -> bytes:
     file that is not a profile (a disk image, gigabytes of zeros) is refused at once."""
     try:
         size = regular_file_size(path)
-        with open(path, "rb") as file:
+        with open(path, "rb", buffering=0) as file:  # unbuffered: read() allocates once
             if size > MAX_PROFILE_BYTES:
                 raise ReportError(
                     path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
                 )
             head = file.read(4 * (MAX_SEGMENTS + 2))
             _check_framing(path, head, size)
-            file.seek(0)  # one read of the whole: head + rest would copy 60 MB once more
+            file.seek(0)  # one read of the whole: head + rest would copy 60 MB once more;
+            # a buffered file would join its buffered head to the rest, a 60 MB copy too
             return file.read()
     except OSError as error:
         raise ReportError(path, f"cannot read: {error.strerror or error}") from error
