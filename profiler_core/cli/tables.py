@@ -131,6 +131,8 @@ def _column_cells(values: Sequence[Any]) -> list[str]:
     """Each value as text; a numpy column is formatted by its dtype, not value by value."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         return list(map(format, values.tolist(), repeat(",")))
+    if isinstance(values, np.ndarray) and values.dtype.kind == "b":
+        return list(map(("no", "yes").__getitem__, values.tolist()))
     if isinstance(values, list) and set(map(type, values)) <= {str}:
         return values  # names and labels are their own text
     return [_cell(v) for v in _plain_list(values)]
