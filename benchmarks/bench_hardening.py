@@ -112,7 +112,7 @@ def bench_cli(folder: Path, other: Path) -> None:
     for command in COMMANDS:
         args = [a.format(**names) for a in command]
         seconds, cpu, peak, code = _run([args[0], str(folder), *args[1:]])
-        name = "popvision-cli " + " ".join(command).replace("{other}", "B")
+        name = "popvision-cli " + " ".join(args).replace(str(other), "B")
         size = both if command[0] == "compare" else files
         report(f"{name} time", seconds, "s", "<= 2 s", seconds <= 2 and code == 0)
         report(f"{name} CPU time", cpu, "s", "<= 2 s", cpu <= 2 and code == 0)
