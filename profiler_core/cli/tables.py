@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from profiler_core.model.lazy_columns import StringColumn
 from profiler_core.model.unique import sorted_unique
 
 
@@ -124,6 +125,8 @@ def _padded_cells(values: Sequence[Any], width: int, numeric: bool) -> list[str]
 def _is_numeric_column(values: Sequence[Any]) -> bool:
     if isinstance(values, np.ndarray):
         return values.dtype.kind in "iuf"
+    if isinstance(values, StringColumn):  # text; iterating would decode its whole table
+        return not len(values)
     return all(_is_number(v) for v in values)
 
 
