@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from profiler_core.analysis.string_groups import group_string_ids
 from profiler_core.model.lazy_columns import StringColumn
 
 GROUPINGS = ("op", "layer", "name", "context")
@@ -83,13 +84,9 @@ def operation_contexts(debug: Any) -> np.ndarray:
     """For each context, the nearest context at or above it that is a library op call (its
     API is its op), else itself. Parents normally precede children; a parent that does not
     is ignored, so a damaged file cannot send the walk round a cycle."""
-    parents = np.asarray(debug.parent).tolist()
-    is_call = _op_calls(debug)
-    owner = list(range(len(parents)))
-    for i, up in enumerate(parents):
-        if not is_call[i] and 0 <= up < i and is_call[owner[up]]:
-            owner[i] = owner[up]
-    return np.array(owner, dtype=np.int64)
+    # The level-by-level walk of op_call_owners over every id: as many numpy steps as the
+    # deepest nesting, not a Python step per context.
+    return op_call_owners(debug, np.arange(len(debug.parent), dtype=np.int64))
 
 
 def context_labels(debug: Any, group_by: str) -> Sequence[str]:
@@ -136,14 +133,9 @@ class DebugGroups:
 def debug_groups(debug: Any, group_by: str) -> DebugGroups:
     labels = context_labels(debug, group_by)
     if isinstance(labels, StringColumn):
-        # Group the string ids, then name only the distinct ones: no string per context.
-        distinct, inverse = np.unique(labels.ids, return_inverse=True)
-        names = labels.take(distinct)
-        unique = sorted(set(names) | {""})
-        index = {label: i for i, label in enumerate(unique)}
-        group_of_distinct = np.array([index[n] for n in names], dtype=np.int64)
-        group = np.append(group_of_distinct[inverse.reshape(-1)], index[""])
-        return DebugGroups(unique, group)
+        # Group the string ids, then name only the distinct labels: no string per context.
+        unique, group = group_string_ids(labels.table, labels.ids)
+        return DebugGroups(unique, np.append(group, 0))  # "" sorts first: id -1's group
     labels = [*labels, ""]
     # A dict, not np.unique: a numpy string array pads every label to the longest one.
     unique = sorted(set(labels))

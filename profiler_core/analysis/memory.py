@@ -13,6 +13,8 @@ import numpy as np
 from profiler_core.analysis.checks import checked_graph, checked_memory, debug_of, fail
 from profiler_core.analysis.lazy_rows import LazyRows, debug_rows
 from profiler_core.model.kinds import ELEMENT_TYPES, MemoryCategory
+from profiler_core.model.lazy_columns import StringColumn
+from profiler_core.model.strings import Strings
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,18 @@ class VariablesOnTiles:
         def shape(i: int) -> str:
             return "[" + ",".join(map(str, dims[begin[i] : end[i]].tolist())) + "]"
 
-        return LazyRows(len(begin), shape)
+        def shapes(start: int, stop: int) -> list[str]:
+            if start >= stop:
+                return []
+            # the rows' dimensions as one list, cut per row: no numpy slice per row
+            lo = min(begin[start:stop])
+            flat = list(map(str, dims[lo : max(end[start:stop])].tolist()))
+            return [
+                "[" + ",".join(flat[b - lo : e - lo]) + "]"
+                for b, e in zip(begin[start:stop], end[start:stop], strict=True)
+            ]
+
+        return LazyRows(len(begin), shape, shapes)
 
     @cached_property
     def _searchable(self) -> np.ndarray:
@@ -191,9 +204,11 @@ def variables_on_tiles(report: Any, tiles: np.ndarray, debug: Any = None) -> Var
     )
 
 
-def _names(strings: Any, indices: np.ndarray) -> LazyRows:
-    """Variable names made per row: decoding 20,000 names costs more than the rest of the
-    answer, and a table shows a few dozen."""
+def _names(strings: Any, indices: np.ndarray) -> Sequence[str]:
+    """Variable names decoded when read: decoding 20,000 names costs more than the rest of
+    the answer, and a table shows a few dozen."""
+    if isinstance(strings, Strings):
+        return StringColumn(strings, indices)
     indices = indices.tolist()
     return LazyRows(len(indices), lambda i: strings[indices[i]] if indices[i] >= 0 else "")
 

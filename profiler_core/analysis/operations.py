@@ -140,5 +140,7 @@ def _most_cycles_first(table: OperationsTable) -> OperationsTable:
         if isinstance(getattr(table, name), np.ndarray)
     }
     return OperationsTable(
-        group_by=table.group_by, labels=[table.labels[i] for i in order.tolist()], **columns
+        group_by=table.group_by,
+        labels=list(map(table.labels.__getitem__, order.tolist())),
+        **columns,
     )

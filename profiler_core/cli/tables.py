@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from profiler_core.model.lazy_columns import StringColumn
+from profiler_core.model.unique import sorted_unique
+
 
 @dataclass(frozen=True)
 class Table:
@@ -86,13 +89,7 @@ def _text_table(table: Table) -> Iterator[str]:
     for lo in range(0, n, TEXT_CHUNK_ROWS):
         # Padded a column at a time with C-level map() calls, then each row joined once.
         padded = [
-            list(
-                map(
-                    str.rjust if num else str.ljust,
-                    _column_cells(values[lo : lo + TEXT_CHUNK_ROWS]),
-                    repeat(w),
-                )
-            )
+            _padded_cells(values[lo : lo + TEXT_CHUNK_ROWS], w, num)
             for values, w, num in zip(columns, widths, numeric, strict=True)
         ]
         yield "\n" + "\n".join(map(str.rstrip, map("  ".join, zip(*padded, strict=True))))
@@ -113,9 +110,23 @@ def _text_width(values: Sequence[Any], n: int) -> int:
     )
 
 
+def _padded_cells(values: Sequence[Any], width: int, numeric: bool) -> list[str]:
+    """Each value as text padded to ``width`` (right-aligned when ``numeric``). An integer
+    column with few distinct values (counts, zeros) formats each distinct value once."""
+    pad = str.rjust if numeric else str.ljust
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and len(values):
+        distinct = sorted_unique(values)
+        if len(distinct) * 4 <= len(values):
+            texts = [pad(f"{v:,}", width) for v in distinct.tolist()]
+            return list(map(texts.__getitem__, np.searchsorted(distinct, values).tolist()))
+    return list(map(pad, _column_cells(values), repeat(width)))
+
+
 def _is_numeric_column(values: Sequence[Any]) -> bool:
     if isinstance(values, np.ndarray):
         return values.dtype.kind in "iuf"
+    if isinstance(values, StringColumn):  # text; iterating would decode its whole table
+        return not len(values)
     return all(_is_number(v) for v in values)
 
 
@@ -123,6 +134,10 @@ def _column_cells(values: Sequence[Any]) -> list[str]:
     """Each value as text; a numpy column is formatted by its dtype, not value by value."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         return list(map(format, values.tolist(), repeat(",")))
+    if isinstance(values, np.ndarray) and values.dtype.kind == "b":
+        return list(map(("no", "yes").__getitem__, values.tolist()))
+    if isinstance(values, list) and set(map(type, values)) <= {str}:
+        return values  # names and labels are their own text
     return [_cell(v) for v in _plain_list(values)]
 
 
