@@ -37,3 +37,20 @@ def zoom_redraw_seconds(chart: object, item: object, centre: float, steps: int =
         times.append(time.perf_counter() - t0)
         assert item.paint_count > painted, "the chart did not repaint"
     return statistics.median(times)
+
+
+# Code for a benchmark's child script (a window's process): a 5 ms timer that records each gap
+# of the event loop in wall time (``gaps``) and in the GUI thread's own CPU time
+# (``cpu_gaps``); the longest gap is the longest stall the user could see.
+STALL_PROBE = """
+gaps, cpu_gaps, last, last_cpu = [], [], [time.perf_counter()], [time.thread_time()]
+def tick():
+    now, cpu = time.perf_counter(), time.thread_time()
+    gaps.append(now - last[0])
+    cpu_gaps.append(cpu - last_cpu[0])
+    last[0], last_cpu[0] = now, cpu
+timer = QTimer()
+timer.setInterval(5)
+timer.timeout.connect(tick)
+timer.start()
+"""

@@ -17,10 +17,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks._timing import report
+from benchmarks._timing import STALL_PROBE, report
 from benchmarks.scale_report import measure_scale_report
 
-_CHILD = r"""
+_CHILD = (
+    r"""
 import json, os, sys, time
 from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -36,17 +37,9 @@ window.resize(1400, 900)
 window.show()
 app.processEvents()
 
-gaps, cpu_gaps, last, last_cpu = [], [], [time.perf_counter()], [time.thread_time()]
-def tick():  # each gap of the event loop, in wall time and in the GUI thread's own CPU time
-    now, cpu = time.perf_counter(), time.thread_time()
-    gaps.append(now - last[0])
-    cpu_gaps.append(cpu - last_cpu[0])
-    last[0], last_cpu[0] = now, cpu
-timer = QTimer()
-timer.setInterval(5)
-timer.timeout.connect(tick)
-timer.start()
-
+"""
+    + STALL_PROBE
+    + r"""
 def vmhwm():
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM:"):
@@ -95,6 +88,7 @@ print(json.dumps({
     "status": window.statusBar().currentMessage(),
 }))
 """
+)
 
 _READ_CHILD = r"""
 import json, sys, time

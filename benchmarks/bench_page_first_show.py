@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks._timing import report
+from benchmarks._timing import STALL_PROBE, report
 from benchmarks.scale_report import measure_scale_report
 
 PAGES = [
@@ -33,7 +33,8 @@ PAGES = [
 ]
 STALL_TARGET_S = 0.05
 
-_CHILD = r"""
+_CHILD = (
+    r"""
 import json, os, sys, time
 from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -56,17 +57,9 @@ settle = time.perf_counter()
 while time.perf_counter() - settle < 0.3:
     app.processEvents()
 
-gaps, cpu_gaps, last, last_cpu = [], [], [time.perf_counter()], [time.thread_time()]
-def tick():  # each gap of the event loop, in wall time and in the GUI thread's own CPU time
-    now, cpu = time.perf_counter(), time.thread_time()
-    gaps.append(now - last[0])
-    cpu_gaps.append(cpu - last_cpu[0])
-    last[0], last_cpu[0] = now, cpu
-timer = QTimer()
-timer.setInterval(5)
-timer.timeout.connect(tick)
-timer.start()
-app.processEvents()
+"""
+    + STALL_PROBE
+    + r"""app.processEvents()
 last[0], last_cpu[0] = time.perf_counter(), time.thread_time()
 started = time.perf_counter()
 window.show_view(title)  # what a click on the rail does
@@ -88,6 +81,7 @@ print(json.dumps({
     "failures": window.page_failures,
 }))
 """
+)
 
 
 def _child(*args: str) -> dict:
