@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ipu_engine.arguments import tile_array_arg
 from ipu_engine.debug import scoped_name
 from ipu_engine.errors import (
     CodeletError,
@@ -130,11 +131,7 @@ class ComputeSetsMixin:
         """
         cls = self.codelet(codelet)
         self._own_compute_set(compute_set)
-        tiles = np.ascontiguousarray(tiles, dtype=np.int32)
-        if tiles.size and (tiles.min() < 0 or tiles.max() >= self.target.num_tiles):
-            self.target.check_tile(
-                int(tiles.min() if tiles.min() < 0 else tiles.max()), cls.type_name
-            )
+        tiles = np.ascontiguousarray(tile_array_arg(tiles, self.target, cls.type_name))
         columns = {}
         for name, column in edges.items():
             if name not in cls.fields:
