@@ -50,6 +50,13 @@ def integer_arg(value: Any, what: str, error: type[EngineError] = GraphError) ->
         ) from None
 
 
+def name_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> str:
+    """A name (handle, stream): a string."""
+    if not isinstance(value, str):
+        raise error(f"{what} must be a string, got {_describe(value)} ({type(value).__name__})")
+    return value
+
+
 def count_arg(
     value: Any, what: str, error: type[EngineError] = GraphError, limit: int = MAX_COUNT
 ) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ipu_engine import pvti
 from ipu_engine.access import Access, Memory, RunsAccess, tensor_access
-from ipu_engine.arguments import host_values
+from ipu_engine.arguments import host_values, integer_arg, name_arg
 from ipu_engine.compiler.executable import Executable, compile_programs
 from ipu_engine.errors import (
     EngineError,
@@ -183,6 +183,7 @@ class Engine:
     # -- running ------------------------------------------------------------------------
     def run(self, index: int = 0) -> None:
         """Run program ``index``. On failure every tensor and stream is as before the run."""
+        index = integer_arg(index, "run: the program index", EngineError)
         memory = self._loaded(f"run({index})")
         if self.out_of_memory:
             raise OutOfMemoryError(
@@ -266,6 +267,7 @@ class Engine:
     def _handle(self, direction: str, handle: str) -> tuple[Tensor, Access | RunsAccess]:
         """The tensor behind a host ``read`` or ``write`` handle and how to reach it in
         memory, worked out once per handle (runs read and write handles every step)."""
+        name_arg(handle, f"{direction}_tensor: the handle", HandleError)
         key = (direction, handle)
         if key not in self._handles:
             handles = self.graph.host_reads if direction == "read" else self.graph.host_writes
@@ -309,7 +311,7 @@ class Engine:
     # -- streams ----------------------------------------------------------------------------
     def connect_stream(self, name: str, data: np.ndarray | Callable[[np.ndarray], object]) -> None:
         """Connect host data (a circular buffer) or a callback to a stream."""
-        stream = self.graph.streams.get(name)
+        stream = self.graph.streams.get(name_arg(name, "connect_stream: the name", StreamError))
         if stream is None:
             known = ", ".join(sorted(self.graph.streams)) or "none"
             raise StreamError(f"no stream named {name!r} in the graph (streams: {known})")

@@ -17,6 +17,7 @@ from ipu_engine.arguments import (
     count_arg,
     host_values,
     integer_arg,
+    name_arg,
     shape_arg,
     tile_arg,
     tile_array_arg,
@@ -260,12 +261,14 @@ class Graph(ComputeSetsMixin):
     # -- host handles, streams and functions -----------------------------------------
     def create_host_write(self, handle: str, tensor: Tensor) -> None:
         self._own(tensor, "create_host_write")
+        name_arg(handle, "create_host_write: the handle", HandleError)
         if handle in self.host_writes:
             raise HandleError(f"host write handle {handle!r} already exists")
         self.host_writes[handle] = tensor
 
     def create_host_read(self, handle: str, tensor: Tensor) -> None:
         self._own(tensor, "create_host_read")
+        name_arg(handle, "create_host_read: the handle", HandleError)
         if handle in self.host_reads:
             raise HandleError(f"host read handle {handle!r} already exists")
         self.host_reads[handle] = tensor
@@ -279,7 +282,7 @@ class Graph(ComputeSetsMixin):
     def _add_stream(
         self, name: str, dtype: Any, num_elements: int, direction: StreamDirection
     ) -> DataStream:
-        if name in self.streams:
+        if name_arg(name, "a stream's name", StreamError) in self.streams:
             raise StreamError(f"a stream named {name!r} already exists in this graph")
         count = count_arg(num_elements, f"stream {name!r}: num_elements", ShapeError)
         elem_type = as_type(dtype)
