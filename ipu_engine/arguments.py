@@ -110,7 +110,7 @@ def shape_arg(shape: Any, what: str) -> tuple[int, ...]:
         integer_arg(d, f"{what}: dimension {i} of shape", ShapeError) for i, d in enumerate(dims)
     )
     if any(d < 0 for d in out):
-        raise ShapeError(f"{what!r}: a shape has no negative dimensions, got {list(out)}")
+        raise ShapeError(f"{what}: a shape has no negative dimensions, got {list(out)}")
     elements = math.prod(out)
     if elements > MAX_ELEMENTS:
         raise ShapeError(

@@ -122,6 +122,17 @@ def test_a_shape_of_non_integers_is_refused_not_truncated(device, shape):
     graph_works(graph, device)
 
 
+def test_a_reshape_to_non_integers_is_refused_not_truncated(device):
+    graph = Graph(device.target)
+    t = graph.add_variable(FLOAT, [4], "t")
+    with pytest.raises(ShapeError, match="reshape of tensor 't': dimension 1 of shape must be"):
+        t.reshape([2, 2.0])
+    assert t.reshape([2, 2]).shape == (2, 2)
+    graph.set_tile_mapping(t.reshape([2, 2])[1], 3)
+    graph.set_tile_mapping(t[0:2], 2)
+    graph_works(graph, device)
+
+
 # -- tile numbers ----------------------------------------------------------------------------
 
 
@@ -166,11 +177,30 @@ def test_per_tile_intervals_of_non_integers_are_refused(device):
 # -- programs ----------------------------------------------------------------------------------
 
 
+def sequences_work(device, outer: Sequence, inner: Sequence) -> None:
+    """``outer`` (holding ``inner``) still compiles and runs: an increment added to
+    ``inner`` runs once per time ``inner`` runs."""
+    graph = Graph(device.target)
+    x = graph.add_variable(INT, [1], "x")
+    one = graph.add_constant(INT, [1], 1, "one")
+    for t in (x, one):
+        graph.set_tile_mapping(t, 0)
+    graph.create_host_write("x", x)
+    graph.create_host_read("x", x)
+    popops.add_in_place(graph, x, one, inner)
+    engine = Engine(graph, outer)
+    engine.load(device)
+    engine.write_tensor("x", [3])
+    engine.run(0)
+    assert engine.read_tensor("x").tolist() == [4]
+
+
 def test_a_sequence_containing_itself_is_refused_when_added(device):
     outer = Sequence(name="outer")
     with pytest.raises(ProgramError, match=r"Sequence\(outer\) contains this sequence"):
         outer.add(outer)
     assert outer.programs == []
+    sequences_work(device, outer, outer)
 
 
 def test_mutually_nested_sequences_are_refused_when_added(device):
@@ -179,13 +209,15 @@ def test_mutually_nested_sequences_are_refused_when_added(device):
     with pytest.raises(ProgramError, match=r"Sequence\(b\) -> Sequence\(a\) -> Sequence\(b\)"):
         b.add(a)
     assert b.programs == []
+    sequences_work(device, a, b)
 
 
 def test_a_repeat_in_its_own_body_is_refused_when_added(device):
     body = Sequence(name="body")
-    loop = Repeat(2, body, name="loop")
+    loop = Repeat(1, body, name="loop")
     with pytest.raises(ProgramError, match=r"Repeat\(loop\) contains this sequence"):
         body.add(loop)
+    sequences_work(device, Sequence(loop), body)
 
 
 def test_cycles_made_behind_add_s_back_are_refused_at_compile(device):
@@ -241,16 +273,19 @@ def test_shared_subprograms_run_at_each_place_and_a_program_bomb_is_refused(devi
 
 
 @pytest.mark.parametrize("arg", [None, 3, "prog"])
-def test_sequence_of_something_not_a_program_is_refused(arg):
+def test_sequence_of_something_not_a_program_is_refused(device, arg):
     with pytest.raises(ProgramError, match="Sequence argument 0 must be a program or a list"):
         Sequence(arg)
+    inner = Sequence()
+    sequences_work(device, Sequence(inner), inner)
 
 
 @pytest.mark.parametrize("count", [2.5, "2", True, -1, 2**32])
 def test_a_repeat_count_that_is_not_a_count_is_refused_not_truncated(device, count):
+    body = Sequence()
     with pytest.raises(ProgramError, match="Repeat count must be"):
-        Repeat(count, Sequence())
-    graph_works(Graph(device.target), device)
+        Repeat(count, body)
+    sequences_work(device, Repeat(1, body), body)
 
 
 # -- data written to tensors and streams -----------------------------------------------------
