@@ -13,8 +13,11 @@ from ipu_engine import (
     INT,
     Copy,
     Engine,
+    Execute,
     Graph,
+    GraphError,
     HandleError,
+    InOut,
     IPUModel,
     OptionError,
     Output,
@@ -22,9 +25,11 @@ from ipu_engine import (
     Repeat,
     Sequence,
     ShapeError,
+    State,
     StreamError,
     TileMappingError,
     Vertex,
+    VertexConnectionError,
     host_memory,
     popops,
 )
@@ -379,6 +384,41 @@ def test_stream_data_that_would_change_is_refused(int_stream, data, said):
 def test_a_device_to_host_stream_needs_a_numpy_array(int_stream):
     with pytest.raises(StreamError, match="connect a numpy array of dtype int32, not a list"):
         int_stream.connect_stream("out", [0, 0])
+
+
+class Scale(Vertex):
+    x = InOut(FLOAT)
+    factor = State(INT, 1)
+
+    def compute(self):
+        self.x[:] = self.x * self.factor
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [(2.5, "2.5 is not a whole number"), (2**40, "outside the range of INT"),
+     ("3", "expected numbers"), ([1, 2], "holds one value, got 2")],
+)  # fmt: skip
+def test_vertex_state_values_that_would_change_are_refused(device, value, said):
+    graph = Graph(device.target)
+    x = graph.add_variable(FLOAT, [2], "x")
+    graph.set_tile_mapping(x, 0)
+    cs = graph.add_compute_set("scale")
+    vertex = graph.add_vertex(cs, Scale, {"x": x})
+    graph.set_tile_mapping(vertex, 0)
+    with pytest.raises(VertexConnectionError, match="state field 'factor'") as e:
+        graph.set_initial_value(vertex["factor"], value)
+    assert said in str(e.value)
+    with pytest.raises(GraphError, match="a cycle estimate must be an integer"):
+        graph.set_perf_estimate(vertex, "many")
+    graph.set_initial_value(vertex["factor"], 3.0)  # a whole float is exact
+    graph.create_host_write("x", x)
+    graph.create_host_read("x", x)
+    engine = Engine(graph, Execute(cs))
+    engine.load(device)
+    engine.write_tensor("x", [1.5, -2])
+    engine.run(0)
+    assert engine.read_tensor("x").tolist() == [4.5, -6]
 
 
 # -- engine options ----------------------------------------------------------------------------
