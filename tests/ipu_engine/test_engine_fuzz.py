@@ -178,9 +178,15 @@ class Case:
         ))  # fmt: skip
         v = draw(st.sampled_from(self.vars))
         if kind == "shape":
-            ok, t = self.attempt(kind, lambda: graph.add_variable(FLOAT, draw(bad_shapes), "b"))
-            if ok:  # a valid shape after all: map it so the graph compiles
-                graph.set_tile_mapping(t, 0)
+            shape = draw(bad_shapes)
+            try:  # a legal shape may be too large for the tiles: find out on the side
+                fits = Graph(DEVICE.target).add_variable(FLOAT, shape).num_elements <= 256
+            except EngineError:
+                fits = True
+            if fits:  # the same call on the program's graph
+                ok, t = self.attempt(kind, lambda: graph.add_variable(FLOAT, shape, "b"))
+                if ok:  # a valid shape after all: map it so the graph compiles
+                    graph.set_tile_mapping(t, 0)
         elif kind in ("tile", "intervals"):
             self.attempt(kind, lambda: graph.set_tile_mapping(v, draw(bad_tiles)))
             self.map_randomly(v)  # whatever happened, a full mapping again
