@@ -28,12 +28,14 @@ format: $(STAMP)
 test: lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
-# The property-based readers' suite at 10,000 random cases per property (make test runs
-# the same properties on a few fixed cases); hypothesis prints each property's figures.
+# The property-based readers' suite at 10,000 random cases per property, and as many random
+# engine programs with bad calls mixed in (make test runs the same properties on a few fixed
+# cases); hypothesis prints each property's figures, the engine suite its own.
 FUZZ_EXAMPLES ?= 10000
 FUZZ_TESTS := tests/profiler_core/test_trace_fuzz.py tests/profiler_core/test_report_fuzz.py \
 	tests/profiler_core/test_profile_pop_bad_input.py tests/profiler_core/test_debug_cbor.py \
-	tests/profiler_core/test_debug_cbor_v1.py tests/profiler_core/test_chrome_events_fuzz.py
+	tests/profiler_core/test_debug_cbor_v1.py tests/profiler_core/test_chrome_events_fuzz.py \
+	tests/ipu_engine/test_engine_fuzz.py
 
 fuzz: $(STAMP)
 	POPVISION_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q \

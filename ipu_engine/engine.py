@@ -16,6 +16,7 @@ import numpy as np
 
 from ipu_engine import pvti
 from ipu_engine.access import Access, Memory, RunsAccess, tensor_access
+from ipu_engine.arguments import host_values, integer_arg, name_arg
 from ipu_engine.compiler.executable import Executable, compile_programs
 from ipu_engine.errors import (
     EngineError,
@@ -40,6 +41,25 @@ from ipu_engine.tensor import Tensor
 from profiler_core.model.profile import ExecutionData, ProfileData, RunData
 
 log = logging.getLogger("poplar")
+
+
+def _check_out(out: Any, tensor: Tensor, what: str) -> None:
+    """``read_tensor``'s ``out``: a writable numpy array of the tensor's size whose dtype
+    holds the tensor's values without loss."""
+    if not isinstance(out, np.ndarray):
+        raise HandleError(f"{what}: out must be a numpy array, got {type(out).__name__}")
+    if not out.flags.writeable:
+        raise HandleError(f"{what}: out is a read-only array; pass a writable one")
+    if out.size != tensor.num_elements:
+        raise HandleError(
+            f"{what}: the output array has {out.size} elements but tensor {tensor.name!r} "
+            f"has {tensor.num_elements}"
+        )
+    if not np.can_cast(tensor.type.numpy_dtype, out.dtype, "same_kind"):
+        raise HandleError(
+            f"{what}: tensor {tensor.name!r} is {tensor.type!r}; an out array of "
+            f"{out.dtype} cannot hold its values (use {tensor.type.numpy_dtype})"
+        )
 
 
 class Engine:
@@ -163,6 +183,7 @@ class Engine:
     # -- running ------------------------------------------------------------------------
     def run(self, index: int = 0) -> None:
         """Run program ``index``. On failure every tensor and stream is as before the run."""
+        index = integer_arg(index, "run: the program index", EngineError)
         memory = self._loaded(f"run({index})")
         if self.out_of_memory:
             raise OutOfMemoryError(
@@ -246,6 +267,7 @@ class Engine:
     def _handle(self, direction: str, handle: str) -> tuple[Tensor, Access | RunsAccess]:
         """The tensor behind a host ``read`` or ``write`` handle and how to reach it in
         memory, worked out once per handle (runs read and write handles every step)."""
+        name_arg(handle, f"{direction}_tensor: the handle", HandleError)
         key = (direction, handle)
         if key not in self._handles:
             handles = self.graph.host_reads if direction == "read" else self.graph.host_writes
@@ -262,13 +284,13 @@ class Engine:
     def _write_tensor(self, handle: str, data: Any) -> None:
         memory = self._loaded(f"write_tensor({handle!r})")
         tensor, access = self._handle("write", handle)
-        values = np.asarray(data)
+        values = host_values(data, tensor.type, f"write_tensor({handle!r})", HandleError)
         if values.size != tensor.num_elements:
             raise HandleError(
                 f"write_tensor({handle!r}): {values.size} values given for tensor "
                 f"{tensor.name!r} of shape {tensor.shape} ({tensor.num_elements} elements)"
             )
-        access.store(memory, values.reshape(-1).astype(tensor.type.numpy_dtype, copy=False))
+        access.store(memory, values.reshape(-1))
 
     def read_tensor(self, handle: str, out: np.ndarray | None = None) -> np.ndarray:
         """The tensor's values, shaped like it; also written into ``out`` when given."""
@@ -278,20 +300,18 @@ class Engine:
     def _read_tensor(self, handle: str, out: np.ndarray | None) -> np.ndarray:
         memory = self._loaded(f"read_tensor({handle!r})")
         tensor, access = self._handle("read", handle)
+        if out is not None:
+            _check_out(out, tensor, f"read_tensor({handle!r})")
         values = access.read(memory).reshape(tensor.shape).copy()
         if out is not None:
-            if out.size != values.size:
-                raise HandleError(
-                    f"read_tensor({handle!r}): the output array has {out.size} elements but "
-                    f"tensor {tensor.name!r} has {values.size}"
-                )
-            out.reshape(-1)[...] = values.reshape(-1)
+            # out[...] and not out.reshape(-1)[...]: a reshape of a strided array is a copy
+            out[...] = values.reshape(out.shape)
         return values
 
     # -- streams ----------------------------------------------------------------------------
     def connect_stream(self, name: str, data: np.ndarray | Callable[[np.ndarray], object]) -> None:
         """Connect host data (a circular buffer) or a callback to a stream."""
-        stream = self.graph.streams.get(name)
+        stream = self.graph.streams.get(name_arg(name, "connect_stream: the name", StreamError))
         if stream is None:
             known = ", ".join(sorted(self.graph.streams)) or "none"
             raise StreamError(f"no stream named {name!r} in the graph (streams: {known})")

@@ -13,6 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ipu_engine.arguments import (
+    count_arg,
+    host_values,
+    integer_arg,
+    name_arg,
+    shape_arg,
+    tile_arg,
+    tile_array_arg,
+)
 from ipu_engine.debug import DebugContexts, scoped_name
 from ipu_engine.errors import (
     GraphError,
@@ -105,8 +114,10 @@ class Graph(ComputeSetsMixin):
         """A constant initialised from ``values`` (broadcast to ``shape``)."""
         elem_type = as_type(dtype)
         shape_t = _shape(shape, name or "constant")
+        what = f"constant {name or '(unnamed)'!r}"
+        converted = host_values(values, elem_type, f"{what}: values", GraphError)
         try:
-            data = np.broadcast_to(np.asarray(values, dtype=elem_type.numpy_dtype), shape_t)
+            data = np.broadcast_to(converted, shape_t)
         except ValueError:
             got = np.shape(values)
             raise ShapeError(
@@ -122,8 +133,10 @@ class Graph(ComputeSetsMixin):
         var_id = len(self.variables)
         name = scoped_name(name or f"{'constant' if values is not None else 'var'}{var_id}")
         shape_t = _shape(shape, name)
-        size = int(np.prod(shape_t, dtype=np.int64))
-        self._host_bytes += check_fits(name, shape_t, size, elem_type.size, self._host_bytes)
+        size = int(np.prod(shape_t, dtype=np.int64))  # no overflow: shape_arg bounds it
+        need = check_fits(name, shape_t, size, elem_type.size, self._host_bytes)
+        self._check_target_bound(name, shape_t, size * elem_type.size)
+        self._host_bytes += need
         base = self.pool(elem_type).allocate(size, var_id)
         debug_id = self.debug.add(name.rsplit("/", 1)[-1], api, {"shape": list(shape_t)})
         self.variables.append(
@@ -132,6 +145,17 @@ class Graph(ComputeSetsMixin):
         if values is not None:
             self.constant_values[var_id] = values
         return Tensor(self, elem_type, None, name, interval=(base, shape_t))
+
+    def _check_target_bound(self, name: str, shape: tuple[int, ...], nbytes: int) -> None:
+        # debug.allowOutOfMemory reports graphs that do not quite fit; a variable larger
+        # than this bound can never be placed, and numpy would fail to hold it at load.
+        limit = TARGET_MEMORY_FACTOR * self.target.num_tiles * self.target.bytes_per_tile
+        if nbytes > limit:
+            raise ShapeError(
+                f"tensor {name!r} of shape {list(shape)} needs {nbytes} bytes, more than "
+                f"{TARGET_MEMORY_FACTOR} times all the tile memory of "
+                f"{self.target.describe()} ({limit} bytes); use a smaller shape"
+            )
 
     def clone(self, tensor: Tensor, name: str = "") -> Tensor:
         """A new variable like ``tensor``: same type, shape and tile mapping."""
@@ -147,19 +171,18 @@ class Graph(ComputeSetsMixin):
     ) -> None:
         """Map a tensor (all of it, or Poplar's per-tile interval lists) or a vertex."""
         if isinstance(target, VertexRef):
-            self.target.check_tile(int(tile), target.describe())
-            target.block.tiles[target.index] = int(tile)
+            target.block.tiles[target.index] = tile_arg(tile, self.target, target.describe())
             return
         self._own(target, "set_tile_mapping")
         tile_map = self.pool(target.type).tiles
-        if isinstance(tile, int | np.integer):
-            self.target.check_tile(int(tile), f"tensor {target.name!r}")
-            tile_map.paint_elements(target.flat_index(), int(tile))
+        what = f"tensor {target.name!r}"
+        if not _is_interval_lists(tile):  # one tile for all of it (checked as a tile)
+            tile_map.paint_elements(target.flat_index(), tile_arg(tile, self.target, what))
             return
         size = target.num_elements
         begins, ends, tiles = [], [], []
         for tile_id, intervals in enumerate(tile):
-            for begin, end in intervals:
+            for begin, end in _intervals(intervals, tile_id, what):
                 if not 0 <= begin <= end <= size:
                     raise TileMappingError(
                         f"tile mapping of {target.name!r}: interval [{begin}, {end}) on tile "
@@ -184,15 +207,12 @@ class Graph(ComputeSetsMixin):
     def set_tile_mapping_array(self, tensor: Tensor, tiles: np.ndarray) -> None:
         """Map every element of ``tensor`` to its own tile in one call (library ops use it)."""
         self._own(tensor, "set_tile_mapping_array")
-        tiles = np.asarray(tiles).reshape(-1)
+        tiles = tile_array_arg(tiles, self.target, f"tensor {tensor.name!r}")
         if tiles.size != tensor.num_elements:
             raise ShapeError(
                 f"tile mapping of {tensor.name!r}: {tiles.size} tiles given for "
                 f"{tensor.num_elements} elements"
             )
-        if tiles.size and (tiles.min() < 0 or tiles.max() >= self.target.num_tiles):
-            bad = int(tiles.max() if tiles.max() >= self.target.num_tiles else tiles.min())
-            self.target.check_tile(bad, f"tensor {tensor.name!r}")
         self.pool(tensor.type).tiles.paint_elements(tensor.flat_index(), tiles)
 
     def map_runs(
@@ -211,15 +231,12 @@ class Graph(ComputeSetsMixin):
             return
         counts = np.array([len(p) for p in parts], dtype=np.int64)
         if run_tiles is None:
-            run_tiles = np.repeat(np.asarray(tiles, dtype=np.int64), counts)
-        run_tiles = np.asarray(run_tiles, dtype=np.int64)
-        if run_tiles.size and (run_tiles.min() < 0 or run_tiles.max() >= self.target.num_tiles):
-            bad = int(run_tiles.max() if run_tiles.min() >= 0 else run_tiles.min())
-            self.target.check_tile(bad, f"tensor {tensor.name!r}")
+            run_tiles = np.repeat(np.asarray(tiles), counts)
+        run_tiles = tile_array_arg(run_tiles, self.target, f"tensor {tensor.name!r}")
         self.pool(tensor.type).tiles.paint(
             np.concatenate([p.start for p in parts]),
             np.concatenate([p.length for p in parts]),
-            run_tiles.astype(np.int32),
+            run_tiles,
         )
 
     def tile_array(self, tensor: Tensor) -> np.ndarray:
@@ -244,12 +261,14 @@ class Graph(ComputeSetsMixin):
     # -- host handles, streams and functions -----------------------------------------
     def create_host_write(self, handle: str, tensor: Tensor) -> None:
         self._own(tensor, "create_host_write")
+        name_arg(handle, "create_host_write: the handle", HandleError)
         if handle in self.host_writes:
             raise HandleError(f"host write handle {handle!r} already exists")
         self.host_writes[handle] = tensor
 
     def create_host_read(self, handle: str, tensor: Tensor) -> None:
         self._own(tensor, "create_host_read")
+        name_arg(handle, "create_host_read: the handle", HandleError)
         if handle in self.host_reads:
             raise HandleError(f"host read handle {handle!r} already exists")
         self.host_reads[handle] = tensor
@@ -263,12 +282,12 @@ class Graph(ComputeSetsMixin):
     def _add_stream(
         self, name: str, dtype: Any, num_elements: int, direction: StreamDirection
     ) -> DataStream:
-        if name in self.streams:
+        if name_arg(name, "a stream's name", StreamError) in self.streams:
             raise StreamError(f"a stream named {name!r} already exists in this graph")
-        if int(num_elements) < 0:
-            raise ShapeError(f"stream {name!r}: num_elements must be >= 0, got {num_elements}")
+        count = count_arg(num_elements, f"stream {name!r}: num_elements", ShapeError)
+        elem_type = as_type(dtype)
         debug_id = self.debug.add(name, f"Graph.add_{direction.name.lower()}_fifo")
-        stream = DataStream(name, as_type(dtype), int(num_elements), direction, debug_id)
+        stream = DataStream(name, elem_type, count, direction, debug_id)
         self.streams[name] = stream
         return stream
 
@@ -285,8 +304,39 @@ class Graph(ComputeSetsMixin):
             raise GraphError(f"{what}: tensor {tensor.name!r} belongs to another graph")
 
 
+#: A variable may need at most this many times all the target's tile memory.
+TARGET_MEMORY_FACTOR = 16
+
+
 def _shape(shape: Sequence[int] | int, name: str) -> tuple[int, ...]:
-    dims = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
-    if any(int(d) < 0 for d in dims):
-        raise ShapeError(f"{name!r}: a shape has no negative dimensions, got {list(dims)}")
-    return tuple(int(d) for d in dims)
+    return shape_arg(shape, f"tensor {name!r}")
+
+
+def _is_interval_lists(tile: Any) -> bool:
+    """Whether ``tile`` is Poplar's per-tile interval lists rather than one tile."""
+    if isinstance(tile, str | bytes | Mapping | int | float | np.generic) or tile is None:
+        return False
+    return hasattr(tile, "__iter__")
+
+
+def _intervals(intervals: Any, tile_id: int, what: str) -> list[tuple[int, int]]:
+    """The ``(begin, end)`` pairs given for one tile, as integers."""
+    bad = TileMappingError(
+        f"{what}: the intervals of tile {tile_id} must be (begin, end) pairs of integers, "
+        f"got {intervals!r:.60}"
+    )
+    if not _is_interval_lists(intervals):
+        raise bad
+    out = []
+    for pair in intervals:
+        if not _is_interval_lists(pair):
+            raise bad
+        pair = tuple(pair)
+        if len(pair) != 2:
+            raise bad
+        out.append(
+            tuple(
+                integer_arg(x, f"{what}: tile {tile_id} interval", TileMappingError) for x in pair
+            )
+        )
+    return out

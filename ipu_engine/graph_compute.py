@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ipu_engine.arguments import count_arg, host_values, tile_array_arg
 from ipu_engine.debug import scoped_name
 from ipu_engine.errors import (
     CodeletError,
@@ -130,11 +131,7 @@ class ComputeSetsMixin:
         """
         cls = self.codelet(codelet)
         self._own_compute_set(compute_set)
-        tiles = np.ascontiguousarray(tiles, dtype=np.int32)
-        if tiles.size and (tiles.min() < 0 or tiles.max() >= self.target.num_tiles):
-            self.target.check_tile(
-                int(tiles.min() if tiles.min() < 0 else tiles.max()), cls.type_name
-            )
+        tiles = np.ascontiguousarray(tile_array_arg(tiles, self.target, cls.type_name))
         columns = {}
         for name, column in edges.items():
             if name not in cls.fields:
@@ -240,12 +237,15 @@ class ComputeSetsMixin:
                 f"{vertex.describe()} has no state field {name!r}; its state fields are: "
                 f"{', '.join(vertex.codelet.state) or 'none'}"
             )
-        vertex.block.state[name][vertex.index] = value
+        what = f"{vertex.describe()}: state field {name!r}"
+        values = host_values(value, spec.type, what, VertexConnectionError)
+        if values.size != 1:
+            raise VertexConnectionError(f"{what} holds one value, got {values.size}")
+        vertex.block.state[name][vertex.index] = values.reshape(-1)[0]
 
     def set_perf_estimate(self, vertex: VertexRef, cycles: int) -> None:
         """Cycles this vertex takes; wins over the codelet's own estimate."""
-        if cycles < 0:
-            raise GraphError(f"{vertex.describe()}: a cycle estimate must be >= 0, got {cycles}")
+        cycles = count_arg(cycles, f"{vertex.describe()}: a cycle estimate", limit=2**62)
         block = vertex.block
         if block.perf_estimate is None:
             block.perf_estimate = np.full(block.count, -1, dtype=np.int64)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ipu_engine import pvti
+from ipu_engine.arguments import host_values
 from ipu_engine.errors import StreamError
 from ipu_engine.streams import DataStream, StreamDirection
 
@@ -20,15 +21,20 @@ class CircularBuffer:
     """Host memory connected to a stream, read or written in order and wrapping."""
 
     def __init__(self, stream: DataStream, data: np.ndarray) -> None:
-        if not isinstance(data, np.ndarray):
-            data = np.asarray(data, dtype=stream.type.numpy_dtype)
-        if data.dtype != stream.type.numpy_dtype:
-            if stream.direction is StreamDirection.DEVICE_TO_HOST:
-                raise StreamError(
-                    f"stream {stream.name!r} writes {stream.type!r} values but the connected "
-                    f"array is {data.dtype}; pass an array of dtype {stream.type.numpy_dtype}"
-                )
-            data = data.astype(stream.type.numpy_dtype)
+        to_host = stream.direction is StreamDirection.DEVICE_TO_HOST
+        if to_host and not isinstance(data, np.ndarray):
+            raise StreamError(
+                f"stream {stream.name!r} writes into host memory: connect a numpy array of "
+                f"dtype {stream.type.numpy_dtype}, not a {type(data).__name__}"
+            )
+        if to_host and data.dtype != stream.type.numpy_dtype:
+            raise StreamError(
+                f"stream {stream.name!r} writes {stream.type!r} values but the connected "
+                f"array is {data.dtype}; pass an array of dtype {stream.type.numpy_dtype}"
+            )
+        # Poplar reads the host buffer as the stream's type; converting is ours, so only
+        # where no value changes
+        data = host_values(data, stream.type, f"stream {stream.name!r}: the host data", StreamError)
         n = stream.num_elements
         if n and (data.size < n or data.size % n):
             raise StreamError(

@@ -18,6 +18,16 @@ from ipu_engine.errors import OptionError
 ENV_VAR = "POPLAR_ENGINE_OPTIONS"
 
 
+def _scalar(key: str, value: Any) -> None:
+    """Every option value is one string, number or boolean: never a list or a dict (whose
+    text could be nested a million levels deep)."""
+    if not isinstance(value, str | bool | int | float):
+        raise OptionError(
+            f"engine option {key!r}: the value must be a string, number or boolean, "
+            f"got a {type(value).__name__}"
+        )
+
+
 def _bool(key: str, value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -45,6 +55,13 @@ def _text(key: str, value: Any) -> str:
     return value
 
 
+def _path(key: str, value: Any) -> str:
+    text = _text(key, value)
+    if "\0" in text:
+        raise OptionError(f"engine option {key!r}: {value!r} is not a path (it holds a NUL)")
+    return text
+
+
 def _choice(*choices: str) -> Callable[[str, Any], str]:
     def parse(key: str, value: Any) -> str:
         if str(value) not in choices:
@@ -59,7 +76,7 @@ def _choice(*choices: str) -> Callable[[str, Any], str]:
 # key -> (parser, default)
 _KNOWN: dict[str, tuple[Callable[[str, Any], Any], Any]] = {
     "autoReport.all": (_bool, False),
-    "autoReport.directory": (_text, "."),
+    "autoReport.directory": (_path, "."),
     "autoReport.outputGraphProfile": (_bool, None),
     "autoReport.outputExecutionProfile": (_bool, None),
     "autoReport.outputDebugInfo": (_bool, None),
@@ -118,15 +135,20 @@ def parse_options(
             raise OptionError(
                 f"{ENV_VAR} is not valid JSON ({exc.msg} at character {exc.pos})"
             ) from None
+        except RecursionError:
+            raise OptionError(f"{ENV_VAR} is nested too deeply to be engine options") from None
         if not isinstance(from_env, dict):
             raise OptionError(f"{ENV_VAR} must be a JSON object of option keys and values")
         merged.update(_checked(from_env, f"{ENV_VAR}"))
     if given is not None:
         if not isinstance(given, Mapping):
-            raise OptionError(f"options must be a dict of option keys and values, got {given!r}")
+            raise OptionError(
+                f"options must be a dict of option keys and values, got a {type(given).__name__}"
+            )
         merged.update(_checked(given, "options"))
     values = {key: default for key, (_, default) in _KNOWN.items()}
     for key, raw in merged.items():
+        _scalar(key, raw)
         parser, _ = _KNOWN[key]
         values[key] = parser(key, raw)
     return EngineOptions(values)
@@ -134,6 +156,10 @@ def parse_options(
 
 def _checked(options: Mapping[str, Any], source: str) -> Mapping[str, Any]:
     for key in options:
+        if not isinstance(key, str):
+            raise OptionError(
+                f"engine option keys are strings, got {type(key).__name__} in {source}"
+            )
         if key not in _KNOWN:
             near = difflib.get_close_matches(str(key), _KNOWN, n=1)
             hint = f"; did you mean {near[0]!r}?" if near else ""

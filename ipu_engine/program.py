@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ipu_engine.arguments import count_arg
 from ipu_engine.debug import scoped_name
 from ipu_engine.errors import ProgramError
 from ipu_engine.graph import Function
@@ -40,9 +41,14 @@ class Sequence(Program):
     def __init__(self, *programs: Program | Iterable[Program], name: str = "") -> None:
         super().__init__(name)
         self.programs: list[Program] = []
-        for p in programs:
+        for i, p in enumerate(programs):
             if isinstance(p, Program):
                 self.add(p)
+            elif isinstance(p, str | bytes) or not isinstance(p, Iterable):
+                raise ProgramError(
+                    f"Sequence argument {i} must be a program or a list of programs, "
+                    f"got {type(p).__name__}"
+                )
             else:
                 for q in p:
                     self.add(q)
@@ -50,6 +56,13 @@ class Sequence(Program):
     def add(self, program: Program) -> Sequence:
         if not isinstance(program, Program):
             raise ProgramError(f"Sequence.add needs a program, got {type(program).__name__}")
+        path = path_to(program, self)
+        if path is not None:
+            chain = " -> ".join(p.describe() for p in [self, *path])
+            raise ProgramError(
+                f"Sequence.add: {program.describe()} contains this sequence ({chain}); "
+                "a program cannot contain itself -- use Repeat to run something again"
+            )
         self.programs.append(program)
         return self
 
@@ -93,10 +106,8 @@ class Repeat(Program):
     kind = "Repeat"
 
     def __init__(self, count: int, body: Program, name: str = "") -> None:
-        if int(count) < 0:
-            raise ProgramError(f"Repeat count must be >= 0, got {count}")
+        self.count = count_arg(count, "Repeat count", ProgramError)
         super().__init__(name)
-        self.count = int(count)
         self.body = _program(body, "Repeat body")
 
     def children(self) -> list[Program]:
@@ -188,6 +199,25 @@ class WriteUndef(Program):
     def __init__(self, tensor: Tensor, name: str = "") -> None:
         super().__init__(name)
         self.tensor = tensor
+
+
+def path_to(start: Program, goal: Program) -> list[Program] | None:
+    """The programs from ``start`` down to ``goal`` when ``goal`` is ``start`` or inside
+    it, else None; a walk with its own stack (no recursion) that visits each program once."""
+    stack: list[tuple[Program, int]] = [(start, 0)]
+    seen: set[int] = set()
+    path: list[Program] = []
+    while stack:
+        program, depth = stack.pop()
+        del path[depth:]
+        path.append(program)
+        if program is goal:
+            return path
+        if id(program) in seen:
+            continue
+        seen.add(id(program))
+        stack.extend((child, depth + 1) for child in reversed(program.children()))
+    return None
 
 
 def _program(program: Program, what: str) -> Program:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ipu_engine.arguments import shape_arg
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.types import Type
 
@@ -200,7 +201,7 @@ class Tensor:
         return dim % max(self.rank, 1)
 
     def reshape(self, shape: Sequence[int]) -> Tensor:
-        shape = tuple(int(n) for n in shape)
+        shape = shape_arg(shape, f"reshape of tensor {self.name!r}")
         if int(np.prod(shape, dtype=np.int64)) != self.num_elements:
             raise ShapeError(
                 f"cannot reshape tensor {self.name!r} of shape {self.shape} "

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ipu_engine.compiler.checks import check_tile_mapping, check_vertices
 from ipu_engine.compiler.lower import Lowering
+from ipu_engine.compiler.program_tree import check_program_tree
 from ipu_engine.compiler.steps import Node, Step
 from ipu_engine.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.errors import ProgramError
@@ -40,6 +41,7 @@ def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Exe
     for i, p in enumerate(programs):
         if not isinstance(p, Program):
             raise ProgramError(f"program {i} is a {type(p).__name__}, not a program")
+    check_program_tree(programs)
     check_tile_mapping(graph)
     check_vertices(graph)
     lowering = Lowering(graph)

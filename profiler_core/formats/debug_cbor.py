@@ -125,6 +125,10 @@ def read_debug(path: str | Path) -> DebugData:
         raise ReportError(path, str(problem)) from None
 
 
+#: The words a mismatched profile.pop / debug.cbor pair is reported with.
+INCOMPLETE_REPORT = "incomplete report"
+
+
 def check_pair(
     profile_header: Header, debug: DebugData, debug_path: str | Path | None = None
 ) -> None:
@@ -133,7 +137,9 @@ def check_pair(
         raise ReportError(
             debug_path,
             f"debug.cbor does not belong to this profile.pop: report ids {debug.report_id!r} "
-            f"(debug.cbor) and {profile_header.report_id!r} (profile.pop) differ",
+            f"(debug.cbor) and {profile_header.report_id!r} (profile.pop) differ -- an "
+            f"{INCOMPLETE_REPORT}: the program writing it may have stopped between its two "
+            "files; run it again",
         )
 
 

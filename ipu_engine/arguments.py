@@ -1,0 +1,177 @@
+"""Checks of what users pass at the API boundary, one helper per kind of argument (shapes,
+counts, tiles, host data), so every entry point refuses a bad value the same way: an
+``EngineError`` naming the argument and the problem, before any state changes.
+
+Python and numpy would otherwise bend a bad value into a wrong one (``int(2.5)`` is 2,
+``True`` is 1, ``2**40`` wraps in an int32) or fail deep inside with a ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ipu_engine.errors import EngineError, GraphError, ShapeError, TileMappingError
+from ipu_engine.types import Type
+
+if TYPE_CHECKING:
+    from ipu_engine.target import Target
+
+#: Most dimensions a tensor may have (numpy's own limit is 64).
+MAX_RANK = 32
+#: Most elements a tensor may have: 2**40, over a thousand times a 16-IPU target's memory.
+MAX_ELEMENTS = 2**40
+#: Largest repeat count and per-copy stream length: Poplar's counts are 32-bit unsigned.
+MAX_COUNT = 2**32 - 1
+
+# numpy dtype kinds that are numbers a tensor can hold: bool, signed, unsigned, float
+_NUMERIC_KINDS = "biuf"
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def integer_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> int:
+    """``value`` as a Python int: an int or numpy integer, never a bool, float or string
+    (``2.5`` must not become 2 nor ``True`` become 1)."""
+    if isinstance(value, bool | np.bool_):
+        raise error(f"{what} must be an integer, got the boolean {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise error(
+            f"{what} must be an integer, got {_describe(value)} ({type(value).__name__})"
+        ) from None
+
+
+def name_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> str:
+    """A name (handle, stream): a string."""
+    if not isinstance(value, str):
+        raise error(f"{what} must be a string, got {_describe(value)} ({type(value).__name__})")
+    return value
+
+
+def count_arg(
+    value: Any, what: str, error: type[EngineError] = GraphError, limit: int = MAX_COUNT
+) -> int:
+    """A count (repeat count, elements per stream copy): an integer in [0, limit]."""
+    number = integer_arg(value, what, error)
+    if not 0 <= number <= limit:
+        raise error(f"{what} must be between 0 and {limit}, got {number}")
+    return number
+
+
+def tile_arg(value: Any, target: Target, what: str) -> int:
+    """A tile number of ``target``."""
+    tile = integer_arg(value, f"{what}: the tile", TileMappingError)
+    target.check_tile(tile, what)
+    return tile
+
+
+def tile_array_arg(tiles: Any, target: Target, what: str) -> np.ndarray:
+    """An array of tile numbers (one per element): integers within ``target``, as int32."""
+    try:
+        array = np.asarray(tiles)
+    except (ValueError, TypeError) as exc:
+        raise TileMappingError(f"{what}: tiles must be an array of integers ({exc})") from None
+    if array.size and array.dtype.kind not in "iu":
+        raise TileMappingError(f"{what}: tiles must be integers, got an array of {array.dtype}")
+    array = array.reshape(-1)
+    if array.size:
+        low, high = int(array.min()), int(array.max())
+        if low < 0 or high >= target.num_tiles:
+            target.check_tile(low if low < 0 else high, what)
+    return array.astype(np.int32, copy=False)
+
+
+def shape_arg(shape: Any, what: str) -> tuple[int, ...]:
+    """A tensor shape: an integer or a sequence of integers >= 0, at most ``MAX_RANK``
+    dimensions and ``MAX_ELEMENTS`` elements in all (counted without overflow)."""
+    if isinstance(shape, str | bytes | Mapping) or shape is None:
+        raise ShapeError(f"{what}: a shape is a list of integers, got {_describe(shape)}")
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool | np.bool_):
+        dims: tuple[Any, ...] = (shape,)
+    else:
+        try:
+            dims = tuple(shape)
+        except TypeError:
+            raise ShapeError(
+                f"{what}: a shape is a list of integers, got {_describe(shape)}"
+            ) from None
+    if len(dims) > MAX_RANK:
+        raise ShapeError(f"{what}: a shape has at most {MAX_RANK} dimensions, got {len(dims)}")
+    out = tuple(
+        integer_arg(d, f"{what}: dimension {i} of shape", ShapeError) for i, d in enumerate(dims)
+    )
+    if any(d < 0 for d in out):
+        raise ShapeError(f"{what}: a shape has no negative dimensions, got {list(out)}")
+    elements = math.prod(out)
+    if elements > MAX_ELEMENTS:
+        raise ShapeError(
+            f"{what}: shape {list(out)} has {elements} elements, more than the "
+            f"{MAX_ELEMENTS} a tensor may have (ipu_engine.arguments.MAX_ELEMENTS)"
+        )
+    return out
+
+
+def host_values(data: Any, elem_type: Type, what: str, error: type[EngineError]) -> np.ndarray:
+    """Host data for a tensor or stream of ``elem_type``, converted only where no value
+    changes: numbers (no strings, dicts, ragged lists or complex values), integral and in
+    range for integer types (a float 2.5 or 2**40 into INT is an error, not 2 or a wrapped
+    value), finite for integer types, 0/1 for BOOL, and within a float type's range
+    (infinities and NaN themselves are legal IEEE values of FLOAT and HALF)."""
+    if isinstance(data, str | bytes | Mapping) or data is None:
+        raise error(f"{what}: expected numbers, got {type(data).__name__} {_describe(data)}")
+    try:
+        values = np.asarray(data)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise error(f"{what}: the data is not an array of numbers ({exc})") from None
+    kind = values.dtype.kind
+    if kind == "c":
+        raise error(f"{what}: complex values cannot be stored in a {elem_type!r} tensor")
+    if kind not in _NUMERIC_KINDS:
+        raise error(
+            f"{what}: expected numbers, got an array of {values.dtype} (strings, objects, "
+            "ragged lists or integers beyond 64 bits)"
+        )
+    target = elem_type.numpy_dtype
+    if values.dtype == target or values.size == 0:
+        return values.astype(target, copy=False)
+    if target.kind == "b":
+        if kind != "b" and not np.isin(values, (0, 1)).all():
+            raise error(f"{what}: a BOOL tensor holds 0 or 1 (or booleans) only")
+        return values.astype(target)
+    if target.kind in "iu":
+        if kind == "f":
+            if not np.isfinite(values).all():
+                raise error(f"{what}: infinity or NaN cannot be stored in a {elem_type!r} tensor")
+            if (values != np.trunc(values)).any():
+                bad = values[values != np.trunc(values)].flat[0].item()
+                raise error(
+                    f"{what}: {bad!r} is not a whole number; a {elem_type!r} tensor holds "
+                    "integers (round the data first)"
+                )
+        info = np.iinfo(target)
+        low, high = values.min().item(), values.max().item()
+        if low < info.min or high > info.max:
+            bad = low if low < info.min else high
+            raise error(
+                f"{what}: {bad!r} is outside the range of {elem_type!r} ({info.min}..{info.max})"
+            )
+        return values.astype(target)
+    with np.errstate(over="ignore"):  # a float type: overflow is checked just below
+        converted = values.astype(target)
+    overflow = np.isinf(converted) & np.isfinite(values)
+    if overflow.any():
+        bad = values[overflow].flat[0].item()
+        raise error(
+            f"{what}: {bad!r} is outside the range of {elem_type!r} "
+            f"(largest {float(np.finfo(target).max)!r})"
+        )
+    return converted
