@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -161,24 +160,3 @@ def render_csv(table: Table) -> str:
     writer.writerow(list(table.columns))
     writer.writerows(table.rows())
     return out.getvalue()
-
-
-def render_json(document: dict[str, Any]) -> str:
-    """``document`` with each Table as a list of row records."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, Table):
-            return value.records()
-        if isinstance(value, dict):
-            return {str(k): plain(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [plain(v) for v in value]
-        if isinstance(value, np.ndarray):
-            return plain(value.tolist())
-        if isinstance(value, np.generic):
-            return plain(value.item())
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        return value
-
-    return json.dumps(plain(document), indent=2, allow_nan=False, default=str) + "\n"
