@@ -12,7 +12,9 @@ the variables created in the group (``var_debug``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -26,6 +28,7 @@ from profiler_core.analysis.checks import (
 )
 from profiler_core.analysis.debug_groups import debug_groups
 from profiler_core.model.kinds import StepKind
+from profiler_core.model.lazy_columns import StringColumn
 from profiler_core.model.unique import sorted_unique
 
 CYCLE_CLASSES = ("compute", "exchange", "sync", "other")
@@ -41,7 +44,8 @@ class OperationsTable:
     is the group without an op, layer or context."""
 
     group_by: str
-    labels: list[str]
+    #: each row's group; a StringColumn (debug string-table ids) when the contexts are lazy
+    label_column: Sequence[str]
     compute_cycles: np.ndarray  # int64
     exchange_cycles: np.ndarray  # int64
     sync_cycles: np.ndarray  # int64
@@ -56,7 +60,12 @@ class OperationsTable:
     flops: np.ndarray  # int64 per execution of every compute set of the group
 
     def __len__(self) -> int:
-        return len(self.labels)
+        return len(self.label_column)
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """Each row's label as a str (decoded on first use)."""
+        return list(self.label_column)
 
     @property
     def total_cycles(self) -> np.ndarray:
@@ -105,7 +114,7 @@ def operations_table(
 
     table = OperationsTable(
         group_by=group_by,
-        labels=groups.labels,
+        label_column=groups.label_column,
         compute_cycles=cycles[0],
         exchange_cycles=cycles[1],
         sync_cycles=cycles[2],
@@ -139,8 +148,9 @@ def _most_cycles_first(table: OperationsTable) -> OperationsTable:
         for name in table.__dataclass_fields__
         if isinstance(getattr(table, name), np.ndarray)
     }
-    return OperationsTable(
-        group_by=table.group_by,
-        labels=list(map(table.labels.__getitem__, order.tolist())),
-        **columns,
-    )
+    labels = table.label_column
+    if isinstance(labels, StringColumn):
+        labels = StringColumn(labels.table, labels.ids[order])
+    else:
+        labels = list(map(labels.__getitem__, order.tolist()))
+    return OperationsTable(group_by=table.group_by, label_column=labels, **columns)

@@ -37,6 +37,27 @@ class Table:
         return [dict(zip(names, row, strict=True)) for row in self.rows()]
 
 
+class TextColumn(Sequence[str]):
+    """A text column shown with ``empty`` in place of "", decoded a slice at a time: a
+    StringColumn of 400,000 labels is never a list of 400,000 str."""
+
+    def __init__(self, column: Sequence[str], empty: str) -> None:
+        self.column = column
+        self.empty = empty
+
+    def __len__(self) -> int:
+        return len(self.column)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [text or self.empty for text in self.column[index]]
+        return self.column[index] or self.empty
+
+    def __iter__(self) -> Iterator[str]:
+        for lo in range(0, len(self), TEXT_CHUNK_ROWS):
+            yield from self[lo : lo + TEXT_CHUNK_ROWS]
+
+
 def _plain_list(values: Sequence[Any]) -> list[Any]:
     if isinstance(values, np.ndarray):
         return values.tolist()
@@ -124,7 +145,7 @@ def _padded_cells(values: Sequence[Any], width: int, numeric: bool) -> list[str]
 def _is_numeric_column(values: Sequence[Any]) -> bool:
     if isinstance(values, np.ndarray):
         return values.dtype.kind in "iuf"
-    if isinstance(values, StringColumn):  # text; iterating would decode its whole table
+    if isinstance(values, StringColumn | TextColumn):  # text: iterating would decode it all
         return not len(values)
     return all(_is_number(v) for v in values)
 
