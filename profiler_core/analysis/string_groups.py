@@ -76,8 +76,14 @@ def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.nd
         rows = np.flatnonzero(lengths > j)
         padded[rows, j] = blob[starts[rows] + j]
     words = padded.view(">u8")  # big-endian words compare as the bytes do
-    # lexsort's last key is the first compared; the length breaks ties of trailing NULs.
-    order = np.lexsort((lengths, *(words[:, k] for k in range(words.shape[1] - 1, -1, -1))))
+    if _has_nul(blob):
+        # lexsort's last key is the first compared; the length breaks ties of trailing NULs.
+        keys = (words[:, k] for k in range(words.shape[1] - 1, -1, -1))
+        order = np.lexsort((lengths, *keys))
+    else:
+        # Without NUL bytes the zero padding sorts first as a shorter text does: one sort of
+        # the rows as byte strings, no contiguous copy of each word column as a key.
+        order = np.argsort(padded.view(f"S{padded.shape[1]}").reshape(-1), kind="stable")
     # Neighbours compared a word column at a time: no sorted copy of the padded matrix.
     lengths = lengths[order]
     new = np.ones(len(order), dtype=bool)
@@ -101,7 +107,12 @@ def _is_utf8(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return False
-    continuation = (blob & 0xC0) == 0x80
     used = lengths > 0
     ends = (starts + lengths)[used]
-    return not (continuation[starts[used]].any() or continuation[ends[ends < len(blob)]].any())
+    edges = np.concatenate((blob[starts[used]], blob[ends[ends < len(blob)]]))
+    return not ((edges & 0xC0) == 0x80).any()  # a continuation byte at a string's edge
+
+
+def _has_nul(blob: np.ndarray) -> bool:
+    """Whether the blob holds a NUL byte (looked for a megabyte at a time)."""
+    return any(b"\0" in blob[lo : lo + (1 << 20)].tobytes() for lo in range(0, len(blob), 1 << 20))

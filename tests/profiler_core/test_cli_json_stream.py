@@ -45,7 +45,7 @@ def mixed_table(n: int) -> Table:
     floats = rng.normal(size=n) * 1e6
     floats[::5] = np.nan
     floats[1::7] = np.inf
-    names = [f"op {i} \u00e9 \"q\" \\ %s" if i % 3 else "" for i in range(n)]
+    names = [f'op {i} \u00e9 "q" \\ %s' if i % 3 else "" for i in range(n)]
     return Table(
         "mixed rows",
         {
