@@ -18,7 +18,7 @@ from profiler_core.cli.tables import Table
 from profiler_core.model.lazy_columns import StringColumn
 
 #: Records formatted at a time: a 400k-row table never holds all its cells as text at once.
-JSON_CHUNK_ROWS = 1 << 14
+JSON_CHUNK_ROWS = 1 << 12
 
 _INDENT = "  "
 
