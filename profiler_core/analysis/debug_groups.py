@@ -127,7 +127,10 @@ class DebugGroups:
     @cached_property
     def labels(self) -> list[str]:
         """Every label as a str (decoded on first use)."""
-        return list(self.label_column)
+        labels = self.label_column
+        if isinstance(labels, StringColumn):  # only these strings, not the whole table
+            return labels.table.decode(labels.ids)
+        return list(labels)
 
     def group_of(self, ids: np.ndarray) -> np.ndarray:
         """The group of each debug context id; -1 (no context) and ids without contexts

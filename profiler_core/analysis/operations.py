@@ -65,7 +65,10 @@ class OperationsTable:
     @cached_property
     def labels(self) -> list[str]:
         """Each row's label as a str (decoded on first use)."""
-        return list(self.label_column)
+        labels = self.label_column
+        if isinstance(labels, StringColumn):  # only these strings, not the whole table
+            return labels.table.decode(labels.ids)
+        return list(labels)
 
     @property
     def total_cycles(self) -> np.ndarray:
