@@ -144,7 +144,7 @@ def operations(rows: int, seed: int = 0) -> OperationsTable:
 
     return OperationsTable(
         group_by="name",
-        labels=[f"layer{i % 50}/op{i}" for i in range(rows)],
+        label_column=[f"layer{i % 50}/op{i}" for i in range(rows)],
         compute_cycles=column(),
         exchange_cycles=column(),
         sync_cycles=column(),

@@ -21,6 +21,7 @@ from profiler_core.analysis.memory import MemoryTable, memory_table
 from profiler_core.analysis.operations import operations_table
 from profiler_core.analysis.program_tree import program_tree
 from profiler_core.model.kinds import StepKind
+from profiler_core.model.strings import Strings
 
 ROOT_KEY = "(program root)"  # the key of a program tree root in ``programs``
 
@@ -149,7 +150,12 @@ def _operations(report: Any, group_by: str) -> tuple[list[str], dict[str, np.nda
 
 def _variables(report: Any) -> tuple[list[str], dict[str, np.ndarray]]:
     graph = checked_graph(report)
-    return occurrence_keys(graph.strings.take(graph.var_name)), {
+    strings = graph.strings
+    if isinstance(strings, Strings):  # each name once, not the whole table kept decoded
+        names = strings.decode(graph.var_name)
+    else:
+        names = strings.take(graph.var_name)
+    return occurrence_keys(names), {
         "bytes": np.asarray(graph.var_bytes, dtype=np.int64),
         "always_live": graph.var_always_live.astype(np.int64),
     }

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.string_groups import group_string_ids
+from profiler_core.analysis.string_groups import group_string_ids_lazily
 from profiler_core.model.lazy_columns import StringColumn
 
 GROUPINGS = ("op", "layer", "name", "context")
@@ -115,11 +116,21 @@ class DebugGroups:
     contexts whose op or layer is empty.
     """
 
-    labels: list[str]  # sorted, unique
+    #: sorted, unique; a StringColumn (ids into the debug string table) when the contexts
+    #: are lazy, so 400,000 labels are decoded only where they are shown
+    label_column: Sequence[str]
     _group_of_context: np.ndarray  # int64 (contexts + 1,): the last entry is for id -1
 
     def __len__(self) -> int:
-        return len(self.labels)
+        return len(self.label_column)
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """Every label as a str (decoded on first use)."""
+        labels = self.label_column
+        if isinstance(labels, StringColumn):  # only these strings, not the whole table
+            return labels.table.decode(labels.ids)
+        return list(labels)
 
     def group_of(self, ids: np.ndarray) -> np.ndarray:
         """The group of each debug context id; -1 (no context) and ids without contexts
@@ -134,7 +145,7 @@ def debug_groups(debug: Any, group_by: str) -> DebugGroups:
     labels = context_labels(debug, group_by)
     if isinstance(labels, StringColumn):
         # Group the string ids, then name only the distinct labels: no string per context.
-        unique, group = group_string_ids(labels.table, labels.ids)
+        unique, group = group_string_ids_lazily(labels.table, labels.ids)
         return DebugGroups(unique, np.append(group, 0))  # "" sorts first: id -1's group
     labels = [*labels, ""]
     # A dict, not np.unique: a numpy string array pads every label to the longest one.

@@ -4,8 +4,12 @@ and only the distinct labels are decoded."""
 
 from __future__ import annotations
 
+import codecs
+from collections.abc import Sequence
+
 import numpy as np
 
+from profiler_core.model.lazy_columns import StringColumn
 from profiler_core.model.strings import Strings
 from profiler_core.model.unique import sorted_unique
 
@@ -18,6 +22,13 @@ def group_string_ids(table: Strings, ids: np.ndarray) -> tuple[list[str], np.nda
     """The sorted distinct texts of ``table[ids]`` with "" always among them (id -1 is ""),
     and each id's index into them: ``sorted(set(texts) | {""})`` and each text's position,
     as the Python way gives them, equal texts under different ids in one group."""
+    labels, group = group_string_ids_lazily(table, ids)
+    return list(labels), group
+
+
+def group_string_ids_lazily(table: Strings, ids: np.ndarray) -> tuple[Sequence[str], np.ndarray]:
+    """``group_string_ids`` with the labels as a StringColumn of ``table`` when the texts
+    sort as bytes: 400,000 labels stay int32 ids until a caller decodes the ones it shows."""
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     distinct = sorted_unique(ids)
     inverse = np.searchsorted(distinct, ids)
@@ -29,11 +40,12 @@ def group_string_ids(table: Strings, ids: np.ndarray) -> tuple[list[str], np.nda
         group_of_distinct = np.array([index[n] for n in names], dtype=np.int64)
         return labels, group_of_distinct[inverse]
     ranks, firsts = order
-    labels = table.take(distinct[firsts])
-    if not labels or labels[0] != "":
-        labels.insert(0, "")
+    label_ids = distinct[firsts]
+    first = int(label_ids[0]) if len(label_ids) else 0
+    if not len(label_ids) or (first >= 0 and table.offsets[first + 1] > table.offsets[first]):
+        label_ids = np.concatenate(([-1], label_ids))  # "" sorts first: id -1
         ranks += 1
-    return labels, ranks[inverse]
+    return StringColumn(table, label_ids), ranks[inverse]
 
 
 def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -64,11 +76,22 @@ def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.nd
         rows = np.flatnonzero(lengths > j)
         padded[rows, j] = blob[starts[rows] + j]
     words = padded.view(">u8")  # big-endian words compare as the bytes do
-    # lexsort's last key is the first compared; the length breaks ties of trailing NULs.
-    order = np.lexsort((lengths, *(words[:, k] for k in range(words.shape[1] - 1, -1, -1))))
-    words, lengths = words[order], lengths[order]
+    if _has_nul(blob):
+        # lexsort's last key is the first compared; the length breaks ties of trailing NULs.
+        keys = (words[:, k] for k in range(words.shape[1] - 1, -1, -1))
+        order = np.lexsort((lengths, *keys))
+    else:
+        # Without NUL bytes the zero padding sorts first as a shorter text does: one sort of
+        # the rows as byte strings, no contiguous copy of each word column as a key.
+        order = np.argsort(padded.view(f"S{padded.shape[1]}").reshape(-1), kind="stable")
+    # Neighbours compared a word column at a time: no sorted copy of the padded matrix.
+    lengths = lengths[order]
     new = np.ones(len(order), dtype=bool)
-    new[1:] = (words[1:] != words[:-1]).any(axis=1) | (lengths[1:] != lengths[:-1])
+    new[1:] = lengths[1:] != lengths[:-1]
+    for k in range(words.shape[1]):
+        column = words[:, k][order]
+        new[1:] |= column[1:] != column[:-1]
+    del padded, words
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.cumsum(new) - 1
     return ranks, order[new]
@@ -77,11 +100,19 @@ def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.nd
 def _is_utf8(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
     """Whether each string is valid UTF-8: the whole blob is, and no string starts or ends
     inside a character (a damaged offset could cut one)."""
-    try:
-        blob.tobytes().decode("utf-8")
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:  # a megabyte at a time: never the whole blob as one more bytes and one str
+        for lo in range(0, len(blob), 1 << 20):
+            decoder.decode(blob[lo : lo + (1 << 20)].tobytes())
+        decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return False
-    continuation = (blob & 0xC0) == 0x80
     used = lengths > 0
     ends = (starts + lengths)[used]
-    return not (continuation[starts[used]].any() or continuation[ends[ends < len(blob)]].any())
+    edges = np.concatenate((blob[starts[used]], blob[ends[ends < len(blob)]]))
+    return not ((edges & 0xC0) == 0x80).any()  # a continuation byte at a string's edge
+
+
+def _has_nul(blob: np.ndarray) -> bool:
+    """Whether the blob holds a NUL byte (looked for a megabyte at a time)."""
+    return any(b"\0" in blob[lo : lo + (1 << 20)].tobytes() for lo in range(0, len(blob), 1 << 20))

@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from profiler_core.cli.tables import Table, iter_text, render_csv, render_json, render_text
+from profiler_core.cli.json_stream import iter_json
+from profiler_core.cli.tables import Table, iter_text, render_csv, render_text
 
 
 @dataclass
@@ -23,24 +24,29 @@ class Output:
     message: str | None = None
 
     def render_pieces(self, form: str) -> Iterator[str]:
-        """``render(form)`` in pieces: text tables a chunk of rows at a time, so a 400k-row
-        table is written as it is formatted rather than held whole."""
-        if form in ("json", "csv"):
+        """``render(form)`` in pieces: text and JSON tables a chunk of rows at a time, so a
+        400k-row table is written as it is formatted rather than held whole."""
+        if form == "json":
+            yield from iter_json(self._document())
+        elif form == "csv":
             yield self.render(form)
         else:
             yield from iter_text(self.tables, self.header)
 
     def render(self, form: str) -> str:
         if form == "json":
-            document = self.document
-            if document is None:
-                document = {table.name.replace(" ", "_"): table for table in self.tables}
-            return render_json(document)
+            return "".join(iter_json(self._document()))
         if form == "csv":
             table = self.csv_table() if callable(self.csv_table) else self.csv_table
             table = table or (self.tables[0] if self.tables else Table("empty", {}))
             return render_csv(table)
         return render_text(self.tables, self.header)
+
+    def _document(self) -> dict[str, Any]:
+        """What JSON shows: ``document``, else every table by name."""
+        if self.document is not None:
+            return self.document
+        return {table.name.replace(" ", "_"): table for table in self.tables}
 
 
 def category_column(label: str) -> str:

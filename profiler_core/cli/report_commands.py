@@ -16,7 +16,7 @@ from profiler_core.analysis.program_tree import program_tree
 from profiler_core.analysis.tiles import format_tile_selection, parse_tile_selection
 from profiler_core.cli.output import Output, category_column
 from profiler_core.cli.summary_command import summary
-from profiler_core.cli.tables import Table
+from profiler_core.cli.tables import Table, TextColumn
 from profiler_core.model.kinds import ProgramKind, StepKind
 from profiler_core.report import Report
 
@@ -157,7 +157,7 @@ def operations(report: Report, args: argparse.Namespace) -> Output:
     shown = Table(
         f"operations by {args.group_by}",
         {
-            args.group_by: [label or "(none)" for label in table.labels],
+            args.group_by: TextColumn(table.label_column, "(none)"),
             "total_cycles": table.total_cycles,
             "compute_cycles": table.compute_cycles,
             "exchange_cycles": table.exchange_cycles,

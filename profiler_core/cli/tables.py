@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,27 @@ class Table:
         return [dict(zip(names, row, strict=True)) for row in self.rows()]
 
 
+class TextColumn(Sequence[str]):
+    """A text column shown with ``empty`` in place of "", decoded a slice at a time: a
+    StringColumn of 400,000 labels is never a list of 400,000 str."""
+
+    def __init__(self, column: Sequence[str], empty: str) -> None:
+        self.column = column
+        self.empty = empty
+
+    def __len__(self) -> int:
+        return len(self.column)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [text or self.empty for text in self.column[index]]
+        return self.column[index] or self.empty
+
+    def __iter__(self) -> Iterator[str]:
+        for lo in range(0, len(self), TEXT_CHUNK_ROWS):
+            yield from self[lo : lo + TEXT_CHUNK_ROWS]
+
+
 def _plain_list(values: Sequence[Any]) -> list[Any]:
     if isinstance(values, np.ndarray):
         return values.tolist()
@@ -66,7 +86,7 @@ def iter_text(tables: list[Table], header: list[tuple[str, str]] | None = None) 
 
 
 #: Rows formatted at a time: a 400k-row table never holds all its cells as strings at once.
-TEXT_CHUNK_ROWS = 1 << 15
+TEXT_CHUNK_ROWS = 1 << 13
 
 
 def _text_table(table: Table) -> Iterator[str]:
@@ -125,7 +145,7 @@ def _padded_cells(values: Sequence[Any], width: int, numeric: bool) -> list[str]
 def _is_numeric_column(values: Sequence[Any]) -> bool:
     if isinstance(values, np.ndarray):
         return values.dtype.kind in "iuf"
-    if isinstance(values, StringColumn):  # text; iterating would decode its whole table
+    if isinstance(values, StringColumn | TextColumn):  # text: iterating would decode it all
         return not len(values)
     return all(_is_number(v) for v in values)
 
@@ -161,24 +181,3 @@ def render_csv(table: Table) -> str:
     writer.writerow(list(table.columns))
     writer.writerows(table.rows())
     return out.getvalue()
-
-
-def render_json(document: dict[str, Any]) -> str:
-    """``document`` with each Table as a list of row records."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, Table):
-            return value.records()
-        if isinstance(value, dict):
-            return {str(k): plain(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [plain(v) for v in value]
-        if isinstance(value, np.ndarray):
-            return plain(value.tolist())
-        if isinstance(value, np.generic):
-            return plain(value.item())
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        return value
-
-    return json.dumps(plain(document), indent=2, allow_nan=False, default=str) + "\n"

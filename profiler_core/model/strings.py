@@ -52,11 +52,28 @@ class Strings:
     def take(self, indices: np.ndarray) -> list[str]:
         """The strings at ``indices`` ("" for -1). A few of a big table are decoded one by
         one; many, by decoding the table once."""
-        wanted = np.asarray(indices).tolist()
-        if self._decoded is None and len(wanted) * 8 < len(self):
-            return [self[i] if i >= 0 else "" for i in wanted]
+        indices = np.asarray(indices)
+        if self._decoded is None and len(indices) * 8 < len(self):
+            return self.decode(indices)
         items = self.tolist()
-        return [items[i] if i >= 0 else "" for i in wanted]
+        return [items[i] if i >= 0 else "" for i in indices.tolist()]
+
+    def decode(self, indices: np.ndarray) -> list[str]:
+        """The strings at ``indices`` ("" for negative ones), decoded one by one and not
+        kept: a table written a chunk of rows at a time never holds every string at once."""
+        indices = np.asarray(indices, dtype=np.int64).reshape(-1)
+        if self._decoded is not None:
+            items = self._decoded
+            return [items[i] if i >= 0 else "" for i in indices.tolist()]
+        n = len(self)
+        if len(indices) and indices.max() >= n:
+            raise IndexError(f"string {int(indices.max())} of {n}")
+        known = indices >= 0
+        row = np.where(known, indices, 0)
+        starts = np.where(known, self.offsets[row], 0).tolist()
+        ends = np.where(known, self.offsets[row + 1], 0).tolist()
+        blob = self.blob
+        return [str(blob[b:e], "utf-8", "replace") for b, e in zip(starts, ends, strict=True)]
 
 
 class StringInterner:

@@ -105,3 +105,22 @@ def test_matching_keeps_rows_found_on_one_side_only():
     assert occurrence_keys(["a", "b", "a", "a"]) == ["a", "b", "a #2", "a #3"]
     with pytest.raises(ValueError):
         match_rows(["x", "x"], {"v": np.array([1, 2])}, [], {"v": np.array([], int)})
+
+
+def test_matching_the_same_keys_in_the_same_order():
+    """The fast path (B has A's keys in A's order) gives what a dict-based join gives."""
+    keys = [f"op{i}" for i in range(5)]
+    a, b = np.array([5, 0, 7, 1, 2]), np.array([6, 3, 7, 0, 9])
+    matched = match_rows(keys, {"v": a}, list(keys), {"v": b})
+    assert matched.keys == keys and matched.in_a.all() and matched.in_b.all()
+    assert matched.a["v"].tolist() == [5, 0, 7, 1, 2]
+    assert matched.diff("v").tolist() == [1, 3, 0, -1, 7]
+    assert matched.a["v"] is not a  # a copy: the caller's column is not shared
+    with pytest.raises(ValueError, match="repeat"):
+        match_rows(["x", "x"], {"v": np.array([1, 2])}, ["x", "x"], {"v": np.array([1, 2])})
+
+
+def test_occurrence_keys_of_unique_names_are_the_names():
+    names = (f"v{i}" for i in range(4))  # any iterable, read once
+    assert occurrence_keys(names) == ["v0", "v1", "v2", "v3"]
+    assert occurrence_keys(iter(["a", "a"])) == ["a", "a #2"]

@@ -80,3 +80,32 @@ def test_debug_groups_of_a_lazy_column_equal_those_of_a_list():
     assert lazy.labels == plain.labels == ["", "m1", "m10", "m2", "é"]
     ids = np.array([0, 1, 2, 3, 4, 5, -1, 99])
     assert lazy.group_of(ids).tolist() == plain.group_of(ids).tolist() == [3, 1, 0, 1, 4, 2, 0, 0]
+
+
+def test_decode_gives_each_string_without_keeping_the_table_decoded():
+    texts = ["", "a", "é€", "x\x00y", "last"]
+    table = Strings.from_list(texts)
+    ids = np.array([4, -1, 2, 2, 0, 3, 1, -5])
+    expected = [texts[i] if i >= 0 else "" for i in ids.tolist()]
+    assert table.decode(ids) == expected
+    assert table._decoded is None  # nothing kept: a chunk of rows costs only itself
+    assert table.take(ids) == expected  # take() decodes the whole table and keeps it
+    assert table.decode(ids) == expected  # the kept table gives the same strings
+    with pytest.raises(IndexError):
+        Strings.from_list(texts).decode(np.array([0, 5]))
+    with pytest.raises(IndexError):
+        table.decode(np.array([5]))
+
+
+def test_debug_groups_labels_stay_string_ids_until_asked():
+    table = Strings.from_list(["b", "a", "", "a"])
+    column = StringColumn(table, np.array([0, 1, 3, 2, -1]))
+
+    class Debug:
+        name = column
+        parent = np.full(5, -1)
+
+    groups = debug_groups(Debug(), "context")
+    assert isinstance(groups.label_column, StringColumn)
+    assert groups.labels == ["", "a", "b"]
+    assert groups.group_of(np.array([0, 1, 2, 3, 4, -1])).tolist() == [2, 1, 1, 0, 0, 0]
