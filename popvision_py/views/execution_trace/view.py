@@ -36,7 +36,7 @@ from popvision_py.views.timeline.plot import TimelinePlot
 from popvision_py.views.timeline.spans_item import LANE_GAP
 from popvision_py.views.typed_entry import read_range
 from profiler_core.analysis.execution import CycleBreakdown, cycle_breakdown, cycles_in_range
-from profiler_core.analysis.execution_summary import execution_summary
+from profiler_core.analysis.execution_summary import ExecutionSummary, execution_summary
 from profiler_core.errors import ReportError
 
 MIN_LANE_PX = 22  # below this lanes scroll instead of shrinking
@@ -97,6 +97,7 @@ class ExecutionTraceView(ChartDetailsView):
         self._summary_timer.timeout.connect(self._update_summary)
         self._connect_controls()
         self._breakdown = None
+        self._execution_summary: ExecutionSummary | None = None
         self._summary_shown: tuple | None = None  # (breakdown, range) the Summary tab shows
         self.clear()
 
@@ -150,10 +151,11 @@ class ExecutionTraceView(ChartDetailsView):
             model.set_run(min(max(opened.selection.run, 0), len(model.runs) - 1))
             # checks every cross-section reference once
             breakdown = cycle_breakdown(report, model.run)
+            summary = execution_summary(report, model.run)
         except ReportError as error:
             return f"The execution profile of this report cannot be shown.\n\n{error}"
         model.spans(0, model.total_cycles, FIRST_PAINT_PX)  # fills the whole-run span cache
-        return TraceReady(model, breakdown)
+        return TraceReady(model, breakdown, summary)
 
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._disconnect()
@@ -161,6 +163,7 @@ class ExecutionTraceView(ChartDetailsView):
         if isinstance(ready, str):
             return ready
         model, self._breakdown = ready.model, ready.breakdown
+        self._execution_summary = ready.summary
         self.model = model
         model.changed.connect(self._on_model_changed)
         self._selection = opened.selection
@@ -211,7 +214,9 @@ class ExecutionTraceView(ChartDetailsView):
         try:
             if self._breakdown is None or self._breakdown.run != model.run:
                 self._breakdown = cycle_breakdown(model.report, model.run)
-            self.summary.show_execution_summary(execution_summary(model.report, model.run))
+            if self._execution_summary is None or self._execution_summary.run != model.run:
+                self._execution_summary = execution_summary(model.report, model.run)
+            self.summary.show_execution_summary(self._execution_summary)
         except ReportError as error:
             self.show_message(f"Run {model.run} of this report cannot be shown.\n\n{error}")
             return
@@ -427,6 +432,7 @@ class TraceReady:
 
     model: ExecutionTraceModel
     breakdown: CycleBreakdown  # of the model's run
+    summary: ExecutionSummary  # Poplar's execution summary of the model's run
 
 
 def _heat_legend() -> QWidget:
