@@ -341,7 +341,11 @@ class MainWindow(QMainWindow):
             return
         for i, error in errors.items():
             self.opened[i].errors["debug"] = error
-        damaged = " ".join(self.opened[i].damaged_summary() for i in errors)
+        # with the reason: a debug.cbor refused because the profile's header is damaged
+        # says so, rather than hiding the header's message shown a moment before
+        damaged = " ".join(
+            f"{self.opened[i].damaged_summary()} {error}" for i, error in errors.items()
+        )
         self.statusBar().showMessage(damaged)
         self.message_box = show_message(self, "Part of the report is damaged", damaged)
 
