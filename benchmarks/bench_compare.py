@@ -66,6 +66,11 @@ def measure(a: Path, b: Path) -> None:
         for view in window.views[1:]:
             start = time.perf_counter()
             window.show_view(view.title)
+            # a page whose view model is computed in a worker has painted its content only
+            # when the worker's result has arrived and the page is built from it
+            while window.page_computer.computing(view):
+                app.processEvents()
+                time.sleep(0.001)
             window.grab()
             app.processEvents()
             seconds = time.perf_counter() - start
