@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from popvision_py.viewmodels.program_lines import ProgramLines, program_kind_name
+from popvision_py.viewmodels.search_matches import SearchMatches
 from popvision_py.viewmodels.step_colors import (
     STEP_CLASS_COLORS,
     STEP_CLASS_OF_KIND,
@@ -56,9 +57,7 @@ class ProgramTreeViewModel:
         self.total_cycles = int(tree.step_cycles.sum())
         self.section = 0
         self.highlighted = np.zeros(self.lines.num_steps, dtype=bool)
-        self.matches = np.zeros(0, dtype=np.int64)
-        self.match_position = -1
-        self.search_text = ""
+        self.matches = SearchMatches()  # lines whose name holds the search text
         self._node_kind_cache: dict[int, int] = {}
 
     # -- what a line shows --------------------------------------------------------------------
@@ -153,26 +152,11 @@ class ProgramTreeViewModel:
     # -- search -----------------------------------------------------------------------------
     def search(self, text: str) -> int:
         """Find lines of the section whose name contains ``text``; the number found."""
-        self.search_text = text
-        self.matches = self.lines.search(text, self.section)
-        self.match_position = -1
-        return int(self.matches.size)
+        return self.matches.set(text, self.lines.search(text, self.section))
 
     def next_match(self, backwards: bool = False) -> int:
         """The next (or previous) match in program order, wrapping round; -1 for none."""
-        if not self.matches.size:
-            return -1
-        step = -1 if backwards else 1
-        if self.match_position < 0:
-            self.match_position = self.matches.size - 1 if backwards else 0
-        else:
-            self.match_position = (self.match_position + step) % self.matches.size
-        return int(self.matches[self.match_position])
+        return self.matches.step(backwards)
 
     def match_text(self) -> str:
-        if not self.search_text.strip():
-            return ""
-        if not self.matches.size:
-            return "no match"
-        shown = self.match_position + 1 if self.match_position >= 0 else 0
-        return f"{shown:,} of {self.matches.size:,}"
+        return self.matches.describe()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.compare import ComparePair
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.search_matches import SearchMatches
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from popvision_py.viewmodels.timeline import SpanBatch
 from popvision_py.viewmodels.trace_compare import ComparedTraces
@@ -92,8 +93,7 @@ class SystemTraceView(ChartDetailsView):
         self.details.setTabToolTip(1, "Time by label path, in the selected range or in all")
         self.details.currentChanged.connect(lambda _: self._update_call_tree())
         self.region: pg.LinearRegionItem | None = None
-        self.matches = np.zeros(0, np.int64)
-        self.match_index = -1
+        self.matches = SearchMatches()  # events whose label holds the search text
         self.selected = -1
         self.hover_text = ""
         self._call_tree_key: tuple | None = None
@@ -356,8 +356,7 @@ class SystemTraceView(ChartDetailsView):
 
     # -- search -----------------------------------------------------------------------
     def _reset_search(self) -> None:
-        self.matches = np.zeros(0, np.int64)
-        self.match_index = -1
+        self.matches.reset()
         self.control_bar.matches.setText("")
 
     def step_match(self, step: int) -> None:
@@ -365,19 +364,13 @@ class SystemTraceView(ChartDetailsView):
         if self.model is None:
             return
         text = self.control_bar.search_box.text()
-        if self.match_index < 0:
-            self.matches = self.model.search(text)
-        if len(self.matches) == 0:
-            self.control_bar.matches.setText("no match" if text.strip() else "")
-            return
-        if self.match_index < 0:
-            self.match_index = 0 if step > 0 else len(self.matches) - 1
-        else:
-            self.match_index = (self.match_index + step) % len(self.matches)
-        event = int(self.matches[self.match_index])
-        self.control_bar.matches.setText(f"{self.match_index + 1:,} of {len(self.matches):,}")
-        self.zoom_to(event)
-        self.select_event(event)
+        if not self.matches.found:  # the text changed since the last step: search again
+            self.matches.set(text, self.model.search(text))
+        event = self.matches.step(backwards=step < 0)
+        self.control_bar.matches.setText(self.matches.describe())
+        if event >= 0:
+            self.zoom_to(event)
+            self.select_event(event)
 
     def zoom_to(self, event: int) -> None:
         """Show ``event`` with some context either side."""
