@@ -35,8 +35,8 @@ from popvision_py.views.system_trace.charts import (
 from popvision_py.views.system_trace.compare import TraceCompare
 from popvision_py.views.system_trace.controls import SystemTraceControls
 from popvision_py.views.system_trace.details import CallTreePanel, EventDetails
+from popvision_py.views.system_trace.ranges import RangeSelection
 from popvision_py.views.timeline.plot import TimelinePlot
-from popvision_py.views.typed_entry import read_range
 from profiler_core.formats.pvti import EventKind
 
 MAX_LANES = 24  # lanes shown at once; more scroll
@@ -48,7 +48,7 @@ NO_TRACE = (
 )
 
 
-class SystemTraceView(ChartDetailsView):
+class SystemTraceView(RangeSelection, ChartDetailsView):
     title = "System Trace"
     rail_help = (
         "The host trace (.pvti files, or Chrome trace JSON): each thread's nested "
@@ -380,68 +380,6 @@ class SystemTraceView(ChartDetailsView):
         lo, hi = self.model.time_limits()
         span = max(e - s, 2000.0, (hi - lo) / 200)  # an instant gets some context too
         self.timeline.set_x_range(s - 0.25 * span, s + 1.25 * span)
-
-    # -- ranges -----------------------------------------------------------------------
-    def type_range(self, text: str) -> bool:
-        """Show ``text`` ("0.5-2", ms from the first event); False with a message if bad."""
-        typed = read_range(text, self.control_bar.range_error)
-        if self.model is None or typed is None:
-            return False
-        start, end = typed
-        first = self.model.time_limits()[0]
-        self.timeline.set_x_range(first + start * 1e6, first + end * 1e6)
-        return True
-
-    def set_range_selection(self, on: bool) -> None:
-        if self.region is not None:
-            self.timeline.removeItem(self.region)
-            self.region = None
-        if on and self.model is not None:
-            x0, x1 = self.timeline.x_range
-            width = x1 - x0
-            self.region = pg.LinearRegionItem((x0 + width / 3, x0 + 2 * width / 3))
-            self.region.setZValue(10)
-            self.region.sigRegionChanged.connect(lambda _: self._update_range_info())
-            self.region.sigRegionChangeFinished.connect(lambda _: self._update_call_tree())
-            self.timeline.addItem(self.region)
-        self._update_range_info()
-        self._update_call_tree()
-
-    def selection_range(self) -> tuple[float, float] | None:
-        if self.region is None:
-            return None
-        lo, hi = self.region.getRegion()
-        return float(lo), float(hi)
-
-    def set_selection_range(self, t0: float, t1: float) -> None:
-        if self.region is None:
-            self.control_bar.select_range.setChecked(True)
-        assert self.region is not None
-        self.region.setRegion((t0, t1))
-        self._update_call_tree()
-
-    def _update_range_info(self) -> None:
-        picked = self.selection_range()
-        if picked is None or self.model is None:
-            self.control_bar.range_info.setText("")
-            return
-        duration, count = self.model.range_summary(*picked)
-        self.control_bar.range_info.setText(f"{format_duration(duration)}, {count:,} events")
-
-    def _update_call_tree(self) -> None:
-        if self.model is None or self.details.currentWidget() is not self.call_tree:
-            return
-        picked = self.selection_range()
-        key = (id(self.model), picked)
-        if key == self._call_tree_key:
-            return
-        self._call_tree_key = key
-        tree = self.model.call_tree(*(picked or (None, None)))
-        if picked is None:
-            scope = "All of the trace (select a range to sum only what is inside it)"
-        else:
-            scope = f"The selected range ({format_duration(picked[1] - picked[0])})"
-        self.call_tree.show_tree(tree, self.model.trace.labels, scope)
 
     def is_instant(self, event: int) -> bool:
         return self.model is not None and self.model.trace.kind[event] == EventKind.INSTANT
