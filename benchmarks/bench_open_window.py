@@ -72,7 +72,7 @@ painted = time.perf_counter()
 debug_at = None  # debug.cbor is decoded by a worker after the first paint
 while time.perf_counter() - painted < 60:
     app.processEvents()
-    if debug_at is None and window._debug_pending is None and not window.debug_loader.busy:
+    if debug_at is None and not window.debug_decoding.busy:
         debug_at = time.perf_counter()
         assert window.opened[0].report.debug_loaded
     if debug_at is not None and time.perf_counter() - max(painted, debug_at) > 0.3:

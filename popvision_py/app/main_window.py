@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -27,16 +27,17 @@ from PySide6.QtWidgets import (
 
 from popvision_py.app import compare_opening
 from popvision_py.app.actions import install_actions
+from popvision_py.app.debug_decoding import DebugDecoding
 from popvision_py.app.dialogs import HELP_INTRO, show_message
-from popvision_py.app.loader import BackgroundLoader, ReportLoader, decode_debug
+from popvision_py.app.loader import ReportLoader
 from popvision_py.app.page_compute import ComputeFailure, PageComputer
 from popvision_py.app.runner import RunController, install_run_actions
 from popvision_py.app.settings import AppSettings
 from popvision_py.app.start_page import StartPage
 from popvision_py.app.trace_loader import TraceOpening
 from popvision_py.theme import apply_theme
-from popvision_py.viewmodels.compare import pair_of
-from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.compare import compared_names
+from popvision_py.viewmodels.opened import OpenedReport, carry_selections
 from popvision_py.views.base import ReportView
 from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.insights.view import InsightsView
@@ -47,18 +48,14 @@ from popvision_py.views.plain_text import make_labels_plain, plain_label
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 from popvision_py.views.system_trace.view import SystemTraceView
-from profiler_core.errors import ReportError
 
 log = logging.getLogger(__name__)
 
 APP_TITLE = "PopVision-py"
 HOME = "Home"
-DEBUG_DECODE_LATEST_MS = 300  # debug.cbor is decoded after the first paint, or after this
 
 
 class MainWindow(QMainWindow):
-    _debug_pending: list[OpenedReport] | None = None  # opened reports whose debug.cbor waits
-
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
@@ -79,8 +76,7 @@ class MainWindow(QMainWindow):
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
         self.loader.cancelled.connect(self._on_cancelled)
-        self.debug_loader = BackgroundLoader(self)  # debug.cbor, after the first paint
-        self.debug_loader.loaded.connect(self._on_debug_decoded)
+        self.debug_decoding = DebugDecoding(lambda: self.opened, self._show_damaged, self)
         self.runner = RunController(self)
         self.views: list[ReportView] = [
             SummaryView(),
@@ -263,8 +259,7 @@ class MainWindow(QMainWindow):
 
     def close_report(self) -> None:
         self.page_computer.cancel_all()
-        self.debug_loader.cancel()
-        self._debug_pending = None
+        self.debug_decoding.cancel()
         for view in self.views:
             view.clear()
         for opened in self.opened:
@@ -294,8 +289,7 @@ class MainWindow(QMainWindow):
         for old in self.opened:
             old.report.close()
         self.opened = opened
-        self._debug_pending = opened  # decoded once the window has painted the first page
-        QTimer.singleShot(DEBUG_DECODE_LATEST_MS, self._decode_debug)
+        self.debug_decoding.schedule(opened)  # once the window has painted the first page
         self.paths = list(self._pending)
         for each in opened:
             each.selection.changed.connect(lambda _what: self._show_report_label())
@@ -313,41 +307,20 @@ class MainWindow(QMainWindow):
         seconds = sum(o.seconds_to_load for o in opened)
         self.statusBar().showMessage(damaged or f"Opened in {seconds:.2f} s.")
         if damaged:
-            self.message_box = show_message(self, "Part of the report is damaged", damaged)
+            self._show_damaged(damaged)
         if self.current_view() is None or self.pages.currentWidget() is self.start_page:
             self.show_view("Summary")
         self.traces.report_opened(*opened[:2])
 
     def event(self, event: QEvent) -> bool:
         handled = super().event(event)
-        if event.type() == QEvent.Type.UpdateRequest and self._debug_pending is not None:
-            self._decode_debug()  # the window has just painted the opened report's page
+        if event.type() == QEvent.Type.UpdateRequest:
+            self.debug_decoding.painted()  # the window has just painted the report's page
         return handled
 
-    def _decode_debug(self) -> None:
-        """Decode the opened reports' debug.cbor in a worker, after the first paint: no first
-        page needs it, and decoding it beside the first paint would slow that paint."""
-        opened, self._debug_pending = self._debug_pending, None
-        if opened is None or opened is not self.opened:
-            return
-        if any(o.report.debug_path is not None for o in opened):
-            job = lambda _progress, stopped: decode_debug(opened, stopped)  # noqa: E731
-            self.debug_loader.start(job, opened[0].folder)
-
-    def _on_debug_decoded(self, errors: dict[int, ReportError]) -> None:
-        """debug.cbor was decoded after the first paint: a damaged one is said as a damaged
-        profile.pop section is on opening (the other pages keep working)."""
-        if not errors or len(self.opened) <= max(errors):
-            return
-        for i, error in errors.items():
-            self.opened[i].errors["debug"] = error
-        # with the reason: a debug.cbor refused because the profile's header is damaged
-        # says so, rather than hiding the header's message shown a moment before
-        damaged = " ".join(
-            f"{self.opened[i].damaged_summary()} {error}" for i, error in errors.items()
-        )
-        self.statusBar().showMessage(damaged)
-        self.message_box = show_message(self, "Part of the report is damaged", damaged)
+    def _show_damaged(self, text: str) -> None:
+        self.statusBar().showMessage(text)
+        self.message_box = show_message(self, "Part of the report is damaged", text)
 
     def _on_failed(self, path: str, message: str) -> None:
         self._loading_done()
@@ -471,33 +444,10 @@ class MainWindow(QMainWindow):
         self.traces.loader.wait(10_000)
         self.page_computer.cancel_all()
         self.page_computer.wait(10_000)
-        self.debug_loader.cancel()
-        self.debug_loader.wait(10_000)
+        self.debug_decoding.cancel()
+        self.debug_decoding.wait(10_000)
         self.runner.shutdown()
         super().closeEvent(event)
-
-
-def carry_selections(old: list[OpenedReport], new: list[OpenedReport]) -> None:
-    """Reload (or opening a report again) keeps what was selected in it: the new
-    OpenedReport of a folder starts with the old one's tiles, steps, operation, run and range."""
-    by_folder = {str(o.folder): o.selection for o in old}
-    for opened in new:
-        before = by_folder.get(str(opened.folder))
-        if before is None:
-            continue
-        after = opened.selection
-        after.select_run(before.run)
-        after.select_tiles(before.tiles)
-        after.select_steps(before.steps)
-        after.select_operation(before.operation, before.operation_steps, before.operation_group_by)
-        after.select_range(before.cycle_range)
-
-
-def compared_names(opened: list[OpenedReport]) -> list[str]:
-    """The reports' names, told apart when two are compared (A and B's)."""
-    if len(opened) == 2:
-        return list(pair_of(opened[0], opened[1]).names)
-    return [o.name for o in opened]
 
 
 def _rail_item(title: str, help_text: str) -> QListWidgetItem:

@@ -190,3 +190,10 @@ def pair_of(a: OpenedReport, b: OpenedReport) -> ComparePair:
         labels = (a.label, b.label) if a.label and b.label else None
         pair = a.comparisons[id(b)] = ComparePair(a, b, labels)
     return pair
+
+
+def compared_names(opened: list[OpenedReport]) -> list[str]:
+    """The reports' names, told apart when two are compared (A and B's)."""
+    if len(opened) == 2:
+        return list(pair_of(opened[0], opened[1]).names)
+    return [o.name for o in opened]

@@ -74,3 +74,19 @@ class OpenedReport:
             return ""
         names = ", ".join(SECTION_TITLES.get(s, s) for s in self.errors)
         return f"{self.name}: some sections could not be read ({names}); the other views work."
+
+
+def carry_selections(old: list[OpenedReport], new: list[OpenedReport]) -> None:
+    """Reload (or opening a report again) keeps what was selected in it: the new
+    OpenedReport of a folder starts with the old one's tiles, steps, operation, run and range."""
+    by_folder = {str(o.folder): o.selection for o in old}
+    for opened in new:
+        before = by_folder.get(str(opened.folder))
+        if before is None:
+            continue
+        after = opened.selection
+        after.select_run(before.run)
+        after.select_tiles(before.tiles)
+        after.select_steps(before.steps)
+        after.select_operation(before.operation, before.operation_steps, before.operation_group_by)
+        after.select_range(before.cycle_range)

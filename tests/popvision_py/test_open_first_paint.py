@@ -11,9 +11,7 @@ from tests.popvision_py.conftest import wait_loaded
 
 
 def wait_debug(qtbot, window) -> None:
-    qtbot.waitUntil(
-        lambda: window._debug_pending is None and not window.debug_loader.busy, timeout=20_000
-    )
+    qtbot.waitUntil(lambda: not window.debug_decoding.busy, timeout=20_000)
 
 
 def test_the_summary_is_made_in_the_worker_and_debug_cbor_after_the_paint(
@@ -22,7 +20,7 @@ def test_the_summary_is_made_in_the_worker_and_debug_cbor_after_the_paint(
     at_loaded = []
     window.loader.loaded.connect(  # after the window's own slot has shown the report
         lambda opened: at_loaded.append(
-            (opened[0].report.debug_loaded, window._debug_pending is opened)
+            (opened[0].report.debug_loaded, window.debug_decoding.pending is opened)
         )
     )
     window.open_paths([tutorial4_report])

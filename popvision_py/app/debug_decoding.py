@@ -1,0 +1,76 @@
+"""debug.cbor decoded after the window's first paint: no first page needs it, and decoding
+it beside that paint would slow the paint. A damaged one is said as a damaged profile.pop
+section is on opening; the other pages keep working."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer
+
+from popvision_py.app.loader import BackgroundLoader, decode_debug
+from popvision_py.viewmodels.opened import OpenedReport
+from profiler_core.errors import ReportError
+
+LATEST_MS = 300  # decoded after the first paint, or after this when nothing paints
+
+
+class DebugDecoding(QObject):
+    """Decodes the opened reports' debug.cbor in a worker once the window has painted.
+
+    ``current()`` gives the reports the window shows now (a result for others is dropped);
+    ``damaged(text)`` tells the user about debug.cbor files that could not be read.
+    """
+
+    def __init__(
+        self,
+        current: Callable[[], list[OpenedReport]],
+        damaged: Callable[[str], None],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.current, self.damaged = current, damaged
+        self.pending: list[OpenedReport] | None = None  # reports whose debug.cbor waits
+        self.loader = BackgroundLoader(self)
+        self.loader.loaded.connect(self._on_decoded)
+
+    @property
+    def busy(self) -> bool:
+        return self.pending is not None or self.loader.busy
+
+    def schedule(self, opened: list[OpenedReport]) -> None:
+        """Decode ``opened``'s debug.cbor after the next paint (or ``LATEST_MS``)."""
+        self.pending = opened
+        QTimer.singleShot(LATEST_MS, self, self.start)
+
+    def painted(self) -> None:
+        """The window has just painted: start what waits for that."""
+        if self.pending is not None:
+            self.start()
+
+    def start(self) -> None:
+        opened, self.pending = self.pending, None
+        if opened is None or opened is not self.current():
+            return
+        if any(o.report.debug_path is not None for o in opened):
+            job = lambda _progress, stopped: decode_debug(opened, stopped)  # noqa: E731
+            self.loader.start(job, opened[0].folder)
+
+    def cancel(self) -> None:
+        self.loader.cancel()
+        self.pending = None
+
+    def wait(self, msecs: int = 10_000) -> None:
+        self.loader.wait(msecs)
+
+    def _on_decoded(self, errors: dict[int, ReportError]) -> None:
+        opened = self.current()
+        if not errors or len(opened) <= max(errors):
+            return
+        for i, error in errors.items():
+            opened[i].errors["debug"] = error
+        # with the reason: a debug.cbor refused because the profile's header is damaged
+        # says so, rather than hiding the header's message shown a moment before
+        self.damaged(
+            " ".join(f"{opened[i].damaged_summary()} {error}" for i, error in errors.items())
+        )
