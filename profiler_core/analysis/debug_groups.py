@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from profiler_core.analysis.string_groups import group_string_ids_lazily
-from profiler_core.model.lazy_columns import StringColumn
+from profiler_core.model.lazy_columns import StringColumn, as_str_list
 
 GROUPINGS = ("op", "layer", "name", "context")
 
@@ -127,10 +127,7 @@ class DebugGroups:
     @cached_property
     def labels(self) -> list[str]:
         """Every label as a str (decoded on first use)."""
-        labels = self.label_column
-        if isinstance(labels, StringColumn):  # only these strings, not the whole table
-            return labels.table.decode(labels.ids)
-        return list(labels)
+        return as_str_list(self.label_column)
 
     def group_of(self, ids: np.ndarray) -> np.ndarray:
         """The group of each debug context id; -1 (no context) and ids without contexts

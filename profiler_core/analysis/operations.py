@@ -28,7 +28,7 @@ from profiler_core.analysis.checks import (
 )
 from profiler_core.analysis.debug_groups import debug_groups
 from profiler_core.model.kinds import StepKind
-from profiler_core.model.lazy_columns import StringColumn
+from profiler_core.model.lazy_columns import StringColumn, as_str_list
 from profiler_core.model.unique import sorted_unique
 
 CYCLE_CLASSES = ("compute", "exchange", "sync", "other")
@@ -65,10 +65,7 @@ class OperationsTable:
     @cached_property
     def labels(self) -> list[str]:
         """Each row's label as a str (decoded on first use)."""
-        labels = self.label_column
-        if isinstance(labels, StringColumn):  # only these strings, not the whole table
-            return labels.table.decode(labels.ids)
-        return list(labels)
+        return as_str_list(self.label_column)
 
     @property
     def total_cycles(self) -> np.ndarray:

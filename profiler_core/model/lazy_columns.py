@@ -18,6 +18,14 @@ from profiler_core.errors import ReportError
 from profiler_core.model.strings import StringInterner, Strings
 
 
+def as_str_list(column: Sequence[str]) -> list[str]:
+    """Every string of ``column`` as a list; a ``StringColumn`` decodes only its own strings,
+    not its whole table."""
+    if isinstance(column, StringColumn):
+        return column.table.decode(column.ids)
+    return list(column)
+
+
 class StringColumn(Sequence[str]):
     """``column[i]`` is ``table[ids[i]]`` ("" where the id is -1); behaves as a read-only
     list of str."""
