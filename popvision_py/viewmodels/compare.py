@@ -89,6 +89,9 @@ STATUS_COLORS = {
 }
 
 
+NO_NAME = "(none)"  # the key shown for a row whose key is ""
+
+
 def delta_table(
     sides: Sides,
     key_header: str,
@@ -112,7 +115,9 @@ def delta_table(
         else:
             tints.append(None if change == 0 else MORE_COLOR if change > 0 else LESS_COLOR)
     columns = [
-        Column(key_header, [sides.keys[i] for i in order.tolist()], "The row's name.",
+        # a row without a name (operations without a debug context) is "(none)", as the
+        # views' own tables and popvision-cli compare name it
+        Column(key_header, [sides.keys[i] or NO_NAME for i in order.tolist()], "The row's name.",
                colors=[t or SAME_COLOR for t in tints]),
         Column(f"A: {names[0]}", a, f"In A ({names[0]}).", kind=values_kind),
         Column(f"B: {names[1]}", b, f"In B ({names[1]}).", kind=values_kind),

@@ -4,13 +4,12 @@ one function per view, all built with the same ``Sides`` / ``delta_table`` of co
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from popvision_py.viewmodels.compare import ComparePair, Sides
 from popvision_py.viewmodels.format import format_bytes
-from popvision_py.viewmodels.operations import NONE_LABEL
 from profiler_core.analysis.liveness import liveness_table
 from profiler_core.analysis.matching import match_rows, occurrence_keys
 from profiler_core.analysis.memory import memory_table
@@ -166,8 +165,6 @@ def program_tree_specs(pair: ComparePair) -> list[CompareSpec]:
 
 def operations_specs(pair: ComparePair, group_by: str = "name") -> list[CompareSpec]:
     matched = pair.comparison.operations(group_by)
-    # the group without a debug context, named as the Operations table and the CLI name it
-    matched = replace(matched, keys=[key or NONE_LABEL for key in matched.keys])
     return [
         CompareSpec("Compare: cycles", f"Operations matched by {group_by}: total cycles",
                     Sides.from_matched(matched, "total_cycles"), "Operation", "count",

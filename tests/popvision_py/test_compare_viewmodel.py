@@ -98,3 +98,8 @@ def test_step_alignment_needs_the_same_steps_in_order():
     assert step_alignment(["Sync", "OnTileExecute"], ["Sync", "OnTileExecute"]) == "step"
     assert step_alignment(["Sync", "OnTileExecute"], ["OnTileExecute", "Sync"]) == "name"
     assert step_alignment(["Sync"], ["Sync", "Sync"]) == "name"
+
+
+def test_a_row_without_a_name_is_shown_as_none():
+    table = delta_table(Sides(["", "m1"], np.array([5, 1]), np.array([9, 1])), "Op", ("A", "B"))
+    assert [table.display(r, 0) for r in range(2)] == ["(none)", "m1"]
