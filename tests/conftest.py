@@ -23,13 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"
 
 
-def run_example_with_reports(
-    script: str, directory: Path, *args: str
+def run_example(
+    script: str, env_options: dict[str, dict], *args: str
 ) -> subprocess.CompletedProcess:
+    """Run a bundled example in a child process with options such as POPLAR_ENGINE_OPTIONS
+    or PVTI_OPTIONS set in its environment, as a user would; it must succeed."""
     env = dict(os.environ)
-    env["POPLAR_ENGINE_OPTIONS"] = json.dumps(
-        {"autoReport.all": "true", "autoReport.directory": str(directory)}
-    )
+    env.update({name: json.dumps(value) for name, value in env_options.items()})
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / script), *args],
         env=env,
@@ -39,6 +39,13 @@ def run_example_with_reports(
     )
     assert result.returncode == 0, result.stderr
     return result
+
+
+def run_example_with_reports(
+    script: str, directory: Path, *args: str
+) -> subprocess.CompletedProcess:
+    options = {"autoReport.all": "true", "autoReport.directory": str(directory)}
+    return run_example(script, {"POPLAR_ENGINE_OPTIONS": options}, *args)
 
 
 @pytest.fixture(scope="session")
@@ -86,16 +93,7 @@ def replicated_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run_example_with_trace(script: str, directory: Path, *args: str) -> list[Path]:
     """Run ``script`` with PVTI_OPTIONS tracing into ``directory``; the .pvti files written."""
-    env = dict(os.environ)
-    env["PVTI_OPTIONS"] = json.dumps({"enable": "true", "directory": str(directory)})
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr
+    run_example(script, {"PVTI_OPTIONS": {"enable": "true", "directory": str(directory)}}, *args)
     return sorted(directory.glob("*.pvti"))
 
 

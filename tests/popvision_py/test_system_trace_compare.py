@@ -5,7 +5,6 @@ a trace is named."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,23 +18,18 @@ from popvision_py.app.screenshots import save_system_trace_screenshots
 from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, pair_of
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace import open_trace
-from tests.conftest import EXAMPLES
+from tests.conftest import run_example
 from tests.popvision_py.conftest import wait_loaded
 
 
 def run_traced(directory: Path, *args: str) -> Path:
     """Tutorial 4 with autoReport and PVTI_OPTIONS both on, as ``make run`` runs it: the
     report folder, with the .pvti written beside it."""
-    env = dict(os.environ)
-    env["POPLAR_ENGINE_OPTIONS"] = json.dumps(
-        {"autoReport.all": "true", "autoReport.directory": str(directory)}
-    )
-    env["PVTI_OPTIONS"] = json.dumps({"enable": "true", "directory": str(directory)})
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLES / "tutorial4_matmul.py"), *args],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    options = {
+        "POPLAR_ENGINE_OPTIONS": {"autoReport.all": "true", "autoReport.directory": str(directory)},
+        "PVTI_OPTIONS": {"enable": "true", "directory": str(directory)},
+    }
+    run_example("tutorial4_matmul.py", options, *args)
     assert list(directory.glob("*.pvti")), "the run wrote no trace"
     return next(p for p in directory.iterdir() if p.is_dir())
 
