@@ -4,6 +4,7 @@ from profiler_core's compare analysis (so the GUI and ``popvision-cli compare`` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -13,7 +14,7 @@ import numpy as np
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.compare import ReportComparison, compare_reports
-from profiler_core.analysis.matching import Matched
+from profiler_core.analysis.matching import Matched, keys_at
 
 # The one A/B pair every view draws with: A (the baseline) teal, B (the change) pink -- apart
 # from the step-kind colours (blue, orange, purple, red, green, grey) the traces draw with.
@@ -55,7 +56,7 @@ def percent_change(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class Sides:
     """The rows of a comparison table: a key per row, A's and B's values, and presence."""
 
-    keys: list[str]
+    keys: Sequence[str]  # a list, or matched keys decoded on demand
     a: np.ndarray
     b: np.ndarray
     in_a: np.ndarray | None = None  # bool; None: every row is in both
@@ -117,7 +118,7 @@ def delta_table(
     columns = [
         # a row without a name (operations without a debug context) is "(none)", as the
         # views' own tables and popvision-cli compare name it
-        Column(key_header, [sides.keys[i] or NO_NAME for i in order.tolist()], "The row's name.",
+        Column(key_header, [k or NO_NAME for k in keys_at(sides.keys, order)], "The row's name.",
                colors=[t or SAME_COLOR for t in tints]),
         Column(f"A: {names[0]}", a, f"In A ({names[0]}).", kind=values_kind),
         Column(f"B: {names[1]}", b, f"In B ({names[1]}).", kind=values_kind),

@@ -9,6 +9,7 @@ Each part is computed the first time it is asked for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -16,11 +17,12 @@ from typing import Any
 import numpy as np
 
 from profiler_core.analysis.checks import checked_graph, checked_programs, checked_runs
-from profiler_core.analysis.matching import Matched, match_rows, occurrence_keys
+from profiler_core.analysis.matching import Matched, match_names, match_rows
 from profiler_core.analysis.memory import MemoryTable, memory_table
 from profiler_core.analysis.operations import operations_table
 from profiler_core.analysis.program_tree import program_tree
 from profiler_core.model.kinds import StepKind
+from profiler_core.model.lazy_columns import StringColumn
 from profiler_core.model.strings import Strings
 
 ROOT_KEY = "(program root)"  # the key of a program tree root in ``programs``
@@ -97,22 +99,27 @@ class ReportComparison:
 
     def operations(self, group_by: str = "name") -> Matched:
         """Operations matched by label: cycles by class, vertices, code, memory, FLOPs."""
-        return match_rows(*_operations(self.a, group_by), *_operations(self.b, group_by))
+        # Labels are unique on each side; they stay string-table ids when debug.cbor is
+        # columnar (matched by their text with numpy, decoded only when shown). The
+        # columns are this call's own: released as they are matched, not held twice.
+        return match_rows(
+            *_operations(self.a, group_by), *_operations(self.b, group_by), release=True
+        )
 
     @cached_property
     def variables(self) -> Matched:
         """Variables matched by name (the n-th of a name with the n-th): bytes, always-live."""
-        return match_rows(*_variables(self.a), *_variables(self.b))
+        return match_names(*_variables(self.a), *_variables(self.b))
 
     @cached_property
     def steps(self) -> Matched:
         """Program steps matched by kind and name: executions and cycles over every run."""
-        return match_rows(*_steps(self.a), *_steps(self.b))
+        return match_names(*_steps(self.a), *_steps(self.b))
 
     @cached_property
     def programs(self) -> Matched:
         """Program tree nodes matched by name: cycles and executions over every run."""
-        return match_rows(*_nodes(self.a), *_nodes(self.b))
+        return match_names(*_nodes(self.a), *_nodes(self.b))
 
 
 def compare_reports(a: Any, b: Any) -> ReportComparison:
@@ -137,7 +144,7 @@ def _cycles(report: Any) -> tuple[np.ndarray, np.ndarray]:
     return by_kind, np.array([run.total_cycles for run in runs], dtype=np.int64)
 
 
-def _operations(report: Any, group_by: str) -> tuple[list[str], dict[str, np.ndarray]]:
+def _operations(report: Any, group_by: str) -> tuple[Sequence[str], dict[str, np.ndarray]]:
     table = operations_table(report, group_by)
     names = (
         "compute_cycles", "exchange_cycles", "sync_cycles", "other_cycles", "vertices",
@@ -145,17 +152,18 @@ def _operations(report: Any, group_by: str) -> tuple[list[str], dict[str, np.nda
     )  # fmt: skip
     columns = {name: getattr(table, name) for name in names}
     columns["total_cycles"] = table.total_cycles
-    return table.labels, columns
+    return table.label_column, columns
 
 
-def _variables(report: Any) -> tuple[list[str], dict[str, np.ndarray]]:
+def _variables(report: Any) -> tuple[Sequence[str], dict[str, np.ndarray]]:
     graph = checked_graph(report)
     strings = graph.strings
-    if isinstance(strings, Strings):  # each name once, not the whole table kept decoded
-        names = strings.decode(graph.var_name)
+    names: Sequence[str]
+    if isinstance(strings, Strings):  # string-table ids: matched by text, never decoded all
+        names = StringColumn(strings, graph.var_name)
     else:
         names = strings.take(graph.var_name)
-    return occurrence_keys(names), {
+    return names, {
         "bytes": np.asarray(graph.var_bytes, dtype=np.int64),
         "always_live": graph.var_always_live.astype(np.int64),
     }
@@ -166,7 +174,7 @@ def _steps(report: Any) -> tuple[list[str], dict[str, np.ndarray]]:
     programs = report.programs
     kinds = [StepKind(k).poplar_name for k in programs.step_kind.tolist()]
     names = report.graph.strings.take(programs.step_name)
-    keys = occurrence_keys(f"{kind} {name}" for kind, name in zip(kinds, names, strict=True))
+    keys = [f"{kind} {name}" for kind, name in zip(kinds, names, strict=True)]
     return keys, {"executions": tree.step_executions, "cycles": tree.step_cycles}
 
 
@@ -176,5 +184,4 @@ def _nodes(report: Any) -> tuple[list[str], dict[str, np.ndarray]]:
     # A root is named after its program: two builds of one model under other names still
     # have the same root, so roots are keyed by position, not by name.
     names = [ROOT_KEY if up < 0 else n for n, up in zip(names, tree.parent.tolist(), strict=True)]
-    keys = occurrence_keys(names)
-    return keys, {"cycles": tree.cycles, "executions": tree.executions}
+    return names, {"cycles": tree.cycles, "executions": tree.executions}

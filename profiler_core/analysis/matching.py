@@ -1,20 +1,33 @@
 """Matching the rows of two tables by key, for comparisons: an outer join in which a row
-found on one side only stays, marked, with zeros on the other side."""
+found on one side only stays, marked, with zeros on the other side.
+
+Keys are joined as integer codes with numpy (equal codes, equal keys): string-table ids
+(``StringColumn``) by a joint ranking of both tables' texts, so 400,000 names a side are
+never Python strings; plain lists by one dict of their distinct keys. The keys shown
+(``Matched.keys``) are decoded only when read.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import filterfalse, repeat
+from itertools import chain
+from typing import Any, overload
 
 import numpy as np
+
+from profiler_core.analysis.string_groups import joint_text_ranks
+from profiler_core.model.lazy_columns import StringColumn, as_str_list
+
+#: Keys decoded at a time when a lazy key column is iterated or searched.
+KEY_CHUNK_ROWS = 1 << 13
 
 
 @dataclass(frozen=True)
 class Matched:
     """Rows of A and B matched by key: A's order first, then B's rows A does not have."""
 
-    keys: list[str]
+    keys: Sequence[str]  # a list, or MatchedKeys (decoded on demand) for string-table ids
     in_a: np.ndarray  # bool
     in_b: np.ndarray  # bool
     a: dict[str, np.ndarray]  # value columns of A, 0 where the row is not in A
@@ -35,6 +48,105 @@ class Matched:
         return self.keys.index(key)
 
 
+class MatchedKeys(Sequence[str]):
+    """The key of each matched row, decoded when read: the name of its row in A (else in B),
+    with `` #n`` after the n-th of a repeated name (n >= 2). ``keys[rows]`` with an int
+    array gives a list."""
+
+    def __init__(
+        self,
+        names: tuple[Sequence[str], Sequence[str]],
+        rows: tuple[np.ndarray, np.ndarray],
+        occurrences: tuple[np.ndarray | None, np.ndarray | None],
+    ) -> None:
+        self.names = names  # A's and B's names (StringColumns or lists)
+        self.rows = rows  # each matched row's row in A and in B (-1: not there)
+        self.occurrences = occurrences  # 0 for the first of a name, 1 for the second, ...
+
+    def __len__(self) -> int:
+        return len(self.rows[0])
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice | np.ndarray | list[int]) -> list[str]: ...
+    def __getitem__(self, index: Any) -> str | list[str]:
+        if isinstance(index, slice):
+            return self.take(np.arange(*index.indices(len(self))))
+        if isinstance(index, np.ndarray | list):
+            return self.take(np.asarray(index, dtype=np.int64))
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"key {index} of {n}")
+        return self.take(np.array([index % n]))[0]
+
+    def take(self, matched_rows: np.ndarray) -> list[str]:
+        """The keys of ``matched_rows`` (an int array), in that order."""
+        matched_rows = np.asarray(matched_rows, dtype=np.int64).reshape(-1)
+        rows_a = self.rows[0][matched_rows]
+        rows_b = self.rows[1][matched_rows]
+        from_a = rows_a >= 0
+        out: list[str] = [""] * len(matched_rows)
+        for side, rows, where in ((0, rows_a, from_a), (1, rows_b, ~from_a)):
+            at = np.flatnonzero(where)
+            if not len(at):
+                continue
+            side_rows = rows[at]
+            texts = _names_at(self.names[side], side_rows)
+            occurrences = self.occurrences[side]
+            if occurrences is not None:
+                numbers = occurrences[side_rows]
+                for i in np.flatnonzero(numbers).tolist():  # only repeats get a number
+                    texts[i] = f"{texts[i]} #{int(numbers[i]) + 1}"
+            for i, text in zip(at.tolist(), texts, strict=True):
+                out[i] = text
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        for lo in range(0, len(self), KEY_CHUNK_ROWS):
+            yield from self.take(np.arange(lo, min(lo + KEY_CHUNK_ROWS, len(self))))
+
+    def index(self, key: str, start: int = 0, stop: int | None = None) -> int:
+        stop = len(self) if stop is None else stop
+        for lo in range(start, stop, KEY_CHUNK_ROWS):
+            chunk = self.take(np.arange(lo, min(lo + KEY_CHUNK_ROWS, stop)))
+            if key in chunk:
+                return lo + chunk.index(key)
+        raise ValueError(f"{key!r} is not a matched key")
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self.index(key)  # type: ignore[arg-type]
+        except ValueError:
+            return False
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list | tuple | MatchedKeys):
+            return len(other) == len(self) and list(other) == list(self)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compares as a list does
+
+    def __repr__(self) -> str:
+        return f"MatchedKeys({len(self)} rows)"
+
+
+def keys_at(keys: Sequence[str], rows: np.ndarray) -> list[str]:
+    """``[keys[i] for i in rows]`` for a list or a lazy key column, decoding only those."""
+    if isinstance(keys, MatchedKeys):
+        return keys.take(rows)
+    if isinstance(keys, StringColumn):
+        return keys.rows(rows)
+    return list(map(keys.__getitem__, np.asarray(rows, dtype=np.int64).tolist()))
+
+
+def _names_at(names: Sequence[str], rows: np.ndarray) -> list[str]:
+    if isinstance(names, StringColumn):
+        return names.rows(rows)
+    return list(map(names.__getitem__, rows.tolist()))
+
+
 def occurrence_keys(names: Iterable[str]) -> list[str]:
     """Unique keys for names that may repeat: ``x``, ``x #2``, ``x #3`` in order of appearance,
     so the n-th ``partials`` of one report meets the n-th of the other."""
@@ -50,47 +162,145 @@ def occurrence_keys(names: Iterable[str]) -> list[str]:
     return keys
 
 
+def key_codes(keys_a: Sequence[str], keys_b: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """An int64 code per key of A and of B: equal codes exactly where the keys are equal.
+    Two StringColumns are ranked by their texts with numpy (their tables may differ); other
+    keys are numbered by one dict of the distinct keys."""
+    if isinstance(keys_a, StringColumn) and isinstance(keys_b, StringColumn):
+        codes_a, codes_b = joint_text_ranks(
+            [(keys_a.table, keys_a.ids), (keys_b.table, keys_b.ids)]
+        )
+        return codes_a, codes_b
+    list_a, list_b = as_str_list(keys_a), as_str_list(keys_b)
+    index = dict.fromkeys(chain(list_a, list_b), 0)
+    for code, key in enumerate(index):
+        index[key] = code
+    return tuple(  # type: ignore[return-value]
+        np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
+        for keys in (list_a, list_b)
+    )
+
+
+def occurrences(codes: np.ndarray) -> np.ndarray:
+    """For each row, how many earlier rows have its code (0 for the first of a code)."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    starts = np.ones(len(codes), dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    position = np.arange(len(codes), dtype=np.int64)
+    first = np.maximum.accumulate(np.where(starts, position, 0))
+    out = np.empty(len(codes), dtype=np.int64)
+    out[order] = position - first
+    return out
+
+
+def outer_join(codes_a: np.ndarray, codes_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each joined row's row in A and in B (-1 where it is not there): A's rows in A's
+    order, then B's rows whose code A lacks, in B's order. Each side's codes are unique."""
+    codes_a = np.asarray(codes_a, dtype=np.int64)
+    codes_b = np.asarray(codes_b, dtype=np.int64)
+    order_b = np.argsort(codes_b, kind="stable")
+    sorted_b = codes_b[order_b]
+    if len(sorted_b):
+        at = np.minimum(np.searchsorted(sorted_b, codes_a), len(sorted_b) - 1)
+        found = sorted_b[at] == codes_a
+        b_of_a = np.where(found, order_b[at], -1)
+    else:
+        found = np.zeros(len(codes_a), dtype=bool)
+        b_of_a = np.full(len(codes_a), -1, dtype=np.int64)
+    del order_b, sorted_b
+    met = np.zeros(len(codes_b), dtype=bool)
+    met[b_of_a[found]] = True
+    only_b = np.flatnonzero(~met)
+    rows_a = np.concatenate((np.arange(len(codes_a), dtype=np.int64), np.full(len(only_b), -1)))
+    return rows_a, np.concatenate((b_of_a, only_b))
+
+
 def match_rows(
-    keys_a: list[str],
+    keys_a: Sequence[str],
     columns_a: dict[str, np.ndarray],
-    keys_b: list[str],
+    keys_b: Sequence[str],
     columns_b: dict[str, np.ndarray],
+    *,
+    release: bool = False,
 ) -> Matched:
-    """Join two tables on unique keys; both must have the same value columns."""
+    """Join two tables on unique keys; both must have the same value columns. With
+    ``release`` the two dicts are emptied as the matched columns are made (a column is then
+    held twice only while it is copied, and not at all where it needs no reordering)."""
+    codes_a, codes_b = key_codes(keys_a, keys_b)
+    for codes, side in ((codes_a, "A"), (codes_b, "B")):
+        if occurrences(codes).any():
+            raise ValueError(f"the keys of {side} repeat; make them unique with match_names")
+    return _joined((keys_a, columns_a, codes_a, None), (keys_b, columns_b, codes_b, None), release)
+
+
+def match_names(
+    names_a: Sequence[str],
+    columns_a: dict[str, np.ndarray],
+    names_b: Sequence[str],
+    columns_b: dict[str, np.ndarray],
+    *,
+    release: bool = False,
+) -> Matched:
+    """Join two tables on names that may repeat: the n-th ``x`` of A meets the n-th of B,
+    and its key shows as ``x #n`` (as ``occurrence_keys`` names it). ``release`` as in
+    ``match_rows``."""
+    codes_a, codes_b = key_codes(names_a, names_b)
+    numbers_a, numbers_b = occurrences(codes_a), occurrences(codes_b)
+    repeats = int(max(numbers_a.max(initial=0), numbers_b.max(initial=0)))
+    if repeats:  # (name, n) as one code
+        codes_a = codes_a * (repeats + 1) + numbers_a
+        codes_b = codes_b * (repeats + 1) + numbers_b
+    return _joined(
+        (names_a, columns_a, codes_a, numbers_a if repeats else None),
+        (names_b, columns_b, codes_b, numbers_b if repeats else None),
+        release,
+    )
+
+
+_Side = tuple[Sequence[str], dict[str, np.ndarray], np.ndarray, np.ndarray | None]
+
+
+def _joined(side_a: _Side, side_b: _Side, release: bool) -> Matched:
+    names_a, columns_a, codes_a, numbers_a = side_a
+    names_b, columns_b, codes_b, numbers_b = side_b
     if list(columns_a) != list(columns_b):
         raise ValueError("both tables need the same columns to be matched")
-    if keys_a == keys_b:  # the same rows in the same order (a report against a re-run)
-        rows = np.arange(len(keys_a), dtype=np.int64)
-        if len(set(keys_a)) != len(keys_a):
-            raise ValueError("the keys of A repeat; make them unique with occurrence_keys")
-        every = np.ones(len(rows), dtype=bool)
-        return Matched(
-            keys=list(keys_a),
-            in_a=every,
-            in_b=every.copy(),
-            a={name: _take(values, rows) for name, values in columns_a.items()},
-            b={name: _take(values, rows) for name, values in columns_b.items()},
+    rows_a, rows_b = outer_join(codes_a, codes_b)
+    del codes_a, codes_b
+    keys: Sequence[str]
+    if isinstance(names_a, list | tuple) and isinstance(names_b, list | tuple):
+        # Small tables (IPUs, runs, the GUI's steps): the keys as a list, as before.
+        keys = MatchedKeys((names_a, names_b), (rows_a, rows_b), (numbers_a, numbers_b)).take(
+            np.arange(len(rows_a))
         )
-    # dict(zip()) and map(dict.get) run in C: 400k keys a side in a fraction of a second.
-    index_a = dict(zip(keys_a, range(len(keys_a)), strict=True))
-    if len(index_a) != len(keys_a):
-        raise ValueError("the keys of A repeat; make them unique with occurrence_keys")
-    index_b = dict(zip(keys_b, range(len(keys_b)), strict=True))
-    if len(index_b) != len(keys_b):
-        raise ValueError("the keys of B repeat; make them unique with occurrence_keys")
-    only_b = list(filterfalse(index_a.__contains__, keys_b))
-    keys = [*keys_a, *only_b]
-    rows_a = np.full(len(keys), -1, dtype=np.int64)
-    rows_a[: len(keys_a)] = np.arange(len(keys_a))
-    rows_b = np.fromiter(map(index_b.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
-    in_a, in_b = rows_a >= 0, rows_b >= 0
+    else:
+        keys = MatchedKeys((names_a, names_b), (rows_a, rows_b), (numbers_a, numbers_b))
     return Matched(
         keys=keys,
-        in_a=in_a,
-        in_b=in_b,
-        a={name: _take(values, rows_a) for name, values in columns_a.items()},
-        b={name: _take(values, rows_b) for name, values in columns_b.items()},
+        in_a=rows_a >= 0,
+        in_b=rows_b >= 0,
+        a=_taken(columns_a, rows_a, release),
+        b=_taken(columns_b, rows_b, release),
     )
+
+
+def _taken(columns: dict[str, np.ndarray], rows: np.ndarray, release: bool) -> dict:
+    """Each column at ``rows`` (0 where a row is -1), a column at a time; with ``release``
+    each input column is dropped once taken, and used as it is when ``rows`` are its own."""
+    own = release and _is_identity(rows, columns)
+    out = {}
+    for name in list(columns):
+        values = columns.pop(name) if release else columns[name]
+        out[name] = np.asarray(values) if own else _take(values, rows)
+        del values
+    return out
+
+
+def _is_identity(rows: np.ndarray, columns: dict[str, np.ndarray]) -> bool:
+    """Whether ``rows`` are 0, 1, ..., n - 1 for columns of n rows."""
+    n = len(next(iter(columns.values()), ()))
+    return len(rows) == n and bool((rows == np.arange(n)).all())
 
 
 def _take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -48,42 +49,61 @@ def group_string_ids_lazily(table: Strings, ids: np.ndarray) -> tuple[Sequence[s
     return StringColumn(table, label_ids), ranks[inverse]
 
 
+def joint_text_ranks(parts: Sequence[tuple[Strings, np.ndarray]]) -> list[np.ndarray]:
+    """For each ``(table, ids)`` of ``parts``: each id's text as an int64 rank among the
+    distinct texts of every part, so equal ranks mean equal decoded texts (id -1 is "")
+    across different tables. The UTF-8 bytes are sorted with numpy; when some table's bytes
+    do not sort as its text (invalid UTF-8, too long) only the distinct texts are decoded
+    and ranked as Python strings."""
+    distincts, inverses = [], []
+    for _, ids in parts:
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        distinct = sorted_unique(ids)
+        distincts.append(distinct)
+        inverses.append(np.searchsorted(distinct, ids))
+    order = _joint_text_order([(table, d) for (table, _), d in zip(parts, distincts, strict=True)])
+    if order is None:  # name each distinct id, rank the names
+        names = [table.take(d) for (table, _), d in zip(parts, distincts, strict=True)]
+        index = {text: i for i, text in enumerate(sorted(set().union(*names)))}
+        ranks = [np.fromiter(map(index.__getitem__, n), np.int64, len(n)) for n in names]
+    else:
+        bounds = np.cumsum([0, *map(len, distincts)]).tolist()
+        ranks = [order[0][lo:hi] for lo, hi in pairwise(bounds)]
+    return [r[inverse] for r, inverse in zip(ranks, inverses, strict=True)]
+
+
 def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """For sorted distinct ids (-1 allowed): each id's rank among the distinct texts, and the
     index into ``distinct`` of each rank's first id; None when the bytes do not sort as the
     decoded text would (invalid UTF-8 decodes with replacement characters) or are too long."""
-    if len(distinct) == 0:
+    return _joint_text_order([(table, distinct)])
+
+
+def _joint_text_order(
+    parts: Sequence[tuple[Strings, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_text_order`` of the rows of every ``(table, distinct ids)`` part one after the
+    other, each part's bytes read from its own table: ranks and firsts index that row order."""
+    pieces = [_byte_ranges(table, distinct) for table, distinct in parts]
+    if any(piece is None for piece in pieces):
+        return None
+    n = sum(len(distinct) for _, distinct in parts)
+    if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if distinct[-1] >= len(table):  # not a string of the table: let take() say so
+    lengths = np.concatenate([piece[2] for piece in pieces])  # type: ignore[index]
+    longest = int(lengths.max())
+    width = (longest + 7) // 8 * 8
+    if width * n > MAX_SORT_BYTES:
         return None
-    if distinct[-1] < 0:  # only -1, the empty text
-        return np.zeros(1, np.int64), np.zeros(1, np.int64)
-    blob = np.frombuffer(table.blob, dtype=np.uint8)
-    offsets = table.offsets
-    known = distinct >= 0
-    row = np.where(known, distinct, 0)
-    starts = np.where(known, offsets[row], 0)
-    lengths = np.where(known, offsets[row + 1] - starts, 0)
-    if (lengths < 0).any() or (starts < 0).any() or (starts + lengths > len(blob)).any():
-        return None
-    if not _is_utf8(blob, starts, lengths):
-        return None
-    width = (int(lengths.max()) + 7) // 8 * 8
-    if width * len(distinct) > MAX_SORT_BYTES:
-        return None
-    padded = np.zeros((len(distinct), max(width, 8)), dtype=np.uint8)
-    for j in range(int(lengths.max())):  # one byte position at a time, over every string
-        rows = np.flatnonzero(lengths > j)
-        padded[rows, j] = blob[starts[rows] + j]
+    padded = np.zeros((n, max(width, 8)), dtype=np.uint8)
+    first_row = 0
+    for blob, starts, part_lengths in pieces:  # type: ignore[misc]
+        _fill_rows(padded[first_row : first_row + len(part_lengths)], blob, starts, part_lengths)
+        first_row += len(part_lengths)
     words = padded.view(">u8")  # big-endian words compare as the bytes do
-    if _has_nul(blob):
-        # lexsort's last key is the first compared; the length breaks ties of trailing NULs.
-        keys = (words[:, k] for k in range(words.shape[1] - 1, -1, -1))
-        order = np.lexsort((lengths, *keys))
-    else:
-        # Without NUL bytes the zero padding sorts first as a shorter text does: one sort of
-        # the rows as byte strings, no contiguous copy of each word column as a key.
-        order = np.argsort(padded.view(f"S{padded.shape[1]}").reshape(-1), kind="stable")
+    # lexsort's last key is the first compared; the length breaks ties of trailing NULs
+    # (the zero padding of a shorter text sorts first, as the shorter text does).
+    order = np.lexsort((lengths, *(words[:, k] for k in range(words.shape[1] - 1, -1, -1))))
     # Neighbours compared a word column at a time: no sorted copy of the padded matrix.
     lengths = lengths[order]
     new = np.ones(len(order), dtype=bool)
@@ -95,6 +115,51 @@ def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.nd
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.cumsum(new) - 1
     return ranks, order[new]
+
+
+def _fill_rows(
+    padded: np.ndarray, blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+) -> None:
+    """Row i of ``padded`` := the ``lengths[i]`` bytes of ``blob`` from ``starts[i]``, then
+    zeros. A window of the row's width is copied per row (one gather through a strided view
+    of the blob), and the bytes past each text's end are cleared."""
+    width = padded.shape[1]
+    if not len(lengths) or not lengths.max(initial=0):
+        return
+    fits = starts + width <= len(blob)
+    if len(blob) >= width:
+        windows = np.lib.stride_tricks.as_strided(blob, (len(blob) - width + 1, width), (1, 1))
+        rows = np.flatnonzero(fits)
+        padded[rows] = windows[starts[rows]]
+        padded[np.arange(width) >= lengths[:, None]] = 0
+    for j in range(int(lengths[~fits].max(initial=0))):  # the last texts of the blob
+        rows = np.flatnonzero(~fits & (lengths > j))
+        padded[rows, j] = blob[starts[rows] + j]
+
+
+_NO_BYTES = np.zeros(0, dtype=np.uint8)
+
+
+def _byte_ranges(
+    table: Strings, distinct: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The blob, and each sorted distinct id's start and length in it (0 and 0 for -1); None
+    when an id is not one of the table's, an offset is damaged or the text is not UTF-8."""
+    if len(distinct) == 0 or distinct[-1] < 0:  # nothing, or only -1 (the empty text)
+        return _NO_BYTES, np.zeros(len(distinct), np.int64), np.zeros(len(distinct), np.int64)
+    if distinct[-1] >= len(table):  # not a string of the table: let take() say so
+        return None
+    blob = np.frombuffer(table.blob, dtype=np.uint8)
+    offsets = table.offsets
+    known = distinct >= 0
+    row = np.where(known, distinct, 0)
+    starts = np.where(known, offsets[row], 0)
+    lengths = np.where(known, offsets[row + 1] - starts, 0)
+    if (lengths < 0).any() or (starts < 0).any() or (starts + lengths > len(blob)).any():
+        return None
+    if not _is_utf8(blob, starts, lengths):
+        return None
+    return blob, starts, lengths
 
 
 def _is_utf8(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
@@ -111,8 +176,3 @@ def _is_utf8(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
     ends = (starts + lengths)[used]
     edges = np.concatenate((blob[starts[used]], blob[ends[ends < len(blob)]]))
     return not ((edges & 0xC0) == 0x80).any()  # a continuation byte at a string's edge
-
-
-def _has_nul(blob: np.ndarray) -> bool:
-    """Whether the blob holds a NUL byte (looked for a megabyte at a time)."""
-    return any(b"\0" in blob[lo : lo + (1 << 20)].tobytes() for lo in range(0, len(blob), 1 << 20))

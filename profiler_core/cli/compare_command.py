@@ -11,7 +11,7 @@ import numpy as np
 from profiler_core.analysis.compare import compare_reports
 from profiler_core.analysis.matching import Matched
 from profiler_core.cli.output import Output, category_column
-from profiler_core.cli.tables import Table
+from profiler_core.cli.tables import Table, TextColumn
 from profiler_core.model.kinds import MemoryCategory, StepKind
 from profiler_core.report import Report
 
@@ -57,7 +57,8 @@ def _side_by_side(name: str, key: str, labels: list[str], a: np.ndarray, b: np.n
 
 def _matched(name: str, matched: Matched, columns: tuple[str, ...]) -> Table:
     table: dict = {
-        "key": [k or "(none)" for k in matched.keys],
+        # decoded a chunk of rows at a time as it is written: 400k keys are never all str
+        "key": TextColumn(matched.keys, "(none)"),
         "in_a": matched.in_a,
         "in_b": matched.in_b,
     }

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
 
@@ -102,7 +104,7 @@ class CompareTabs:
         self.panels, self.curves, self.pages, self.pending = {}, {}, {}, {}
 
 
-def _fit_key_column(panel: TablePanel, keys: list[str]) -> None:
+def _fit_key_column(panel: TablePanel, keys: Sequence[str]) -> None:
     """The names are what the user reads first: wide enough for the longest of a sample
     (never every row), at most 420 px, before the table is shown."""
     sample = sorted(keys[:500], key=len)[-1:] if keys else [""]
