@@ -164,7 +164,7 @@ def program_tree_specs(pair: ComparePair) -> list[CompareSpec]:
 
 
 def operations_specs(pair: ComparePair, group_by: str = "name") -> list[CompareSpec]:
-    matched = pair.comparison.operations(group_by)
+    matched = pair.comparison.operations(group_by, ("total_cycles", "variable_bytes"))
     return [
         CompareSpec("Compare: cycles", f"Operations matched by {group_by}: total cycles",
                     Sides.from_matched(matched, "total_cycles"), "Operation", "count",

@@ -26,6 +26,11 @@ from profiler_core.model.lazy_columns import StringColumn
 from profiler_core.model.strings import Strings
 
 ROOT_KEY = "(program root)"  # the key of a program tree root in ``programs``
+#: The value columns of ``ReportComparison.operations``: OperationsTable fields.
+OPERATION_COLUMNS = (
+    "compute_cycles", "exchange_cycles", "sync_cycles", "other_cycles", "vertices",
+    "code_bytes", "variable_bytes", "flops", "total_cycles",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -97,14 +102,19 @@ class ReportComparison:
             ),
         )
 
-    def operations(self, group_by: str = "name") -> Matched:
-        """Operations matched by label: cycles by class, vertices, code, memory, FLOPs."""
+    def operations(self, group_by: str = "name", columns: Sequence[str] | None = None) -> Matched:
+        """Operations matched by label: cycles by class, vertices, code, memory, FLOPs (or
+        only ``columns`` of ``OPERATION_COLUMNS``: 400,000 groups a side are 3 MB a column)."""
         # Labels are unique on each side; they stay string-table ids when debug.cbor is
         # columnar (matched by their text with numpy, decoded only when shown). The
         # columns are this call's own: released as they are matched, not held twice.
+        names = tuple(OPERATION_COLUMNS if columns is None else columns)
+        if unknown := set(names) - set(OPERATION_COLUMNS):
+            raise ValueError(f"not operations columns: {sorted(unknown)}")
         return match_rows(
-            *_operations(self.a, group_by), *_operations(self.b, group_by), release=True
-        )
+            *_operations(self.a, group_by, names), *_operations(self.b, group_by, names),
+            release=True,
+        )  # fmt: skip
 
     @cached_property
     def variables(self) -> Matched:
@@ -144,15 +154,11 @@ def _cycles(report: Any) -> tuple[np.ndarray, np.ndarray]:
     return by_kind, np.array([run.total_cycles for run in runs], dtype=np.int64)
 
 
-def _operations(report: Any, group_by: str) -> tuple[Sequence[str], dict[str, np.ndarray]]:
+def _operations(
+    report: Any, group_by: str, names: tuple[str, ...]
+) -> tuple[Sequence[str], dict[str, np.ndarray]]:
     table = operations_table(report, group_by)
-    names = (
-        "compute_cycles", "exchange_cycles", "sync_cycles", "other_cycles", "vertices",
-        "code_bytes", "variable_bytes", "flops",
-    )  # fmt: skip
-    columns = {name: getattr(table, name) for name in names}
-    columns["total_cycles"] = table.total_cycles
-    return table.label_column, columns
+    return table.label_column, {name: getattr(table, name) for name in names}
 
 
 def _variables(report: Any) -> tuple[Sequence[str], dict[str, np.ndarray]]:

@@ -55,12 +55,7 @@ def joint_text_ranks(parts: Sequence[tuple[Strings, np.ndarray]]) -> list[np.nda
     across different tables. The UTF-8 bytes are sorted with numpy; when some table's bytes
     do not sort as its text (invalid UTF-8, too long) only the distinct texts are decoded
     and ranked as Python strings."""
-    distincts, inverses = [], []
-    for _, ids in parts:
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        distinct = sorted_unique(ids)
-        distincts.append(distinct)
-        inverses.append(np.searchsorted(distinct, ids))
+    distincts = [sorted_unique(np.asarray(ids).reshape(-1)) for _, ids in parts]
     order = _joint_text_order([(table, d) for (table, _), d in zip(parts, distincts, strict=True)])
     if order is None:  # name each distinct id, rank the names
         names = [table.take(d) for (table, _), d in zip(parts, distincts, strict=True)]
@@ -69,7 +64,11 @@ def joint_text_ranks(parts: Sequence[tuple[Strings, np.ndarray]]) -> list[np.nda
     else:
         bounds = np.cumsum([0, *map(len, distincts)]).tolist()
         ranks = [order[0][lo:hi] for lo, hi in pairwise(bounds)]
-    return [r[inverse] for r, inverse in zip(ranks, inverses, strict=True)]
+    del order  # each row's rank is looked up once the sort's arrays are gone
+    return [
+        rank[np.searchsorted(distinct, np.asarray(ids).reshape(-1))]
+        for rank, distinct, (_, ids) in zip(ranks, distincts, parts, strict=True)
+    ]
 
 
 def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -90,20 +89,29 @@ def _joint_text_order(
     n = sum(len(distinct) for _, distinct in parts)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    lengths = np.concatenate([piece[2] for piece in pieces])  # type: ignore[index]
+    # int32 lengths (the rows are at most MAX_SORT_BYTES wide), each piece's own dropped
+    lengths = np.concatenate([piece[2] for piece in pieces]).astype(np.int32)  # type: ignore[index]
+    bounds = np.cumsum([0, *(len(d) for _, d in parts)]).tolist()
+    pieces = [
+        (blob, starts, lengths[lo:hi])
+        for (blob, starts, _), lo, hi in zip(pieces, bounds[:-1], bounds[1:], strict=True)  # type: ignore[misc]
+    ]
     longest = int(lengths.max())
     width = (longest + 7) // 8 * 8
     if width * n > MAX_SORT_BYTES:
         return None
-    padded = np.zeros((n, max(width, 8)), dtype=np.uint8)
-    first_row = 0
-    for blob, starts, part_lengths in pieces:  # type: ignore[misc]
-        _fill_rows(padded[first_row : first_row + len(part_lengths)], blob, starts, part_lengths)
-        first_row += len(part_lengths)
+    has_nul = any(_has_nul(blob) for blob, _, _ in pieces)  # type: ignore[misc]
+    padded = _padded_texts(pieces, max(width, 8))  # type: ignore[arg-type]
+    del pieces  # the starts: only the bytes are compared from here
     words = padded.view(">u8")  # big-endian words compare as the bytes do
-    # lexsort's last key is the first compared; the length breaks ties of trailing NULs
-    # (the zero padding of a shorter text sorts first, as the shorter text does).
-    order = np.lexsort((lengths, *(words[:, k] for k in range(words.shape[1] - 1, -1, -1))))
+    if has_nul:
+        # lexsort's last key is the first compared; the length breaks ties of trailing NULs.
+        keys = (words[:, k] for k in range(words.shape[1] - 1, -1, -1))
+        order = np.lexsort((lengths, *keys))
+    else:
+        # Without NUL bytes the zero padding sorts first as a shorter text does: one sort of
+        # the rows as byte strings, no contiguous copy of each word column as a key.
+        order = np.argsort(padded.view(f"S{padded.shape[1]}").reshape(-1), kind="stable")
     # Neighbours compared a word column at a time: no sorted copy of the padded matrix.
     lengths = lengths[order]
     new = np.ones(len(order), dtype=bool)
@@ -115,6 +123,19 @@ def _joint_text_order(
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.cumsum(new) - 1
     return ranks, order[new]
+
+
+def _padded_texts(
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], width: int
+) -> np.ndarray:
+    """A row of ``width`` bytes per text of every ``(blob, starts, lengths)`` piece, in
+    order: the text's bytes, then zeros."""
+    padded = np.zeros((sum(len(lengths) for _, _, lengths in pieces), width), dtype=np.uint8)
+    first_row = 0
+    for blob, starts, lengths in pieces:
+        _fill_rows(padded[first_row : first_row + len(lengths)], blob, starts, lengths)
+        first_row += len(lengths)
+    return padded
 
 
 def _fill_rows(
@@ -129,9 +150,16 @@ def _fill_rows(
     fits = starts + width <= len(blob)
     if len(blob) >= width:
         windows = np.lib.stride_tricks.as_strided(blob, (len(blob) - width + 1, width), (1, 1))
-        rows = np.flatnonzero(fits)
-        padded[rows] = windows[starts[rows]]
-        padded[np.arange(width) >= lengths[:, None]] = 0
+        every = bool(fits.all())
+        rows = slice(None) if every else np.flatnonzero(fits)
+        for lo in range(0, int(fits.sum()), 1 << 16):  # a chunk at a time: no second copy
+            if every:
+                padded[lo : lo + (1 << 16)] = windows[starts[lo : lo + (1 << 16)]]
+            else:
+                chunk = rows[lo : lo + (1 << 16)]  # type: ignore[index]
+                padded[chunk] = windows[starts[chunk]]
+        for j in range(int(lengths.min()), width):  # a column at a time: no (rows, width) mask
+            padded[lengths <= j, j] = 0
     for j in range(int(lengths[~fits].max(initial=0))):  # the last texts of the blob
         rows = np.flatnonzero(~fits & (lengths > j))
         padded[rows, j] = blob[starts[rows] + j]
@@ -155,6 +183,7 @@ def _byte_ranges(
     row = np.where(known, distinct, 0)
     starts = np.where(known, offsets[row], 0)
     lengths = np.where(known, offsets[row + 1] - starts, 0)
+    del known, row
     if (lengths < 0).any() or (starts < 0).any() or (starts + lengths > len(blob)).any():
         return None
     if not _is_utf8(blob, starts, lengths):
@@ -176,3 +205,8 @@ def _is_utf8(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
     ends = (starts + lengths)[used]
     edges = np.concatenate((blob[starts[used]], blob[ends[ends < len(blob)]]))
     return not ((edges & 0xC0) == 0x80).any()  # a continuation byte at a string's edge
+
+
+def _has_nul(blob: np.ndarray) -> bool:
+    """Whether the blob holds a NUL byte (looked for a megabyte at a time)."""
+    return any(b"\0" in blob[lo : lo + (1 << 20)].tobytes() for lo in range(0, len(blob), 1 << 20))
