@@ -18,6 +18,7 @@ import numpy as np
 
 from profiler_core.analysis.string_groups import joint_text_ranks
 from profiler_core.model.lazy_columns import StringColumn, as_str_list
+from profiler_core.model.strings import Strings
 
 #: Keys decoded at a time when a lazy key column is iterated or searched.
 KEY_CHUNK_ROWS = 1 << 13
@@ -84,22 +85,59 @@ class MatchedKeys(Sequence[str]):
         """The keys of ``matched_rows`` (an int array), in that order."""
         matched_rows = np.asarray(matched_rows, dtype=np.int64).reshape(-1)
         rows_a = self.rows[0][matched_rows]
-        rows_b = self.rows[1][matched_rows]
         from_a = rows_a >= 0
-        out: list[str] = [""] * len(matched_rows)
-        for side, rows, where in ((0, rows_a, from_a), (1, rows_b, ~from_a)):
-            at = np.flatnonzero(where)
+        at_a = np.flatnonzero(from_a)
+        texts = self._side_texts(0, rows_a[at_a])
+        if len(at_a) == len(matched_rows):  # a chunk of A's rows (the first ones)
+            return texts
+        at_b = np.flatnonzero(~from_a)
+        texts += self._side_texts(1, self.rows[1][matched_rows[at_b]])
+        if not len(at_a):  # a chunk of rows found in B only (the last ones)
+            return texts
+        position = np.empty(len(matched_rows), dtype=np.int64)  # each row's text in texts
+        position[at_a] = np.arange(len(at_a))
+        position[at_b] = np.arange(len(at_a), len(matched_rows))
+        return list(map(texts.__getitem__, position.tolist()))
+
+    def _side_texts(self, side: int, rows: np.ndarray) -> list[str]:
+        """The keys of ``rows`` of one side: its names, numbered when they repeat."""
+        names = self.names[side]
+        if isinstance(names, StringColumn):
+            texts = names.rows(rows)
+        else:
+            texts = list(map(names.__getitem__, rows.tolist()))
+        occurrences = self.occurrences[side]
+        if occurrences is not None:
+            numbers = occurrences[rows]
+            for i in np.flatnonzero(numbers).tolist():  # only repeats get a number
+                texts[i] = f"{texts[i]} #{int(numbers[i]) + 1}"
+        return texts
+
+    def text_lengths(self) -> np.ndarray | None:
+        """Each key's length as a str (its characters), found without decoding it: from the
+        byte lengths of string-table ids whose table is ASCII, and the digits of its number.
+        None when a side's names are not such ids (then the keys must be decoded)."""
+        out = np.zeros(len(self), dtype=np.int64)
+        for side, names in enumerate(self.names):
+            rows = self.rows[side]
+            at = np.flatnonzero(rows >= 0) if side == 0 else np.flatnonzero(self.rows[0] < 0)
             if not len(at):
                 continue
+            if not isinstance(names, StringColumn) or not _is_ascii(names.table):
+                return None
             side_rows = rows[at]
-            texts = _names_at(self.names[side], side_rows)
+            ids = names.ids[side_rows].astype(np.int64)
+            offsets = names.table.offsets
+            known = ids >= 0
+            ids[~known] = 0
+            lengths = np.where(
+                known, offsets[np.minimum(ids + 1, len(offsets) - 1)] - offsets[ids], 0
+            )
             occurrences = self.occurrences[side]
-            if occurrences is not None:
-                numbers = occurrences[side_rows]
-                for i in np.flatnonzero(numbers).tolist():  # only repeats get a number
-                    texts[i] = f"{texts[i]} #{int(numbers[i]) + 1}"
-            for i, text in zip(at.tolist(), texts, strict=True):
-                out[i] = text
+            if occurrences is not None:  # " #n" after the n-th of a name, n >= 2
+                number = occurrences[side_rows] + 1
+                lengths += np.where(number > 1, 2 + _digits(number), 0)
+            out[at] = lengths
         return out
 
     def __iter__(self) -> Iterator[str]:
@@ -132,6 +170,22 @@ class MatchedKeys(Sequence[str]):
         return f"MatchedKeys({len(self)} rows)"
 
 
+def _is_ascii(table: Strings) -> bool:
+    """Whether every byte of the table is ASCII (a character per byte)."""
+    blob = np.frombuffer(table.blob, dtype=np.uint8)
+    return not len(blob) or int(blob.max()) < 0x80
+
+
+def _digits(values: np.ndarray) -> np.ndarray:
+    """How many decimal digits each positive integer has."""
+    digits = np.ones(len(values), dtype=np.int64)
+    rest = values // 10
+    while rest.any():
+        digits += rest > 0
+        rest //= 10
+    return digits
+
+
 def keys_at(keys: Sequence[str], rows: np.ndarray) -> list[str]:
     """``[keys[i] for i in rows]`` for a list or a lazy key column, decoding only those."""
     if isinstance(keys, MatchedKeys):
@@ -139,12 +193,6 @@ def keys_at(keys: Sequence[str], rows: np.ndarray) -> list[str]:
     if isinstance(keys, StringColumn):
         return keys.rows(rows)
     return list(map(keys.__getitem__, np.asarray(rows, dtype=np.int64).tolist()))
-
-
-def _names_at(names: Sequence[str], rows: np.ndarray) -> list[str]:
-    if isinstance(names, StringColumn):
-        return names.rows(rows)
-    return list(map(names.__getitem__, rows.tolist()))
 
 
 def occurrence_keys(names: Iterable[str]) -> list[str]:

@@ -57,6 +57,18 @@ class TextColumn(Sequence[str]):
         for lo in range(0, len(self), TEXT_CHUNK_ROWS):
             yield from self[lo : lo + TEXT_CHUNK_ROWS]
 
+    def widest(self) -> int | None:
+        """The longest cell's length when the column can tell it without decoding (its
+        ``text_lengths()``, e.g. matched keys of ASCII string tables), else None."""
+        text_lengths = getattr(self.column, "text_lengths", None)
+        lengths = text_lengths() if text_lengths is not None else None
+        if lengths is None:
+            return None
+        if not len(lengths):
+            return 0
+        longest = int(lengths.max())
+        return max(longest, len(self.empty)) if bool((lengths == 0).any()) else longest
+
 
 def _plain_list(values: Sequence[Any]) -> list[Any]:
     if isinstance(values, np.ndarray):
@@ -124,6 +136,8 @@ def _text_width(values: Sequence[Any], n: int) -> int:
         return 0
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         return max(len(f"{int(values.min()):,}"), len(f"{int(values.max()):,}"))
+    if isinstance(values, TextColumn) and (widest := values.widest()) is not None:
+        return widest
     return max(
         max(map(len, _column_cells(values[lo : lo + TEXT_CHUNK_ROWS])))
         for lo in range(0, n, TEXT_CHUNK_ROWS)
