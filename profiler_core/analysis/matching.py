@@ -215,8 +215,8 @@ def key_codes(keys_a: Sequence[str], keys_b: Sequence[str]) -> tuple[np.ndarray,
     Two StringColumns are ranked by their texts with numpy (their tables may differ); other
     keys are numbered by one dict of the distinct keys."""
     if isinstance(keys_a, StringColumn) and isinstance(keys_b, StringColumn):
-        codes_a, codes_b = joint_text_ranks(
-            [(keys_a.table, keys_a.ids), (keys_b.table, keys_b.ids)]
+        codes_a, codes_b = joint_text_ranks(  # equal or not is all a join asks
+            [(keys_a.table, keys_a.ids), (keys_b.table, keys_b.ids)], ordered=False
         )
         return codes_a, codes_b
     list_a, list_b = as_str_list(keys_a), as_str_list(keys_b)

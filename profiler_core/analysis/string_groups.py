@@ -49,16 +49,33 @@ def group_string_ids_lazily(table: Strings, ids: np.ndarray) -> tuple[Sequence[s
     return StringColumn(table, label_ids), ranks[inverse]
 
 
-def joint_text_ranks(parts: Sequence[tuple[Strings, np.ndarray]]) -> list[np.ndarray]:
-    """For each ``(table, ids)`` of ``parts``: each id's text as an int64 rank among the
-    distinct texts of every part, so equal ranks mean equal decoded texts (id -1 is "")
-    across different tables. The UTF-8 bytes are sorted with numpy; when some table's bytes
-    do not sort as its text (invalid UTF-8, too long) only the distinct texts are decoded
-    and ranked as Python strings."""
-    distincts = [sorted_unique(np.asarray(ids).reshape(-1)) for _, ids in parts]
-    order = _joint_text_order([(table, d) for (table, _), d in zip(parts, distincts, strict=True)])
+def joint_text_ranks(
+    parts: Sequence[tuple[Strings, np.ndarray]], ordered: bool = True
+) -> list[np.ndarray]:
+    """For each ``(table, ids)`` of ``parts``: each id's text as an int64 code, equal codes
+    exactly where the decoded texts are equal (id -1 is ""), across different tables. With
+    ``ordered`` the codes are the ranks of the texts in sorted order; without, only equality
+    counts (the rows are grouped by a hash of their bytes, checked byte for byte: faster).
+    The UTF-8 bytes are compared with numpy; when some table's bytes do not sort as its text
+    (invalid UTF-8, too long) only the distinct texts are decoded and ranked as Python
+    strings. Parts whose tables hold the same bytes (a report and its re-run) share one."""
+    tables: list[Strings] = []  # the distinct tables, and each part's
+    part_table = []
+    for table, _ in parts:
+        same = next((k for k, t in enumerate(tables) if _same_table(t, table)), None)
+        if same is None:
+            tables.append(table)
+            same = len(tables) - 1
+        part_table.append(same)
+    distincts = [
+        sorted_unique(np.concatenate([np.asarray(ids).reshape(-1)
+                                      for (_, ids), t in zip(parts, part_table, strict=True)
+                                      if t == k] or [np.zeros(0, np.int64)]))
+        for k in range(len(tables))
+    ]  # fmt: skip
+    order = _joint_text_order(list(zip(tables, distincts, strict=True)), ordered)
     if order is None:  # name each distinct id, rank the names
-        names = [table.take(d) for (table, _), d in zip(parts, distincts, strict=True)]
+        names = [table.take(d) for table, d in zip(tables, distincts, strict=True)]
         index = {text: i for i, text in enumerate(sorted(set().union(*names)))}
         ranks = [np.fromiter(map(index.__getitem__, n), np.int64, len(n)) for n in names]
     else:
@@ -66,9 +83,26 @@ def joint_text_ranks(parts: Sequence[tuple[Strings, np.ndarray]]) -> list[np.nda
         ranks = [order[0][lo:hi] for lo, hi in pairwise(bounds)]
     del order  # each row's rank is looked up once the sort's arrays are gone
     return [
-        rank[np.searchsorted(distinct, np.asarray(ids).reshape(-1))]
-        for rank, distinct, (_, ids) in zip(ranks, distincts, parts, strict=True)
+        ranks[t][np.searchsorted(distincts[t], np.asarray(ids).reshape(-1))]
+        for (_, ids), t in zip(parts, part_table, strict=True)
     ]
+
+
+def _same_table(a: Strings, b: Strings) -> bool:
+    """Whether two tables hold the same strings at the same ids (compared a megabyte of
+    bytes at a time)."""
+    if a is b:
+        return True
+    if len(a.offsets) != len(b.offsets) or len(a.blob) != len(b.blob):
+        return False
+    if not np.array_equal(a.offsets, b.offsets):
+        return False
+    blob_a, blob_b = memoryview(a.blob).cast("B"), memoryview(b.blob).cast("B")
+    step = 1 << 20
+    return all(
+        blob_a[lo : lo + step].tobytes() == blob_b[lo : lo + step].tobytes()
+        for lo in range(0, len(blob_a), step)
+    )
 
 
 def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -79,10 +113,11 @@ def _text_order(table: Strings, distinct: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _joint_text_order(
-    parts: Sequence[tuple[Strings, np.ndarray]],
+    parts: Sequence[tuple[Strings, np.ndarray]], ordered: bool = True
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``_text_order`` of the rows of every ``(table, distinct ids)`` part one after the
-    other, each part's bytes read from its own table: ranks and firsts index that row order."""
+    other, each part's bytes read from its own table: ranks and firsts index that row order.
+    Without ``ordered`` the ranks number equal texts alike but not in text order."""
     pieces = [_byte_ranges(table, distinct) for table, distinct in parts]
     if any(piece is None for piece in pieces):
         return None
@@ -94,7 +129,7 @@ def _joint_text_order(
     bounds = np.cumsum([0, *(len(d) for _, d in parts)]).tolist()
     pieces = [
         (blob, starts, lengths[lo:hi])
-        for (blob, starts, _), lo, hi in zip(pieces, bounds[:-1], bounds[1:], strict=True)  # type: ignore[misc]
+        for (blob, starts, _), (lo, hi) in zip(pieces, pairwise(bounds), strict=True)  # type: ignore[misc]
     ]
     longest = int(lengths.max())
     width = (longest + 7) // 8 * 8
@@ -103,26 +138,49 @@ def _joint_text_order(
     has_nul = any(_has_nul(blob) for blob, _, _ in pieces)  # type: ignore[misc]
     padded = _padded_texts(pieces, max(width, 8))  # type: ignore[arg-type]
     del pieces  # the starts: only the bytes are compared from here
-    words = padded.view(">u8")  # big-endian words compare as the bytes do
-    if has_nul:
+    hashes = None if ordered else _hashes(padded, lengths)
+    if hashes is not None:
+        order = np.argsort(hashes)  # equal texts together (equal hashes), in no text order
+    elif has_nul:
         # lexsort's last key is the first compared; the length breaks ties of trailing NULs.
-        keys = (words[:, k] for k in range(words.shape[1] - 1, -1, -1))
-        order = np.lexsort((lengths, *keys))
+        words = padded.view(">u8")  # big-endian words compare as the bytes do
+        order = np.lexsort((lengths, *(words[:, k] for k in range(words.shape[1] - 1, -1, -1))))
     else:
         # Without NUL bytes the zero padding sorts first as a shorter text does: one sort of
         # the rows as byte strings, no contiguous copy of each word column as a key.
         order = np.argsort(padded.view(f"S{padded.shape[1]}").reshape(-1), kind="stable")
     # Neighbours compared a word column at a time: no sorted copy of the padded matrix.
+    words = padded.view(np.uint64)
     lengths = lengths[order]
     new = np.ones(len(order), dtype=bool)
     new[1:] = lengths[1:] != lengths[:-1]
     for k in range(words.shape[1]):
         column = words[:, k][order]
         new[1:] |= column[1:] != column[:-1]
-    del padded, words
+    del padded, words, lengths
+    if hashes is not None:
+        hashes = hashes[order]
+        if (new[1:] & (hashes[1:] == hashes[:-1])).any():  # two texts, one hash: sort them
+            return _joint_text_order(parts, ordered=True)
+        del hashes
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.cumsum(new) - 1
     return ranks, order[new]
+
+
+#: An odd 64-bit constant (the golden ratio's) that spreads bits when multiplied by.
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _hashes(padded: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row's bytes and length (equal texts, equal hashes)."""
+    words = padded.view(np.uint64)  # any fixed reading of the bytes will do
+    hashes = lengths.astype(np.uint64) * _MIX
+    for k in range(words.shape[1]):
+        hashes ^= words[:, k]
+        hashes *= _MIX
+        hashes ^= hashes >> np.uint64(29)
+    return hashes
 
 
 def _padded_texts(

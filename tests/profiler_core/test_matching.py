@@ -201,3 +201,42 @@ def test_released_columns_are_taken_from_the_callers_dicts():
     assert columns_a == {} and columns_b == {}  # nothing held twice
     assert matched.a["v"] is same  # A's rows in A's order: used as they are
     assert matched.b["w"].tolist() == [0, 6]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_hash_collisions_fall_back_to_the_byte_sort(monkeypatch, seed):
+    # every text hashed alike: the check byte for byte finds it, the rows are sorted instead
+    monkeypatch.setattr(string_groups, "_hashes",
+                        lambda padded, lengths: np.zeros(len(lengths), np.uint64))  # fmt: skip
+    rng = random.Random(seed)
+    pool = ["", "a", "ab", "é", "a\x00", "zz/y", "€€"]
+    names_a, names_b = random_names(rng, pool), random_names(rng, pool)
+    va = np.arange(len(names_a), dtype=np.int64)
+    vb = np.arange(len(names_b), dtype=np.int64) * 7
+    matched = match_names(column_of(rng, names_a), {"v": va}, column_of(rng, names_b), {"v": vb})
+    check(matched, names_a, va.tolist(), names_b, vb.tolist())
+
+
+def test_unordered_codes_tell_texts_apart_as_the_ranks_do():
+    rng = random.Random(3)
+    texts = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 9))) for _ in range(80)]
+    table_a, table_b = Strings.from_list(texts), Strings.from_list(texts[::-1])
+    ids_a = np.array([rng.randint(-1, 79) for _ in range(200)])
+    ids_b = np.array([rng.randint(-1, 79) for _ in range(200)])
+    parts = [(table_a, ids_a), (table_b, ids_b)]
+    ranks = np.concatenate(joint_text_ranks(parts))
+    codes = np.concatenate(joint_text_ranks(parts, ordered=False))
+    same_rank = ranks[:, None] == ranks[None, :]
+    assert np.array_equal(same_rank, codes[:, None] == codes[None, :])
+
+
+def test_tables_of_the_same_bytes_are_ranked_once():
+    texts = ["b", "a", "c", "a"]
+    table, copy = Strings.from_list(texts), Strings.from_list(texts)
+    assert string_groups._same_table(table, copy)
+    assert not string_groups._same_table(table, Strings.from_list(["b", "a", "c", "b"]))
+    assert not string_groups._same_table(table, Strings.from_list(["ba", "", "c", "a"]))
+    ids = np.array([3, 0, -1, 2, 1])
+    for other in (table, copy):
+        ranks_a, ranks_b = joint_text_ranks([(table, ids), (other, ids[::-1])])
+        assert ranks_a.tolist() == [1, 2, 0, 3, 1] and ranks_b.tolist() == [1, 3, 0, 2, 1]
