@@ -231,6 +231,9 @@ def key_codes(keys_a: Sequence[str], keys_b: Sequence[str]) -> tuple[np.ndarray,
 
 def occurrences(codes: np.ndarray) -> np.ndarray:
     """For each row, how many earlier rows have its code (0 for the first of a code)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    if _dense(codes, len(codes)) and np.bincount(codes).max(initial=0) <= 1:
+        return np.zeros(len(codes), dtype=np.int64)  # nothing repeats (400k variables)
     order = np.argsort(codes, kind="stable")
     ordered = codes[order]
     starts = np.ones(len(codes), dtype=bool)
@@ -247,21 +250,37 @@ def outer_join(codes_a: np.ndarray, codes_b: np.ndarray) -> tuple[np.ndarray, np
     order, then B's rows whose code A lacks, in B's order. Each side's codes are unique."""
     codes_a = np.asarray(codes_a, dtype=np.int64)
     codes_b = np.asarray(codes_b, dtype=np.int64)
-    order_b = np.argsort(codes_b, kind="stable")
-    sorted_b = codes_b[order_b]
-    if len(sorted_b):
-        at = np.minimum(np.searchsorted(sorted_b, codes_a), len(sorted_b) - 1)
-        found = sorted_b[at] == codes_a
-        b_of_a = np.where(found, order_b[at], -1)
+    rows = len(codes_a) + len(codes_b)
+    if _dense(codes_a, rows) and _dense(codes_b, rows):
+        # Codes are small non-negative integers (ranks): B's row of each code by lookup.
+        size = max(int(codes_a.max(initial=-1)), int(codes_b.max(initial=-1))) + 1
+        row_of_code = np.full(size, -1, dtype=np.int64)
+        row_of_code[codes_b] = np.arange(len(codes_b))
+        b_of_a = row_of_code[codes_a]
+        del row_of_code
+        found = b_of_a >= 0
     else:
-        found = np.zeros(len(codes_a), dtype=bool)
-        b_of_a = np.full(len(codes_a), -1, dtype=np.int64)
-    del order_b, sorted_b
+        order_b = np.argsort(codes_b, kind="stable")
+        sorted_b = codes_b[order_b]
+        if len(sorted_b):
+            at = np.minimum(np.searchsorted(sorted_b, codes_a), len(sorted_b) - 1)
+            found = sorted_b[at] == codes_a
+            b_of_a = np.where(found, order_b[at], -1)
+        else:
+            found = np.zeros(len(codes_a), dtype=bool)
+            b_of_a = np.full(len(codes_a), -1, dtype=np.int64)
+        del order_b, sorted_b
     met = np.zeros(len(codes_b), dtype=bool)
     met[b_of_a[found]] = True
     only_b = np.flatnonzero(~met)
     rows_a = np.concatenate((np.arange(len(codes_a), dtype=np.int64), np.full(len(only_b), -1)))
     return rows_a, np.concatenate((b_of_a, only_b))
+
+
+def _dense(codes: np.ndarray, rows: int) -> bool:
+    """Whether ``codes`` are non-negative and below a few times ``rows`` (so an array indexed
+    by code is no bigger than the rows' own columns)."""
+    return not len(codes) or (int(codes.min()) >= 0 and int(codes.max()) < 4 * rows + 1024)
 
 
 def match_rows(

@@ -68,11 +68,9 @@ def joint_text_ranks(
             same = len(tables) - 1
         part_table.append(same)
     distincts = [
-        sorted_unique(np.concatenate([np.asarray(ids).reshape(-1)
-                                      for (_, ids), t in zip(parts, part_table, strict=True)
-                                      if t == k] or [np.zeros(0, np.int64)]))
-        for k in range(len(tables))
-    ]  # fmt: skip
+        _distinct_ids(table, [ids for (_, ids), t in zip(parts, part_table, strict=True) if t == k])
+        for k, table in enumerate(tables)
+    ]
     order = _joint_text_order(list(zip(tables, distincts, strict=True)), ordered)
     if order is None:  # name each distinct id, rank the names
         names = [table.take(d) for table, d in zip(tables, distincts, strict=True)]
@@ -83,9 +81,31 @@ def joint_text_ranks(
         ranks = [order[0][lo:hi] for lo, hi in pairwise(bounds)]
     del order  # each row's rank is looked up once the sort's arrays are gone
     return [
-        ranks[t][np.searchsorted(distincts[t], np.asarray(ids).reshape(-1))]
+        _ranks_of(ranks[t], distincts[t], np.asarray(ids).reshape(-1), len(tables[t]))
         for (_, ids), t in zip(parts, part_table, strict=True)
     ]
+
+
+def _distinct_ids(table: Strings, id_arrays: list[np.ndarray]) -> np.ndarray:
+    """The sorted distinct ids of ``id_arrays``: marked in a table-sized mask when they are
+    the table's (-1 included), else sorted (take() then says which id is not)."""
+    ids = [np.asarray(a).reshape(-1) for a in id_arrays]
+    if all(not len(a) or (int(a.min()) >= -1 and int(a.max()) < len(table)) for a in ids):
+        seen = np.zeros(len(table) + 1, dtype=bool)
+        for a in ids:
+            seen[a.astype(np.int64) + 1] = True
+        return np.flatnonzero(seen) - 1
+    return sorted_unique(np.concatenate([*ids, np.zeros(0, np.int64)]))
+
+
+def _ranks_of(ranks: np.ndarray, distinct: np.ndarray, ids: np.ndarray, size: int) -> np.ndarray:
+    """The rank of each id, ``ranks[i]`` being that of ``distinct[i]``: looked up in a
+    table-sized array when the ids are the table's, else found by binary search."""
+    if len(distinct) and int(distinct[0]) >= -1 and int(distinct[-1]) < size:
+        lookup = np.zeros(size + 1, dtype=np.int64)
+        lookup[distinct + 1] = ranks
+        return lookup[ids.astype(np.int64) + 1]
+    return ranks[np.searchsorted(distinct, ids)]
 
 
 def _same_table(a: Strings, b: Strings) -> bool:

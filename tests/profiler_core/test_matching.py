@@ -16,6 +16,7 @@ from profiler_core.analysis.matching import (
     match_names,
     match_rows,
     occurrence_keys,
+    outer_join,
 )
 from profiler_core.analysis.string_groups import joint_text_ranks
 from profiler_core.cli.tables import TextColumn
@@ -240,3 +241,21 @@ def test_tables_of_the_same_bytes_are_ranked_once():
     for other in (table, copy):
         ranks_a, ranks_b = joint_text_ranks([(table, ids), (other, ids[::-1])])
         assert ranks_a.tolist() == [1, 2, 0, 3, 1] and ranks_b.tolist() == [1, 3, 0, 2, 1]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_outer_join_of_sparse_codes_equals_that_of_dense_ones(seed):
+    # codes far apart take the sort path, ranks the lookup path: one join either way
+    rng = random.Random(seed)
+    codes_a = rng.sample(range(60), rng.randint(0, 30))
+    codes_b = rng.sample(range(60), rng.randint(0, 30))
+    keys, in_a, in_b, _, _ = dict_join([str(c) for c in codes_a], [0] * len(codes_a),
+                                       [str(c) for c in codes_b], [0] * len(codes_b))  # fmt: skip
+    for scale in (1, 10**15):
+        rows_a, rows_b = outer_join(np.array(codes_a, np.int64) * scale,
+                                    np.array(codes_b, np.int64) * scale)  # fmt: skip
+        joined = [str(codes_a[i] if i >= 0 else codes_b[j])
+                  for i, j in zip(rows_a.tolist(), rows_b.tolist(), strict=True)]  # fmt: skip
+        assert joined == keys and (rows_a >= 0).tolist() == in_a and (rows_b >= 0).tolist() == in_b
+        assert all(codes_b[j] == codes_a[i] for i, j in zip(rows_a, rows_b, strict=True)
+                   if i >= 0 and j >= 0)  # fmt: skip
