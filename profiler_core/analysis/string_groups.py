@@ -169,20 +169,19 @@ def _joint_text_order(
         # Without NUL bytes the zero padding sorts first as a shorter text does: one sort of
         # the rows as byte strings, no contiguous copy of each word column as a key.
         order = np.argsort(padded.view(f"S{padded.shape[1]}").reshape(-1), kind="stable")
-    # Neighbours compared a word column at a time: no sorted copy of the padded matrix.
+    # Each row against the one before it in that order, a chunk of rows at a time: no
+    # sorted copy of the padded matrix, nor of a column of it.
     words = padded.view(np.uint64)
-    lengths = lengths[order]
     new = np.ones(len(order), dtype=bool)
-    new[1:] = lengths[1:] != lengths[:-1]
-    for k in range(words.shape[1]):
-        column = words[:, k][order]
-        new[1:] |= column[1:] != column[:-1]
-    del padded, words, lengths
-    if hashes is not None:
-        hashes = hashes[order]
-        if (new[1:] & (hashes[1:] == hashes[:-1])).any():  # two texts, one hash: sort them
-            return _joint_text_order(parts, ordered=True)
-        del hashes
+    for lo in range(1, len(order), 1 << 16):
+        here = order[lo : lo + (1 << 16)]
+        before = order[lo - 1 : lo - 1 + len(here)]
+        changed = lengths[here] != lengths[before]
+        changed |= (words[here] != words[before]).any(axis=1)
+        new[lo : lo + len(here)] = changed
+        if hashes is not None and (changed & (hashes[here] == hashes[before])).any():
+            return _joint_text_order(parts, ordered=True)  # two texts, one hash: sort them
+    del padded, words, lengths, hashes
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.cumsum(new) - 1
     return ranks, order[new]
