@@ -171,7 +171,8 @@ def _variables(report: Any) -> tuple[Sequence[str], dict[str, np.ndarray]]:
         names = strings.take(graph.var_name)
     return names, {
         "bytes": np.asarray(graph.var_bytes, dtype=np.int64),
-        "always_live": graph.var_always_live.astype(np.int64),
+        # 0 or 1 (so B - A is -1, 0 or 1): a byte a variable, not eight (400k a side)
+        "always_live": graph.var_always_live.astype(np.int8),
     }
 
 

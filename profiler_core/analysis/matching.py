@@ -113,26 +113,25 @@ class MatchedKeys(Sequence[str]):
                 texts[i] = f"{texts[i]} #{int(numbers[i]) + 1}"
         return texts
 
-    def text_lengths(self) -> np.ndarray | None:
-        """Each key's length as a str (its characters), found without decoding it: from the
-        byte lengths of string-table ids whose table is ASCII, and the digits of its number.
-        None when a side's names are not such ids (then the keys must be decoded)."""
-        out = np.zeros(len(self), dtype=np.int64)
-        for side, names in enumerate(self.names):
-            rows = self.rows[side]
-            at = np.flatnonzero(rows >= 0) if side == 0 else np.flatnonzero(self.rows[0] < 0)
-            if not len(at):
-                continue
-            if not isinstance(names, StringColumn) or not _is_ascii(names.table):
-                return None
-            side_rows = rows[at]
-            ids = names.ids[side_rows].astype(np.int64)
-            offsets = names.table.offsets
+    def text_lengths(self, start: int = 0, stop: int | None = None) -> np.ndarray | None:
+        """The length as a str (its characters) of the key of each matched row from
+        ``start`` to ``stop``, found without decoding it: from the byte lengths of
+        string-table ids whose table is ASCII, and the digits of its number. None when a
+        side's names are not such ids (then the keys must be decoded)."""
+        if any(not isinstance(n, StringColumn) or not _is_ascii(n.table) for n in self.names):
+            return None
+        rows_a = self.rows[0][start:stop]
+        from_a = rows_a >= 0
+        out = np.zeros(len(rows_a), dtype=np.int64)
+        for side, (names, rows) in enumerate(zip(self.names, self.rows, strict=True)):
+            at = np.flatnonzero(from_a if side == 0 else ~from_a)
+            side_rows = rows[start:stop][at]
+            ids = names.ids[side_rows].astype(np.int64)  # type: ignore[attr-defined]
+            offsets = names.table.offsets  # type: ignore[attr-defined]
             known = ids >= 0
             ids[~known] = 0
-            lengths = np.where(
-                known, offsets[np.minimum(ids + 1, len(offsets) - 1)] - offsets[ids], 0
-            )
+            ends = offsets[np.minimum(ids + 1, len(offsets) - 1)]  # -1s of an empty table
+            lengths = np.where(known, ends - offsets[ids], 0)
             occurrences = self.occurrences[side]
             if occurrences is not None:  # " #n" after the n-th of a name, n >= 2
                 number = occurrences[side_rows] + 1

@@ -59,15 +59,21 @@ class TextColumn(Sequence[str]):
 
     def widest(self) -> int | None:
         """The longest cell's length when the column can tell it without decoding (its
-        ``text_lengths()``, e.g. matched keys of ASCII string tables), else None."""
+        ``text_lengths(start, stop)``, e.g. matched keys of ASCII string tables), else
+        None. Asked a chunk of rows at a time: no array of every row's length."""
         text_lengths = getattr(self.column, "text_lengths", None)
-        lengths = text_lengths() if text_lengths is not None else None
-        if lengths is None:
+        if text_lengths is None:
             return None
-        if not len(lengths):
-            return 0
-        longest = int(lengths.max())
-        return max(longest, len(self.empty)) if bool((lengths == 0).any()) else longest
+        longest = 0
+        for lo in range(0, len(self), TEXT_CHUNK_ROWS * 8):
+            lengths = text_lengths(lo, lo + TEXT_CHUNK_ROWS * 8)
+            if lengths is None:
+                return None
+            if len(lengths):
+                longest = max(longest, int(lengths.max()))
+                if bool((lengths == 0).any()):
+                    longest = max(longest, len(self.empty))
+        return longest
 
 
 def _plain_list(values: Sequence[Any]) -> list[Any]:

@@ -62,6 +62,13 @@ def test_variables_programs_and_steps_match_by_name(tutorial4_report, tutorial4_
     assert variables.diff("bytes")[variables.row("m1")] == 4 * (1600 * 700 - 900 * 600)
     assert variables.diff("bytes")[variables.row("m3")] == 0
     assert "partials #2" in variables.keys  # the second matmul's partials meet each other
+    a_graph = comparison.a.graph
+    in_a = variables.in_a
+    assert (
+        variables.a["always_live"][in_a].tolist()
+        == a_graph.var_always_live[: in_a.sum()].astype(int).tolist()
+    )  # A's rows come first, in A's order
+    assert set(variables.diff("always_live").tolist()) <= {-1, 0, 1}
     programs = comparison.programs
     # the root sequences are named after their programs ("tutorial4", "variant"): roots are
     # keyed by position instead, so the two programs' roots meet (all cycles of the run)

@@ -171,6 +171,10 @@ def test_matched_keys_decode_rows_on_demand():
     many = match_names(StringColumn.from_list(["v"] * 12), {"v": np.zeros(12, int)},
                        StringColumn.from_list(["w", ""]), {"v": np.zeros(2, int)}).keys  # fmt: skip
     assert many[11] == "v #12" and many.text_lengths().tolist() == [len(k) for k in many]
+    assert many.text_lengths(10, 13).tolist() == [len(k) for k in many[10:13]]
+    empty = StringColumn(Strings.from_list([]), np.array([-1, -1]))
+    nothing = match_names(empty, {"v": np.zeros(2, int)}, empty, {"v": np.zeros(2, int)})
+    assert list(nothing.keys) == ["", " #2"] and TextColumn(nothing.keys, "(none)").widest() == 6
     # the CLI's key column: "" shows as "(none)", and its width is found without decoding
     column = TextColumn(keys, "(none)")
     assert list(column) == ["x", "y", "x #2", "(none)", "x #3", "z"]
