@@ -4,6 +4,7 @@ two reports side by side with differences (B minus A); variables and steps on re
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from itertools import chain
 
 import numpy as np
@@ -43,7 +44,7 @@ def compare(a: Report, b: Report, args: argparse.Namespace) -> Output:
     header = [("A", str(a.folder)), ("B", str(b.folder))]
     if memory.per_tile_diff is None:
         header.append(("Tiles", f"{a.target.num_tiles:,} in A, {b.target.num_tiles:,} in B"))
-    return Output(tables, header=header, csv_table=lambda: _long_form(tables))
+    return Output(tables, header=header, csv_table=lambda: _long_form_chunks(tables))
 
 
 def _side_by_side(name: str, key: str, labels: list[str], a: np.ndarray, b: np.ndarray) -> Table:
@@ -73,27 +74,52 @@ def _matched(name: str, matched: Matched, columns: tuple[str, ...]) -> Table:
     return Table(name, table)
 
 
+#: The columns of the long form, and the rows of one compared table made at a time.
+LONG_FORM_COLUMNS = ("table", "key", "column", "a", "b", "diff")
+LONG_FORM_CHUNK_ROWS = 1 << 13
+
+
 def _long_form(tables: list[Table]) -> Table:
-    """Every table as ``table,key,column,a,b,diff`` rows, so CSV is one table.
+    """Every table as ``table,key,column,a,b,diff`` rows, so CSV is one table (whole: CSV
+    itself is written from ``_long_form_chunks``)."""
+    rows: dict[str, list] = {k: [] for k in LONG_FORM_COLUMNS}
+    for chunk in _long_form_chunks(tables):
+        for name, values in chunk.columns.items():
+            rows[name] += values  # type: ignore[arg-type]
+    return Table("comparison", rows)
+
+
+def _long_form_chunks(tables: list[Table]) -> Iterator[Table]:
+    """``_long_form`` a chunk of each table's rows at a time (never fewer than one chunk),
+    so a 400k-row comparison is never 1.6M rows of lists at once.
 
     Row-major (each key's columns together), built from whole columns: the values are
     interleaved with zip() rather than read record by record (400k operations x 4 columns).
     """
-    rows: dict[str, list] = {k: [] for k in ("table", "key", "column", "a", "b", "diff")}
+    made = False
     for table in tables:
         names = list(table.columns)
         pairs = [n[:-2] for n in names if n.endswith("_a") and n != "in_a"]
         columns = pairs or ["value"]
         a = [_column(table, f"{c}_a" if pairs else "a") for c in columns]
         b = [_column(table, f"{c}_b" if pairs else "b") for c in columns]
-        keys = _plain(table.columns[names[0]])
-        rows["table"] += [table.name] * (len(keys) * len(columns))
-        rows["key"] += _interleave([keys] * len(columns))
-        rows["column"] += columns * len(keys)
-        rows["a"] += _interleave([x.tolist() for x in a])
-        rows["b"] += _interleave([x.tolist() for x in b])
-        rows["diff"] += _interleave([(y - x).tolist() for x, y in zip(a, b, strict=True)])
-    return Table("comparison", rows)
+        for lo in range(0, len(table), LONG_FORM_CHUNK_ROWS):
+            hi = lo + LONG_FORM_CHUNK_ROWS
+            keys = _plain(table.columns[names[0]][lo:hi])
+            a_rows = [x[lo:hi] for x in a]
+            b_rows = [y[lo:hi] for y in b]
+            made = True
+            yield Table("comparison", {
+                "table": [table.name] * (len(keys) * len(columns)),
+                "key": _interleave([keys] * len(columns)),
+                "column": columns * len(keys),
+                "a": _interleave([x.tolist() for x in a_rows]),
+                "b": _interleave([y.tolist() for y in b_rows]),
+                "diff": _interleave([(y - x).tolist()
+                                     for x, y in zip(a_rows, b_rows, strict=True)]),
+            })  # fmt: skip
+    if not made:
+        yield Table("comparison", {k: [] for k in LONG_FORM_COLUMNS})
 
 
 def _column(table: Table, name: str) -> np.ndarray:

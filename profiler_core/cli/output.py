@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from profiler_core.cli.json_stream import iter_json
-from profiler_core.cli.tables import Table, iter_text, render_csv, render_text
+from profiler_core.cli.tables import Table, iter_csv, iter_text, render_text
 
 
 @dataclass
@@ -18,8 +18,9 @@ class Output:
     tables: list[Table]
     header: list[tuple[str, str]] = field(default_factory=list)
     document: dict[str, Any] | None = None
-    #: A Table, or a function making it (only CSV needs it: a compare's long form is big).
-    csv_table: Table | Callable[[], Table] | None = None
+    #: A Table, or a function making it or its chunks (rows of one table, in order): only
+    #: CSV needs it, and a compare's long form is big.
+    csv_table: Table | Callable[[], Table | Iterable[Table]] | None = None
     exit_code: int = 0
     message: str | None = None
 
@@ -29,7 +30,7 @@ class Output:
         if form == "json":
             yield from iter_json(self._document())
         elif form == "csv":
-            yield self.render(form)
+            yield from self._csv_pieces()
         else:
             yield from iter_text(self.tables, self.header)
 
@@ -37,10 +38,18 @@ class Output:
         if form == "json":
             return "".join(iter_json(self._document()))
         if form == "csv":
-            table = self.csv_table() if callable(self.csv_table) else self.csv_table
-            table = table or (self.tables[0] if self.tables else Table("empty", {}))
-            return render_csv(table)
+            return "".join(self._csv_pieces())
         return render_text(self.tables, self.header)
+
+    def _csv_pieces(self) -> Iterator[str]:
+        """The CSV table (the first table by default), written a chunk of rows at a time;
+        chunks after the first add their rows under the first one's header."""
+        made = self.csv_table() if callable(self.csv_table) else self.csv_table
+        if made is None:
+            made = self.tables[0] if self.tables else Table("empty", {})
+        chunks = [made] if isinstance(made, Table) else made
+        for index, chunk in enumerate(chunks):
+            yield from iter_csv(chunk, header=index == 0)
 
     def _document(self) -> dict[str, Any]:
         """What JSON shows: ``document``, else every table by name."""

@@ -196,8 +196,21 @@ def _cell(value: Any) -> str:
 
 
 def render_csv(table: Table) -> str:
+    return "".join(iter_csv(table))
+
+
+def iter_csv(table: Table, header: bool = True) -> Iterator[str]:
+    """The table as CSV (its column names first when ``header``), a chunk of rows at a time."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(list(table.columns))
-    writer.writerows(table.rows())
-    return out.getvalue()
+    if header:
+        writer.writerow(list(table.columns))
+    columns = list(table.columns.values())
+    for lo in range(0, len(table), TEXT_CHUNK_ROWS):
+        cells = [_plain_list(values[lo : lo + TEXT_CHUNK_ROWS]) for values in columns]
+        writer.writerows(zip(*cells, strict=True))
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    if out.tell():
+        yield out.getvalue()

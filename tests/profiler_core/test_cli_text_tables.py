@@ -3,6 +3,9 @@ made; the text is the same as one whole aligned table, whatever the chunk size."
 
 from __future__ import annotations
 
+import csv
+import io
+
 import numpy as np
 import pytest
 
@@ -92,3 +95,28 @@ def test_compares_long_form_equals_reading_it_record_by_record():
     rows = _long_form([side, matched]).rows()
     assert rows == expected
     assert [type(v) for v in rows[-1]] == [type(v) for v in expected[-1]]  # 4.0 stays a float
+
+
+def test_csv_is_written_a_chunk_at_a_time_as_it_would_be_whole(monkeypatch):
+    from profiler_core.cli import compare_command
+    from profiler_core.cli.output import Output
+
+    monkeypatch.setattr(tables, "TEXT_CHUNK_ROWS", 2)
+    monkeypatch.setattr(compare_command, "LONG_FORM_CHUNK_ROWS", 2)
+    matched = Table("operations", {
+        "key": ["p", "q,r", 'say "x"', "t", "u"], "in_a": np.array([True] * 5),
+        "in_b": np.array([True, False, True, True, True]),
+        "cycles_a": np.arange(5), "cycles_b": np.arange(5) * 3, "cycles_diff": np.arange(5) * 2,
+    })  # fmt: skip
+    whole = compare_command._long_form([matched, matched])
+    assert len(whole) == 10
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(list(whole.columns))
+    writer.writerows(whole.rows())
+    pieces = list(Output([matched], csv_table=lambda: compare_command._long_form_chunks(
+        [matched, matched])).render_pieces("csv"))  # fmt: skip
+    assert "".join(pieces) == out.getvalue() == tables.render_csv(whole)
+    assert len(pieces) >= 6  # three chunks of each table, each written as it is made
+    nothing = Output([], csv_table=lambda: compare_command._long_form_chunks([]))
+    assert nothing.render("csv") == "table,key,column,a,b,diff\n"
