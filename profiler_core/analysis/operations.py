@@ -13,7 +13,7 @@ the variables created in the group (``var_debug``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -58,6 +58,15 @@ class OperationsTable:
     variables: np.ndarray  # int64 variables created in the group
     variable_bytes: np.ndarray  # int64
     flops: np.ndarray  # int64 per execution of every compute set of the group
+    #: int64 compute + exchange + sync + other (made from them when not given)
+    total_cycles: np.ndarray = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.total_cycles is None:
+            total = self.compute_cycles + self.exchange_cycles
+            total += self.sync_cycles
+            total += self.other_cycles
+            object.__setattr__(self, "total_cycles", total)
 
     def __len__(self) -> int:
         return len(self.label_column)
@@ -66,10 +75,6 @@ class OperationsTable:
     def labels(self) -> list[str]:
         """Each row's label as a str (decoded on first use)."""
         return as_str_list(self.label_column)
-
-    @property
-    def total_cycles(self) -> np.ndarray:
-        return self.compute_cycles + self.exchange_cycles + self.sync_cycles + self.other_cycles
 
     def row(self, label: str) -> int:
         """The row of ``label``; KeyError when there is none."""
@@ -107,15 +112,16 @@ def operations_table(
     # The row order first, so each column below is made and reordered in turn: with 400,000
     # groups the table is 12 columns of 3 MB, and no second copy of it is ever held.
     variable_bytes = _sum_by(var_group, graph.var_bytes, n)
-    order = _most_cycles_first(_sum_by(step_group, step_cycles, n), variable_bytes)
+    total_cycles = _sum_by(step_group, step_cycles, n)
+    order = _most_cycles_first(total_cycles, variable_bytes)
     used = np.zeros(n, dtype=bool)
     used[step_group[executions > 0]] = True
     used[cs_group] = True
     used[var_group] = True
     order = order[used[order]]  # groups with nothing in them are left out
     del used
-    columns = {"variable_bytes": variable_bytes[order]}
-    del variable_bytes
+    columns = {"variable_bytes": variable_bytes[order], "total_cycles": total_cycles[order]}
+    del variable_bytes, total_cycles
     columns["variables"] = np.bincount(var_group, minlength=n)[order].astype(np.int64)
     del var_group
     for k, name in enumerate(CYCLE_CLASSES):
