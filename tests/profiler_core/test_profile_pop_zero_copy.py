@@ -8,6 +8,7 @@ import ctypes
 import gc
 import mmap
 import os
+import tracemalloc
 import weakref
 from pathlib import Path
 
@@ -24,14 +25,16 @@ from tests.profiler_core.factories import make_profile
 from tests.profiler_core.test_profile_pop_round_trip import assert_same
 
 
-def test_memory_per_tile_is_a_view_of_the_file_bytes_not_a_copy(profile_path):
-    by_category = ProfileReader(profile_path).memory.by_category
+@pytest.mark.parametrize("on_demand", [False, True])
+def test_memory_per_tile_is_a_view_of_the_file_bytes_not_a_copy(profile_path, on_demand):
+    by_category = ProfileReader(profile_path, on_demand).memory.by_category
     owner = by_category
     while isinstance(owner, np.ndarray):
         owner = owner.base
     if isinstance(owner, memoryview):
         owner = owner.obj
-    assert isinstance(owner, mmap.mmap)  # the file's bytes, read into anonymous memory
+    # on demand, the bytes are anonymous memory whose pages can be given back
+    assert isinstance(owner, mmap.mmap if on_demand else bytes)
     assert len(owner) == profile_path.stat().st_size
 
 
@@ -88,7 +91,7 @@ def test_dropping_readers_frees_the_file_bytes_and_closes_the_file(tmp_path):
     path = tmp_path / "profile.pop"
     write_profile(path, profile)
 
-    reader = ProfileReader(path)
+    reader = ProfileReader(path, on_demand=True)
     held = weakref.ref(reader._bytes.data)
     assert _open_descriptors(path) == 1  # kept open to read unread sections later
     by_category = reader.memory.by_category
@@ -97,7 +100,7 @@ def test_dropping_readers_frees_the_file_bytes_and_closes_the_file(tmp_path):
     assert held() is not None  # an array handed out keeps its bytes
     assert by_category.sum() == profile.memory.by_category.sum()
 
-    unclosed = ProfileReader(path)
+    unclosed = ProfileReader(path, on_demand=True)
     unclosed_bytes = weakref.ref(unclosed._bytes.data)
     del reader, by_category, unclosed
     gc.collect()
@@ -125,7 +128,7 @@ def test_sections_not_decoded_hold_no_memory_until_they_are(tmp_path):
     profile = make_profile(3, num_ipus=4, tiles_per_ipu=1472, num_variables=20_000)
     path = tmp_path / "profile.pop"
     write_profile(path, profile)
-    reader = ProfileReader(path)
+    reader = ProfileReader(path, on_demand=True)
     spans = reader._array_spans("graph")
     graph_bytes = sum(length for _, length in spans)
     assert graph_bytes > 1_000_000
@@ -133,15 +136,15 @@ def test_sections_not_decoded_hold_no_memory_until_they_are(tmp_path):
     assert _resident_bytes(reader._bytes.data) < size - graph_bytes  # given back after opening
     graph = reader.graph
     assert _resident_bytes(reader._bytes.data) >= graph_bytes  # read again when decoded...
-    assert_same(profile, read_profile(path))  # ...and equal to what was written
     assert np.array_equal(graph.var_bytes, profile.graph.var_bytes)
+    assert_same(profile, reader.to_profile())  # ...every section equal to what was written
 
 
 def test_a_file_cut_in_place_after_opening_names_the_section_that_needed_it(tmp_path):
     profile = make_profile(3, num_ipus=4, tiles_per_ipu=1472, num_variables=20_000)
     path = tmp_path / "profile.pop"
     write_profile(path, profile)
-    reader = ProfileReader(path)
+    reader = ProfileReader(path, on_demand=True)
     memory = reader.memory
     with open(path, "r+b") as file:  # rewritten in place, not replaced as the writers do
         file.truncate(1000)
@@ -155,6 +158,31 @@ def test_a_report_replaced_after_opening_still_reads_the_opened_one(tmp_path):
     second = make_profile(4, num_variables=500)
     path = tmp_path / "profile.pop"
     write_profile(path, first)
-    reader = ProfileReader(path)
+    reader = ProfileReader(path, on_demand=True)
     write_profile(path, second)  # atomic: a new file under the same name
     assert_same(first, reader.to_profile())
+
+
+def test_dropping_readers_that_hold_the_whole_file_frees_it(tmp_path):
+    profile = make_profile(2, num_ipus=2, tiles_per_ipu=1472, num_variables=200)
+    path = tmp_path / "profile.pop"
+    write_profile(path, profile)
+
+    def open_and_drop():
+        reader = ProfileReader(path)
+        reader.to_profile()
+        reader.close()
+
+    tracemalloc.start()
+    try:
+        open_and_drop()
+        gc.collect()
+        first, _ = tracemalloc.get_traced_memory()
+        for _ in range(5):
+            open_and_drop()
+        gc.collect()
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert after - first < path.stat().st_size  # five leaked files would be 5 x its size
+    assert _open_descriptors(path) == 0

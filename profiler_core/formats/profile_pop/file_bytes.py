@@ -17,6 +17,7 @@ import os
 import threading
 import weakref
 from pathlib import Path
+from typing import BinaryIO
 
 from profiler_core.errors import ReportError
 
@@ -25,31 +26,38 @@ _CAN_RELEASE = hasattr(mmap, "MADV_DONTNEED")
 
 
 class FileBytes:
-    """Every byte of one file in memory (``data``); ``release`` / ``restore`` page ranges."""
+    """Every byte of one file in memory (``data``); ``release`` / ``restore`` page ranges
+    when made ``releasable``."""
 
-    def __init__(self, path: Path, file: object, size: int) -> None:
-        """Read ``size`` bytes of ``file`` (an unbuffered binary file at offset 0), which this
-        object keeps open and closes when it is dropped."""
+    def __init__(self, path: Path, file: BinaryIO, size: int, releasable: bool) -> None:
+        """Read ``size`` bytes of ``file`` (unbuffered, at offset 0), which this object keeps
+        open and closes when it is dropped. Unless ``releasable`` the bytes are one ``bytes``
+        (the quicker read: no page is given back, so none is read twice)."""
         self.path = path
-        self._file = file
-        self._fd = file.fileno()  # type: ignore[attr-defined]
-        self._close = weakref.finalize(self, file.close)  # type: ignore[attr-defined]
+        self._fd = file.fileno()
+        self._close = weakref.finalize(self, file.close)
+        self._released: dict[str, list[tuple[int, int]]] = {}
+        self._lock = threading.Lock()
+        self.releasable = releasable and _CAN_RELEASE
+        if not self.releasable:
+            self.data: bytes | mmap.mmap = file.read()
+            if len(self.data) != size:
+                raise ReportError(path, f"cut short while being read: {len(self.data)} of {size}")
+            return
         self.data = mmap.mmap(-1, size)  # zero pages cost nothing until written
         view = memoryview(self.data)
         done = 0
         while done < size:
-            count = file.readinto(view[done:])  # type: ignore[attr-defined]
+            count = file.readinto(view[done:])
             if not count:
                 raise ReportError(path, f"cut short while being read: {done} of {size} bytes")
             done += count
         view.release()
-        self._released: dict[str, list[tuple[int, int]]] = {}
-        self._lock = threading.Lock()
 
     def release(self, section: str, spans: list[tuple[int, int]]) -> None:
         """Give back the whole pages inside ``spans`` ((offset, length) of a section's arrays)
         until ``restore(section)``; reading them meanwhile gives zeros."""
-        if not _CAN_RELEASE:
+        if not self.releasable:
             return
         ranges = []
         for start, length in spans:

@@ -66,18 +66,19 @@ class ProfileReader:
     """One ``profile.pop``, opened: ``.header``, ``.target``, ... decode on first access.
 
     Opening reads the whole file (one ``read``) and checks that it is a complete Cap'n Proto
-    message with the profile magic and a major version this reader knows; the sections'
-    arrays are then given back to the system until first decoded (``FileBytes``). Use as a
-    context manager or call ``close()`` to close the file; arrays already handed out stay
-    valid.
+    message with the profile magic and a major version this reader knows. ``on_demand``
+    then gives the sections' arrays back to the system until each is first decoded
+    (``FileBytes``): a reader of one section holds that section alone, for a second read of
+    it (~1 ms per MB). Use as a context manager or call ``close()`` to close the file; arrays
+    already handed out stay valid.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, on_demand: bool = False) -> None:
         self.path = Path(path)
-        self._bytes = _read_file(self.path)
+        self._bytes = _read_file(self.path, on_demand)
         data = self._bytes.data
         segments = _check_framing(self.path, data)
-        self._data: mmap.mmap | None = data
+        self._data: bytes | mmap.mmap | None = data
         self._locator = Locator(data, segments)
         self._exit = contextlib.ExitStack()
         try:
@@ -95,8 +96,9 @@ class ProfileReader:
         _check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
         self._root_ref = self._locator.root()
         self._cache: dict[str, Any] = {}
-        for section in _ARRAY_SECTIONS:
-            self._bytes.release(section, self._array_spans(section))
+        if self._bytes.releasable:
+            for section in _ARRAY_SECTIONS:
+                self._bytes.release(section, self._array_spans(section))
 
     def __enter__(self) -> ProfileReader:
         return self
@@ -346,7 +348,7 @@ def read_profile(path: str | Path) -> ProfileData:
         return reader.to_profile()
 
 
-def _read_file(path: Path) -> FileBytes:
+def _read_file(path: Path, on_demand: bool) -> FileBytes:
     """The file's bytes, read only after its segment table agrees with its size, so a huge
     file that is not a profile (a disk image, gigabytes of zeros) is refused at once."""
     try:
@@ -361,7 +363,7 @@ def _read_file(path: Path) -> FileBytes:
             head = file.read(4 * (MAX_SEGMENTS + 2))
             _check_framing(path, head, size)
             file.seek(0)
-            return FileBytes(path, file, size)
+            return FileBytes(path, file, size, releasable=on_demand)
         except BaseException:
             file.close()
             raise
