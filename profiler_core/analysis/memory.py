@@ -126,29 +126,30 @@ class VariablesOnTiles:
     @cached_property
     def shapes(self) -> LazyRows:
         """``[2,3]`` per row, made when a row is read (a person reads a few of them)."""
-        # Offsets as numpy, not lists: 400,000 rows of Python ints were 29 MB of the peak.
-        begin = self._shape_offsets[self.var]
-        end = self._shape_offsets[self.var + 1]
-        dims = self._shape_dims
+        # Each row's offsets looked up when its rows are read: 400,000 rows of Python ints
+        # were 29 MB of the peak, and two int64 columns of them 6 MB.
+        offsets, dims, var = self._shape_offsets, self._shape_dims, self.var
 
         def shape(i: int) -> str:
-            return "[" + ",".join(map(str, dims[int(begin[i]) : int(end[i])].tolist())) + "]"
+            v = int(var[i])
+            return "[" + ",".join(map(str, dims[offsets[v] : offsets[v + 1]].tolist())) + "]"
 
         def shapes(start: int, stop: int) -> list[str]:
             if start >= stop:
                 return []
             # The rows' dimensions gathered as one list and cut per row: no numpy slice per
             # row, and only these rows' dimensions (rows by size are far apart in dims).
-            lengths = np.maximum(end[start:stop] - begin[start:stop], 0)
+            begin = offsets[var[start:stop]]
+            lengths = np.maximum(offsets[var[start:stop] + 1] - begin, 0)
             cut = np.concatenate(([0], np.cumsum(lengths)))
-            at = np.repeat(begin[start:stop] - cut[:-1], lengths) + np.arange(cut[-1])
+            at = np.repeat(begin - cut[:-1], lengths) + np.arange(cut[-1])
             if at.size and (at.min() < 0 or at.max() >= len(dims)):  # damaged offsets
                 return [shape(i) for i in range(start, stop)]
             flat = list(map(str, dims[at].tolist()))
             edges = cut.tolist()
             return ["[" + ",".join(flat[b:e]) + "]" for b, e in pairwise(edges)]
 
-        return LazyRows(len(begin), shape, shapes)
+        return LazyRows(len(var), shape, shapes)
 
     @cached_property
     def _searchable(self) -> np.ndarray:

@@ -13,7 +13,7 @@ the variables created in the group (``var_debug``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -58,6 +58,15 @@ class OperationsTable:
     variables: np.ndarray  # int64 variables created in the group
     variable_bytes: np.ndarray  # int64
     flops: np.ndarray  # int64 per execution of every compute set of the group
+    #: int64 compute + exchange + sync + other (made from them when not given)
+    total_cycles: np.ndarray = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.total_cycles is None:
+            total = self.compute_cycles + self.exchange_cycles
+            total += self.sync_cycles
+            total += self.other_cycles
+            object.__setattr__(self, "total_cycles", total)
 
     def __len__(self) -> int:
         return len(self.label_column)
@@ -66,10 +75,6 @@ class OperationsTable:
     def labels(self) -> list[str]:
         """Each row's label as a str (decoded on first use)."""
         return as_str_list(self.label_column)
-
-    @property
-    def total_cycles(self) -> np.ndarray:
-        return self.compute_cycles + self.exchange_cycles + self.sync_cycles + self.other_cycles
 
     def row(self, label: str) -> int:
         """The row of ``label``; KeyError when there is none."""
@@ -91,43 +96,55 @@ def operations_table(
     groups = debug_groups(debug, group_by)
     n = len(groups)
 
-    num_steps = programs.num_steps
-    executions = np.zeros(num_steps, dtype=np.int64)
+    # Per program step (tens of thousands): executions over the runs, cycles and group.
+    executions = np.zeros(programs.num_steps, dtype=np.int64)
     for r in runs:
-        executions += np.bincount(r.step_ids, minlength=num_steps)
-    duration = programs.step_cycles.max(axis=1) if num_steps else np.zeros(0, np.int64)
+        executions += np.bincount(r.step_ids, minlength=programs.num_steps)
+    duration = programs.step_cycles.max(axis=1) if programs.num_steps else np.zeros(0, np.int64)
+    step_cycles = executions * duration
     step_group = groups.group_of(programs.step_debug)
     step_class = _CLASS_OF_KIND[programs.step_kind]
-    cycles = np.zeros((len(CYCLE_CLASSES), n), dtype=np.int64)
-    np.add.at(cycles, (step_class, step_group), executions * duration)
-    step_executions = _sum_by(step_group, executions, n)
-
+    var_group = groups.group_of(graph.var_debug)
     cs_group = groups.group_of(graph.cs_debug)
+    label_column = groups.label_column
+    del groups  # its context -> group lookup: one int64 per debug context
+
+    # The row order first, so each column below is made and reordered in turn: with 400,000
+    # groups the table is 12 columns of 3 MB, and no second copy of it is ever held.
+    variable_bytes = _sum_by(var_group, graph.var_bytes, n)
+    total_cycles = _sum_by(step_group, step_cycles, n)
+    order = _most_cycles_first(total_cycles, variable_bytes)
+    used = np.zeros(n, dtype=bool)
+    used[step_group[executions > 0]] = True
+    used[cs_group] = True
+    used[var_group] = True
+    order = order[used[order]]  # groups with nothing in them are left out
+    del used
+    columns = {"variable_bytes": variable_bytes[order], "total_cycles": total_cycles[order]}
+    del variable_bytes, total_cycles
+    columns["variables"] = np.bincount(var_group, minlength=n)[order].astype(np.int64)
+    del var_group
+    for k, name in enumerate(CYCLE_CLASSES):
+        steps = step_class == k
+        columns[f"{name}_cycles"] = _sum_by(step_group[steps], step_cycles[steps], n)[order]
+    columns["step_executions"] = _sum_by(step_group, executions, n)[order]
+    columns["compute_sets"] = np.bincount(cs_group, minlength=n)[order].astype(np.int64)
+
     vc_group = cs_group[graph.vc_cs]
     num_types = max(len(graph.vt_name), 1)
+    columns["vertices"] = _sum_by(vc_group, graph.vc_count, n)[order]
+    columns["flops"] = _sum_by(vc_group, graph.vc_flops, n)[order]
     type_pairs = sorted_unique(vc_group * num_types + graph.vc_type)
-    code_keys = sorted_unique((vc_group * num_types + graph.vc_type) * report.target.num_tiles
-                          + graph.vc_tile)  # fmt: skip
-    code_type = (code_keys // report.target.num_tiles) % num_types
-    code_group = code_keys // report.target.num_tiles // num_types
-    var_group = groups.group_of(graph.var_debug)
+    vertex_types = np.bincount(type_pairs // num_types, minlength=n)
+    columns["vertex_types"] = vertex_types[order].astype(np.int64)
+    num_tiles = report.target.num_tiles
+    code_keys = sorted_unique((vc_group * num_types + graph.vc_type) * num_tiles + graph.vc_tile)
+    code_type = (code_keys // num_tiles) % num_types
+    code_group = code_keys // num_tiles // num_types
+    columns["code_bytes"] = _sum_by(code_group, graph.vt_code_bytes[code_type], n)[order]
 
-    columns = {
-        "compute_cycles": cycles[0],
-        "exchange_cycles": cycles[1],
-        "sync_cycles": cycles[2],
-        "other_cycles": cycles[3],
-        "step_executions": step_executions,
-        "compute_sets": np.bincount(cs_group, minlength=n).astype(np.int64),
-        "vertices": _sum_by(vc_group, graph.vc_count, n),
-        "vertex_types": np.bincount(type_pairs // num_types, minlength=n).astype(np.int64),
-        "code_bytes": _sum_by(code_group, graph.vt_code_bytes[code_type], n),
-        "variables": np.bincount(var_group, minlength=n).astype(np.int64),
-        "variable_bytes": _sum_by(var_group, graph.var_bytes, n),
-        "flops": _sum_by(vc_group, graph.vc_flops, n),
-    }
-    del cycles
-    return _most_cycles_first(group_by, groups.label_column, columns)
+    labels = _label_rows(label_column, order)
+    return OperationsTable(group_by=group_by, label_column=labels, **columns)
 
 
 def _sum_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
@@ -136,25 +153,13 @@ def _sum_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _most_cycles_first(
-    group_by: str, labels: Sequence[str], columns: dict[str, np.ndarray]
-) -> OperationsTable:
-    """Rows by cycles, then memory, then label; groups with nothing in them are left out.
-    Each column is reordered in turn in ``columns`` itself, so at most one column is
-    held twice (400,000 groups: 13 columns of 3 MB)."""
-    total = columns["compute_cycles"] + columns["exchange_cycles"]
-    total += columns["sync_cycles"]
-    total += columns["other_cycles"]
-    rows = np.arange(len(labels))  # labels are sorted, so row order breaks ties by label
-    order = np.lexsort((rows, -columns["variable_bytes"], -total))
-    del total, rows
-    used = (columns["step_executions"] > 0) | (columns["compute_sets"] > 0)
-    used |= columns["variables"] > 0
-    order = order[used[order]]
-    for name in list(columns):
-        columns[name] = columns[name][order]
+def _most_cycles_first(total_cycles: np.ndarray, variable_bytes: np.ndarray) -> np.ndarray:
+    """Group order by cycles, then memory, then label (the groups' labels are sorted, so a
+    stable order breaks the remaining ties by label)."""
+    return np.lexsort((-variable_bytes, -total_cycles))
+
+
+def _label_rows(labels: Sequence[str], order: np.ndarray) -> Sequence[str]:
     if isinstance(labels, StringColumn):
-        labels = StringColumn(labels.table, labels.ids[order])
-    else:
-        labels = list(map(labels.__getitem__, order.tolist()))
-    return OperationsTable(group_by=group_by, label_column=labels, **columns)
+        return StringColumn(labels.table, labels.ids[order])
+    return list(map(labels.__getitem__, order.tolist()))

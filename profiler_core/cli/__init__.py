@@ -100,8 +100,11 @@ def run(args: argparse.Namespace) -> Output:
     if args.command == "trace":
         return trace_command(args)
     if args.command == "compare":
-        return compare(open_report(args.A), open_report(args.B), args)
-    return _COMMANDS[args.command](open_report(args.REPORT), args)
+        return compare(
+            open_report(args.A, on_demand=True), open_report(args.B, on_demand=True), args
+        )
+    # A command reads the few sections it needs, once: the others are not held.
+    return _COMMANDS[args.command](open_report(args.REPORT, on_demand=True), args)
 
 
 def _write_all(text: str) -> None:

@@ -104,7 +104,7 @@ def iter_text(tables: list[Table], header: list[tuple[str, str]] | None = None) 
 
 
 #: Rows formatted at a time: a 400k-row table never holds all its cells as strings at once.
-TEXT_CHUNK_ROWS = 1 << 13
+TEXT_CHUNK_ROWS = 1 << 12
 
 
 def _text_table(table: Table) -> Iterator[str]:

@@ -39,11 +39,13 @@ Cancel = Callable[[], bool]
 class Report:
     """One opened report: sections as attributes, decoded on first use and cached."""
 
-    def __init__(self, folder: Path, profile_path: Path, debug_path: Path | None) -> None:
+    def __init__(
+        self, folder: Path, profile_path: Path, debug_path: Path | None, on_demand: bool = False
+    ) -> None:
         self.folder = folder
         self.profile_path = profile_path
         self.debug_path = debug_path
-        self._reader = ProfileReader(profile_path)
+        self._reader = ProfileReader(profile_path, on_demand)
         self._debug: DebugData | ReportError | None = None
         self._debug_lock = threading.Lock()
 
@@ -178,9 +180,16 @@ class Report:
 
 
 def open_report(
-    path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None
+    path: str | Path,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    on_demand: bool = False,
 ) -> Report:
-    """Open a report folder, or the ``profile.pop`` inside one."""
+    """Open a report folder, or the ``profile.pop`` inside one.
+
+    ``on_demand``: the sections nobody decodes hold no memory -- for a reader that needs a
+    few of them once (a CLI command); each needed section is then read from the file twice
+    (see ``ProfileReader``), which a window decoding them all would pay for nothing."""
     path = Path(path)
     if cancel is not None and cancel():
         raise LoadCancelledError(path, "opening was cancelled")
@@ -197,7 +206,7 @@ def open_report(
     if progress is not None:
         progress(0.0, "reading")
     debug = folder / DEBUG_FILE
-    return Report(folder, profile, debug if debug.is_file() else None)
+    return Report(folder, profile, debug if debug.is_file() else None, on_demand)
 
 
 def _report_folders(path: Path) -> list[str]:

@@ -3,11 +3,19 @@ pointers), equal to what pycapnp copies out, and the bytes are freed with the la
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
+import mmap
+import os
 import tracemalloc
+import weakref
+from pathlib import Path
 
 import numpy as np
+import pytest
 
+from profiler_core.errors import ReportError
 from profiler_core.formats.profile_pop import ProfileReader, read_profile, write_profile
 from profiler_core.formats.profile_pop import writer as writer_module
 from profiler_core.formats.profile_pop.locate import Locator
@@ -17,12 +25,16 @@ from tests.profiler_core.factories import make_profile
 from tests.profiler_core.test_profile_pop_round_trip import assert_same
 
 
-def test_memory_per_tile_is_a_view_of_the_file_bytes_not_a_copy(profile_path):
-    by_category = ProfileReader(profile_path).memory.by_category
+@pytest.mark.parametrize("on_demand", [False, True])
+def test_memory_per_tile_is_a_view_of_the_file_bytes_not_a_copy(profile_path, on_demand):
+    by_category = ProfileReader(profile_path, on_demand).memory.by_category
     owner = by_category
     while isinstance(owner, np.ndarray):
         owner = owner.base
-    assert isinstance(owner, bytes)
+    if isinstance(owner, memoryview):
+        owner = owner.obj
+    # on demand, the bytes are anonymous memory whose pages can be given back
+    assert isinstance(owner, mmap.mmap if on_demand else bytes)
     assert len(owner) == profile_path.stat().st_size
 
 
@@ -65,11 +77,96 @@ def test_a_message_of_many_segments_reads_the_same(tmp_path, monkeypatch):
     assert_same(profile, read_profile(tmp_path / "profile.pop"))
 
 
-def test_dropping_readers_frees_the_file_bytes(tmp_path):
+def _open_descriptors(path: Path) -> int:
+    """How many of this process's file descriptors are open on ``path``."""
+    found = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # closed meanwhile (the listing's own descriptor)
+            found += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+    return found
+
+
+def test_dropping_readers_frees_the_file_bytes_and_closes_the_file(tmp_path):
     profile = make_profile(2, num_ipus=2, tiles_per_ipu=1472, num_variables=200)
     path = tmp_path / "profile.pop"
     write_profile(path, profile)
+
+    reader = ProfileReader(path, on_demand=True)
+    held = weakref.ref(reader._bytes.data)
+    assert _open_descriptors(path) == 1  # kept open to read unread sections later
+    by_category = reader.memory.by_category
+    reader.close()
+    assert _open_descriptors(path) == 0
+    assert held() is not None  # an array handed out keeps its bytes
+    assert by_category.sum() == profile.memory.by_category.sum()
+
+    unclosed = ProfileReader(path, on_demand=True)
+    unclosed_bytes = weakref.ref(unclosed._bytes.data)
+    del reader, by_category, unclosed
+    gc.collect()
+    assert held() is None and unclosed_bytes() is None
+    assert _open_descriptors(path) == 0  # a reader dropped without close() closes too
+
+
+def _resident_bytes(buffer: mmap.mmap) -> int:
+    """How many bytes of ``buffer`` are in memory: the Rss of its mapping in smaps."""
+    address = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+    lines = Path("/proc/self/smaps").read_text().splitlines()
+    for at, line in enumerate(lines):
+        start = line.split("-", 1)[0]
+        if (
+            " " in line
+            and all(c in "0123456789abcdef" for c in start)
+            and int(start, 16) == address
+        ):
+            rss = next(x for x in lines[at + 1 :] if x.startswith("Rss:"))
+            return int(rss.split()[1]) * 1024
+    raise AssertionError("the buffer's mapping is not in /proc/self/smaps")
+
+
+def test_sections_not_decoded_hold_no_memory_until_they_are(tmp_path):
+    profile = make_profile(3, num_ipus=4, tiles_per_ipu=1472, num_variables=20_000)
+    path = tmp_path / "profile.pop"
+    write_profile(path, profile)
+    reader = ProfileReader(path, on_demand=True)
+    spans = reader._array_spans("graph")
+    graph_bytes = sum(length for _, length in spans)
+    assert graph_bytes > 1_000_000
     size = path.stat().st_size
+    assert _resident_bytes(reader._bytes.data) < size - graph_bytes  # given back after opening
+    graph = reader.graph
+    assert _resident_bytes(reader._bytes.data) >= graph_bytes  # read again when decoded...
+    assert np.array_equal(graph.var_bytes, profile.graph.var_bytes)
+    assert_same(profile, reader.to_profile())  # ...every section equal to what was written
+
+
+def test_a_file_cut_in_place_after_opening_names_the_section_that_needed_it(tmp_path):
+    profile = make_profile(3, num_ipus=4, tiles_per_ipu=1472, num_variables=20_000)
+    path = tmp_path / "profile.pop"
+    write_profile(path, profile)
+    reader = ProfileReader(path, on_demand=True)
+    memory = reader.memory
+    with open(path, "r+b") as file:  # rewritten in place, not replaced as the writers do
+        file.truncate(1000)
+    with pytest.raises(ReportError, match=r"profile\.pop.*section 'graph'.*cut to"):
+        _ = reader.graph
+    assert memory.by_category.sum() == profile.memory.by_category.sum()  # read before: kept
+
+
+def test_a_report_replaced_after_opening_still_reads_the_opened_one(tmp_path):
+    first = make_profile(3, num_variables=300)
+    second = make_profile(4, num_variables=500)
+    path = tmp_path / "profile.pop"
+    write_profile(path, first)
+    reader = ProfileReader(path, on_demand=True)
+    write_profile(path, second)  # atomic: a new file under the same name
+    assert_same(first, reader.to_profile())
+
+
+def test_dropping_readers_that_hold_the_whole_file_frees_it(tmp_path):
+    profile = make_profile(2, num_ipus=2, tiles_per_ipu=1472, num_variables=200)
+    path = tmp_path / "profile.pop"
+    write_profile(path, profile)
 
     def open_and_drop():
         reader = ProfileReader(path)
@@ -87,4 +184,5 @@ def test_dropping_readers_frees_the_file_bytes(tmp_path):
         after, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert after - first < size  # five leaked files would be 5 x size
+    assert after - first < path.stat().st_size  # five leaked files would be 5 x its size
+    assert _open_descriptors(path) == 0

@@ -89,6 +89,7 @@ def read_array(
     else:
         array = np.frombuffer(data, dtype=found)
     array = array.reshape(shape)
+    array.flags.writeable = False  # the file's bytes are writable memory: nobody may change them
     if found.kind == "b" and array.size and array.view(np.uint8).max() > 1:
         raise ReportError(None, f"array '{name}' is bool but holds bytes other than 0 and 1")
     return array

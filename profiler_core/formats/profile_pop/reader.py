@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import mmap
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import read_array
+from profiler_core.formats.profile_pop.file_bytes import FileBytes
 from profiler_core.formats.profile_pop.locate import Locator, StructRef
 from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
 from profiler_core.formats.profile_pop.schema import (
@@ -45,6 +47,14 @@ from profiler_core.model.profile import (
 )
 from profiler_core.model.strings import Strings
 
+_SECTION_COLUMNS: dict[str, list[tuple[str, cols.Column]]] = {
+    "graph": [("Graph", c) for c in cols.GRAPH_COLUMNS + cols.GRAPH_OPTIONAL_COLUMNS],
+    "memory": [("Memory", c) for c in cols.MEMORY_COLUMNS],
+    "programs": [("Programs", c) for c in cols.PROGRAM_COLUMNS + cols.PROGRAM_OPTIONAL_COLUMNS],
+    "liveness": [("Liveness", c) for c in cols.LIVENESS_COLUMNS],
+}
+_ARRAY_SECTIONS = (*_SECTION_COLUMNS, "execution")
+
 MAX_PROFILE_BYTES = 64 * 1024**3
 """Larger files are refused before reading: no honest profile.pop comes near it."""
 MAX_SEGMENTS = 512  # the C++ library's own limit on segments per message
@@ -56,15 +66,19 @@ class ProfileReader:
     """One ``profile.pop``, opened: ``.header``, ``.target``, ... decode on first access.
 
     Opening reads the whole file (one ``read``) and checks that it is a complete Cap'n Proto
-    message with the profile magic and a major version this reader knows. Use as a context
-    manager or call ``close()`` to drop the file's bytes; arrays already handed out stay valid.
+    message with the profile magic and a major version this reader knows. ``on_demand``
+    then gives the sections' arrays back to the system until each is first decoded
+    (``FileBytes``): a reader of one section holds that section alone, for a second read of
+    it (~1 ms per MB). Use as a context manager or call ``close()`` to close the file; arrays
+    already handed out stay valid.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, on_demand: bool = False) -> None:
         self.path = Path(path)
-        data = _read_file(self.path)
+        self._bytes = _read_file(self.path, on_demand)
+        data = self._bytes.data
         segments = _check_framing(self.path, data)
-        self._data: bytes | None = data
+        self._data: bytes | mmap.mmap | None = data
         self._locator = Locator(data, segments)
         self._exit = contextlib.ExitStack()
         try:
@@ -82,6 +96,9 @@ class ProfileReader:
         _check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
         self._root_ref = self._locator.root()
         self._cache: dict[str, Any] = {}
+        if self._bytes.releasable:
+            for section in _ARRAY_SECTIONS:
+                self._bytes.release(section, self._array_spans(section))
 
     def __enter__(self) -> ProfileReader:
         return self
@@ -91,6 +108,7 @@ class ProfileReader:
 
     def close(self) -> None:
         self._exit.close()
+        self._bytes.close()
         self._root = self._data = None
         self._locator = Locator(b"", [(0, 0)])
 
@@ -154,6 +172,7 @@ class ProfileReader:
             if self._root is None:
                 raise ReportError(self.path, f"section '{name}': the reader was closed")
             try:
+                self._bytes.restore(name)
                 self._cache[key] = decode(self._root)
             except ReportError as error:
                 self._cache[key] = ReportError(self.path, f"section '{name}': {error.problem}")
@@ -261,19 +280,48 @@ class ProfileReader:
     def _decode_columns(
         self, section: Any, where: StructRef | None, struct_name: str, spec: tuple[cols.Column, ...]
     ) -> dict[str, np.ndarray]:
-        data_slot = _slot("Array", "data")
         columns = {}
         for column in spec:
-            array_where = self._locator.child(where, _slot(struct_name, column.field))
             columns[column.name] = read_array(
                 getattr(section, column.field),
                 column.name,
                 column.dtype,
                 column.ndim,
                 self._data,
-                self._locator.data_span(array_where, data_slot),
+                self._array_span(where, struct_name, column.field),
             )
         return columns
+
+    def _array_span(
+        self, where: StructRef | None, struct_name: str, field: str
+    ) -> tuple[int, int] | None:
+        """Where the data of the ``Array`` in ``field`` of a struct lies in the file."""
+        array_where = self._locator.child(where, _slot(struct_name, field))
+        return self._locator.data_span(array_where, _slot("Array", "data"))
+
+    def _array_spans(self, section: str) -> list[tuple[int, int]]:
+        """(offset, length) of the data of every array (and of the graph's string blob) of
+        ``section``, as far as the message's pointers can be followed without pycapnp."""
+        if section == "execution":
+            return self._run_spans()
+        where = self._section_ref(section)
+        fields = [(where, struct, c.field) for struct, c in _SECTION_COLUMNS[section]]
+        spans = [self._array_span(*field) for field in fields]
+        if section == "graph":
+            strings = self._locator.child(where, _slot("Graph", "strings"))
+            spans.append(self._array_span(strings, "Strings", "offsets"))
+            spans.append(self._locator.data_span(strings, _slot("Strings", "blob")))
+        return [span for span in spans if span is not None]
+
+    def _run_spans(self) -> list[tuple[int, int]]:
+        execution = self._locator.child(self._root_ref, _slot("Profile.execution", "profile"))
+        runs = _slot("Execution", "runs")
+        spans = [
+            self._array_span(self._locator.element(execution, runs, i), "Run", column.field)
+            for i in range(_count_runs(self._root))
+            for column in cols.RUN_COLUMNS
+        ]
+        return [span for span in spans if span is not None]
 
     def _decode_strings(self, strings: Any, where: StructRef | None) -> Strings:
         offsets_where = self._locator.child(where, _slot("Strings", "offsets"))
@@ -288,7 +336,7 @@ class ProfileReader:
         # A view of the file's bytes, like the arrays: a 400k-variable report has ~10 MB of
         # names, and copying them would be the largest allocation of opening it.
         span = self._locator.data_span(where, _slot("Strings", "blob"))
-        view = memoryview(self._data)
+        view = memoryview(self._data).toreadonly()
         blob = strings.blob if span is None else view[span[0] : span[0] + span[1]]
         cols.check_offsets(offsets, "strings.offsets", len(blob))
         return Strings(blob, offsets)
@@ -300,22 +348,25 @@ def read_profile(path: str | Path) -> ProfileData:
         return reader.to_profile()
 
 
-def _read_file(path: Path) -> bytes:
+def _read_file(path: Path, on_demand: bool) -> FileBytes:
     """The file's bytes, read only after its segment table agrees with its size, so a huge
     file that is not a profile (a disk image, gigabytes of zeros) is refused at once."""
     try:
         size = regular_file_size(path)
-        # Unbuffered: a buffered file would hand back its buffered head joined to the rest,
-        # one more copy of the whole file (as long again as reading it).
-        with open(path, "rb", buffering=0) as file:
-            if size > MAX_PROFILE_BYTES:
-                raise ReportError(
-                    path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
-                )
+        if size > MAX_PROFILE_BYTES:
+            raise ReportError(
+                path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
+            )
+        # Unbuffered and read into place: no buffered head joined to the rest, no copy.
+        file = open(path, "rb", buffering=0)  # noqa: SIM115 -- FileBytes keeps it open
+        try:
             head = file.read(4 * (MAX_SEGMENTS + 2))
             _check_framing(path, head, size)
-            file.seek(0)  # one read of the whole: head + rest would copy 60 MB once more
-            return file.readall()
+            file.seek(0)
+            return FileBytes(path, file, size, releasable=on_demand)
+        except BaseException:
+            file.close()
+            raise
     except OSError as error:
         raise ReportError(path, f"cannot read: {error.strerror or error}") from error
     except MemoryError as error:
@@ -353,6 +404,16 @@ def _check_framing(path: Path, data: bytes, size: int | None = None) -> list[tup
 
 
 _LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a calendar shows
+
+
+def _count_runs(root: Any) -> int:
+    """How many runs the execution section lists (0 when it was never run or is damaged: the
+    damage is reported when the section is decoded)."""
+    try:
+        execution = root.execution
+        return len(execution.profile.runs) if execution.which() == "profile" else 0
+    except DECODE_ERRORS:
+        return 0
 
 
 def _created_time(value: float) -> float:
