@@ -63,6 +63,7 @@ class MatchedKeys(Sequence[str]):
         self.names = names  # A's and B's names (StringColumns or lists)
         self.rows = rows  # each matched row's row in A and in B (-1: not there)
         self.occurrences = occurrences  # 0 for the first of a name, 1 for the second, ...
+        self._ascii_ids: bool | None = None  # both sides string-table ids of ASCII tables
 
     def __len__(self) -> int:
         return len(self.rows[0])
@@ -118,7 +119,11 @@ class MatchedKeys(Sequence[str]):
         ``start`` to ``stop``, found without decoding it: from the byte lengths of
         string-table ids whose table is ASCII, and the digits of its number. None when a
         side's names are not such ids (then the keys must be decoded)."""
-        if any(not isinstance(n, StringColumn) or not _is_ascii(n.table) for n in self.names):
+        if self._ascii_ids is None:  # looked at once, not for every chunk asked
+            self._ascii_ids = all(
+                isinstance(n, StringColumn) and _is_ascii(n.table) for n in self.names
+            )
+        if not self._ascii_ids:
             return None
         rows_a = self.rows[0][start:stop]
         from_a = rows_a >= 0
