@@ -14,7 +14,8 @@ import numpy as np
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.compare import ReportComparison, compare_reports
-from profiler_core.analysis.matching import Matched, keys_at
+from profiler_core.analysis.matched_keys import keys_at
+from profiler_core.analysis.matching import Matched
 
 # The one A/B pair every view draws with: A (the baseline) teal, B (the change) pink -- apart
 # from the step-kind colours (blue, orange, purple, red, green, grey) the traces draw with.

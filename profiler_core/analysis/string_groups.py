@@ -1,6 +1,7 @@
 """Grouping rows by the text of their string-table ids without a Python string per row: the
 distinct strings are sorted by their UTF-8 bytes (which sort as the text does) with numpy,
-and only the distinct labels are decoded."""
+and only the distinct labels are decoded. The ids of several tables are ranked by text
+together the same way (``joint_text_ranks``), to match two reports' rows by name."""
 
 from __future__ import annotations
 
@@ -155,13 +156,13 @@ def _joint_text_order(
     width = (longest + 7) // 8 * 8
     if width * n > MAX_SORT_BYTES:
         return None
-    has_nul = any(_has_nul(blob) for blob, _, _ in pieces)  # type: ignore[misc]
+    blobs = [blob for blob, _, _ in pieces]  # type: ignore[misc]
     padded = _padded_texts(pieces, max(width, 8))  # type: ignore[arg-type]
     del pieces  # the starts: only the bytes are compared from here
     hashes = None if ordered else _hashes(padded, lengths)
     if hashes is not None:
         order = np.argsort(hashes)  # equal texts together (equal hashes), in no text order
-    elif has_nul:
+    elif any(_has_nul(blob) for blob in blobs):
         # lexsort's last key is the first compared; the length breaks ties of trailing NULs.
         words = padded.view(">u8")  # big-endian words compare as the bytes do
         order = np.lexsort((lengths, *(words[:, k] for k in range(words.shape[1] - 1, -1, -1))))

@@ -10,14 +10,8 @@ import numpy as np
 import pytest
 
 from profiler_core.analysis import string_groups
-from profiler_core.analysis.matching import (
-    MatchedKeys,
-    keys_at,
-    match_names,
-    match_rows,
-    occurrence_keys,
-    outer_join,
-)
+from profiler_core.analysis.matched_keys import MatchedKeys, keys_at
+from profiler_core.analysis.matching import match_names, match_rows, occurrence_keys, outer_join
 from profiler_core.analysis.string_groups import joint_text_ranks
 from profiler_core.cli.tables import TextColumn
 from profiler_core.model.lazy_columns import StringColumn
