@@ -179,7 +179,9 @@ def _variables(report: Any) -> tuple[Sequence[str], dict[str, np.ndarray]]:
 def _steps(report: Any) -> tuple[list[str], dict[str, np.ndarray]]:
     tree = program_tree(report)
     programs = report.programs
-    kinds = [StepKind(k).poplar_name for k in programs.step_kind.tolist()]
+    # each kind's name looked up, not an enum made per step (36k steps a side)
+    kind_names = {int(kind): kind.poplar_name for kind in StepKind}
+    kinds = map(kind_names.__getitem__, programs.step_kind.tolist())
     names = report.graph.strings.take(programs.step_name)
     keys = [f"{kind} {name}" for kind, name in zip(kinds, names, strict=True)]
     return keys, {"executions": tree.step_executions, "cycles": tree.step_cycles}
