@@ -130,7 +130,9 @@ def _text_table(table: Table) -> Iterator[str]:
             _padded_cells(values[lo : lo + TEXT_CHUNK_ROWS], w, num)
             for values, w, num in zip(columns, widths, numeric, strict=True)
         ]
-        yield "\n" + "\n".join(map(str.rstrip, map("  ".join, zip(*padded, strict=True))))
+        rows = map("  ".join, zip(*padded, strict=True))
+        # Only a text column pads the line's end; numbers end flush with their column.
+        yield "\n" + "\n".join(rows if numeric[-1] else map(str.rstrip, rows))
     if table.notes:
         yield "\n" + "\n".join(table.notes)
 
@@ -159,6 +161,11 @@ def _padded_cells(values: Sequence[Any], width: int, numeric: bool) -> list[str]
         if len(distinct) * 4 <= len(values):
             texts = [pad(f"{v:,}", width) for v in distinct.tolist()]
             return list(map(texts.__getitem__, np.searchsorted(distinct, values).tolist()))
+        # formatted and padded by one format spec per value: one pass, not two
+        spec = f"{'>' if numeric else '<'}{width},"
+        return list(map(format, values.tolist(), repeat(spec)))
+    if isinstance(values, np.ndarray) and values.dtype.kind == "b":
+        return list(map((pad("no", width), pad("yes", width)).__getitem__, values.tolist()))
     return list(map(pad, _column_cells(values), repeat(width)))
 
 
