@@ -253,7 +253,7 @@ def _string_table(strings: Any) -> Strings:
         _check_utf8(data)
     except UnicodeDecodeError as error:
         raise v1.DocumentError(f"strings.data is not UTF-8 at byte {error.start}") from None
-    return Strings(data, ends.astype(np.int64))
+    return Strings(data, ends.astype(np.int64, copy=False))  # a view on little-endian hosts
 
 
 _UTF8_CHUNK = 1 << 20
