@@ -8,6 +8,7 @@ import ctypes
 import gc
 import mmap
 import os
+import time
 import tracemalloc
 import weakref
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.profile_pop import ProfileReader, read_profile, write_profile
+from profiler_core.formats.profile_pop import reader as reader_module
 from profiler_core.formats.profile_pop import writer as writer_module
 from profiler_core.formats.profile_pop.locate import Locator
 from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
@@ -186,3 +188,16 @@ def test_dropping_readers_that_hold_the_whole_file_frees_it(tmp_path):
         tracemalloc.stop()
     assert after - first < path.stat().st_size  # five leaked files would be 5 x its size
     assert _open_descriptors(path) == 0
+
+
+def test_a_run_list_longer_than_the_file_is_not_walked_when_opening_on_demand(
+    profile_path, monkeypatch
+):
+    """A list of empty structs can claim 2^29 runs in a few bytes: opening on demand keeps
+    the runs' pages instead of walking them one by one (the decode then refuses them)."""
+    monkeypatch.setattr(reader_module, "_count_runs", lambda root: 2**29 - 1)
+    started = time.perf_counter()
+    opened = ProfileReader(profile_path, on_demand=True)
+    assert time.perf_counter() - started < 5  # walking 2^29 runs would take minutes
+    assert "execution" not in opened._bytes._released
+    assert opened.graph.num_variables > 0

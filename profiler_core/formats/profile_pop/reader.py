@@ -54,6 +54,8 @@ _SECTION_COLUMNS: dict[str, list[tuple[str, cols.Column]]] = {
     "liveness": [("Liveness", c) for c in cols.LIVENESS_COLUMNS],
 }
 _ARRAY_SECTIONS = (*_SECTION_COLUMNS, "execution")
+#: The fewest bytes a run takes: its struct and an Array struct (dtype, shape) per column.
+_MIN_RUN_BYTES = 8 * (1 + 4 * len(cols.RUN_COLUMNS))
 
 MAX_PROFILE_BYTES = 64 * 1024**3
 """Larger files are refused before reading: no honest profile.pop comes near it."""
@@ -314,11 +316,16 @@ class ProfileReader:
         return [span for span in spans if span is not None]
 
     def _run_spans(self) -> list[tuple[int, int]]:
+        count = _count_runs(self._root)
+        if count * _MIN_RUN_BYTES > len(self._data or b""):
+            # More runs than the file has room for (a hostile list of empty structs can
+            # claim 2^29): their pages are simply kept, rather than walked one by one.
+            return []
         execution = self._locator.child(self._root_ref, _slot("Profile.execution", "profile"))
         runs = _slot("Execution", "runs")
         spans = [
             self._array_span(self._locator.element(execution, runs, i), "Run", column.field)
-            for i in range(_count_runs(self._root))
+            for i in range(count)
             for column in cols.RUN_COLUMNS
         ]
         return [span for span in spans if span is not None]
