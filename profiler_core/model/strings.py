@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from itertools import pairwise
 
 import numpy as np
 
@@ -71,29 +70,10 @@ class Strings:
             raise IndexError(f"string {int(indices.max())} of {n}")
         known = indices >= 0
         row = np.where(known, indices, 0)
-        starts = np.where(known, self.offsets[row], 0)
-        ends = np.where(known, self.offsets[row + 1], 0)
-        lengths = ends - starts
-        if len(indices) > 64 and (lengths >= 0).all():
-            return _gathered(np.frombuffer(self.blob, dtype=np.uint8), starts, lengths)
+        starts = np.where(known, self.offsets[row], 0).tolist()
+        ends = np.where(known, self.offsets[row + 1], 0).tolist()
         blob = self.blob
-        return [
-            str(blob[b:e], "utf-8", "replace")
-            for b, e in zip(starts.tolist(), ends.tolist(), strict=True)
-        ]
-
-
-def _gathered(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> list[str]:
-    """The strings at ``starts`` / ``lengths`` of ``blob``: their bytes gathered into one with
-    numpy and, when ASCII, decoded once and cut (a slice of a str per string, not a decode)."""
-    cut = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=cut[1:])
-    data = blob[np.repeat(starts - cut[:-1], lengths) + np.arange(cut[-1])].tobytes()
-    edges = cut.tolist()
-    if data.isascii():  # one character per byte
-        text = data.decode("ascii")
-        return [text[b:e] for b, e in pairwise(edges)]
-    return [str(data[b:e], "utf-8", "replace") for b, e in pairwise(edges)]
+        return [str(blob[b:e], "utf-8", "replace") for b, e in zip(starts, ends, strict=True)]
 
 
 class StringInterner:
