@@ -111,7 +111,7 @@ class CompiledProgram:
         self.session = DeviceSession(
             self.graph, self.built, self.device, options.engine_options, framework
         )
-        self.session.write_params({n: p.attrs["value"] for n, p in traced.trace.params.items()})
+        self.session.write_params(traced.trace.weights())
 
     @property
     def engine(self) -> Any:

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.debug import caller_location, current_scopes
-from ipu_engine.errors import ShardError
+from ipu_engine.errors import GraphError, ShardError
+from ipu_engine.frontend.naming import LayerNames
 from ipu_engine.types import Type
 
 _state = threading.local()
@@ -83,6 +84,7 @@ class Trace:
     inputs: list[Node] = field(default_factory=list)
     params: dict[str, Node] = field(default_factory=dict)
     tape: list[TapeEntry] = field(default_factory=list)
+    layer_names: LayerNames = field(default_factory=LayerNames)
 
     def add(
         self,
@@ -118,11 +120,23 @@ class Trace:
         return node
 
     def param(self, name: str, value: np.ndarray, elem_type: Type) -> Node:
-        """The weight called ``name`` (one node however often it is used)."""
-        if name not in self.params:
+        """The weight called ``name``: one node however often the same array is used. A
+        second array under the same name would silently share the first one's weight."""
+        node = self.params.get(name)
+        if node is None:
             node = self.add("param", (), value.shape, elem_type, {"value": value}, name)
             self.params[name] = node
-        return self.params[name]
+        elif node.attrs["value"] is not value:
+            raise GraphError(
+                f"{where(caller_location())}: two different weights are called {name!r} (the "
+                f"first from {node.where()}); they would share one value. Give their layers "
+                "different names"
+            )
+        return node
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """Every weight by its name, as the host arrays the model holds."""
+        return {name: node.attrs["value"] for name, node in self.params.items()}
 
     def consumers(self) -> dict[int, list[Node]]:
         users: dict[int, list[Node]] = {}

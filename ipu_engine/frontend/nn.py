@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.debug import name_scope
+from ipu_engine.debug import current_scopes, name_scope
 from ipu_engine.errors import GraphError, ShapeError
 from ipu_engine.frontend import ops
 from ipu_engine.frontend.ir import (
@@ -34,15 +34,40 @@ Grads = dict[str, TracedTensor]
 
 
 class Layer:
-    """A layer: ``forward`` gives (output, saved); ``backward`` the input and weight grads."""
+    """A layer: ``forward`` gives (output, saved); ``backward`` the input and weight grads.
+
+    A layer made of layers (held in attributes, as PyTorch modules hold theirs) may return
+    just its output from ``forward``: its layers record their own backward. Weights are
+    named by where they live -- ``<layer>.<attribute>.weight`` -- as PyTorch's
+    ``named_parameters()`` names them.
+    """
 
     def __init__(self, name: str | None = None) -> None:
         self.name = name or type(self).__name__.lower()
         self.named = name is not None
         self.block_ipu: int | None = None  # set by begin_block
 
-    def parameters(self) -> dict[str, np.ndarray]:
+    def __setattr__(self, key: str, value: Any) -> None:
+        # a layer held in an attribute is called by the attribute, unless the user named it
+        if isinstance(value, Layer) and not value.named:
+            value.name = key
+        object.__setattr__(self, key, value)
+
+    def children(self) -> list[Layer]:
+        """The layers this layer holds, in the order they were set."""
+        return [v for v in vars(self).values() if isinstance(v, Layer)]
+
+    def local_parameters(self) -> dict[str, np.ndarray]:
+        """This layer's own weights by their short names (``weight``, ``bias``)."""
         return {}
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        """Every weight of this layer and of the layers it holds, by the names the traced
+        program gives them (``linear0.weight``, ``encoder.fc1.bias``)."""
+        own = dict(self.local_parameters())
+        for child in self.children():
+            own.update(child.parameters())
+        return {f"{self.name}.{k}": v for k, v in own.items()}
 
     def load_parameters(self, values: dict[str, np.ndarray]) -> None:
         for name, array in self.parameters().items():
@@ -52,13 +77,17 @@ class Layer:
     def __call__(self, *args: Any) -> TracedTensor:
         trace = active_trace(*args)
         shard_now, stage_now = current_placement()
-        with name_scope(self.name):
-            out, saved = self.forward(*args)
+        name = trace.layer_names.claim(self, current_scopes(), user_line())
+        with name_scope(name):
+            result = self.forward(*args)
+        if isinstance(result, TracedTensor):  # a layer of layers: they are on the tape
+            return result
+        out, saved = result
         inputs = tuple(a.node for a in args if isinstance(a, TracedTensor))
         trace.tape.append(TapeEntry(self, saved, inputs, out.node, shard_now, stage_now))
         return out
 
-    def forward(self, *args: Any) -> tuple[TracedTensor, Any]:
+    def forward(self, *args: Any) -> tuple[TracedTensor, Any] | TracedTensor:
         raise NotImplementedError
 
     def backward(self, saved: Any, grad: TracedTensor, need_input: bool) -> tuple[Any, Grads]:
@@ -89,8 +118,8 @@ class Linear(Layer):
         self.weight = rng.uniform(-bound, bound, shape).astype(np.float32)
         self.bias = rng.uniform(-bound, bound, out_features).astype(np.float32)
 
-    def parameters(self) -> dict[str, np.ndarray]:
-        return {f"{self.name}.weight": self.weight, f"{self.name}.bias": self.bias}
+    def local_parameters(self) -> dict[str, np.ndarray]:
+        return {"weight": self.weight, "bias": self.bias}
 
     def forward(self, x: TracedTensor) -> tuple[TracedTensor, Any]:
         if x.ndim != 2 or x.shape[1] != self.weight.shape[0]:
@@ -98,13 +127,13 @@ class Linear(Layer):
                 f"{user_line()}: {self.name} takes [batch, {self.weight.shape[0]}] inputs, got "
                 f"{x.node.describe()}"
             )
-        w = _param(x.trace, f"{self.name}.weight", self.weight)
-        b = _param(x.trace, f"{self.name}.bias", self.bias)
-        return x @ w + b, (x, w)
+        w = _param(x.trace, "weight", self.weight)
+        b = _param(x.trace, "bias", self.bias)
+        return x @ w + b, (x, w, b)
 
     def backward(self, saved: Any, grad: TracedTensor, need_input: bool) -> tuple[Any, Grads]:
-        x, w = saved
-        grads = {f"{self.name}.weight": x.T @ grad, f"{self.name}.bias": grad.sum(axis=0)}
+        x, w, b = saved
+        grads = {w.name: x.T @ grad, b.name: grad.sum(axis=0)}
         return (grad @ w.T if need_input else None), grads
 
 
@@ -158,11 +187,18 @@ class Sequential(Layer):
         if duplicate:
             raise GraphError(f"two layers of the Sequential are called {duplicate!r}")
 
+    def children(self) -> list[Layer]:
+        return self.layers
+
     def parameters(self) -> dict[str, np.ndarray]:
+        if self.named:
+            return super().parameters()
         return {k: v for layer in self.layers for k, v in layer.parameters().items()}
 
     def __call__(self, x: TracedTensor) -> TracedTensor:  # type: ignore[override]
         trace = active_trace(x)
+        if self.named:
+            self.name = trace.layer_names.claim(self, current_scopes(), user_line())
         # as PopTorch: once any layer begins a block, the layers before the first block
         # are block 0 on IPU 0, and each begin_block starts the next block
         blocks = any(layer.block_ipu is not None for layer in self.layers)
@@ -188,7 +224,9 @@ def _block(trace: Trace, stage: int, ipu: int | None) -> Iterator[None]:
             yield
 
 
-def _param(trace: Trace, name: str, value: np.ndarray) -> TracedTensor:
+def _param(trace: Trace, short_name: str, value: np.ndarray) -> TracedTensor:
+    """The layer's weight, named by the scopes it is called in (``encoder.fc1.weight``)."""
+    name = ".".join((*current_scopes(), short_name))
     return TracedTensor(trace, trace.param(name, value, FLOAT))
 
 

@@ -40,6 +40,7 @@ class TrainingModel:
         self.model, self.optimizer, self.loss_fn, self.options = model, optimizer, loss, options
         self.session: DeviceSession | None = None
         self._signature: tuple | None = None
+        self._weights: dict[str, np.ndarray] = {}  # the model's arrays by their traced names
 
     @property
     def graph(self) -> FusingGraph:
@@ -74,7 +75,7 @@ class TrainingModel:
         assert self.session is not None
         (losses,) = self.session.run([x, labels])
         for name, value in self.session.read_params(0).items():
-            self.model.load_parameters({name: value})
+            self._weights[name][...] = value
         per_update = losses.reshape(o.device_iterations, -1).mean(axis=1)
         return float(per_update[0]) if per_update.size == 1 else per_update
 
@@ -108,7 +109,8 @@ class TrainingModel:
         )
         framework = o.framework_info("training", ipus, pipeline_stages(trace))
         self.session = DeviceSession(graph, built, device, o.engine_options, framework)
-        self.session.write_params(self.model.parameters())
+        self._weights = trace.weights()
+        self.session.write_params(self._weights)
 
     @property
     def schedule(self) -> list | None:
@@ -136,7 +138,7 @@ class InferenceModel:
         return self.model(x)
 
     def _copy_weights(self, program: CompiledProgram) -> None:
-        program.session.write_params(self.model.parameters())
+        program.session.write_params(program.traced.trace.weights())
 
     @property
     def last(self) -> CompiledProgram | None:
