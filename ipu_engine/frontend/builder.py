@@ -16,6 +16,7 @@ import numpy as np
 from ipu_engine import poplin, popnn, popops
 from ipu_engine.debug import name_scope, source_location
 from ipu_engine.errors import EngineError, ShardError
+from ipu_engine.frontend.contexts import IPU_COPY, framework_op
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, shard_limit_text
 from ipu_engine.graph import Graph
 from ipu_engine.popops import expr
@@ -117,8 +118,8 @@ class GraphBuilder:
             mapping = linear_tile_array(tensor.num_elements, ipu_tiles(graph, ipu))
         graph.set_tile_mapping_array(dst, mapping)
         copy = Copy(tensor, dst, name=f"IpuCopy/{node.name}")
-        copy.debug_id = graph.debug.add(
-            "IpuCopy", "ipu_engine::ipuCopy", {"to_ipu": ipu, "shape": list(tensor.shape)}
+        copy.debug_id = framework_op(
+            graph, IPU_COPY, "IpuCopy", {"to_ipu": ipu, "shape": list(tensor.shape)}
         )
         self.prog.add(copy)
         return dst

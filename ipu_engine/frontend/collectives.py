@@ -14,6 +14,7 @@ from __future__ import annotations
 from ipu_engine import popops
 from ipu_engine.debug import name_scope
 from ipu_engine.errors import ShapeError
+from ipu_engine.frontend.contexts import ALL_REDUCE, attribute
 from ipu_engine.frontend.fusion import FusingGraph, FusionRegion, fused_copy
 from ipu_engine.program import Copy, Sequence
 from ipu_engine.tensor import Tensor, concat
@@ -37,7 +38,7 @@ def all_reduce_sum(
         c %= replicas
         return flat[replica].slice(bounds[c], bounds[c + 1])
 
-    with name_scope(name):
+    with name_scope(name), graph.debug.op(ALL_REDUCE, name) as context:
         for step in range(replicas - 1):
             # replica r sends chunk r-step to r+1, which adds it to its own
             sends = [(r, (r + 1) % replicas, r - step) for r in range(replicas)]
@@ -49,7 +50,8 @@ def all_reduce_sum(
                 recv.append((target, buffer, Copy(chunk(src, c), buffer)))
             if not recv:
                 continue
-            prog.add(fused_copy([copy for _, _, copy in recv], f"reduceScatter{step}/exchange"))
+            exchange = fused_copy([copy for _, _, copy in recv], f"reduceScatter{step}/exchange")
+            prog.add(attribute(exchange, context))
             region = FusionRegion(graph, f"{name}/reduceScatter{step}")
             for target, buffer, _ in recv:
                 with region.build_lane() as lane:
@@ -64,4 +66,4 @@ def all_reduce_sum(
                 if chunk(r, r + 1 - step).num_elements
             ]
             if copies:
-                prog.add(fused_copy(copies, f"allGather{step}/exchange"))
+                prog.add(attribute(fused_copy(copies, f"allGather{step}/exchange"), context))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ipu_engine.errors import ShapeError
+from ipu_engine.frontend.contexts import HOST_LAYER, INFEED, OUTFEED, framework_op_scope
 from ipu_engine.graph import Graph
 from ipu_engine.program import Copy
 from ipu_engine.streams import DataStream
@@ -37,7 +38,8 @@ def _joined(tensors: list[Tensor]) -> Tensor:
 def add_infeed(graph: Graph, name: str, tensors: list[Tensor]) -> tuple[Feed, Copy]:
     """A host-to-device FIFO filling ``tensors`` (one per replica) with each copy."""
     first = tensors[0]
-    stream = graph.add_host_to_device_fifo(name, first.type, first.num_elements * len(tensors))
+    with framework_op_scope(graph, INFEED, name, HOST_LAYER):  # its copies are the infeed's
+        stream = graph.add_host_to_device_fifo(name, first.type, first.num_elements * len(tensors))
     feed = Feed(name, stream, first.type, first.shape, len(tensors))
     return feed, Copy(stream, _joined(tensors), name=f"infeed/{name}")
 
@@ -45,7 +47,8 @@ def add_infeed(graph: Graph, name: str, tensors: list[Tensor]) -> tuple[Feed, Co
 def add_outfeed(graph: Graph, name: str, tensors: list[Tensor]) -> tuple[Feed, Copy]:
     """A device-to-host FIFO taking ``tensors`` (one per replica) with each copy."""
     first = tensors[0]
-    stream = graph.add_device_to_host_fifo(name, first.type, first.num_elements * len(tensors))
+    with framework_op_scope(graph, OUTFEED, name, HOST_LAYER):
+        stream = graph.add_device_to_host_fifo(name, first.type, first.num_elements * len(tensors))
     feed = Feed(name, stream, first.type, first.shape, len(tensors))
     return feed, Copy(_joined(tensors), stream, name=f"outfeed/{name}")
 

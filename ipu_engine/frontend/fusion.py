@@ -54,9 +54,12 @@ class Lane:
 class FusionRegion:
     """Lanes whose j-th compute sets are one compute set; see the module docstring."""
 
-    def __init__(self, graph: FusingGraph, name: str = "") -> None:
+    def __init__(self, graph: FusingGraph, name: str = "", debug_id: int = -1) -> None:
         self.graph = graph
         self.name = name
+        # a region that mixes different ops in one compute set (a pipeline's time step) is
+        # an operation of its own: its compute sets and copies carry this context
+        self.debug_id = debug_id
         self.compute_sets: list[ComputeSet] = []
         self.lanes: list[Lane] = []
         self.lane: Lane | None = None
@@ -82,9 +85,14 @@ class FusionRegion:
         assert lane is not None
         j = len(lane.compute_sets)
         if j == len(self.compute_sets):
-            self.compute_sets.append(make())
+            self.compute_sets.append(self._owned(make()))
         lane.compute_sets.append(self.compute_sets[j])
         return self.compute_sets[j]
+
+    def _owned(self, cs: ComputeSet) -> ComputeSet:
+        if self.debug_id >= 0:
+            cs.debug_id = self.debug_id
+        return cs
 
     def add_clone(self, lane: Lane, prefix: str) -> Lane:
         """``lane`` again in this region: its vertices cloned, its programs re-pointed."""
@@ -92,7 +100,8 @@ class FusionRegion:
         moved: dict[int, ComputeSet] = {}
         for j, (cs, blocks) in enumerate(zip(lane.compute_sets, lane.blocks, strict=True)):
             if j == len(self.compute_sets):
-                self.compute_sets.append(self.graph.add_compute_set(f"{prefix}/{cs.name}"))
+                made = self.graph.add_compute_set(f"{prefix}/{cs.name}")
+                self.compute_sets.append(self._owned(made))
             shared = self.compute_sets[j]
             for block in blocks:
                 _clone_block(self.graph, block, shared)

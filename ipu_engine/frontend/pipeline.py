@@ -20,6 +20,12 @@ from dataclasses import dataclass
 
 from ipu_engine.errors import GraphError
 from ipu_engine.frontend.builder import GraphBuilder, output_tensor
+from ipu_engine.frontend.contexts import (
+    PIPELINE_LAYER,
+    attribute,
+    framework_op,
+    pipeline_op,
+)
 from ipu_engine.frontend.feeds import Feed, add_infeed, add_outfeed
 from ipu_engine.frontend.fusion import FusingGraph, FusionRegion, Lane, fused_copy
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, Trace
@@ -183,9 +189,13 @@ def build_pipeline_steps(
     lanes: dict[tuple[int, int], Lane] = {}
     runs = schedule(stages.count, micro_batches)
     steps: dict[str, list[Program]] = {}
+    phases: dict[str, int] = {}  # each time step's debug context: an operation of its own
     # the steady state is built first, so its compute sets carry the ops' own names
     for run in sorted(runs, key=lambda r: len(r.stages) != stages.count):
-        region = FusionRegion(graph, f"pipeline/{run.label}")
+        op, stages_arg = pipeline_op(run.label), {"stages": list(run.stages)}
+        phase = framework_op(graph, op, run.label, stages_arg, PIPELINE_LAYER)
+        region = FusionRegion(graph, f"pipeline/{run.label}", phase)
+        phases[run.label] = phase
         for r in range(replicas):
             for s in run.stages:
                 if (r, s) in lanes:
@@ -220,14 +230,16 @@ def build_pipeline_steps(
             for copy in infeed_copies:
                 step.add(copy)
         for program in steps[run.label]:
-            step.add(program)
+            step.add(attribute(program, phases[run.label]))
         boundary = _boundary_copies(stages, run.stages, builders, recv, replicas)
         if boundary:
-            step.add(boundary)
+            step.add(attribute(boundary, phases[run.label]))
         for stage, copy in outfeed_copies:
             if stage in run.stages:
                 step.add(copy)
-        ordered.append(Repeat(run.count, step, name=run.label) if run.count > 1 else step)
+        step = Repeat(run.count, step, name=run.label) if run.count > 1 else step
+        step.debug_id = phases[run.label]
+        ordered.append(step)
     return PipelineParts(runs, ordered, builders, infeeds, outfeeds)
 
 
