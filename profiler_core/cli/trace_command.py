@@ -24,14 +24,24 @@ def trace_output(trace: Trace) -> Output:
         kind: np.bincount(trace.thread[trace.kind == kind], minlength=n)
         for kind in (EventKind.SPAN, EventKind.INSTANT, EventKind.OPEN)
     }
+    is_async = np.array([t.kind == "async" for t in trace.threads], bool)
+    spans = counts[EventKind.SPAN]
+    # an arrow counts on each track it touches (once when both its spans are on one track)
+    ends = trace.thread[trace.flows] if len(trace.flows) else np.zeros((0, 2), np.int32)
+    flows = np.bincount(ends[:, 0], minlength=n) + np.bincount(
+        ends[:, 1][ends[:, 1] != ends[:, 0]], minlength=n
+    )
     table = Table(
         "tracks",
         {
             "track": [t.name for t in trace.threads],
             "process": [trace.processes[t.process].name for t in trace.threads],
-            "spans": counts[EventKind.SPAN],
+            "kind": [t.kind for t in trace.threads],
+            "spans": np.where(is_async, 0, spans),
+            "async_spans": np.where(is_async, spans, 0),
             "instants": counts[EventKind.INSTANT],
             "open_spans": counts[EventKind.OPEN],
+            "flows": flows.astype(np.int64),
         },
     )
     lo, hi = trace.time_range()
@@ -40,10 +50,13 @@ def trace_output(trace: Trace) -> Output:
     if open_spans:
         warnings.append(f"incomplete: {open_spans:,} span(s) were still open at the last commit")
     header = [("events", f"{len(trace):,}"), ("duration", f"{(hi - lo) / 1e6:,.3f} ms")]
+    if len(trace.flows):
+        header.append(("flows", f"{len(trace.flows):,}"))
     header += [("warning", text) for text in warnings]
     document = {
         "events": len(trace),
         "duration_ns": hi - lo,
+        "flows": len(trace.flows),
         "tracks": table,
         "warnings": warnings,
     }

@@ -35,6 +35,7 @@ def build_trace(
     series_units: dict[str, str] | None = None,
     heatmaps: dict[str, Heatmap] | None = None,
     args: dict[int, str] | None = None,
+    flows: np.ndarray | None = None,
     warnings: Sequence[str] = (),
     in_place: bool = False,
 ) -> Trace:
@@ -46,7 +47,12 @@ def build_trace(
     cols = {k: np.asarray(columns[k], dtype=_DTYPES[k]) for k in EVENT_FIELDS}
     if not in_place:
         cols = {k: v.copy() for k, v in cols.items()}
-    moved = _sort_in_place(cols, sorted(args or {}))
+    order = _sort_in_place(cols)
+    flows = np.zeros((0, 2), np.int64) if flows is None else np.asarray(flows, np.int64)
+    if order is not None and (args or len(flows)):
+        moved = _new_positions(order, len(order))
+        args = {int(moved[i]): text for i, text in (args or {}).items()}
+        flows = moved[flows]
     offsets = np.searchsorted(cols["thread"], np.arange(len(threads) + 1), side="left")
     return Trace(
         origin_wall_ns=int(origin_wall_ns),
@@ -59,28 +65,32 @@ def build_trace(
         series=series or {},
         series_units=series_units or {},
         heatmaps=heatmaps or {},
-        args={moved[i]: text for i, text in (args or {}).items()},
+        args=args or {},
+        flows=flows,
         warnings=tuple(warnings),
     )
 
 
-def _sort_in_place(cols: dict[str, np.ndarray], tracked: list[int]) -> dict[int, int]:
-    """Sort ``cols`` by (thread, start, depth) where they are; where each ``tracked``
-    index went. Already-sorted columns (a re-opened export) cost one comparison pass."""
+def _sort_in_place(cols: dict[str, np.ndarray]) -> np.ndarray | None:
+    """Sort ``cols`` by (thread, start, depth) where they are; the order applied, or None
+    when they were sorted already (a re-opened export costs one comparison pass)."""
     thread, start, depth = cols["thread"], cols["start_ns"], cols["depth"]
     n = len(start)
     if n < 2 or _is_sorted(thread, start, depth):
-        return {i: i for i in tracked}
+        return None
     order = np.lexsort((depth, start, thread))
     if n < 2**31:  # half the index memory; the sort's peak is the columns plus one index
         order = order.astype(np.int32)
     for column in cols.values():
         column[...] = column[order]  # one column-sized temporary at a time
-    if not tracked:
-        return {}
-    # Where each tracked old index sits now: its position in ``order``.
-    where = np.flatnonzero(np.isin(order, tracked))
-    return dict(zip(order[where].tolist(), where.tolist(), strict=True))
+    return order
+
+
+def _new_positions(order: np.ndarray, n: int) -> np.ndarray:
+    """Where each old event index went (``order``'s inverse)."""
+    moved = np.empty(n, np.int64)
+    moved[order] = np.arange(n, dtype=np.int64)
+    return moved
 
 
 def _is_sorted(thread: np.ndarray, start: np.ndarray, depth: np.ndarray) -> bool:

@@ -9,12 +9,16 @@ threads. Heatmaps have no Chrome equivalent and are not exported. Import lives i
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.chrome_import import (
+    GAPS_KEY,
     KIND_ARG,
     OPEN_ARG,
     ORIGIN_KEY,
@@ -26,6 +30,7 @@ from profiler_core.trace.model import Trace
 #: Chrome needs an integer tid per row; pseudo tracks get ids above any Linux tid.
 TRACK_TID_BASE = 1 << 30
 _INSTANT, _OPEN = int(EventKind.INSTANT), int(EventKind.OPEN)
+META_CAT, COUNTER_CAT, FLOW_CAT = "__metadata", "counter", "flow"  # "cat" on every event
 
 __all__ = ["export_chrome", "import_chrome_file", "trace_to_chrome"]
 
@@ -44,13 +49,17 @@ def _metadata(trace: Trace, ids: list[tuple[int, int]]) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for process in trace.processes:
         events.append(
-            {"ph": "M", "name": "process_name", "pid": process.pid, "args": {"name": process.name}}
-        )
+            {"ph": "M", "cat": META_CAT, "name": "process_name", "pid": process.pid,
+             "args": {"name": process.name}}
+        )  # fmt: skip
     for thread, (pid, tid) in zip(trace.threads, ids, strict=True):
         args = {"name": thread.name}
         if thread.kind == "track":
             args[KIND_ARG] = "track"
-        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": args})
+        events.append(
+            {"ph": "M", "cat": META_CAT, "name": "thread_name", "pid": pid, "tid": tid,
+             "args": args}
+        )  # fmt: skip
     return events
 
 
@@ -87,25 +96,73 @@ def trace_to_chrome(trace: Trace) -> dict[str, Any]:
         if args:
             ev["args"] = args
         events.append(ev)
+    events += _flow_events(trace, ids)
     counter_pid = trace.processes[0].pid if trace.processes else 0
     for graph, by_name in trace.series.items():
         for name, (t, values) in by_name.items():
+            t, values = _finite_samples(t, values)
             for ts, value in zip((t / 1000).tolist(), values.tolist(), strict=True):
                 events.append(
-                    {"ph": "C", "name": graph, "ts": ts, "pid": counter_pid, "args": {name: value}}
-                )
-    return {
-        "traceEvents": events,
-        "displayTimeUnit": "ns",
-        "otherData": {ORIGIN_KEY: trace.origin_wall_ns, UNITS_KEY: dict(trace.series_units)},
-    }
+                    {"ph": "C", "cat": COUNTER_CAT, "name": graph, "ts": ts, "pid": counter_pid,
+                     "args": {name: value}}
+                )  # fmt: skip
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": _other_data(trace)}
+
+
+def _other_data(trace: Trace) -> dict[str, Any]:
+    other = {ORIGIN_KEY: trace.origin_wall_ns, UNITS_KEY: dict(trace.series_units)}
+    gaps = non_finite_samples(trace)
+    if gaps:
+        other[GAPS_KEY] = gaps
+    return other
+
+
+def non_finite_samples(trace: Trace) -> int:
+    """Series values that are NaN or infinite: JSON has no such numbers, so an export leaves
+    them out (a gap in the counter) and says how many in its otherData."""
+    return sum(
+        int((~np.isfinite(values)).sum())
+        for by_name in trace.series.values()
+        for _, values in by_name.values()
+    )
+
+
+def _finite_samples(t: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    finite = np.isfinite(values)
+    return (t, values) if finite.all() else (t[finite], values[finite])
+
+
+def _flow_events(trace: Trace, ids: list[tuple[Any, int]]) -> list[dict[str, Any]]:
+    """Each arrow as a flow start on its first span and an end bound to ("bp": "e") its
+    second, at their starts: the spans Chrome and Perfetto bind them to."""
+    events = []
+    for k, (a, b) in enumerate(trace.flows.tolist()):
+        for ph, event in (("s", a), ("f", b)):
+            pid, tid = ids[int(trace.thread[event])]
+            ev = {"ph": ph, "cat": FLOW_CAT, "name": "flow", "id": k,
+                  "ts": float(trace.start_ns[event]) / 1000, "pid": pid, "tid": tid}  # fmt: skip
+            if ph == "f":
+                ev["bp"] = "e"
+            events.append(ev)
+    return events
 
 
 def _args(text: str | None) -> dict[str, Any]:
     if text is None:
         return {}
-    value = json.loads(text)
+    value = _finite(json.loads(text))
     return value if isinstance(value, dict) else {"value": value}
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities (which JSON cannot hold) as null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 #: Events formatted per chunk while exporting: bounds the text held at once (~15 MB).
@@ -128,15 +185,14 @@ def export_chrome(trace: Trace, path: str | Path) -> Path:
             if text:
                 f.write(text if first else "," + text)
                 first = False
-        other = {ORIGIN_KEY: trace.origin_wall_ns, UNITS_KEY: dict(trace.series_units)}
         f.write('],"displayTimeUnit":"ns","otherData":')
-        f.write(_dumps(other))
+        f.write(_dumps(_other_data(trace)))
         f.write("}")
     return path
 
 
 def _dumps(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
 
 def _event_chunks(trace: Trace) -> Iterator[str]:
@@ -146,7 +202,7 @@ def _event_chunks(trace: Trace) -> Iterator[str]:
     # Everything before "ts" and between "ts" and the phase, per label/channel/thread.
     names = [f'{{"name":{_dumps(label)},"cat":' for label in trace.labels]
     cats = [f'{_dumps(channel)},"ts":' for channel in trace.channels]
-    where = [f',"pid":{pid},"tid":{tid},"ph":' for pid, tid in ids]
+    where = [f',"pid":{_dumps(pid)},"tid":{tid},"ph":' for pid, tid in ids]
     args_at = trace.args
     n = len(trace)
     for lo in range(0, n, CHUNK_EVENTS):
@@ -173,11 +229,13 @@ def _event_chunks(trace: Trace) -> Iterator[str]:
                     phase += f',"args":{_dumps(args)}'
             parts.append(f"{head}{phase}}}")
         yield ",".join(parts)
+    yield ",".join(_dumps(ev) for ev in _flow_events(trace, ids))
     counter_pid = trace.processes[0].pid if trace.processes else 0
     for graph, by_name in trace.series.items():
-        head = f'{{"ph":"C","name":{_dumps(graph)},"ts":'
+        head = f'{{"ph":"C","cat":{_dumps(COUNTER_CAT)},"name":{_dumps(graph)},"ts":'
         for name, (t, values) in by_name.items():
-            tail = f',"pid":{counter_pid},"args":{{{_dumps(name)}:'
+            t, values = _finite_samples(t, values)
+            tail = f',"pid":{_dumps(counter_pid)},"args":{{{_dumps(name)}:'
             for lo in range(0, len(t), CHUNK_EVENTS):
                 yield ",".join(
                     f"{head}{ts}{tail}{_dumps(value)}}}}}"

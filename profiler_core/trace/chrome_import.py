@@ -1,14 +1,18 @@
-"""Parse Chrome Trace Event JSON (X, B/E, i/I, C and M events) into a Trace.
+"""Parse Chrome Trace Event JSON into a Trace, as chrome://tracing and Perfetto read it.
 
-Accepts the ``{"traceEvents": [...]}`` object form and the bare array form (as written
-by the PyTorch profiler, Perfetto, chrome://tracing). Every malformed event is a
-ReportError naming the file, the event's index and what is wrong.
+Accepts the ``{"traceEvents": [...]}`` object form and the bare array form (as written by
+the PyTorch profiler, TensorFlow, viztracer, Perfetto, chrome://tracing), plain or gzip.
+Spans (X, B/E), instants (i/I/R, scoped to their thread, process or the whole trace),
+counters (C), async spans (b/e/n, S/T/p/F) on async tracks per id, flows (s/t/f and
+bind_id) as arrows between spans, and metadata (names, sort order). An event that cannot
+be read is skipped and counted; kinds with no place (objects, samples) are counted too, and
+both are said in ``Trace.warnings`` -- nothing is dropped silently.
 """
 
 from __future__ import annotations
 
 import json
-import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,199 +20,243 @@ import numpy as np
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import EventKind
+from profiler_core.trace import chrome_fields as fields
 from profiler_core.trace.build import build_trace
-from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, load_json_file
-from profiler_core.trace.model import Process, Thread, Trace
+from profiler_core.trace.chrome_fields import Skip
+from profiler_core.trace.chrome_flows import FlowPoints
+from profiler_core.trace.chrome_tracks import Tracks
+from profiler_core.trace.json_events import EventStream, read_events
+from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
+from profiler_core.trace.model import Trace
 
 #: Keys this project adds so that its own exports come back unchanged.
 OPEN_ARG = "pvti_open"
 KIND_ARG = "pvti_kind"
 ORIGIN_KEY = "pvti_origin_wall_ns"
 UNITS_KEY = "pvti_series_units"
+GAPS_KEY = "pvti_series_gaps"  # series values an export left out (NaN, infinite)
+
+
+_UNPLACED = {
+    "N": "object events (N/O/D)",
+    "O": "object events (N/O/D)",
+    "D": "object events (N/O/D)",
+    "P": "samples (P)",
+}
+_IGNORED = {"c", "V", "v"}  # clock sync and memory dumps: nothing to draw, nothing lost
 
 
 class _Builder:
-    """Collects events one at a time, checking each, then builds the Trace."""
+    """Collects events one at a time, skipping and counting what cannot be read, then
+    builds the Trace."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, skipped: Counter) -> None:
         self.path = path
-        self.rows: list[tuple[int, int, int, int, int, int, str | None]] = []
-        self.threads: dict[tuple[Any, Any], int] = {}
-        self.thread_names: dict[int, str] = {}
-        self.thread_kinds: dict[int, str] = {}
-        self.processes: dict[Any, int] = {}
-        self.process_names: dict[int, str] = {}
+        self.skipped = skipped
+        self.unplaced: Counter = Counter()
+        self.ts: list[float] = []  # µs as written
+        self.end: list[float] = []  # µs; nan until an open span is closed at the trace's end
+        self.track: list[int] = []
+        self.channel: list[int] = []
+        self.label: list[int] = []
+        self.kind: list[int] = []
+        self.arg_text: dict[int, str] = {}
+        self.tracks = Tracks()
         self.labels: dict[str, int] = {}
         self.channels: dict[str, int] = {}
-        self.open_b: dict[int, list[tuple[int, str, str, dict | None]]] = {}
-        self.series: dict[str, dict[str, list[tuple[int, float]]]] = {}
+        self.open_b: dict[int, list[tuple[float, str, str, dict | None, dict]]] = {}
+        self.open_async: dict[int, list[tuple[float, str, str, dict | None]]] = {}
+        self.counters: dict[tuple[Any, str], list[tuple[float, str, float]]] = {}
+        self.flows = FlowPoints()
+        self.flow_ts: list[float] = []  # µs of each flow point, scaled with the rest
 
-    def fail(self, index: int, problem: str) -> ReportError:
-        return ReportError(self.path, f"trace event {index}: {problem}")
+    # -- one event ---------------------------------------------------------------------
 
-    # -- field checks ------------------------------------------------------------------
+    def add(self, ev: Any) -> None:
+        if ev == {}:  # catapult's writers end the array with {} to avoid a trailing comma
+            return
+        try:
+            ph = fields.phase(ev)
+            handler = _HANDLERS.get(ph)
+            if handler is not None:
+                handler(self, ev)
+            elif ph in _UNPLACED:
+                self.unplaced[_UNPLACED[ph]] += 1
+            elif ph not in _IGNORED:
+                self.unplaced[f"events of unknown phase {ph!r}"] += 1
+        except Skip as reason:
+            self.skipped[str(reason)] += 1
 
-    def number(self, ev: dict, key: str, index: int) -> float:
-        value = ev.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            what = "missing" if key not in ev else f"{type(value).__name__}, not a number"
-            raise self.fail(index, f"'{key}' is {what}")
-        # abs() first: math.isfinite of an int past float's range raises OverflowError.
-        if abs(value) > 1e15 or not math.isfinite(value):
-            shown = f"{value:.3g}" if abs(value) < 1e300 else "a number past float's range"
-            raise self.fail(index, f"'{key}' = {shown} is out of range")
-        return float(value)
+    def thread(self, ev: dict) -> int:
+        pid = fields.ident(ev, "pid", 0)
+        return self.tracks.thread(pid, fields.ident(ev, "tid", pid))  # no tid: the main track
 
-    def text(self, ev: dict, key: str, index: int, default: str | None = None) -> str:
-        value = ev.get(key, default)
-        if not isinstance(value, str):
-            what = "missing" if key not in ev else f"{type(value).__name__}, not a string"
-            raise self.fail(index, f"'{key}' is {what}")
-        return value
+    def row(self, track: int, ts: float, end: float, name: str, cat: str, kind: int,
+            args: dict | None) -> int:  # fmt: skip
+        self.ts.append(ts)
+        self.end.append(end)
+        self.track.append(track)
+        self.channel.append(self.channels.setdefault(cat, len(self.channels)))
+        self.label.append(self.labels.setdefault(name, len(self.labels)))
+        self.kind.append(kind)
+        if args:
+            self.arg_text[len(self.ts) - 1] = json.dumps(args, separators=(",", ":"))
+        return len(self.ts) - 1
 
-    def ident(self, ev: dict, key: str, index: int) -> int | str:
-        value = ev.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            what = "missing" if key not in ev else f"{type(value).__name__}, not an id"
-            raise self.fail(index, f"'{key}' is {what}")
-        return value
+    def complete(self, ev: dict) -> None:  # X
+        ts, dur = fields.timestamp(ev), fields.number(ev, "dur")
+        if dur < 0:
+            raise Skip("negative 'dur'")
+        args = fields.args(ev)
+        kind = EventKind.OPEN if args and args.pop(OPEN_ARG, False) else EventKind.SPAN
+        track = self.thread(ev)
+        row = self.row(track, ts, ts + dur, fields.text(ev, "name"), fields.text(ev, "cat"),
+                       kind, args)  # fmt: skip
+        self.bind(ev, row)
 
-    def args(self, ev: dict, index: int) -> dict | None:
-        value = ev.get("args")
-        if value is not None and not isinstance(value, dict):
-            raise self.fail(index, f"'args' is {type(value).__name__}, not an object")
-        return value
+    def begin(self, ev: dict) -> None:  # B
+        track, ts = self.thread(ev), fields.timestamp(ev)
+        name, cat = fields.text(ev, "name"), fields.text(ev, "cat")
+        self.open_b.setdefault(track, []).append((ts, name, cat, fields.args(ev), ev))
 
-    def ns(self, ev: dict, key: str, index: int) -> int:
-        return round(self.number(ev, key, index) * 1000)
-
-    # -- tables --------------------------------------------------------------------------
-
-    def process(self, pid: int | str) -> int:
-        return self.processes.setdefault(pid, len(self.processes))
-
-    def thread(self, ev: dict, index: int) -> int:
-        pid, tid = self.ident(ev, "pid", index), self.ident(ev, "tid", index)
-        self.process(pid)
-        return self.threads.setdefault((pid, tid), len(self.threads))
-
-    def intern(self, table: dict[str, int], name: str) -> int:
-        return table.setdefault(name, len(table))
-
-    # -- events --------------------------------------------------------------------------
-
-    def add(self, ev: Any, index: int) -> None:
-        if not isinstance(ev, dict):
-            raise self.fail(index, f"is {type(ev).__name__}, not an object")
-        ph = self.text(ev, "ph", index)
-        if ph == "X":
-            start, dur = self.ns(ev, "ts", index), self.ns(ev, "dur", index)
-            if dur < 0:
-                raise self.fail(index, f"negative duration {dur} ns")
-            args = self.args(ev, index)
-            kind = EventKind.OPEN if args and args.pop(OPEN_ARG, False) else EventKind.SPAN
-            self.span(ev, index, start, start + dur, kind, args)
-        elif ph == "B":
-            thread, start = self.thread(ev, index), self.ns(ev, "ts", index)
-            name, cat = self.text(ev, "name", index), self.text(ev, "cat", index, "")
-            self.open_b.setdefault(thread, []).append((start, name, cat, self.args(ev, index)))
-        elif ph == "E":
-            self.end(ev, index)
-        elif ph in ("i", "I"):
-            t = self.ns(ev, "ts", index)
-            self.span(ev, index, t, t, EventKind.INSTANT, self.args(ev, index))
-        elif ph == "C":
-            self.counter(ev, index)
-        elif ph == "M":
-            self.metadata(ev, index)
-        # Other phases (flows, async, samples, objects) have no place in this model.
-
-    def span(self, ev: dict, index: int, start: int, end: int, kind: int, args: Any) -> None:
-        thread = self.thread(ev, index)
-        label = self.intern(self.labels, self.text(ev, "name", index))
-        channel = self.intern(self.channels, self.text(ev, "cat", index, ""))
-        text = json.dumps(args, separators=(",", ":")) if args else None
-        self.rows.append((start, end, thread, channel, label, kind, text))
-
-    def end(self, ev: dict, index: int) -> None:
-        thread, end = self.thread(ev, index), self.ns(ev, "ts", index)
-        stack = self.open_b.get(thread)
+    def finish(self, ev: dict) -> None:  # E
+        track, ts = self.thread(ev), fields.timestamp(ev)
+        stack = self.open_b.get(track)
         if not stack:
-            raise self.fail(index, "'E' event with no matching 'B' on its thread")
-        start, name, cat, args = stack.pop()
-        if end < start:
-            raise self.fail(index, f"'E' at {end} ns is before its 'B' at {start} ns")
-        more = self.args(ev, index)
-        merged = {**(args or {}), **(more or {})}
-        row = {"name": name, "cat": cat, "pid": ev["pid"], "tid": ev["tid"]}
-        self.span(row, index, start, end, EventKind.SPAN, merged)
+            raise Skip("'E' with no 'B'")
+        start, name, cat, args, begin = stack.pop()
+        if ts < start:
+            raise Skip("'E' before its 'B'")
+        merged = {**(args or {}), **(fields.args(ev) or {})}
+        row = self.row(track, start, ts, name, cat, EventKind.SPAN, merged)
+        self.bind(begin, row)
+        self.bind(ev, row)
 
-    def counter(self, ev: dict, index: int) -> None:
-        t = self.ns(ev, "ts", index)
-        graph = self.text(ev, "name", index)
+    def instant(self, ev: dict) -> None:  # i, I, R
+        ts = fields.timestamp(ev)
+        pid = fields.ident(ev, "pid", 0)
+        scope = ev.get("s", "t") if ev.get("ph", "i")[0] != "R" else "g"
+        if scope == "g":
+            track = self.tracks.global_row(pid)
+        elif scope == "p":
+            track = self.tracks.process_row(pid)
+        else:
+            track = self.thread(ev)
+        name, cat = fields.text(ev, "name"), fields.text(ev, "cat")
+        self.row(track, ts, ts, name, cat, EventKind.INSTANT, fields.args(ev))
+
+    def async_event(self, ev: dict) -> None:  # b e n (nestable), S T p F (legacy)
+        ph, ts = ev["ph"][0], fields.timestamp(ev)
+        pid = fields.ident(ev, "pid", 0)
+        id_ = fields.flow_id(ev)
+        if id_ is None:
+            raise Skip("async event with no 'id'")
+        name, cat = fields.text(ev, "name"), fields.text(ev, "cat")
+        track = self.tracks.async_track(pid, cat, id_, name)
+        if ph in "bS":
+            self.open_async.setdefault(track, []).append((ts, name, cat, fields.args(ev)))
+        elif ph in "eF":
+            stack = self.open_async.get(track)
+            if not stack:
+                raise Skip(f"async '{ph}' with no begin")
+            start, begin_name, begin_cat, args = stack.pop()
+            if ts < start:
+                raise Skip(f"async '{ph}' before its begin")
+            merged = {**(args or {}), **(fields.args(ev) or {})}
+            self.row(track, start, ts, begin_name, begin_cat, EventKind.SPAN, merged)
+        else:  # n, T, p: a point on the async track
+            self.row(track, ts, ts, name, cat, EventKind.INSTANT, fields.args(ev))
+
+    def flow(self, ev: dict) -> None:  # s t f
+        ts = fields.timestamp(ev)
+        id_ = fields.flow_id(ev)
+        if id_ is None:
+            raise Skip("flow event with no 'id'")
+        key = (fields.text(ev, "cat"), id_)
+        track = self.thread(ev)
+        self.flows.points.append((key, ev["ph"][0], track, len(self.flow_ts), ev.get("bp") == "e"))
+        self.flow_ts.append(ts)
+
+    def bind(self, ev: dict, row: int) -> None:
+        """A span marked with ``bind_id`` and ``flow_in`` / ``flow_out`` ends flow arrows."""
+        if "bind_id" not in ev:
+            return
+        bind_id = fields.ident(ev, "bind_id")
+        if ev.get("flow_out"):
+            self.flows.bound.append((bind_id, row, True))
+        if ev.get("flow_in"):
+            self.flows.bound.append((bind_id, row, False))
+
+    def counter(self, ev: dict) -> None:  # C
+        ts = fields.timestamp(ev)
+        pid = fields.ident(ev, "pid", 0)
+        graph = fields.text(ev, "name")
         if "id" in ev:
-            graph = f"{graph} {ev['id']}"
-        args = self.args(ev, index) or {}
-        for series, value in args.items():
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise self.fail(index, f"counter value '{series}' is not a number")
-            if abs(value) > 1.7e308:  # an int past float's range
-                raise self.fail(index, f"counter value '{series}' is out of range")
-            self.series.setdefault(graph, {}).setdefault(series, []).append((t, float(value)))
+            graph = f"{graph} {fields.text(ev, 'id')}"
+        samples = self.counters.setdefault((pid, graph), [])
+        for series, value in (fields.args(ev) or {}).items():
+            try:
+                samples.append((ts, series, fields.number({"v": value}, "v")))
+            except Skip:
+                self.skipped["counter values that are not numbers"] += 1
 
-    def metadata(self, ev: dict, index: int) -> None:
-        name = self.text(ev, "name", index)
-        args = self.args(ev, index) or {}
+    def metadata(self, ev: dict) -> None:  # M
+        name = fields.text(ev, "name")
+        args = fields.args(ev) or {}
+        pid = fields.ident(ev, "pid", 0)
         if name == "process_name":
-            pid = self.ident(ev, "pid", index)
-            self.process_names[self.process(pid)] = self.text(args, "name", index)
+            self.tracks.process_names[self.tracks.process(pid)] = fields.text(args, "name")
+        elif name == "process_sort_index":
+            self.tracks.process_sort[self.tracks.process(pid)] = fields.number(args, "sort_index")
         elif name == "thread_name":
-            thread = self.thread(ev, index)
-            self.thread_names[thread] = self.text(args, "name", index)
+            track = self.thread(ev)
+            self.tracks.names[track] = fields.text(args, "name")
             if args.get(KIND_ARG) == "track":
-                self.thread_kinds[thread] = "track"
+                self.tracks.kinds[track] = "track"
+        elif name == "thread_sort_index":
+            self.tracks.thread_sort[self.thread(ev)] = fields.number(args, "sort_index")
 
     # -- result --------------------------------------------------------------------------
 
-    def trace(self, origin: int, units: dict[str, str]) -> Trace:
-        for thread, stack in self.open_b.items():
-            if stack:
-                _, name, _, _ = stack[-1]
-                pid, tid = next(k for k, v in self.threads.items() if v == thread)
-                raise ReportError(
-                    self.path, f"'B' event {name!r} on pid {pid} tid {tid} has no matching 'E'"
-                )
-        n = len(self.rows)
+    def trace(self, origin: int, units: dict[str, str], notes: list[str]) -> Trace:
+        last = max(self.end + self.ts + self.flow_ts, default=0.0)
+        unfinished = 0
+        for stacks in (self.open_b, self.open_async):
+            for track, stack in stacks.items():
+                for ts, name, cat, args, *_ in stack:  # did not finish, as Chrome shows it
+                    self.row(track, ts, max(last, ts), name, cat, EventKind.OPEN, args)
+                    unfinished += 1
+        start_us, end_us = _stamps(self.ts), _stamps(self.end)
+        points_us = _stamps(self.flow_ts)
+        # µs as the format says; a trace whose stamps only fit as ns (> 9.2e15) wrote ns
+        highs = [abs(a).max() for a in (start_us, end_us, points_us) if len(a)]
+        scale = 1 if highs and max(highs) > fields.MAX_MICROSECONDS else 1000
+        lows = [a.min() for a in (start_us, points_us) if len(a)]
+        base = min(lows) if lows else 0
+        if origin or base * scale < _EPOCH_NS:
+            base = 0  # stamps relative to the trace's start (or to a known origin)
+        else:  # epoch stamps: the trace starts at its first event, exactly
+            origin = int(base) * scale + round((base - int(base)) * scale)
         cols = {
-            key: np.fromiter((r[i] for r in self.rows), dtype, count=n)
-            for i, (key, dtype) in enumerate(
-                (
-                    ("start_ns", np.int64),
-                    ("end_ns", np.int64),
-                    ("thread", np.int32),
-                    ("channel", np.int32),
-                    ("label", np.int32),
-                    ("kind", np.uint8),
-                )
-            )
+            "start_ns": _relative_ns(start_us, base, scale),
+            "end_ns": _relative_ns(end_us, base, scale),
+            "thread": np.array(self.track, np.int32),
+            "channel": np.array(self.channel, np.int32),
+            "label": np.array(self.label, np.int32),
+            "kind": np.array(self.kind, np.uint8),
         }
-        cols["depth"] = nesting_depths(cols["thread"], cols["start_ns"], cols["end_ns"])
-        args = {i: r[6] for i, r in enumerate(self.rows) if r[6] is not None}
-        pids = list(self.processes)
-        processes = [
-            Process(p if isinstance(p, int) else -1, "", self.process_names.get(i, str(p)), origin)
-            for i, p in enumerate(pids)
+        points_ns = _relative_ns(points_us, base, scale)
+        self.flows.points = [
+            (k, ph, t, int(points_ns[i]), e) for k, ph, t, i, e in self.flows.points
         ]
-        threads = []
-        for (pid, tid), i in self.threads.items():
-            name = self.thread_names.get(i, f"Thread {tid}")
-            kind = self.thread_kinds.get(i, "thread")
-            os_tid = tid if isinstance(tid, int) and kind == "thread" else None
-            threads.append(Thread(name, self.processes[pid], os_tid, kind))
-        series = {
-            graph: {name: _sorted_samples(samples) for name, samples in by_name.items()}
-            for graph, by_name in self.series.items()
-        }
+        flows = self.flows.arrows(
+            cols["thread"], cols["start_ns"], cols["end_ns"], cols["kind"],
+            (EventKind.SPAN, EventKind.OPEN), self.skipped,
+        )  # fmt: skip
+        processes, threads, new_track = self.tracks.ordered(origin)
+        cols["thread"] = new_track[cols["thread"]] if len(cols["thread"]) else cols["thread"]
+        cols["depth"] = nesting_depths(cols["thread"], cols["start_ns"], cols["end_ns"])
+        series = self._series(base, scale)
         return build_trace(
             cols,
             origin_wall_ns=origin,
@@ -218,8 +266,79 @@ class _Builder:
             processes=processes,
             series=series,
             series_units={g: units.get(g, "") for g in series},
-            args=args,
+            args=self.arg_text,
+            flows=flows,
+            warnings=self._warnings(unfinished, notes),
+            in_place=True,
         )
+
+    def _series(self, base: float, scale: float) -> dict[str, dict[str, tuple]]:
+        pids_of: dict[str, set] = {}
+        for pid, graph in self.counters:
+            pids_of.setdefault(graph, set()).add(pid)
+        series: dict[str, dict[str, tuple]] = {}
+        for (pid, graph), samples in self.counters.items():
+            name = graph if len(pids_of[graph]) == 1 else f"{graph} (pid {pid})"
+            by_series: dict[str, list[tuple[float, float]]] = {}
+            for ts, key, value in samples:
+                by_series.setdefault(key, []).append((ts, value))
+            series[name] = {
+                key: _sorted_samples([(round((t - base) * scale), v) for t, v in got])
+                for key, got in by_series.items()
+            }
+        return series
+
+    def _warnings(self, unfinished: int, notes: list[str]) -> list[str]:
+        name = self.path.name
+        out = [f"{name}: {note}" for note in notes]
+        if self.skipped:
+            reasons = ", ".join(f"{n:,} {why}" for why, n in self.skipped.most_common())
+            out.append(f"{name}: {sum(self.skipped.values()):,} event(s) skipped ({reasons})")
+        if self.unplaced:
+            kinds = ", ".join(f"{n:,} {what}" for what, n in self.unplaced.most_common())
+            out.append(f"{name}: not shown: {kinds}")
+        if unfinished:
+            out.append(f"{name}: {unfinished:,} span(s) did not finish (no end event)")
+        return out
+
+
+#: stamps past this many ns after 1970 (~3 days) are wall-clock times, not trace-relative
+_EPOCH_NS = 2.6e14
+
+
+def _stamps(values: list[int | float]) -> np.ndarray:
+    """Time stamps as written: int64 when every one is an integer (exact), else float64."""
+    if all(type(v) is int for v in values):
+        return np.array(values, np.int64)
+    return np.array(values, np.float64)
+
+
+def _relative_ns(stamps: np.ndarray, base: int | float, scale: int) -> np.ndarray:
+    if stamps.dtype == np.int64 and isinstance(base, int | np.integer):
+        return (stamps - int(base)) * scale
+    return np.round((stamps - base) * scale).astype(np.int64)
+
+
+_HANDLERS = {
+    "X": _Builder.complete,
+    "B": _Builder.begin,
+    "E": _Builder.finish,
+    "i": _Builder.instant,
+    "I": _Builder.instant,
+    "R": _Builder.instant,
+    "b": _Builder.async_event,
+    "e": _Builder.async_event,
+    "n": _Builder.async_event,
+    "S": _Builder.async_event,
+    "T": _Builder.async_event,
+    "p": _Builder.async_event,
+    "F": _Builder.async_event,
+    "s": _Builder.flow,
+    "t": _Builder.flow,
+    "f": _Builder.flow,
+    "C": _Builder.counter,
+    "M": _Builder.metadata,
+}
 
 
 def _sorted_samples(samples: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -254,26 +373,29 @@ def import_chrome_file(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> Trace:
-    """The Trace in Chrome Trace Event JSON file ``path``."""
+    """The Trace in Chrome Trace Event JSON file ``path`` (plain or gzip): every event that
+    can be read, with ``Trace.warnings`` counting what was skipped or has no place."""
     path = Path(path)
-    doc = load_json_file(path, max_bytes=max_bytes, max_depth=max_depth)
-    other: dict = {}
-    if isinstance(doc, dict):
-        events = doc.get("traceEvents")
-        if not isinstance(events, list):
-            raise ReportError(path, "JSON object has no 'traceEvents' array: not a Chrome trace")
-        other = doc.get("otherData") if isinstance(doc.get("otherData"), dict) else {}
-    elif isinstance(doc, list):
-        events = doc
-    else:
-        raise ReportError(path, f"top level is a {type(doc).__name__}: not a Chrome trace")
-    builder = _Builder(path)
-    for index, ev in enumerate(events):
-        builder.add(ev, index)
+    stream = EventStream(path)
+    builder = _Builder(path, stream.skipped)
+    for chunk in read_events(path, stream, max_bytes=max_bytes, max_depth=max_depth):
+        for ev in chunk:
+            builder.add(ev)
+    other = stream.doc.get("otherData")
+    other = other if isinstance(other, dict) else {}
     origin = other.get(ORIGIN_KEY, 0)
     origin = origin if isinstance(origin, int) and not isinstance(origin, bool) else 0
+    if not 0 <= origin < 2**62:
+        origin = 0
     units = other.get(UNITS_KEY)
     units = (
         {k: v for k, v in units.items() if isinstance(v, str)} if isinstance(units, dict) else {}
     )
-    return builder.trace(origin, units)
+    gaps = other.get(GAPS_KEY)
+    if isinstance(gaps, int) and not isinstance(gaps, bool) and gaps > 0:
+        stream.notes.append(f"{gaps:,} series value(s) were not finite when exported (gaps)")
+    trace = builder.trace(origin, units, stream.notes)
+    if not len(trace) and not trace.series and stream.skipped:
+        reasons = ", ".join(f"{n:,} {why}" for why, n in stream.skipped.most_common())
+        raise ReportError(path, f"no trace event could be read ({reasons})")
+    return trace

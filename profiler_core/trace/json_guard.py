@@ -42,7 +42,7 @@ def max_nesting(data: bytes, stop_above: int | None = None) -> int:
         b = np.frombuffer(data, np.uint8, count=min(_CHUNK, len(data) - offset), offset=offset)
         code = _CLASS[b]
         if backslashes or (code == 4).any():
-            code, backslashes = _drop_escaped_quotes(code, backslashes)
+            code, backslashes = drop_escaped_quotes(code, backslashes)
         keep = code[(code >= 1) & (code <= 3)]
         quote = (keep == 1).astype(np.int64)
         # A bracket is inside a string when an odd number of real quotes precede it.
@@ -58,7 +58,7 @@ def max_nesting(data: bytes, stop_above: int | None = None) -> int:
     return deepest
 
 
-def _drop_escaped_quotes(code: np.ndarray, carried: int) -> tuple[np.ndarray, int]:
+def drop_escaped_quotes(code: np.ndarray, carried: int) -> tuple[np.ndarray, int]:
     """``code`` with quotes preceded by an odd backslash run cleared, and the trailing run.
 
     Works on the positions of backslashes only, which are rare in traces.

@@ -19,7 +19,7 @@ SeriesMap = dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]
 
 @dataclass(frozen=True)
 class Process:
-    pid: int
+    pid: int | str  # a Chrome trace may name its processes by strings
     hostname: str
     name: str
     origin_wall_ns: int  # epoch ns at which this process's trace clock started
@@ -30,7 +30,9 @@ class Thread:
     name: str
     process: int  # index into Trace.processes
     os_tid: int | None  # None for a pseudo track such as "IPU 0"
-    kind: str  # "thread" or "track"
+    #: "thread"; "track" (an IPU); "async" (a Chrome trace's async spans of one id);
+    #: "process" / "global" (instants scoped to a process / the whole trace)
+    kind: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +67,8 @@ class Trace:
     series_units: dict[str, str] = field(default_factory=dict)  # graph -> unit
     heatmaps: dict[str, Heatmap] = field(default_factory=dict)
     args: dict[int, str] = field(default_factory=dict)  # event index -> JSON text
+    #: flow arrows: (F, 2) int64 rows of (from event, to event), as Chrome's flow events bind
+    flows: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
     #: What makes this trace incomplete beyond open spans ("x.pvti: incomplete: ..."),
     #: e.g. a truncated file of which only the committed rows still present were read.
     warnings: tuple[str, ...] = ()

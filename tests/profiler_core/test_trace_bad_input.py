@@ -85,19 +85,24 @@ def test_pvti_files_whose_origins_cannot_share_one_clock_are_refused(tmp_path):
 @pytest.mark.parametrize(
     "ts", ["1" + "0" * 400, "1e400", "-1" + "0" * 30], ids=["huge int", "inf", "negative"]
 )
-def test_a_chrome_ts_past_float_range_is_a_report_error(tmp_path, ts):
+def test_a_chrome_ts_past_float_range_is_skipped_and_counted(tmp_path, ts):
     path = tmp_path / "huge.json"
-    path.write_text(f'{{"traceEvents":[{{"ph":"X","ts":{ts},"dur":1,"pid":1,"tid":1}}]}}')
-    with pytest.raises(ReportError, match="trace event 0: 'ts' = .* is out of range"):
-        import_chrome_file(path)
+    good = '{"ph":"i","name":"ok","ts":1,"pid":1,"tid":1}'
+    path.write_text(f'{{"traceEvents":[{good},{{"ph":"X","ts":{ts},"dur":1,"pid":1,"tid":1}}]}}')
+    trace = import_chrome_file(path)
+    assert trace.labels == ("ok",)
+    assert trace.warnings == ("huge.json: 1 event(s) skipped (1 'ts' is out of range)",)
 
 
-def test_a_chrome_counter_past_float_range_is_a_report_error(tmp_path):
+def test_a_chrome_counter_past_float_range_is_skipped_and_counted(tmp_path):
     path = tmp_path / "counter.json"
-    event = {"ph": "C", "ts": 1, "pid": 1, "tid": 1, "name": "n", "args": {"v": 10**400}}
+    event = {"ph": "C", "ts": 1, "pid": 1, "tid": 1, "name": "n", "args": {"v": 10**400, "w": 1}}
     path.write_text(json.dumps({"traceEvents": [event]}))
-    with pytest.raises(ReportError, match="counter value 'v' is out of range"):
-        import_chrome_file(path)
+    trace = import_chrome_file(path)
+    assert trace.series["n"]["w"][1].tolist() == [1.0]
+    assert trace.warnings == (
+        "counter.json: 1 event(s) skipped (1 counter values that are not numbers)",
+    )
 
 
 FIFO_CHILD = textwrap.dedent(

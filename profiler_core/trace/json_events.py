@@ -1,0 +1,332 @@
+"""The events of a Chrome Trace Event JSON file, streamed a chunk of bytes at a time.
+
+Chrome's trace viewer and Perfetto open traces that are not strict JSON: a file cut short
+(no final ``]``), trailing commas, a trailing ``{}``, a gzip stream. So the file is never
+parsed whole: a numpy scan of each chunk finds the objects of the ``traceEvents`` array
+(outside strings, at the array's depth), complete events are parsed together with
+``json.loads`` and handed on, and what cannot be parsed is skipped and counted -- one bad
+event never refuses the file. Only the partial event at the end of a chunk is carried over,
+so memory holds one chunk, not the document.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from profiler_core.errors import ReportError
+from profiler_core.formats.files import regular_file_size
+from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, drop_escaped_quotes
+
+CHUNK_BYTES = 16 << 20
+#: a gzip stream may expand this much before it is taken for a bomb (text traces gzip ~10-30x)
+MAX_GZIP_RATIO = 200
+_GZIP_MAGIC = b"\x1f\x8b"
+
+# Byte classes: 0 other, 1 quote, 2 opener, 3 closer, 4 backslash, 5 colon, 6 comma.
+_CLASS = np.zeros(256, np.uint8)
+_CLASS[ord('"')] = 1
+_CLASS[[ord("["), ord("{")]] = 2
+_CLASS[[ord("]"), ord("}")]] = 3
+_CLASS[ord("\\")] = 4
+_CLASS[ord(":")] = 5
+_CLASS[ord(",")] = 6
+_WHITESPACE = b" \t\r\n\xef\xbb\xbf"
+
+
+@dataclass
+class EventStream:
+    """What reading the file found besides its events: the document's other keys and
+    the problems met (how many events were skipped, and why)."""
+
+    path: Path
+    doc: dict[str, Any] = field(default_factory=dict)
+    skipped: Counter = field(default_factory=Counter)  # reason -> events
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Structure:
+    """The structural bytes of a buffer outside strings: position, byte, depth before it."""
+
+    pos: np.ndarray
+    byte: np.ndarray
+    depth: np.ndarray  # nesting before the byte
+
+
+def _scan(buf: bytes | memoryview, depth0: int) -> _Structure:
+    """Structure of ``buf``, which must start outside a string at nesting ``depth0``."""
+    data = np.frombuffer(buf, np.uint8)
+    code = _CLASS[data]
+    if (code == 4).any():
+        code, _ = drop_escaped_quotes(code, 0)
+    at = np.flatnonzero((code != 0) & (code != 4))
+    kinds = code[at]
+    quote = kinds == 1
+    outside = (np.cumsum(quote) - quote) % 2 == 0
+    keep = outside & ~quote
+    at, kinds = at[keep], kinds[keep]
+    step = (kinds == 2).astype(np.int64) - (kinds == 3)
+    depth = depth0 + np.cumsum(step) - step
+    return _Structure(at, data[at], depth)
+
+
+def read_events(
+    path: Path,
+    stream: EventStream,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[list[Any]]:
+    """The events of ``path``, a list per chunk, in file order; ``stream`` collects the
+    document's other keys and what was skipped."""
+    with _open(path) as raw:
+        reader = _Limited(raw, path, max_bytes)
+        yield from _Events(reader, stream, max_depth, chunk_bytes).run()
+
+
+class _Events:
+    def __init__(self, reader: _Limited, stream: EventStream, max_depth: int, chunk: int) -> None:
+        self.reader, self.stream = reader, stream
+        self.max_depth, self.chunk = max_depth, chunk
+        self.outside = bytearray()  # the document's bytes outside the events array
+
+    def run(self) -> Iterator[list[Any]]:
+        buf, depth = self._find_array()
+        if depth < 0:
+            return
+        ended = False
+        eof = False
+        while not ended:
+            more = b"" if eof else self.reader.read(self.chunk)
+            eof = eof or not more
+            buf += more
+            events, rest, ended = self._complete_events(buf, depth, eof)
+            if events:
+                yield events
+            buf = rest
+            if eof and not ended:
+                if buf.strip(_WHITESPACE + b",]}"):
+                    self.stream.skipped["the file ends inside an event"] += 1
+                else:
+                    self.stream.notes.append("the file ends before the events array is closed")
+                break
+        if self.outside:  # the object form: its other keys (displayTimeUnit, otherData)
+            self.outside += b"[]" + (buf + self.reader.read_rest() if ended else b"")
+            self._parse_document()
+
+    # -- the array's start -----------------------------------------------------------------
+
+    def _find_array(self) -> tuple[bytes, int]:
+        """The bytes after the events array's ``[`` and the depth of its events; -1 when
+        the file holds no events array."""
+        buf = b""
+        while True:
+            more = self.reader.read(self.chunk)
+            buf += more
+            head = buf.lstrip(_WHITESPACE)
+            if not head:
+                if more:
+                    continue
+                raise ReportError(self.stream.path, "empty file: not a JSON trace")
+            if head[:1] == b"[":
+                start = len(buf) - len(head)
+                return buf[start + 1 :], 1
+            if head[:1] != b"{":
+                raise ReportError(self.stream.path, "not JSON: a Chrome trace starts with { or [")
+            found = self._traceevents_key(buf)
+            if found is not None:
+                self.outside += buf[:found]
+                return buf[found + 1 :], 2
+            if not more:
+                raise ReportError(
+                    self.stream.path, "JSON object has no 'traceEvents' array: not a Chrome trace"
+                )
+
+    def _traceevents_key(self, buf: bytes) -> int | None:
+        """Where the ``[`` of the top object's "traceEvents" value is, if in ``buf``."""
+        start = len(buf) - len(buf.lstrip(_WHITESPACE))
+        s = _scan(memoryview(buf)[start:], 0)
+        top = (s.depth == 1) & ((s.byte == ord("[")) | (s.byte == ord("{")))
+        for i in np.flatnonzero(top):
+            before = s.pos[:i][(s.depth[:i] == 1) & np.isin(s.byte[:i], (ord(","), ord("{")))]
+            key_from = int(before[-1]) + 1 if len(before) else 1
+            key = bytes(buf[start + key_from : start + int(s.pos[i])]).strip(_WHITESPACE)
+            is_key = key.endswith(b":") and key[:-1].strip(_WHITESPACE) == b'"traceEvents"'
+            if is_key and s.byte[i] == ord("["):
+                return start + int(s.pos[i])
+        return None
+
+    # -- the events ------------------------------------------------------------------------
+
+    def _complete_events(self, buf: bytes, depth: int, eof: bool) -> tuple[list[Any], bytes, bool]:
+        """The events complete in ``buf`` (which starts at array depth, outside strings),
+        the bytes left after them, and whether the array's ``]`` was met."""
+        s = _scan(buf, depth)
+        closing = np.flatnonzero((s.depth == depth) & (s.byte == ord("]")))
+        array_end = int(s.pos[closing[0]]) if len(closing) else -1
+        if array_end >= 0:
+            n = int(closing[0])
+            s = _Structure(s.pos[:n], s.byte[:n], s.depth[:n])
+        opens = s.pos[(s.depth == depth) & (s.byte == ord("{"))]
+        closes = s.pos[(s.depth == depth + 1) & (s.byte == ord("}"))]
+        complete = min(len(opens), len(closes))
+        deepest = _deepest(s, opens[:complete], closes[:complete]) - depth
+        events = self._parse(buf, opens[:complete], closes[:complete], deepest)
+        if array_end >= 0:
+            keep_from = array_end
+        elif len(opens) > complete:
+            keep_from = int(opens[complete])
+        else:
+            keep_from = int(closes[complete - 1]) + 1 if complete else 0
+        others = _other_items(buf, keep_from, s, depth, complete)
+        if others:
+            self.stream.skipped["not an object"] += others
+        if array_end >= 0:
+            return events, buf[array_end + 1 :], True
+        return events, buf[keep_from:], False
+
+    def _parse(
+        self, buf: bytes, opens: np.ndarray, closes: np.ndarray, deepest: np.ndarray
+    ) -> list[Any]:
+        if not len(opens):
+            return []
+        too_deep = deepest > self.max_depth
+        if too_deep.any():
+            self.stream.skipped[f"nested deeper than {self.max_depth} levels"] += int(
+                too_deep.sum()
+            )
+            opens, closes = opens[~too_deep], closes[~too_deep]
+        if not len(opens):
+            return []
+        text = buf[int(opens[0]) : int(closes[-1]) + 1]
+        try:
+            events = json.loads(b"[" + text + b"]")
+            if len(events) == len(opens):
+                return events
+        except (ValueError, RecursionError):
+            pass
+        return self._parse_one_by_one(buf, opens, closes)
+
+    def _parse_one_by_one(self, buf: bytes, opens: np.ndarray, closes: np.ndarray) -> list[Any]:
+        events = []
+        for a, b in zip(opens.tolist(), closes.tolist(), strict=True):
+            try:
+                events.append(json.loads(buf[a : b + 1]))
+            except UnicodeDecodeError:
+                self.stream.skipped["not UTF-8 text"] += 1
+            except (ValueError, RecursionError):
+                self.stream.skipped["malformed JSON"] += 1
+        return events
+
+    # -- the rest of the document ------------------------------------------------------------
+
+    def _parse_document(self) -> None:
+        text = bytes(self.outside)
+        for candidate in (text, text.rstrip(_WHITESPACE + b",") + b"}"):
+            try:
+                doc = json.loads(candidate)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(doc, dict):
+                self.stream.doc = doc
+            return
+
+
+_SPACE = np.zeros(256, bool)
+_SPACE[list(b" \t\r\n")] = True
+
+
+def _other_items(buf: bytes, end: int, s: _Structure, depth: int, events: int) -> int:
+    """How many items of ``buf[:end]`` are not event objects (numbers, strings, arrays where
+    events belong): the comma-separated items at the array's depth, less the events."""
+    if end <= 0:
+        return 0
+    content = ~_SPACE[np.frombuffer(buf, np.uint8, count=end)]
+    commas = s.pos[(s.depth == depth) & (s.byte == ord(",")) & (s.pos < end)]
+    content[commas] = False
+    starts = np.concatenate(([0], commas))
+    items = int((np.add.reduceat(content, starts) > 0).sum())
+    return max(items - events, 0)
+
+
+def _deepest(s: _Structure, opens: np.ndarray, closes: np.ndarray) -> np.ndarray:
+    """The deepest nesting reached inside each event (its own braces count as 1)."""
+    if not len(opens):
+        return np.zeros(0, np.int64)
+    first = np.searchsorted(s.pos, opens)
+    last = np.searchsorted(s.pos, closes)
+    inner = np.append(s.depth + (s.byte == ord("{")) + (s.byte == ord("[")), 0)
+    return np.maximum.reduceat(inner, np.ravel(np.column_stack((first, last + 1))))[::2]
+
+
+class _Limited:
+    """Reads at most ``max_bytes`` of decoded data; a gzip stream is inflated as it is read,
+    with its expansion bounded."""
+
+    def __init__(self, raw: BinaryIO, path: Path, max_bytes: int) -> None:
+        self.raw, self.path, self.max_bytes = raw, path, max_bytes
+        self.total = 0
+        head = raw.read(2)
+        self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if head == _GZIP_MAGIC else None
+        self.pending = head if self.inflate is None else self.inflate.decompress(head)
+        self.compressed = len(head)
+
+    def read(self, n: int) -> bytes:
+        out = self.pending
+        self.pending = b""
+        while len(out) < n:
+            raw = self.raw.read(n if self.inflate is None else max(n // 16, 1 << 16))
+            if not raw:
+                break
+            self.compressed += len(raw)
+            if self.inflate is None:
+                out += raw
+            else:
+                out += self._inflate(raw, n - len(out))
+        if len(out) > n:
+            out, self.pending = out[:n], out[n:]
+        self.total += len(out)
+        if self.total > self.max_bytes:
+            raise ReportError(
+                self.path,
+                f"over the {self.max_bytes / 2**20:.0f} MiB limit for JSON traces (pass a larger "
+                "max_bytes to open it anyway)",
+            )
+        return out
+
+    def _inflate(self, raw: bytes, want: int) -> bytes:
+        try:
+            out = self.inflate.decompress(raw, max(want, 1 << 16))
+            while self.inflate.unconsumed_tail and len(out) < want:
+                out += self.inflate.decompress(self.inflate.unconsumed_tail, want - len(out))
+        except zlib.error as exc:
+            raise ReportError(self.path, f"damaged gzip stream: {exc}") from None
+        if self.total + len(out) > MAX_GZIP_RATIO * max(self.compressed, 1 << 16):
+            raise ReportError(
+                self.path,
+                f"gzip stream expands more than {MAX_GZIP_RATIO}x: refused as a decompression bomb",
+            )
+        return out
+
+    def read_rest(self, limit: int = 1 << 20) -> bytes:
+        """What follows, up to ``limit`` bytes (the document's keys after the events)."""
+        return self.read(limit)
+
+
+def _open(path: Path) -> BinaryIO:
+    try:
+        regular_file_size(path)  # never opens a FIFO or device
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise ReportError(path, "no such file") from None
+    except OSError as exc:
+        raise ReportError(path, f"cannot be read: {exc.strerror or exc}") from None
