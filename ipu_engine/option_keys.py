@@ -47,6 +47,8 @@ def _no_effect(parse: v.Parser, value_type: str, why: str, default: Any = None) 
 
 _BOOL, _COUNT, _PATH, _TEXT, _REGEX = "true/false", "integer >= 0", "path", "text", "regex"
 _NO_MODEL = "the IPU Model's cycle estimates are the only cycles it has"
+_LEVEL = "tile/vertex/device/ipu"
+_LEVEL_EFFECT = "recorded for pva's instrumentationSettings (cycles are per tile at any level)"
 
 ENGINE_OPTION_KEYS: dict[str, OptionKey] = {
     # -- autoReport ----------------------------------------------------------------------
@@ -90,11 +92,11 @@ ENGINE_OPTION_KEYS: dict[str, OptionKey] = {
     "debug.instrumentControlFlow": _honoured(
         v.boolean, None, _BOOL, "named in the report's instrumentation line"
     ),
-    "debug.computeInstrumentationLevel": _no_effect(
-        v.choice("tile", "vertex", "device", "ipu"),
-        "tile/vertex/device/ipu",
-        "cycles are modelled per tile and step at every level",
-        default="tile",
+    "debug.computeInstrumentationLevel": _honoured(
+        v.choice("tile", "vertex", "device", "ipu"), "tile", _LEVEL, _LEVEL_EFFECT
+    ),
+    "debug.externalExchangeInstrumentationLevel": _honoured(
+        v.choice("tile", "vertex", "device", "ipu"), None, _LEVEL, _LEVEL_EFFECT
     ),
     "debug.outputAllSymbols": _no_effect(
         v.boolean, _BOOL, "the engine links no symbols", default=False
