@@ -114,6 +114,8 @@ class Engine:
         self.last_run_steps = np.zeros(0, dtype=np.int32)
         self._report = AutoReport(self.options, self.program_name)
         self._profile: ProfileData | None = None
+        self.traces: list[str] = []  # the .pvti files written while this engine compiled, ran
+        self._note_trace()
         if self._report.enabled:
             with pvti.Tracepoint(pvti.tracePoplar, "Engine::writeReport"):
                 self._report.write(self.profile(), build_debug(graph, self.report_id))
@@ -134,11 +136,21 @@ class Engine:
                 self.framework,
                 self.replication_factor,
             )
+        self._profile.header.traces = list(self.traces)
         runs = [r for program in sorted(self.runs) for r in self.runs[program]]
         self._profile.execution = None
         if runs:
             self._profile.execution = ExecutionData(runs)
         return self._profile
+
+    def _note_trace(self) -> bool:
+        """Remember the .pvti the process is writing now (PVTI_OPTIONS puts it anywhere,
+        the working directory by default), so the report can name it; True when new."""
+        path = pvti.current_trace_path()
+        if path is None or str(path) in self.traces:
+            return False
+        self.traces.append(str(path))
+        return True
 
     @property
     def report_folder(self) -> str | None:
@@ -226,13 +238,18 @@ class Engine:
         self.last_run = run
         if pvti.current_writer() is not None:
             project_run(self, run, started_ns)
+        new_trace = self._note_trace()
         kept = self.runs.setdefault(index, [])
-        if len(kept) >= self.options["autoReport.executionProfileProgramRunCount"]:
-            return
-        kept.append(run)
-        if self._report.enabled and self.options.output("ExecutionProfile"):
+        keep = len(kept) < self.options["autoReport.executionProfileProgramRunCount"]
+        if keep:
+            kept.append(run)
+        wants_runs = self.options.output("ExecutionProfile")
+        if self._report.enabled and ((keep and wants_runs) or new_trace):
+            profile = self.profile()
+            if not wants_runs:
+                profile.execution = None  # the graph profile alone, as written at compile
             with pvti.Tracepoint(pvti.tracePoplar, "Engine::writeReport"):
-                self._report.write(self.profile(), None)
+                self._report.write(profile, None)
 
     def _may_fail(self, index: int) -> bool:
         callbacks = any(

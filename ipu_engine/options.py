@@ -1,98 +1,28 @@
 """Engine options with Poplar's keys, from ``options=`` and ``POPLAR_ENGINE_OPTIONS``.
 
-Keys passed to ``Engine(..., options=...)`` win over the environment variable. Unknown
-keys and bad values are errors that name the key, the value and what is allowed.
+Keys passed to ``Engine(..., options=...)`` win over the environment variable. The keys and
+what each does are the table in ``option_keys``. A key accepted without effect logs one
+line saying so; an unknown key or a bad value is an error naming the key, the value and
+what is allowed (for an unknown key, the closest known keys).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ipu_engine.errors import OptionError
+from ipu_engine.option_keys import ENGINE_OPTION_KEYS
+from ipu_engine.option_values import scalar
+
+log = logging.getLogger("poplar")
 
 ENV_VAR = "POPLAR_ENGINE_OPTIONS"
-
-
-def _scalar(key: str, value: Any) -> None:
-    """Every option value is one string, number or boolean: never a list or a dict (whose
-    text could be nested a million levels deep)."""
-    if not isinstance(value, str | bool | int | float):
-        raise OptionError(
-            f"engine option {key!r}: the value must be a string, number or boolean, "
-            f"got a {type(value).__name__}"
-        )
-
-
-def _bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "1", "yes", "on"):
-        return True
-    if text in ("false", "0", "no", "off"):
-        return False
-    raise OptionError(f'engine option {key!r}: {value!r} is not a boolean; use "true" or "false"')
-
-
-def _count(key: str, value: Any) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise OptionError(f"engine option {key!r}: {value!r} is not a count (an integer >= 0)")
-    return number
-
-
-def _text(key: str, value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise OptionError(f"engine option {key!r}: {value!r} must be a non-empty string")
-    return value
-
-
-def _path(key: str, value: Any) -> str:
-    text = _text(key, value)
-    if "\0" in text:
-        raise OptionError(f"engine option {key!r}: {value!r} is not a path (it holds a NUL)")
-    return text
-
-
-def _choice(*choices: str) -> Callable[[str, Any], str]:
-    def parse(key: str, value: Any) -> str:
-        if str(value) not in choices:
-            raise OptionError(
-                f"engine option {key!r}: {value!r} is not one of {', '.join(choices)}"
-            )
-        return str(value)
-
-    return parse
-
-
-# key -> (parser, default)
-_KNOWN: dict[str, tuple[Callable[[str, Any], Any], Any]] = {
-    "autoReport.all": (_bool, False),
-    "autoReport.directory": (_path, "."),
-    "autoReport.outputGraphProfile": (_bool, None),
-    "autoReport.outputExecutionProfile": (_bool, None),
-    "autoReport.outputDebugInfo": (_bool, None),
-    "autoReport.outputLoweredVars": (_bool, None),
-    "autoReport.outputArchive": (_bool, None),
-    "autoReport.executionProfileProgramRunCount": (_count, 2),
-    "autoReport.streamAtEachRun": (_bool, True),
-    "debug.allowOutOfMemory": (_bool, False),
-    "debug.instrument": (_bool, False),
-    "debug.instrumentCompute": (_bool, None),
-    "debug.instrumentExternalExchange": (_bool, None),
-    "debug.instrumentControlFlow": (_bool, None),
-    "debug.computeInstrumentationLevel": (_choice("tile", "vertex", "device", "ipu"), "tile"),
-    "debug.outputAllSymbols": (_bool, False),
-    "target.deterministicWorkers": (_bool, True),
-}
 
 
 @dataclass(frozen=True)
@@ -146,11 +76,18 @@ def parse_options(
                 f"options must be a dict of option keys and values, got a {type(given).__name__}"
             )
         merged.update(_checked(given, "options"))
-    values = {key: default for key, (_, default) in _KNOWN.items()}
+    values = {key: spec.default for key, spec in ENGINE_OPTION_KEYS.items()}
     for key, raw in merged.items():
-        _scalar(key, raw)
-        parser, _ = _KNOWN[key]
-        values[key] = parser(key, raw)
+        scalar(key, raw)
+        spec = ENGINE_OPTION_KEYS[key]
+        values[key] = spec.parse(key, raw)
+        if not spec.honoured:
+            log.warning(
+                "PO: engine option %s=%r is accepted but has no effect in ipu_engine: %s",
+                key,
+                raw,
+                spec.effect,
+            )
     return EngineOptions(values)
 
 
@@ -160,8 +97,20 @@ def _checked(options: Mapping[str, Any], source: str) -> Mapping[str, Any]:
             raise OptionError(
                 f"engine option keys are strings, got {type(key).__name__} in {source}"
             )
-        if key not in _KNOWN:
-            near = difflib.get_close_matches(str(key), _KNOWN, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
-            raise OptionError(f"unknown engine option {key!r} in {source}{hint}")
+        if key not in ENGINE_OPTION_KEYS:
+            raise OptionError(f"unknown engine option {key!r} in {source}; {_closest(key)}")
     return options
+
+
+def _closest(key: str) -> str:
+    near = difflib.get_close_matches(key, ENGINE_OPTION_KEYS, n=3, cutoff=0.6)
+    if not near:
+        # A family's keys share a prefix: "profiler.fromat" is still near "profiler.*".
+        family = key.split(".", 1)[0] + "."
+        near = [k for k in ENGINE_OPTION_KEYS if k.startswith(family)][:3]
+    if not near:
+        families = sorted({k.split(".", 1)[0] for k in ENGINE_OPTION_KEYS})
+        return f"known keys start with {', '.join(f + '.' for f in families)} (see the README)"
+    quoted = [repr(k) for k in near]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    return f"did you mean {listed}?"

@@ -24,7 +24,7 @@ EXAMPLES = ROOT / "resources" / "examples"
 
 
 def run_example(
-    script: str, env_options: dict[str, dict], *args: str
+    script: str, env_options: dict[str, dict], *args: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess:
     """Run a bundled example in a child process with options such as POPLAR_ENGINE_OPTIONS
     or PVTI_OPTIONS set in its environment, as a user would; it must succeed."""
@@ -36,6 +36,7 @@ def run_example(
         capture_output=True,
         text=True,
         timeout=600,
+        cwd=cwd,
     )
     assert result.returncode == 0, result.stderr
     return result
@@ -95,6 +96,20 @@ def run_example_with_trace(script: str, directory: Path, *args: str) -> list[Pat
     """Run ``script`` with PVTI_OPTIONS tracing into ``directory``; the .pvti files written."""
     run_example(script, {"PVTI_OPTIONS": {"enable": "true", "directory": str(directory)}}, *args)
     return sorted(directory.glob("*.pvti"))
+
+
+@pytest.fixture(scope="session")
+def material_traced_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tutorial 1 run from a working folder with the onboarding material's own settings:
+    autoReport.directory=./reports and PVTI enabled with no directory, so the .pvti lands in
+    the working folder, neither in nor beside the report folder (issue 26 point 6)."""
+    work = tmp_path_factory.mktemp("material_work")
+    options = {
+        "POPLAR_ENGINE_OPTIONS": {"autoReport.all": "true", "autoReport.directory": "./reports"},
+        "PVTI_OPTIONS": {"enable": "true"},
+    }
+    run_example("tutorial1_variables.py", options, cwd=work)
+    return work / "reports" / "engine"
 
 
 @pytest.fixture(scope="session")

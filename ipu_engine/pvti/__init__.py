@@ -5,10 +5,13 @@ Tracing is on when ``PVTI_OPTIONS='{"enable":"true","directory":"dir"}'`` is set
 use, or after ``enable(directory)``; off, a tracepoint costs a flag check. Files are
 ``.pvti`` (see profiler_core.formats.pvti), one per process.
 
-The engine's internal hooks are ``current_writer()`` and ``ipu_track_span()``.
+The engine's internal hooks are ``current_writer()``, ``current_trace_path()`` and
+``ipu_track_span()``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
@@ -54,6 +57,12 @@ def getCurrentTraceFilename() -> str:
     """The path of the file being written, or "" when tracing is off."""
     writer = current_writer()
     return "" if writer is None else str(writer.path)
+
+
+def current_trace_path() -> Path | None:
+    """Engine hook: the absolute path of the file being written, or None when tracing is
+    off (a report records it, so a viewer finds the trace wherever it was written)."""
+    return session.trace_path if current_writer() is not None else None
 
 
 def closeTrace() -> None:
@@ -123,6 +132,7 @@ __all__ = [
     "close_trace",
     "createTraceChannel",
     "create_trace_channel",
+    "current_trace_path",
     "current_writer",
     "disable",
     "disableTraceChannel",

@@ -60,6 +60,9 @@ class _Session:
         self.gen = 0  # bumped per writer, so stacks left from an old writer reset
         self.resolved = False
         self.writer: PvtiWriter | None = None
+        # The writer's file as an absolute path, fixed when it is created (a later chdir
+        # must not move it): what an engine's report records.
+        self.trace_path: Path | None = None
         self.options: PvtiOptions | None = None
         self.channels: dict[str, TraceChannel] = {}
         # OS thread id -> that thread's stack, dropped when the thread ends.
@@ -126,6 +129,7 @@ def _start(options: PvtiOptions, process_name: str | None = None) -> None:
     writer.open_spans_source = open_spans
     session.options = options
     session.writer = writer
+    session.trace_path = writer.path.absolute()
     _close_at_multiprocessing_exit(session)
     session.gen += 1
     for channel in session.channels.values():
@@ -182,6 +186,7 @@ def disable() -> None:
             session.finalizer.cancel()
             session.finalizer = None
         writer, session.writer = session.writer, None
+        session.trace_path = None
         if writer is not None:
             writer.close()
 
@@ -211,7 +216,7 @@ def _after_fork_in_child() -> None:
     if writer is None:
         return
     _stop_recording()
-    session.writer = session.timer = session.finalizer = None
+    session.writer = session.timer = session.finalizer = session.trace_path = None
     writer.detach_after_fork()
     if was_recording and session.options is not None:
         _start(session.options)

@@ -17,8 +17,15 @@ from popvision_py.app.loader import BackgroundLoader
 from popvision_py.viewmodels.compare import pair_of
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.trace_compare import ComparedTraces, read_compared_traces
-from popvision_py.viewmodels.trace_open import OpenedTrace, is_trace_path, read_trace, report_traces
+from popvision_py.viewmodels.trace_open import (
+    OpenedTrace,
+    ReportTraces,
+    is_trace_path,
+    read_trace,
+    traces_of_report,
+)
 from popvision_py.views.system_trace.view import SystemTraceView
+from profiler_core.errors import ReportError
 
 if TYPE_CHECKING:
     from popvision_py.app.main_window import MainWindow
@@ -90,18 +97,35 @@ class TraceOpening(QObject):
         self.dialog = dialog
 
     def report_opened(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
-        """Show the traces written with ``opened`` (in its folder or beside it), if any;
-        comparing with ``other``, both reports' traces stacked."""
+        """Show the traces written with ``opened`` (the ones it recorded, wherever they are;
+        else in its folder or beside it), if any; comparing with ``other``, both reports'
+        traces stacked. Recorded traces that are gone are said on the page, by path."""
         if other is not None:
             self._compare_opened(opened, other)
             return
-        found = report_traces(opened.folder)
-        if found and not self.loader.busy:
-            self.view.show_message(f"Reading the host trace {', '.join(f.name for f in found)}…")
-            self.open(found, for_report=True)
+        traces = self.traces_of(opened)
+        if traces.missing and not traces.found:
+            self.opened = None
+            self.view.show_message(traces.missing_text())
+            return
+        if traces.found and not self.loader.busy:
+            names = ", ".join(f.name for f in traces.found)
+            self.view.show_message(f"Reading the host trace {names}…")
+            self.open(traces.found, for_report=True)
+            if traces.missing:
+                missing = ", ".join(str(p) for p in traces.missing)
+                self.window.statusBar().showMessage(f"Not found any more: {missing}", 10_000)
+
+    @staticmethod
+    def traces_of(opened: OpenedReport) -> ReportTraces:
+        try:
+            recorded = opened.report.header.traces
+        except ReportError:  # a damaged header: the folder's traces, as for older reports
+            recorded = []
+        return traces_of_report(opened.folder, recorded)
 
     def _compare_opened(self, a: OpenedReport, b: OpenedReport) -> None:
-        found_a, found_b = report_traces(a.folder), report_traces(b.folder)
+        found_a, found_b = self.traces_of(a).found, self.traces_of(b).found
         if not (found_a or found_b) or self.loader.busy:
             return
         pair = pair_of(a, b)

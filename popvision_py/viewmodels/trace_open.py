@@ -4,7 +4,7 @@ worker can report and cancel between (Qt-free: the app's TraceLoader runs it).""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +64,46 @@ def report_traces(folder: str | Path) -> list[Path]:
         if found:
             return found
     return []
+
+
+@dataclass(frozen=True)
+class ReportTraces:
+    """The host traces of one report: the files to show, and the recorded ones that are gone."""
+
+    found: list[Path]
+    missing: list[Path] = field(default_factory=list)
+
+    def missing_text(self) -> str:
+        """What the System Trace says of recorded traces that are gone ("" when none are)."""
+        if not self.missing:
+            return ""
+        names = "\n".join(f"  {p}" for p in self.missing)
+        return (
+            f"This report's host trace is no longer where the program wrote it:\n{names}\n\n"
+            "If it was moved, open it with File > Open trace…, or put it in or beside the "
+            "report folder."
+        )
+
+
+def traces_of_report(folder: str | Path, recorded: Sequence[str]) -> ReportTraces:
+    """The traces a report belongs with: the .pvti files its engine recorded writing
+    (``Header.traces``, absolute paths wherever PVTI_OPTIONS put them); a recorded file that
+    has moved is still found under its name in or beside the report folder. A report that
+    recorded none (older files, or tracing was off) gets the .pvti files in or beside it."""
+    folder = Path(folder)
+    # Only absolute .pvti paths: a report is read, never trusted to name other files.
+    paths = [Path(p) for p in recorded if p.endswith(".pvti") and Path(p).is_absolute()]
+    if not paths:
+        return ReportTraces(report_traces(folder))
+    found, missing = [], []
+    for path in paths:
+        moved = (place / path.name for place in (folder, folder.parent))
+        here = path if path.is_file() else next((m for m in moved if m.is_file()), None)
+        if here is None:
+            missing.append(path)
+        elif here not in found:
+            found.append(here)
+    return ReportTraces(found, missing)
 
 
 def trace_files(paths: list[Path]) -> list[Path]:

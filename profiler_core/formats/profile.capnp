@@ -55,6 +55,10 @@ struct Header {
   # and the instrumentation level ("" and empty in 1.0 files).
   framework @7 :List(Option);
   instrumentation @8 :Text;
+  # The absolute paths of the host traces (.pvti) the process was writing while the engine
+  # compiled and ran, so a viewer finds them wherever PVTI_OPTIONS put them (empty in older
+  # files and when tracing was off).
+  traces @9 :List(Text);
 }
 
 struct Target {

@@ -33,6 +33,7 @@ class Header:
     out_of_memory: bool = False
     framework: dict[str, str] = field(default_factory=dict)  # what ran on the engine
     instrumentation: str = ""  # "" when not recorded (format 1.0)
+    traces: list[str] = field(default_factory=list)  # absolute .pvti paths written alongside
 
 
 @dataclass

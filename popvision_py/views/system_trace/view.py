@@ -3,7 +3,7 @@ timeline (a flame per thread), instants above it, metric series and heatmaps bel
 same time axis, search, a selection range, event details and the call tree.
 
 The window gives it a trace with ``show_trace`` (File > Open trace…, drag-and-drop, the
-command line, or the .pvti files found with an opened report).
+command line, or the .pvti files an opened report recorded or has beside it).
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ MAX_LANES = 24  # lanes shown at once; more scroll
 NO_TRACE = (
     "No host trace is open.\n\nOpen a .pvti file, a folder of them or a Chrome trace JSON "
     "with File > Open trace… (or drop it on the window). To record one, run your program "
-    'with PVTI_OPTIONS=\'{"enable":"true","directory":"traces"}\'; a report folder shows '
-    "the .pvti files written in it or beside it."
+    'with PVTI_OPTIONS=\'{"enable":"true","directory":"traces"}\'; a report shows the '
+    ".pvti its program wrote, wherever it is (older reports: the .pvti files in or beside "
+    "the report folder)."
 )
 
 

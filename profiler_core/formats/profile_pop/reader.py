@@ -199,6 +199,7 @@ class ProfileReader:
             out_of_memory=bool(header.outOfMemory),
             framework={option.key: option.value for option in header.framework},
             instrumentation=header.instrumentation,
+            traces=[str(trace) for trace in header.traces],
         )
 
     def _decode_target(self, root: Any) -> TargetInfo:

@@ -86,6 +86,9 @@ def _build_header(message: Any, profile: ProfileData) -> None:
     out.reportId = str(header.report_id)
     out.outOfMemory = bool(header.out_of_memory)
     out.instrumentation = str(header.instrumentation)
+    traces = out.init("traces", len(header.traces))
+    for i, trace in enumerate(header.traces):
+        traces[i] = str(trace)
     for name, pairs in (("options", header.options), ("framework", header.framework)):
         options = out.init(name, len(pairs))
         for option, (key, value) in zip(options, pairs.items(), strict=True):
