@@ -1,10 +1,11 @@
 """Every engine option key the engine knows: its value type, default, and whether the engine
 honours it or accepts it without effect (so scripts written for Poplar run unchanged).
 
-The keys are Poplar's ``poplar::Engine`` options of the autoReport, debug and profiler
-families, as the Poplar and PopLibs API Reference lists them under Engine
-(https://docs.graphcore.ai/projects/poplar-api/en/latest/poplar/execution/Engine.html), and
-each added key was checked against its use in Graphcore's own material:
+The keys are ``poplar::Engine`` options of the autoReport, debug and profiler families (the
+Poplar and PopLibs API Reference documents them under Engine,
+https://docs.graphcore.ai/projects/poplar-api/en/latest/poplar/execution/Engine.html; its
+options list could not be read here, so the table holds the keys seen in use in Graphcore's
+own material, and a documented key missing from it is still refused):
 ``profiler.programs.filter``, ``profiler.blocks.filter`` and ``profiler.blocks.implicitFlush``
 in the PopVision lightweight-profiling tutorial (graphcore/tutorials,
 tutorials/popvision/lightweight_profiling); ``autoReport.outputSerializedGraph``,
