@@ -108,6 +108,21 @@ def test_graph_series_record_values_in_order(trace_dir: Path) -> None:
     assert trace.series_units == {"Loss": "nats", "Accuracy": "%"}
 
 
+def test_a_nan_or_infinite_series_value_is_kept_and_nothing_after_it_is_lost(
+    trace_dir: Path,
+) -> None:
+    loss = pvti.Graph("Loss").addSeries("train")
+    channel = pvti.createTraceChannel("App")
+    for value in (1.0, float("nan"), float("inf"), float("-inf")):
+        loss.add(value)
+    with pvti.Tracepoint(channel, "after the nan"):
+        loss.add(2.0)
+    trace = finish(trace_dir)
+    values = trace.series["Loss"]["train"][1]
+    assert np.isnan(values[1]) and values[[0, 2, 3, 4]].tolist() == [1.0, np.inf, -np.inf, 2.0]
+    assert trace.labels == ("after the nan",) and trace.warnings == ()
+
+
 def test_heatmap_samples_count_values_between_edges(trace_dir: Path) -> None:
     heatmap = pvti.HeatmapDouble("w", [0.0, 1.0, 2.0], "")
     ints = pvti.HeatmapInt64("sizes", [10, 100])

@@ -12,6 +12,7 @@ every committed row whose pages are present is read and ``incomplete`` says what
 from __future__ import annotations
 
 import contextlib
+import math
 import sqlite3
 from pathlib import Path
 
@@ -295,7 +296,13 @@ class PvtiReader:
             "SELECT rowid, series, t_ns, value FROM series_samples WHERE rowid > ? ORDER BY rowid",
             (self._last_sample,),
         )
-        table = np.fromiter(rows, _SAMPLE_DTYPE, count=len(rows))
+        # SQLite stores a NaN as NULL (format 1.1): it reads back as NaN
+        nan = math.nan
+        table = np.fromiter(
+            ((r, s, t, nan if v is None else v) for r, s, t, v in rows),
+            _SAMPLE_DTYPE,
+            count=len(rows),
+        )
         if len(table):
             self._last_sample = int(table["row"][-1])
             bad = (table["series"] < 0) | (table["series"] >= len(self.series))

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1  # 1.1: a series value may be NULL, which holds NaN
 PRODUCER = "popvision-py"
 
 #: Events per batch row at most; bigger bulk writes are split so no BLOB grows unbounded.
@@ -98,7 +98,7 @@ CREATE TABLE open_spans(thread INTEGER NOT NULL, channel INTEGER NOT NULL,
 CREATE TABLE series(id INTEGER PRIMARY KEY, graph TEXT NOT NULL, unit TEXT NOT NULL,
     name TEXT NOT NULL, UNIQUE(graph, name));
 CREATE TABLE series_samples(series INTEGER NOT NULL, t_ns INTEGER NOT NULL,
-    value REAL NOT NULL);
+    value REAL);
 CREATE TABLE heatmaps(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
     unit TEXT NOT NULL, edges BLOB NOT NULL, edges_dtype TEXT NOT NULL);
 CREATE TABLE heatmap_samples(heatmap INTEGER NOT NULL, t_ns INTEGER NOT NULL,
