@@ -10,6 +10,7 @@ import pytest
 import ipu_engine as ie
 from ipu_engine import nn, ops
 from ipu_engine.errors import OptionError, TypeMismatchError
+from profiler_core.insights import insights
 from profiler_core.report import open_report
 
 RNG = np.random.default_rng(26)
@@ -160,6 +161,21 @@ def test_a_half_models_weights_and_activations_take_two_bytes_each(tmp_path, dty
     assert found["x"] == 16 * 24 * size
     assert found["fc1/matmul"] == found["relu1/relu"] == 16 * 40 * size  # activations
     assert found["fc2/add"] == 16 * 8 * size
+
+
+def test_following_the_fp16_insight_with_model_half_removes_it(tmp_path):
+    rules = {}
+    for dtype in (np.float32, np.float16):
+        model = nn.Sequential(nn.Linear(256, 128, name="fc")).to(dtype)
+        name = np.dtype(dtype).name
+        infer = ie.inference_model(model, engine_options=report_options(tmp_path), name=name)
+        infer(np.ones((4, 256), dtype))
+        found = insights(open_report(tmp_path / name)).findings
+        rules[name] = {f.rule: f for f in found}
+    # the float32 weights (256 x 128 x 4 bytes) are named as a half candidate...
+    advice = rules["float32"]["fp16-candidates"]
+    assert {e.label: e.value for e in advice.evidence}["FP32 bytes"] == 256 * 128 * 4
+    assert "fp16-candidates" not in rules["float16"]  # ...and are half once converted
 
 
 def test_split_k_partials_take_the_partials_types_bytes(tmp_path):
