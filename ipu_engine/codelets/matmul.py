@@ -74,7 +74,10 @@ def _blocks_in_place(
     for a, b, o in _stacked(_side_by_side(blocks)):
         views = (batch.grid_view(f, g) for f, g in (("in", a), ("weights", b), ("out", o)))
         va, vb, vo = views
-        vo[...] = block_product(va, vb, partials)
+        if va.dtype == vo.dtype == np.float32:
+            np.matmul(va, vb, out=vo)  # float in, float out: no temporary
+        else:
+            vo[...] = block_product(va, vb, partials)
     return True
 
 
