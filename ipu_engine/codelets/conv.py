@@ -8,8 +8,9 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
-from ipu_engine.model.constants import MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
-from ipu_engine.types import UNSIGNED_INT, Type
+from ipu_engine.codelets.matmul import block_product
+from ipu_engine.model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
+from ipu_engine.types import FLOAT, HALF, UNSIGNED_INT, Type
 from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 _STATE = (
@@ -33,6 +34,7 @@ class ConvPartialVertex(Vertex):
 
     supervisor = True
     code_bytes = 3200
+    partials_type: Type = FLOAT  # what the AMP accumulates in
 
     @classmethod
     def _macs(cls, sizes: VertexSizes) -> np.ndarray:
@@ -49,7 +51,8 @@ class ConvPartialVertex(Vertex):
     @classmethod
     def estimate_cycles(cls, sizes: VertexSizes) -> np.ndarray:
         dtype = cls.fields["in"].type
-        macs = MACS_PER_CYCLE.get(dtype.name if dtype else "float", MACS_PER_CYCLE["float"])
+        key = (dtype.name if dtype else "float", cls.partials_type.name)
+        macs = AMP_MACS_PER_CYCLE.get(key, AMP_MACS_PER_CYCLE["float", "float"])
         return SUPERVISOR_OVERHEAD_CYCLES + cls._macs(sizes) / macs
 
     @classmethod
@@ -58,7 +61,15 @@ class ConvPartialVertex(Vertex):
 
 
 @functools.cache
-def conv_partial(dtype: Type) -> type[Vertex]:
+def conv_partial(
+    dtype: Type, partials_type: Type | None = None, out_type: Type | None = None
+) -> type[Vertex]:
+    """The convolution codelet for ``dtype`` accumulating in ``partials_type`` (float
+    unless half is asked for half inputs), writing ``out_type`` (default: the partials')."""
+    partials_type = HALF if dtype == HALF and partials_type == HALF else FLOAT
+    out_type = out_type or partials_type
+    accumulate = partials_type.numpy_dtype
+
     def compute_batch(cls: type, batch: VertexBatch) -> None:
         state = {k: batch.state(k).astype(np.int64) for k in _STATE}
         for i in range(batch.count):
@@ -74,13 +85,18 @@ def conv_partial(dtype: Type) -> type[Vertex]:
             # (rows, cols, c, kh, kw) -> (pixels, kh * kw * c), as the weights are laid out
             patches = windows.transpose(0, 1, 3, 4, 2).reshape(-1, kh * kw * c)
             weights = batch.vertex_values("weights", i).reshape(kh * kw * c, f)
-            batch.set_vertex_values("out", i, (patches @ weights).reshape(-1))
+            product = block_product(patches, weights, accumulate)
+            batch.set_vertex_values("out", i, product.reshape(-1))
 
+    names = f"{dtype.name},{partials_type.name}"
+    if out_type != partials_type:  # results rounded to the output type as they are written
+        names += f",{out_type.name}"
     attrs = {
         "in_": Input(dtype),
         "weights": Input(dtype),
-        "out": Output(dtype),
-        "type_name": f"poplin::ConvPartialnx1<{dtype.name},{dtype.name}>",
+        "out": Output(out_type),
+        "partials_type": partials_type,
+        "type_name": f"poplin::ConvPartialnx1<{names}>",
         "compute_batch": classmethod(compute_batch),
     }
     attrs.update({name: State(UNSIGNED_INT, 1) for name in _STATE})

@@ -1,4 +1,9 @@
-"""The matmul partial codelet: one tile's block product ``out = in @ weights``."""
+"""The matmul partial codelet: one tile's block product ``out = in @ weights``.
+
+Half inputs are multiplied in the precision Poplar's ``partialsType`` names: with float
+partials every product is accumulated in float32 and rounded once when written; with half
+partials the running sum is rounded to half after each multiply-accumulate along ``k``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,8 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
-from ipu_engine.model.constants import MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
-from ipu_engine.types import UNSIGNED_INT, Type
+from ipu_engine.model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
+from ipu_engine.types import FLOAT, HALF, UNSIGNED_INT, Type
 from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 
@@ -17,12 +22,14 @@ class MatMulPartialVertex(Vertex):
 
     supervisor = True
     code_bytes = 2400
+    partials_type: Type = FLOAT  # what the AMP accumulates in
 
     @classmethod
     def estimate_cycles(cls, sizes: VertexSizes) -> np.ndarray:
         m, k, n = (sizes.state(s).astype(np.float64) for s in ("m", "k", "n"))
         dtype = cls.fields["in"].type
-        macs = MACS_PER_CYCLE.get(dtype.name if dtype else "float", MACS_PER_CYCLE["float"])
+        key = (dtype.name if dtype else "float", cls.partials_type.name)
+        macs = AMP_MACS_PER_CYCLE.get(key, AMP_MACS_PER_CYCLE["float", "float"])
         return SUPERVISOR_OVERHEAD_CYCLES + m * n * k / macs
 
     @classmethod
@@ -34,7 +41,21 @@ class MatMulPartialVertex(Vertex):
 Matrix = tuple[int, int, int, int]  # first address, rows, columns, row stride
 
 
-def _blocks_in_place(batch: VertexBatch, m: np.ndarray, k: np.ndarray, n: np.ndarray) -> bool:
+def block_product(a: np.ndarray, b: np.ndarray, partials: np.dtype) -> np.ndarray:
+    """``a @ b`` (stacks of matrices) accumulated in ``partials``: float32 sums rounded
+    once by the caller's store, or half sums rounded after every multiply-accumulate."""
+    a32, b32 = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
+    if partials != np.float16 or a.dtype != np.float16:
+        return np.matmul(a32, b32)
+    acc = np.zeros((*a.shape[:-1], b.shape[-1]), dtype=np.float16)
+    for j in range(a.shape[-1]):  # exact half x half product, one rounding per step
+        acc = (acc + a32[..., j : j + 1] * b32[..., j : j + 1, :]).astype(np.float16)
+    return acc
+
+
+def _blocks_in_place(
+    batch: VertexBatch, m: np.ndarray, k: np.ndarray, n: np.ndarray, partials: np.dtype
+) -> bool:
     """Each vertex's product straight from and into engine memory when its edges are
     blocks of matrices (the planner's layout): no gathered copies of the operands.
     Vertices whose blocks lie side by side or one under the other run as one product."""
@@ -53,7 +74,10 @@ def _blocks_in_place(batch: VertexBatch, m: np.ndarray, k: np.ndarray, n: np.nda
     for a, b, o in _stacked(_side_by_side(blocks)):
         views = (batch.grid_view(f, g) for f, g in (("in", a), ("weights", b), ("out", o)))
         va, vb, vo = views
-        np.matmul(va, vb, out=vo)
+        if va.dtype == vo.dtype == np.float32:
+            np.matmul(va, vb, out=vo)  # float in, float out: no temporary
+        else:
+            vo[...] = block_product(va, vb, partials)
     return True
 
 
@@ -120,10 +144,19 @@ def _lengthened(top: Matrix, bottom: Matrix) -> Matrix | None:
 
 
 @functools.cache
-def matmul_partial(dtype: Type) -> type[Vertex]:
+def matmul_partial(
+    dtype: Type, partials_type: Type | None = None, out_type: Type | None = None
+) -> type[Vertex]:
+    """The block-product codelet for ``dtype`` inputs accumulating in ``partials_type``
+    (float unless half is asked for half inputs), writing ``out_type`` (default: the
+    partials type: a split ``k`` keeps its partials in it for the reduction)."""
+    partials_type = HALF if dtype == HALF and partials_type == HALF else FLOAT
+    out_type = out_type or partials_type
+    accumulate = partials_type.numpy_dtype
+
     def compute_batch(cls: type, batch: VertexBatch) -> None:
         m, k, n = (batch.state(s).astype(np.int64) for s in ("m", "k", "n"))
-        if _blocks_in_place(batch, m, k, n):
+        if _blocks_in_place(batch, m, k, n, accumulate):
             return
         shapes = np.stack([m, k, n], axis=1)
         a_off, b_off, o_off = (batch.offsets(f)[:-1] for f in ("in", "weights", "out"))
@@ -135,20 +168,26 @@ def matmul_partial(dtype: Type) -> type[Vertex]:
             a_idx = a_off[sel, None] + np.arange(mm * kk)
             b_idx = b_off[sel, None] + np.arange(kk * nn)
             o_idx = o_off[sel, None] + np.arange(mm * nn)
-            prod = np.matmul(a[a_idx].reshape(-1, mm, kk), b[b_idx].reshape(-1, kk, nn))
+            prod = block_product(
+                a[a_idx].reshape(-1, mm, kk), b[b_idx].reshape(-1, kk, nn), accumulate
+            )
             out[o_idx] = prod.reshape(len(sel), mm * nn)
 
+    names = f"{dtype.name},{partials_type.name}"
+    if out_type != partials_type:  # results rounded to the output type as they are written
+        names += f",{out_type.name}"
     cls = type(
         "MatMulPartial",
         (MatMulPartialVertex,),
         {
             "in_": Input(dtype),
             "weights": Input(dtype),
-            "out": Output(dtype),
+            "out": Output(out_type),
             "m": State(UNSIGNED_INT, 1),
             "k": State(UNSIGNED_INT, 1),
             "n": State(UNSIGNED_INT, 1),
-            "type_name": f"poplin::MatMulPartial<{dtype.name},{dtype.name}>",
+            "partials_type": partials_type,
+            "type_name": f"poplin::MatMulPartial<{names}>",
             "compute_batch": classmethod(compute_batch),
         },
     )

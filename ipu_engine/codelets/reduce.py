@@ -55,10 +55,16 @@ class ReduceVertex(Vertex):
 
 
 @functools.cache
-def reduce_codelet(op: str, dtype: Type, partials_major: bool = False) -> type[Vertex]:
+def reduce_codelet(
+    op: str, dtype: Type, partials_major: bool = False, out_type: Type | None = None
+) -> type[Vertex]:
     """The reduce codelet of ``op`` on ``dtype``. ``partials_major``: a vertex's inputs
     are its first partial of every output, then its second, ... (so that they are runs of
-    a partials tensor); the same vertex to the model, another inner loop to the engine."""
+    a partials tensor); the same vertex to the model, another inner loop to the engine.
+    ``out_type`` (default ``dtype``): results are reduced in ``dtype`` and rounded to it
+    (float matmul partials into a half output)."""
+    out_type = out_type or dtype
+    types = dtype.name if out_type == dtype else f"{dtype.name},{out_type.name}"
     ufunc = REDUCE_UFUNCS[op]
     square = op == "SQUARE_ADD"
 
@@ -90,11 +96,11 @@ def reduce_codelet(op: str, dtype: Type, partials_major: bool = False) -> type[V
         (ReduceVertex,),
         {
             "in_": Input(dtype),
-            "out": Output(dtype),
+            "out": Output(out_type),
             "numPartials": State(UNSIGNED_INT, 1),
             "scale": State(FLOAT, 1.0),
             "op": op,
-            "type_name": f"popops::Reduce<popops::ReduceOperation::{op},{dtype.name}>",
+            "type_name": f"popops::Reduce<popops::ReduceOperation::{op},{types}>",
             "compute_batch": classmethod(
                 compute_partials_major if partials_major else compute_batch
             ),

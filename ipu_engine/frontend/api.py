@@ -50,7 +50,7 @@ def trace_function(
 ) -> TracedFunction:
     """Run ``fn`` on placeholders of the given (shape, type) and record what it does."""
     pipelined = options.execution_strategy == "pipelined"
-    trace = Trace(options.ipus_per_replica, options.target_text(), pipelined_blocks=pipelined)
+    trace = Trace(options.ipus_per_replica, options.target_text(), pipelined, options.partials_type)
     names = list(names or _argument_names(fn, len(specs)))
     with tracing(trace):
         placeholders = [

@@ -165,7 +165,8 @@ class GraphBuilder:
 
     def _op_matmul(self, node: Node, ipu: int) -> Tensor:
         a, b = self.args(node, ipu)
-        return poplin.mat_mul(self.graph, a, b, self.prog, node.name)
+        options = {"partialsType": node.attrs.get("partials_type", "float")}
+        return poplin.mat_mul(self.graph, a, b, self.prog, node.name, options)
 
     def _op_reduce(self, node: Node, ipu: int) -> Tensor:
         (a,) = self.args(node, ipu)

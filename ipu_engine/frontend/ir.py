@@ -80,6 +80,7 @@ class Trace:
     ipus_per_replica: int | None = None  # known when the target is given up front
     target_text: str = ""
     pipelined_blocks: bool = True  # layers' blocks become pipeline stages (else shards)
+    partials_type: str = "float"  # what half matmul products accumulate in, by default
     nodes: list[Node] = field(default_factory=list)
     inputs: list[Node] = field(default_factory=list)
     params: dict[str, Node] = field(default_factory=dict)

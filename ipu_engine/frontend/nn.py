@@ -2,7 +2,8 @@
 ``Softmax`` and ``Sequential``, the ``CrossEntropyLoss`` and ``MSELoss`` losses, and
 ``begin_block`` to place layers on IPUs.
 
-Weights are host numpy arrays (``Linear.weight`` is [in, out]: ``y = x @ W + b``). Calling
+Weights are host numpy arrays (``Linear.weight`` is [in, out]: ``y = x @ W + b``), float32
+unless made float16 (``Linear(..., dtype=np.float16)`` or ``model.half()``). Calling
 a layer on a traced tensor records its forward ops and, on the trace's tape, what its
 backward needs; ``backward`` then writes every gradient with traced ops too, so the
 gradients are explicit library ops in the graph, under ``<layer>/grad`` scopes.
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.debug import current_scopes, name_scope
-from ipu_engine.errors import GraphError, ShapeError
+from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.frontend import ops
 from ipu_engine.frontend.ir import (
     TapeEntry,
@@ -27,10 +28,26 @@ from ipu_engine.frontend.ir import (
     placed,
     shard,
 )
-from ipu_engine.frontend.traced import TracedTensor, active_trace, user_line
-from ipu_engine.types import FLOAT
+from ipu_engine.frontend.traced import TracedTensor, active_trace, element_type_of, user_line
 
 Grads = dict[str, TracedTensor]
+
+
+WEIGHT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32))
+
+
+def weight_dtype(dtype: Any, what: str) -> np.dtype:
+    """``dtype`` if weights can be held in it (float16 or float32), else a clear error."""
+    try:
+        result = np.dtype(dtype)
+    except TypeError:
+        result = None
+    if result is None or result not in WEIGHT_DTYPES:
+        raise TypeMismatchError(
+            f"{what}: weights are float16 or float32, not {dtype!r}; use np.float16 "
+            "(half) or np.float32"
+        )
+    return result
 
 
 class Layer:
@@ -41,6 +58,8 @@ class Layer:
     named by where they live -- ``<layer>.<attribute>.weight`` -- as PyTorch's
     ``named_parameters()`` names them.
     """
+
+    weight_attributes: tuple[str, ...] = ()  # the attributes holding its weight arrays
 
     def __init__(self, name: str | None = None) -> None:
         self.name = name or type(self).__name__.lower()
@@ -68,6 +87,24 @@ class Layer:
         for child in self.children():
             own.update(child.parameters())
         return {f"{self.name}.{k}": v for k, v in own.items()}
+
+    def to(self, dtype: Any) -> Layer:
+        """PyTorch's ``module.to(dtype)``: this layer's and the layers it holds' weights
+        cast to ``dtype`` (float16 or float32), in place; returns the layer."""
+        target = weight_dtype(dtype, f"{self.name}.to")
+        for layer in self.children():
+            layer.to(target)
+        for attribute in self.weight_attributes:
+            setattr(self, attribute, getattr(self, attribute).astype(target))
+        return self
+
+    def half(self) -> Layer:
+        """PyTorch's ``module.half()``: float16 weights here and in every sublayer."""
+        return self.to(np.float16)
+
+    def float(self) -> Layer:
+        """PyTorch's ``module.float()``: float32 weights here and in every sublayer."""
+        return self.to(np.float32)
 
     def load_parameters(self, values: dict[str, np.ndarray]) -> None:
         for name, array in self.parameters().items():
@@ -106,17 +143,26 @@ def begin_block(layer: Layer, ipu_id: int) -> Layer:
 
 
 class Linear(Layer):
-    """``y = x @ weight + bias`` with weights drawn as PyTorch does, U(-1/sqrt(in), 1/sqrt(in))."""
+    """``y = x @ weight + bias`` with weights drawn as PyTorch does, U(-1/sqrt(in), 1/sqrt(in)),
+    held in ``dtype`` (float32, or float16 for a half model)."""
+
+    weight_attributes = ("weight", "bias")
 
     def __init__(
-        self, in_features: int, out_features: int, name: str | None = None, seed: int | None = None
+        self,
+        in_features: int,
+        out_features: int,
+        name: str | None = None,
+        seed: int | None = None,
+        dtype: Any = np.float32,
     ) -> None:
         super().__init__(name)
+        target = weight_dtype(dtype, name or "Linear")
         rng = np.random.default_rng(seed)
         bound = 1.0 / np.sqrt(in_features)
         shape = (in_features, out_features)
-        self.weight = rng.uniform(-bound, bound, shape).astype(np.float32)
-        self.bias = rng.uniform(-bound, bound, out_features).astype(np.float32)
+        self.weight = rng.uniform(-bound, bound, shape).astype(target)
+        self.bias = rng.uniform(-bound, bound, out_features).astype(target)
 
     def local_parameters(self) -> dict[str, np.ndarray]:
         return {"weight": self.weight, "bias": self.bias}
@@ -227,7 +273,7 @@ def _block(trace: Trace, stage: int, ipu: int | None) -> Iterator[None]:
 def _param(trace: Trace, short_name: str, value: np.ndarray) -> TracedTensor:
     """The layer's weight, named by the scopes it is called in (``encoder.fc1.weight``)."""
     name = ".".join((*current_scopes(), short_name))
-    return TracedTensor(trace, trace.param(name, value, FLOAT))
+    return TracedTensor(trace, trace.param(name, value, element_type_of(value.dtype)))
 
 
 class CrossEntropyLoss(Layer):
@@ -284,6 +330,14 @@ def backward(trace: Trace) -> Grads:
             name_scope("grad"),
         ):
             grad, weight_grads = entry.layer.backward(entry.saved, grad, need_input)
+            weight_grads = {n: _like_weight(trace, n, g) for n, g in weight_grads.items()}
         grads |= weight_grads
         expected = entry.inputs[0] if entry.inputs else expected
     return grads
+
+
+def _like_weight(trace: Trace, name: str, grad: TracedTensor) -> TracedTensor:
+    """A weight's gradient in the weight's type (a float32 loss over a half model gives
+    float32 gradients; the half weights' update takes them in half, as PyTorch's autograd)."""
+    weight_type = trace.params[name].type
+    return grad if grad.dtype == weight_type else grad.astype(weight_type)

@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.errors import ShapeError, TypeMismatchError
+from ipu_engine.errors import OptionError, ShapeError, TypeMismatchError
 from ipu_engine.frontend.traced import (
     TracedTensor,
     active_trace,
     as_node,
     binary,
     normalise_axes,
+    promoted,
     reduce,
     unary,
     user_line,
@@ -170,10 +171,29 @@ def index(x: TracedTensor, key: Any) -> TracedTensor:
     return x._new("slice", (x.node,), shape, x.dtype, {"key": key})
 
 
-def matmul(a: Any, b: Any) -> TracedTensor:
-    """``a @ b`` for 1-D and 2-D operands, as numpy (a 1-D side is a row or a column)."""
+PARTIALS_TYPES = ("float", "half")
+
+
+def check_partials_type(value: Any, where: str) -> str:
+    """``value`` as a partials type name, or an OptionError saying what is allowed."""
+    if value not in PARTIALS_TYPES:
+        raise OptionError(
+            f"{where}: partials_type must be 'float' or 'half' (what half matmul products "
+            f"accumulate in), got {value!r}"
+        )
+    return value
+
+
+def matmul(a: Any, b: Any, partials_type: str | None = None) -> TracedTensor:
+    """``a @ b`` for 1-D and 2-D operands, as numpy (a 1-D side is a row or a column).
+
+    Half operands give a half result; ``partials_type`` ("float" or "half", default the
+    options' ``partials_type``) is what their products accumulate in (poplin's
+    ``partialsType``)."""
     trace = active_trace(a, b)
-    na, nb = as_node(trace, a), as_node(trace, b)
+    na, nb = promoted(trace, as_node(trace, a), as_node(trace, b))
+    if partials_type is not None:
+        check_partials_type(partials_type, user_line())
     if not na.type.is_float or na.type != nb.type:
         raise TypeMismatchError(
             f"{user_line()}: cannot multiply {na.describe()} by {nb.describe()}: "
@@ -195,7 +215,8 @@ def matmul(a: Any, b: Any) -> TracedTensor:
     lhs = ta.reshape(1, k_a) if len(na.shape) == 1 else ta
     rhs = tb.reshape(k_b, 1) if len(nb.shape) == 1 else tb
     shape = (lhs.shape[0], rhs.shape[1])
-    out = lhs._new("matmul", (lhs.node, rhs.node), shape, na.type)
+    partials = partials_type or trace.partials_type
+    out = lhs._new("matmul", (lhs.node, rhs.node), shape, na.type, {"partials_type": partials})
     final = tuple(
         d for d, keep in ((shape[0], len(na.shape) == 2), (shape[1], len(nb.shape) == 2)) if keep
     )

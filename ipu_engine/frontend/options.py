@@ -30,6 +30,7 @@ class Options:
     engine_options: Mapping[str, Any] | None = None  # Poplar engine options, e.g. autoReport
     name: str | None = None  # the engine program's name (its report folder)
     execution_strategy: str = "pipelined"  # what nn.begin_block blocks are: or "sharded"
+    partials_type: str = "float"  # what half matmul products accumulate in: or "half"
 
     def __post_init__(self) -> None:
         for key in ("device_iterations", "replication_factor", "gradient_accumulation"):
@@ -40,6 +41,11 @@ class Options:
             raise OptionError(
                 f"option 'execution_strategy' must be 'pipelined' or 'sharded', got "
                 f"{self.execution_strategy!r}"
+            )
+        if self.partials_type not in ("float", "half"):
+            raise OptionError(
+                f"option 'partials_type' must be 'float' or 'half' (what half matmul products "
+                f"accumulate in, Poplar's partialsType), got {self.partials_type!r}"
             )
         if self.num_ipus is not None and (not isinstance(self.num_ipus, int) or self.num_ipus < 1):
             raise OptionError(f"option 'num_ipus' must be an integer >= 1, got {self.num_ipus!r}")

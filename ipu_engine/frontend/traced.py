@@ -3,7 +3,8 @@
 A ``TracedTensor`` has a shape and an element type but no values; its numpy-style
 operators record ops in the current trace, checking shapes (numpy broadcasting) and
 types as numpy would, so that a mistake is reported at the user's line:
-``model.py:12: cannot add float[3,4] and float[5]``.
+``model.py:12: cannot add float[3,4] and float[5]``. float16 stays half (half op half is
+half); half op float32 is float32, and Python scalars take the tensor's type (NEP 50).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from ipu_engine.debug import caller_location
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.frontend.ir import Node, Trace, current_trace, where
-from ipu_engine.types import FLOAT, INT, Type
+from ipu_engine.types import FLOAT, HALF, INT, Type
 
 _VERBS = {
     "add": "add",
@@ -203,8 +204,12 @@ def user_line() -> str:
 
 
 def element_type_of(dtype: Any) -> Type:
-    """float32 and int32 are the types traced code computes in (numpy's wider ones narrow)."""
-    kind = np.dtype(dtype.numpy_dtype if isinstance(dtype, Type) else dtype).kind
+    """half, float32 and int32 are the types traced code computes in (numpy's wider
+    floats narrow to float32, wider integers to int32)."""
+    np_dtype = np.dtype(dtype.numpy_dtype if isinstance(dtype, Type) else dtype)
+    kind = np_dtype.kind
+    if np_dtype == np.float16:
+        return HALF
     if kind == "f":
         return FLOAT
     if kind in "iu":
@@ -235,7 +240,8 @@ def as_node(trace: Trace, value: Any, like: Type | None = None) -> Node:
             f"{user_line()}: cannot use {type(value).__name__} {value!r} in a tensor op"
         )
     array = np.asarray(value)
-    if like is not None and array.ndim == 0 and isinstance(value, int | float):
+    weak = isinstance(value, int | float) and not isinstance(value, np.generic)
+    if like is not None and array.ndim == 0 and weak:
         if like == INT and isinstance(value, float) and not float(value).is_integer():
             raise TypeMismatchError(f"{user_line()}: cannot combine int tensors with {value!r}")
         elem_type = like
@@ -245,10 +251,25 @@ def as_node(trace: Trace, value: Any, like: Type | None = None) -> Node:
     return trace.add("const", (), array.shape, elem_type, {"value": array}, "constant")
 
 
+def promoted(trace: Trace, na: Node, nb: Node) -> tuple[Node, Node]:
+    """Two float operands in one type, as numpy promotes them: half with float32 is
+    float32 (the half side is cast first); other types are left as they are."""
+    if na.type == nb.type or not (na.type.is_float and nb.type.is_float):
+        return na, nb
+    wider = FLOAT if FLOAT in (na.type, nb.type) else na.type
+
+    def cast(node: Node) -> Node:
+        if node.type == wider:
+            return node
+        return trace.add("cast", (node,), node.shape, wider, {"type": wider}, "cast")
+
+    return cast(na), cast(nb)
+
+
 def binary(op: str, a: Any, b: Any) -> TracedTensor:
     trace = active_trace(a, b)
     like = next(v.dtype for v in (a, b) if isinstance(v, TracedTensor))
-    na, nb = as_node(trace, a, like), as_node(trace, b, like)
+    na, nb = promoted(trace, as_node(trace, a, like), as_node(trace, b, like))
     verb = _VERBS[op]
     if na.type != nb.type:
         raise TypeMismatchError(

@@ -64,7 +64,11 @@ class TrainingModel:
             f"device_iterations={o.device_iterations} x gradient_accumulation="
             f"{o.gradient_accumulation} x replication_factor={o.replication_factor}"
         )
-        label_type = INT if isinstance(self.loss_fn, CrossEntropyLoss) else FLOAT
+        # class labels are int; regression targets keep their float type (half or float)
+        if isinstance(self.loss_fn, CrossEntropyLoss):
+            label_type = INT
+        else:
+            label_type = element_type_of(labels.dtype) if labels.dtype.kind == "f" else FLOAT
         signature = (
             (micro_batch_shape(x, per_call, "the input batch", counts), element_type_of(x.dtype)),
             (micro_batch_shape(labels, per_call, "the labels", counts), label_type),
@@ -82,7 +86,7 @@ class TrainingModel:
     def _compile(self, signature: tuple) -> None:
         o = self.options
         pipelined = o.execution_strategy == "pipelined"
-        trace = Trace(o.ipus_per_replica, o.target_text(), pipelined_blocks=pipelined)
+        trace = Trace(o.ipus_per_replica, o.target_text(), pipelined, o.partials_type)
         (x_shape, x_type), (y_shape, y_type) = signature
         with tracing(trace):
             x = TracedTensor(trace, trace.input(x_shape, x_type, "x"))

@@ -35,6 +35,15 @@ MACS_PER_CYCLE = {"float": 16, "half": 64}
 """Multiply-accumulates per tile per cycle of the AMP unit, from the GC200 brief:
 250e12 FLOPS fp16 / (1472 tiles x 1.33e9 Hz) = 128 FLOPs = 64 MACs; fp32 a quarter of it."""
 
+AMP_MACS_PER_CYCLE = {
+    ("float", "float"): MACS_PER_CYCLE["float"],
+    ("half", "float"): MACS_PER_CYCLE["half"] // 2,
+    ("half", "half"): MACS_PER_CYCLE["half"],
+}
+"""The AMP's rate by (input type, partials type): the GC200's 64 MACs are fp16.16 (half
+partials); accumulating half products in float uses half the conv units (PopLibs' device
+model: 8 fp16-accumulating vs 4 fp32-accumulating conv units per tile), so 32."""
+
 VERTEX_OVERHEAD_CYCLES = 30
 """Cycles a worker spends entering a vertex and reading its state (our estimate, in line
 with PopLibs estimators' constant terms of 20-50 cycles)."""

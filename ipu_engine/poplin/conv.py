@@ -5,7 +5,8 @@ The plan (``plan_convolution``) cuts each image's output rows, the output channe
 the input channels into blocks, one ``ConvPartial`` vertex per tile; when the input
 channels are split, the partials are summed on the output's tiles as ``mat_mul`` does.
 Edges are runs of the input rows each vertex sees (its halo included), of its weights
-and of its output block.
+and of its output block. ``partialsType`` chooses what half products accumulate in, as
+for ``mat_mul``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
-from ipu_engine.poplin.matmul import _memory_proportion, _reduce_partials
+from ipu_engine.poplin.matmul import _memory_proportion, _reduce_partials, partials_type
 from ipu_engine.poplin.planner import _splits
 from ipu_engine.popops.reduce import reduce_to
 from ipu_engine.program import Execute
@@ -155,11 +156,13 @@ def convolution(
     )  # fmt: skip
     args = {"in": list(inp.shape), "weights": list(weights.shape), "stride": stride, "padding": pad}
     args["plan"] = [plan.row_blocks, plan.out_chan_blocks, plan.in_chan_blocks]
+    partials = partials_type(options, inp.type)
+    args["partialsType"] = partials.name
     with op_context(graph, api, debug_prefix, args) as debug_id:
         out = graph.add_variable(
             inp.type, [n, shape.out_height, shape.out_width, f], debug_prefix or "conv"
         )
-        _build(graph, plan, shape, inp, weights, out, prog, debug_id)
+        _build(graph, plan, shape, inp, weights, out, prog, debug_id, partials)
     return out
 
 
@@ -168,7 +171,7 @@ def _bounds(size: int, block: int) -> np.ndarray:
     return np.stack([starts, np.minimum(starts + block, size)], axis=1)
 
 
-def _build(graph, plan, shape, inp, weights, out, prog, debug_id) -> None:  # noqa: ANN001
+def _build(graph, plan, shape, inp, weights, out, prog, debug_id, partials_type) -> None:  # noqa: ANN001
     s = shape
     oh, ow = s.out_height, s.out_width
     rows, fch, cch = (
@@ -216,7 +219,7 @@ def _build(graph, plan, shape, inp, weights, out, prog, debug_id) -> None:  # no
         out_tiles[a:b, e:g] = block_tiles[share].reshape(b - a, g - e)
     graph.set_tile_mapping_array(out, out_tiles)
     if split:
-        partials = graph.add_variable(inp.type, [len(cch), m, s.out_chans], "partials")
+        partials = graph.add_variable(partials_type, [len(cch), m, s.out_chans], "partials")
         as_rows = partials.reshape([len(cch) * m, s.out_chans])
         out_col = EdgeColumn.from_blocks(as_rows, d * m + out_r0, d * m + out_r1, f0, f1)
         runs, run_edge = out_col.edge_runs()
@@ -225,7 +228,10 @@ def _build(graph, plan, shape, inp, weights, out, prog, debug_id) -> None:  # no
         out_col = EdgeColumn.from_blocks(out.reshape([m, s.out_chans]), out_r0, out_r1, f0, f1)
     cs = graph.add_compute_set("Conv/Convolve")
     block = graph.add_vertex_block(
-        cs, conv_partial(inp.type), tiles, {"in": in_col, "weights": weights_col, "out": out_col}
+        cs,
+        conv_partial(inp.type, partials_type, partials_type if split else out.type),
+        tiles,
+        {"in": in_col, "weights": weights_col, "out": out_col},
     )
     state = {
         "outRows": r1 - r0, "inRows": ih1 - ih0, "padTop": pad_top, "width": s.width,

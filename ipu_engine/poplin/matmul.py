@@ -2,7 +2,8 @@
 
 The plan (see ``planner``) gives each tile one block product in a ``Convolve`` compute
 set; when the shared dimension is split, a ``Reduce`` compute set sums the partials
-on the tiles of the output blocks.
+on the tiles of the output blocks. The ``partialsType`` option ("float", the default as
+in Poplar, or "half") is what half products accumulate in, and the partials' type.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
 from ipu_engine.runs import Runs
 from ipu_engine.tensor import Tensor
+from ipu_engine.types import FLOAT, HALF, Type
 from ipu_engine.vertices import EdgeColumn
 
 _OPTIONS = {"availableMemoryProportion", "partialsType", "fullyConnectedPass"}
@@ -45,6 +47,16 @@ def _memory_proportion(options: Mapping[str, Any] | None) -> float:
             f"{options.get('availableMemoryProportion')!r}"
         )
     return value
+
+
+def partials_type(options: Mapping[str, Any] | None, input_type: Type) -> Type:
+    """The type products accumulate in: the ``partialsType`` option ("float" or "half",
+    Poplar's names) for half inputs; float inputs always accumulate in float."""
+    value = (options or {}).get("partialsType", "float")
+    name = value.name if isinstance(value, Type) else str(value).lower()
+    if name not in ("float", "half"):
+        raise GraphError(f"poplin::matMul: partialsType must be 'float' or 'half', got {value!r}")
+    return HALF if name == "half" and input_type == HALF else FLOAT
 
 
 def mat_mul_plan(
@@ -85,11 +97,13 @@ def mat_mul(
     if a.type.numpy_dtype.kind != "f":
         raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
     plan = mat_mul_plan(graph, a, b, options)
+    partials = partials_type(options, a.type)
     m, n = a.shape[0], b.shape[1]
     args = {"A": list(a.shape), "B": list(b.shape), "plan": [plan.sm, plan.sn, plan.sk]}
+    args["partialsType"] = partials.name
     with op_context(graph, api, debug_prefix, args) as debug_id:
         out = graph.add_variable(a.type, [m, n], debug_prefix or "matmul")
-        _build(graph, plan, a, b, out, prog, debug_id)
+        _build(graph, plan, a, b, out, prog, debug_id, partials)
     return out
 
 
@@ -105,6 +119,7 @@ def _build(
     out: Tensor,
     prog: SequenceProgram,
     debug_id: int,
+    partials_type: Type = FLOAT,
 ) -> None:
     m, k = a.shape
     n = b.shape[1]
@@ -141,7 +156,7 @@ def _build(
     in_col = EdgeColumn.from_blocks(a, r0, r1, k0, k1)
     weights_col = EdgeColumn.from_blocks(b, k0, k1, c0, c1)
     if split_k:
-        partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
+        partials = graph.add_variable(partials_type, [len(depth), m, n], "partials")
         as_rows = partials.reshape([len(depth) * m, n])
         out_col = EdgeColumn.from_blocks(as_rows, d * m + r0, d * m + r1, c0, c1)
         runs, run_edge = out_col.edge_runs()
@@ -151,7 +166,7 @@ def _build(
     cs = graph.add_compute_set("Conv_1/Convolve")
     block = graph.add_vertex_block(
         cs,
-        matmul_partial(a.type),
+        matmul_partial(a.type, partials_type, partials_type if split_k else out.type),
         tiles,
         {"in": in_col, "weights": weights_col, "out": out_col},
     )
@@ -218,7 +233,7 @@ def _reduce_partials(
     cs = graph.add_compute_set("Reduce")
     block = graph.add_vertex_block(
         cs,
-        reduce_codelet("ADD", partials.type, partials_major=True),
+        reduce_codelet("ADD", partials.type, partials_major=True, out_type=out.type),
         run_tile[vstart],
         {"in": in_col, "out": out_col},
     )

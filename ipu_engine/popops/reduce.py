@@ -105,7 +105,7 @@ def _build(graph, t, out, in_addr, in_tiles, op_name, scale, prog, debug_id) -> 
     pair_output = pair_key // graph.target.num_tiles
     pair_tile = (pair_key % graph.target.num_tiles).astype(np.int32)
     pair_size = np.diff(np.r_[pair_start, key_sorted.size])
-    codelet = reduce_codelet(op_name, t.type)
+    codelet = reduce_codelet(op_name, t.type, out_type=out.type)
     if pair_key.size == n_out:
         # every output's inputs share a tile: reduce there, straight into the output
         cs = graph.add_compute_set("Reduce")
@@ -136,12 +136,21 @@ def _build(graph, t, out, in_addr, in_tiles, op_name, scale, prog, debug_id) -> 
     partial_addr = partials.flat_addr()
     cs1 = graph.add_compute_set("Reduce/stage1")
     _add_reduce_vertices(
-        graph, cs1, codelet, pair_tile, pair_size, in_addr.reshape(-1)[order], partial_addr, 1.0
+        graph,
+        cs1,
+        reduce_codelet(op_name, t.type),
+        pair_tile,
+        pair_size,
+        in_addr.reshape(-1)[order],
+        partial_addr,
+        1.0,
     )
     add_program(prog, Execute(cs1), debug_id)
     # stage 2: the partials of each output, reduced on the output's tile
     counts = np.bincount(pair_output, minlength=n_out)
-    codelet2 = reduce_codelet("ADD" if op_name == "SQUARE_ADD" else op_name, t.type)
+    codelet2 = reduce_codelet(
+        "ADD" if op_name == "SQUARE_ADD" else op_name, t.type, out_type=out.type
+    )
     cs2 = graph.add_compute_set("Reduce/stage2")
     _add_reduce_vertices(graph, cs2, codelet2, out_tiles, counts, partial_addr, out_addr, scale)
     add_program(prog, Execute(cs2), debug_id)
