@@ -115,3 +115,10 @@ def test_a_layer_of_layers_trains_as_the_same_sequential_does():
         assert mine == pytest.approx(reference, rel=1e-6)
     np.testing.assert_allclose(net.fc2.weight, chain.layers[2].weight, rtol=1e-6)
     assert losses[-1][0] < losses[0][0]  # it learned
+
+
+def test_half_reaches_the_layers_a_layer_holds_in_its_attributes():
+    net = TwoLayerNet().half()
+    assert {v.dtype for v in net.parameters().values()} == {np.dtype(np.float16)}
+    out = ie.compile(net, [X.astype(np.float16)])
+    assert out.dtype == np.float16
