@@ -16,6 +16,7 @@ from typing import Any
 from ipu_engine.errors import OptionError
 
 ENV_VAR = "POPLAR_ENGINE_OPTIONS"
+CACHE_OPTION = "executableCache.directory"
 
 
 def _scalar(key: str, value: Any) -> None:
@@ -92,6 +93,8 @@ _KNOWN: dict[str, tuple[Callable[[str, Any], Any], Any]] = {
     "debug.computeInstrumentationLevel": (_choice("tile", "vertex", "device", "ipu"), "tile"),
     "debug.outputAllSymbols": (_bool, False),
     "target.deterministicWorkers": (_bool, True),
+    # a folder of compiled executables, reused while the program is unchanged
+    CACHE_OPTION: (_path, None),
 }
 
 

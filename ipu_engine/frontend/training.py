@@ -107,7 +107,7 @@ class TrainingModel:
             o.target_text(),
         )
         framework = o.framework_info("training", ipus, pipeline_stages(trace))
-        self.session = DeviceSession(graph, built, device, o.engine_options, framework)
+        self.session = DeviceSession(graph, built, device, o.engine_options_with_cache(), framework)
         self.session.write_params(self.model.parameters())
 
     @property
