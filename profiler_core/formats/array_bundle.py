@@ -143,8 +143,12 @@ def decode_bundle(path: Path, data: bytes, kind: str, major: int) -> Bundle:
     return Bundle(kind, got_major, got_minor, header.get("meta"), arrays)
 
 
+class _RefusedTagError(ValueError):
+    pass
+
+
 def _refuse_tag(*args: object) -> Any:
-    raise ValueError("CBOR tags are not allowed in a bundle")
+    raise _RefusedTagError("CBOR tags are not allowed in a bundle")
 
 
 def _decode_header(path: Path, raw: memoryview) -> dict[str, Any]:
@@ -163,7 +167,9 @@ def _decode_header(path: Path, raw: memoryview) -> dict[str, Any]:
         )
         header = decoder.decode()
     except (cbor2.CBORError, ValueError, TypeError, OverflowError, LookupError) as error:
-        raise ReportError(path, f"the header is not valid CBOR: {error}") from error
+        refused = error if isinstance(error, _RefusedTagError) else error.__cause__
+        reason = refused if isinstance(refused, _RefusedTagError) else error
+        raise ReportError(path, f"the header is not valid CBOR: {reason}") from error
     except (RecursionError, MemoryError) as error:
         raise ReportError(path, "the header is nested too deeply or too large") from error
     if stream.tell() != len(raw) or not isinstance(header, dict):
