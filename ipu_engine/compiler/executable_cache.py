@@ -56,7 +56,12 @@ def compile_executable(
     if cache is None:
         exe = lower_programs(graph, checked)
         return exe, build_compile_model(graph, exe, options.instrument)
-    path = cache.entry_path(executable_key(graph, checked, options))
+    try:
+        path = cache.entry_path(executable_key(graph, checked, options))
+    except TypeError as exc:  # a program field the key cannot describe
+        _warn(f"executable cache: not used for this program: {exc}; compiling without it")
+        exe = lower_programs(graph, checked)
+        return exe, build_compile_model(graph, exe, options.instrument)
     entry = cache.load(path, graph)
     if entry is not None:
         exe = lower_programs(graph, checked, entry.known)

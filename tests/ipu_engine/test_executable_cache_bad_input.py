@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from ipu_engine import Engine
+from ipu_engine import Engine, Sequence
 from ipu_engine.compiler.executable_cache import FORMAT, KIND, MAX_ENTRY_BYTES
 from ipu_engine.compiler.executable_cache import ExecutableCacheWarning as Warned
 from profiler_core.formats.array_bundle import read_bundle, write_bundle
@@ -201,3 +201,22 @@ def test_a_full_disk_is_a_warning_and_the_program_runs_to_the_same_output(tmp_pa
     assert "File too large" in result.stderr
     assert "engine option executableCache.directory" in result.stderr
     assert list(full.iterdir()) == []  # no entry, no temporary file
+
+
+class _TaggedSequence(Sequence):
+    """A user's program subclass carrying an object the key cannot describe."""
+
+    def __init__(self, *programs, note: object) -> None:
+        super().__init__(*programs, name="tagged")
+        self.note = note
+
+
+def test_a_program_the_key_cannot_describe_compiles_without_the_cache(tmp_path):
+    device, graph, prog, tensors = bert_graph()
+    tagged = _TaggedSequence(prog, note=object())
+    with pytest.warns(Warned, match="not used for this program: the executable cache cannot"):
+        engine = Engine(graph, tagged, options={"executableCache.directory": str(tmp_path)})
+    expected = bert_reference(tensors)
+    out = run_bert(engine, device, tensors)
+    assert np.max(np.abs(out - expected)) < 1e-4 * np.max(np.abs(expected))
+    assert list(tmp_path.iterdir()) == []
