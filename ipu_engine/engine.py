@@ -17,7 +17,8 @@ import numpy as np
 from ipu_engine import pvti
 from ipu_engine.access import Access, Memory, RunsAccess, tensor_access
 from ipu_engine.arguments import host_values, integer_arg, name_arg
-from ipu_engine.compiler.executable import Executable, compile_programs
+from ipu_engine.compiler.executable import Executable
+from ipu_engine.compiler.executable_cache import compile_executable
 from ipu_engine.errors import (
     EngineError,
     ExecutionError,
@@ -29,7 +30,7 @@ from ipu_engine.executor import RunContext
 from ipu_engine.graph import Graph
 from ipu_engine.host_streams import CallbackStream, CircularBuffer
 from ipu_engine.log import configure_logging
-from ipu_engine.model.compile_model import CompileModel, build_compile_model, check_memory
+from ipu_engine.model.compile_model import CompileModel, check_memory
 from ipu_engine.options import EngineOptions, parse_options
 from ipu_engine.program import Program
 from ipu_engine.report.autoreport import AutoReport
@@ -83,10 +84,9 @@ class Engine:
         self.options: EngineOptions = parse_options(options)
         with pvti.Tracepoint(pvti.tracePoplar, "Engine::compile"):
             t0 = time.perf_counter()
-            self.executable: Executable = compile_programs(graph, programs)
-            self.model: CompileModel = build_compile_model(
-                graph, self.executable, self.options.instrument
-            )
+            self.executable: Executable
+            self.model: CompileModel
+            self.executable, self.model = compile_executable(graph, programs, self.options)
             log.info(
                 "PO: compiled %d vertices, %d program steps in %.3f s",
                 graph.num_vertices,

@@ -110,6 +110,10 @@ ENGINE_OPTION_KEYS: dict[str, OptionKey] = {
     "debug.traceFile": _no_effect(v.path, _PATH, "there is no device-side trace"),
     "debug.verify": _no_effect(v.boolean, _BOOL, "programs are always checked at compile"),
     "debug.runtimeVerify": _no_effect(v.boolean, _BOOL, "no device code to verify at run time"),
+    # -- the executable cache (ours: Poplar's is a framework option) ------------------------
+    "executableCache.directory": _honoured(
+        v.path, None, _PATH, "stores compiled executables there and loads them unchanged"
+    ),
     # -- profiler ------------------------------------------------------------------------
     "profiler.format": _no_effect(v.text, _TEXT, "profile.pop has one format (see its schema)"),
     "profiler.includeFlopEstimates": _no_effect(

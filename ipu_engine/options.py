@@ -23,6 +23,8 @@ from ipu_engine.option_values import scalar
 log = logging.getLogger("poplar")
 
 ENV_VAR = "POPLAR_ENGINE_OPTIONS"
+#: the folder of the executable cache (framework programs: PopTorch's POPTORCH_CACHE_DIR)
+CACHE_OPTION = "executableCache.directory"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ipu_engine.compiler.checks import check_tile_mapping, check_vertices
+from ipu_engine.compiler.known_facts import KnownFacts
 from ipu_engine.compiler.lower import Lowering
 from ipu_engine.compiler.program_tree import check_program_tree
 from ipu_engine.compiler.steps import Node, Step
@@ -35,6 +36,12 @@ class Executable:
 
 def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Executable:
     """Check the graph, lower each program and build its runner."""
+    return lower_programs(graph, check_programs(graph, programs))
+
+
+def check_programs(graph: Graph, programs: Program | Sequence[Program]) -> list[Program]:
+    """The programs as a list, once they and the graph are known to compile (this also
+    turns vertex edges connected one element at a time into columns)."""
     programs = [programs] if isinstance(programs, Program) else list(programs)
     if not programs:
         raise ProgramError("an engine needs at least one program")
@@ -44,7 +51,15 @@ def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Exe
     check_program_tree(programs)
     check_tile_mapping(graph)
     check_vertices(graph)
-    lowering = Lowering(graph)
+    return programs
+
+
+def lower_programs(
+    graph: Graph, programs: list[Program], known: KnownFacts | None = None
+) -> Executable:
+    """Lower checked programs and build their runners; ``known`` facts (from an
+    executable cache entry) are used instead of being worked out again."""
+    lowering = Lowering(graph, known)
     roots, streams_used, root_nodes = [], [], []
     for p in programs:
         lowering.streams_used = set()

@@ -26,6 +26,7 @@ from ipu_engine.compiler.access_sets import (
     copy_exchange,
     variables_of,
 )
+from ipu_engine.compiler.known_facts import KnownFacts
 from ipu_engine.compiler.steps import (
     Block,
     Branch,
@@ -79,8 +80,10 @@ class TreeNode:
 class Lowering:
     """Lowers the programs of one engine; steps are numbered in program order."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, known: KnownFacts | None = None) -> None:
         self.graph = graph
+        self.known = known or KnownFacts()  # facts from an executable cache entry
+        self.copy_plans: list[ExchangePlan] = []  # each Copy's exchange, in lowering order
         self.steps: list[Step] = []
         self.nodes: list[TreeNode] = []
         self.plans: dict[int, ComputeSetPlan] = {}
@@ -144,7 +147,8 @@ class Lowering:
         plan = self.plans.get(cs.id)
         if plan is None:
             plan = self.plans[cs.id] = ComputeSetPlan(self.graph, cs)
-            self.cs_facts[cs.id] = compute_set_facts(self.graph, plan, self.tile_runs)
+            known = self.known.cs_facts.get(cs.id)
+            self.cs_facts[cs.id] = known or compute_set_facts(self.graph, plan, self.tile_runs)
             self.may_fail |= plan.may_fail
         facts = self.cs_facts[cs.id]
         with self._node("EXECUTE", cs.name, p):
@@ -218,7 +222,7 @@ class Lowering:
         reads, writes = variables_of(self.graph, src), variables_of(self.graph, dst)
         with self._node("COPY", name, p):
             items = self._exchange_steps(
-                copy_exchange(self.graph, src, dst), name, p.debug_id, reads, writes, action
+                self._copy_exchange(src, dst), name, p.debug_id, reads, writes, action
             )
             if not items:  # every element stays on its tile: an on-tile copy
                 step = self._step(StepKind.ON_TILE_EXECUTE, name, p.debug_id, action=action)
@@ -392,6 +396,13 @@ class Lowering:
         return StepNode(step)
 
     # -- helpers ------------------------------------------------------------------------
+    def _copy_exchange(self, src: Tensor, dst: Tensor) -> ExchangePlan:
+        known = self.known.copy_plans
+        n = len(self.copy_plans)
+        plan = known[n] if n < len(known) else copy_exchange(self.graph, src, dst)
+        self.copy_plans.append(plan)
+        return plan
+
     def _own(self, tensor: Tensor, what: str) -> None:
         if not isinstance(tensor, Tensor):
             raise ProgramError(f"{what} must be a tensor, got {type(tensor).__name__}")

@@ -109,7 +109,7 @@ class CompiledProgram:
         )
         framework = options.framework_info(kind, ipus, pipeline_stages(traced.trace))
         self.session = DeviceSession(
-            self.graph, self.built, self.device, options.engine_options, framework
+            self.graph, self.built, self.device, options.engine_options_with_cache(), framework
         )
         self.session.write_params(traced.trace.weights())
 

@@ -9,12 +9,16 @@ iteration slowest, the replica fastest), each fed to its replica through an infe
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ipu_engine.errors import OptionError
+from ipu_engine.options import CACHE_OPTION
 from ipu_engine.target import Device, IPUModel
+
+CACHE_ENV_VAR = "POPTORCH_CACHE_DIR"
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,9 @@ class Options:
     name: str | None = None  # the engine program's name (its report folder)
     execution_strategy: str = "pipelined"  # what nn.begin_block blocks are: or "sharded"
     partials_type: str = "float"  # what half matmul products accumulate in: or "half"
+    # a folder of compiled executables reused while the program is unchanged (PopTorch's
+    # enableExecutableCaching, TF's executable_cache_path); default: $POPTORCH_CACHE_DIR
+    executable_cache_path: str | None = None
 
     def __post_init__(self) -> None:
         for key in ("device_iterations", "replication_factor", "gradient_accumulation"):
@@ -47,6 +54,9 @@ class Options:
                 f"option 'partials_type' must be 'float' or 'half' (what half matmul products "
                 f"accumulate in, Poplar's partialsType), got {self.partials_type!r}"
             )
+        path = self.executable_cache_path
+        if path is not None and (not isinstance(path, str) or not path or "\0" in path):
+            raise OptionError(f"option 'executable_cache_path' must be a folder path, got {path!r}")
         if self.num_ipus is not None and (not isinstance(self.num_ipus, int) or self.num_ipus < 1):
             raise OptionError(f"option 'num_ipus' must be an integer >= 1, got {self.num_ipus!r}")
         if self.num_ipus is not None and self.num_ipus % self.replication_factor:
@@ -54,6 +64,21 @@ class Options:
                 f"num_ipus={self.num_ipus} cannot be shared by replication_factor="
                 f"{self.replication_factor} replicas: use a multiple of it"
             )
+
+    def enable_executable_caching(self, path: str) -> Options:
+        """These options with compiled executables cached in ``path`` (PopTorch's
+        ``options.enableExecutableCaching(path)``)."""
+        return dataclasses.replace(self, executable_cache_path=path)
+
+    def engine_options_with_cache(self, environ: Mapping[str, str] | None = None) -> dict:
+        """The engine options the Engine gets: ``engine_options`` plus the cache folder
+        (``executable_cache_path``, else ``POPTORCH_CACHE_DIR``) unless they name one."""
+        options = dict(self.engine_options or {})
+        environ = os.environ if environ is None else environ
+        folder = self.executable_cache_path or environ.get(CACHE_ENV_VAR, "").strip() or None
+        if folder is not None:
+            options.setdefault(CACHE_OPTION, folder)
+        return options
 
     @property
     def ipus_per_replica(self) -> int | None:

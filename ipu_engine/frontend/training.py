@@ -112,7 +112,8 @@ class TrainingModel:
             o.target_text(),
         )
         framework = o.framework_info("training", ipus, pipeline_stages(trace))
-        self.session = DeviceSession(graph, built, device, o.engine_options, framework)
+        options = o.engine_options_with_cache()
+        self.session = DeviceSession(graph, built, device, options, framework)
         self._weights = trace.weights()
         self.session.write_params(self._weights)
 
