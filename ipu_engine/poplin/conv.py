@@ -151,7 +151,7 @@ def convolution(
         raise ShapeError(f"{api}: stride {stride} and padding {pad} leave no output for {shape}")
     plan = plan_convolution(
         shape, inp.type.size, inp.type.name, len(graph.tile_range),
-        graph.target.bytes_per_tile, _memory_proportion(options),
+        graph.target.bytes_per_tile, _memory_proportion(options, api),
     )  # fmt: skip
     args = {"in": list(inp.shape), "weights": list(weights.shape), "stride": stride, "padding": pad}
     args["plan"] = [plan.row_blocks, plan.out_chan_blocks, plan.in_chan_blocks]

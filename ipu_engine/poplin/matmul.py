@@ -2,7 +2,8 @@
 
 The plan (see ``planner``) gives each tile one block product in a ``Convolve`` compute
 set; when the shared dimension is split, a ``Reduce`` compute set sums the partials
-on the tiles of the output blocks.
+on the tiles of the output blocks. A serial plan does this for each slice of the rows in
+turn, each slice with its own partials, live only until that slice is reduced.
 """
 
 from __future__ import annotations
@@ -28,21 +29,22 @@ from ipu_engine.vertices import EdgeColumn
 _OPTIONS = {"availableMemoryProportion", "partialsType", "fullyConnectedPass"}
 
 
-def _memory_proportion(options: Mapping[str, Any] | None) -> float:
+def _memory_proportion(options: Mapping[str, Any] | None, api: str = "poplin::matMul") -> float:
+    """The option ``availableMemoryProportion`` (default 0.6): the share of a tile's memory
+    the plan may use for temporaries, in (0, 1]."""
     options = dict(options or {})
     unknown = set(options) - _OPTIONS
     if unknown:
-        raise GraphError(
-            f"poplin::matMul: unknown option {sorted(unknown)[0]!r}; known: {sorted(_OPTIONS)}"
-        )
+        raise GraphError(f"{api}: unknown option {sorted(unknown)[0]!r}; known: {sorted(_OPTIONS)}")
+    given = options.get("availableMemoryProportion", 0.6)
     try:
-        value = float(options.get("availableMemoryProportion", 0.6))
-    except ValueError:
+        value = -1.0 if isinstance(given, bool) else float(given)
+    except (TypeError, ValueError):
         value = -1.0
     if not 0 < value <= 1:
         raise GraphError(
-            f"poplin::matMul: availableMemoryProportion must be in (0, 1], got "
-            f"{options.get('availableMemoryProportion')!r}"
+            f"{api}: option availableMemoryProportion must be a number in (0, 1] (the share "
+            f"of a tile's memory for the plan's temporaries), got {given!r}"
         )
     return value
 
@@ -84,12 +86,23 @@ def mat_mul(
         raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
     if a.type.numpy_dtype.kind != "f":
         raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
+    proportion = _memory_proportion(options)
     plan = mat_mul_plan(graph, a, b, options)
     m, n = a.shape[0], b.shape[1]
     args = {"A": list(a.shape), "B": list(b.shape), "plan": [plan.sm, plan.sn, plan.sk]}
+    args |= {"serialSplit": plan.serial, "availableMemoryProportion": proportion}
+    args["tempBytesPerTile"] = plan.temp_bytes
     with op_context(graph, api, debug_prefix, args) as debug_id:
         out = graph.add_variable(a.type, [m, n], debug_prefix or "matmul")
-        _build(graph, plan, a, b, out, prog, debug_id)
+        if plan.serial == 1:
+            _build(graph, plan, a, b, out, prog, debug_id)
+            return out
+        # serial slices of the rows, one after the other: each slice's operand buffers
+        # and partials are freed before the next, so the slices share one tile budget
+        for i, first in enumerate(range(0, m, plan.slice_rows)):
+            last = min(first + plan.slice_rows, m)
+            cs_name = f"Conv_1/Serial_{i}/Convolve"
+            _build(graph, plan, a[first:last], b, out[first:last], prog, debug_id, cs_name)
     return out
 
 
@@ -105,6 +118,7 @@ def _build(
     out: Tensor,
     prog: SequenceProgram,
     debug_id: int,
+    cs_name: str = "Conv_1/Convolve",
 ) -> None:
     m, k = a.shape
     n = b.shape[1]
@@ -148,7 +162,7 @@ def _build(
         graph.map_runs(partials, [runs], [0], run_tiles=tiles[run_edge])
     else:
         out_col = EdgeColumn.from_blocks(out, r0, r1, c0, c1)
-    cs = graph.add_compute_set("Conv_1/Convolve")
+    cs = graph.add_compute_set(cs_name)
     block = graph.add_vertex_block(
         cs,
         matmul_partial(a.type),

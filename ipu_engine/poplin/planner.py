@@ -1,11 +1,14 @@
 """The matmul planner: how to split C[M,N] = A[M,K] @ B[K,N] over tiles.
 
-A plan cuts M, N and K into ``sm x sn x sk`` blocks, one partial product per tile.
-Like PopLibs' planner it picks the split with the fewest estimated cycles (compute
-on the AMP, exchange of the operands, reduction of K partials) among those whose
-temporary memory per tile -- the exchanged operand blocks and the partials -- stays
-within ``available_memory_proportion`` of a tile (default 0.6, as Poplar). When no
-split fits, it takes the one needing least memory and says so.
+A plan cuts the rows of A and C into ``serial`` slices computed one after the other,
+and each slice's M, N and K into ``sm x sn x sk`` blocks, one partial product per tile.
+Like PopLibs' planner it picks the split with the fewest estimated cycles (compute on
+the AMP, exchange of the operands, reduction of K partials, times the serial slices)
+among those whose temporary memory per tile -- one slice's exchanged operand blocks and
+partials, which every slice reuses -- stays within ``available_memory_proportion`` of a
+tile (default 0.6, as Poplar). Serial slices cost cycles (each exchanges its operands and
+synchronises again), so a plan is serial only when no parallel split fits the budget.
+When no split fits at all, it takes the one needing least memory and says so.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 
 log = logging.getLogger("poplibs.poplin")
 
+SERIAL_GROWTH = 1.5  # serial slice counts tried grow geometrically: 1, 2, 3, 5, 8, ...
+SERIAL_AFTER_FIT = 2  # slice counts tried after the first that fits (one may be faster)
+
 
 @dataclass(frozen=True)
 class MatMulPlan:
@@ -29,11 +35,14 @@ class MatMulPlan:
     bn: int  # block columns of B and C
     bk: int  # block of the shared dimension
     cycles: float
-    temp_bytes: int
+    temp_bytes: int  # per tile, for one serial slice (the slices reuse it)
     fits_budget: bool
+    serial: int = 1  # slices of the rows computed one after the other
+    slice_rows: int = 0  # rows of A and C per serial slice (the last may have fewer)
 
     @property
     def num_partials(self) -> int:
+        """Partial products of one serial slice (one per tile)."""
         return self.sm * self.sn * self.sk
 
 
@@ -45,16 +54,22 @@ def _splits(size: int, limit: int) -> np.ndarray:
     return counts[first]
 
 
-def plan_matmul(
-    m: int,
-    k: int,
-    n: int,
-    elem_size: int,
-    dtype_name: str,
-    num_tiles: int,
-    bytes_per_tile: int,
-    available_memory_proportion: float = 0.6,
-) -> MatMulPlan:
+def _serial_counts(m: int) -> list[int]:
+    """Serial slice counts to try, fewest first: distinct slice sizes, growing geometrically."""
+    counts, s = [], 1.0
+    while int(s) < m:
+        counts.append(int(s))
+        s = max(s * SERIAL_GROWTH, s + 1)
+    counts.append(m)
+    rows = sorted({-(-m // c) for c in counts}, reverse=True)
+    return [-(-m // r) for r in rows]
+
+
+def _slice_plans(
+    m: int, k: int, n: int, elem_size: int, dtype_name: str, num_tiles: int
+) -> tuple[np.ndarray, ...]:
+    """Every parallel split of one slice [m, k] x [k, n]: (sm, sn, sk, bm, bn, bk, cycles,
+    temporary bytes per tile)."""
     sm_c, sn_c, sk_c = _splits(m, num_tiles), _splits(n, num_tiles), _splits(k, num_tiles)
     sm, sn, sk = (a.reshape(-1) for a in np.meshgrid(sm_c, sn_c, sk_c, indexing="ij"))
     ok = sm * sn * sk <= num_tiles
@@ -76,31 +91,55 @@ def plan_matmul(
     )
     cycles = compute + exchange + reduction
     temp = operand_bytes + bm * bn * partial_size
+    return sm, sn, sk, bm, bn, bk, cycles, temp
+
+
+def plan_matmul(
+    m: int,
+    k: int,
+    n: int,
+    elem_size: int,
+    dtype_name: str,
+    num_tiles: int,
+    bytes_per_tile: int,
+    available_memory_proportion: float = 0.6,
+) -> MatMulPlan:
     budget = available_memory_proportion * bytes_per_tile
-    fits = temp <= budget
-    if fits.any():
-        choice = int(np.flatnonzero(fits)[np.argmin(cycles[fits])])
-    else:
-        choice = int(np.argmin(temp))
-        log.warning(
-            "matmul [%d,%d]x[%d,%d]: no plan keeps to the memory budget of %.0f bytes per tile "
-            "(availableMemoryProportion %.2f); using the smallest, %d bytes",
-            m,
-            k,
-            k,
-            n,
-            budget,
-            available_memory_proportion,
-            int(temp[choice]),
+    best: MatMulPlan | None = None
+    smallest: MatMulPlan | None = None
+    tried_after_fit = 0
+    for serial in _serial_counts(m):
+        rows = -(-m // serial)
+        sm, sn, sk, bm, bn, bk, cycles, temp = _slice_plans(
+            rows, k, n, elem_size, dtype_name, num_tiles
         )
-    return MatMulPlan(
-        int(sm[choice]),
-        int(sn[choice]),
-        int(sk[choice]),
-        int(bm[choice]),
-        int(bn[choice]),
-        int(bk[choice]),
-        float(cycles[choice]),
-        int(temp[choice]),
-        bool(fits[choice]),
-    )
+        cycles = cycles * serial + (serial - 1) * C.SYNC_CYCLES
+        fits = temp <= budget
+        pick = int(np.flatnonzero(fits)[np.argmin(cycles[fits])]) if fits.any() else None
+        low = int(np.argmin(temp))
+        for choice, holder in ((pick, "best"), (low, "smallest")):
+            if choice is None:
+                continue
+            plan = MatMulPlan(
+                int(sm[choice]), int(sn[choice]), int(sk[choice]),
+                int(bm[choice]), int(bn[choice]), int(bk[choice]),
+                float(cycles[choice]), int(temp[choice]), bool(fits[choice]), serial, rows,
+            )  # fmt: skip
+            if holder == "best" and (best is None or plan.cycles < best.cycles):
+                best = plan
+            if holder == "smallest" and (smallest is None or plan.temp_bytes < smallest.temp_bytes):
+                smallest = plan
+        if best is not None:
+            tried_after_fit += 1
+            if tried_after_fit > SERIAL_AFTER_FIT:
+                break
+    if best is not None:
+        return best
+    assert smallest is not None
+    log.warning(
+        "matmul [%d,%d]x[%d,%d]: no plan keeps to the memory budget of %.0f bytes per tile "
+        "(availableMemoryProportion %.2f), even in %d serial slices; using the smallest, "
+        "%d bytes",
+        m, k, k, n, budget, available_memory_proportion, smallest.serial, smallest.temp_bytes,
+    )  # fmt: skip
+    return smallest
