@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ipu_engine.errors import OptionError
+from ipu_engine.frontend.available_memory import check_model_proportion
 from ipu_engine.target import Device, IPUModel
 
 
@@ -30,6 +31,10 @@ class Options:
     engine_options: Mapping[str, Any] | None = None  # Poplar engine options, e.g. autoReport
     name: str | None = None  # the engine program's name (its report folder)
     execution_strategy: str = "pipelined"  # what nn.begin_block blocks are: or "sharded"
+    # the share of tile memory matmul plans may use for temporaries: one for every IPU, or
+    # {"IPU0": 0.3, ...} per IPU of a replica (PopTorch's setAvailableMemoryProportion);
+    # None keeps poplin's 0.6. ops.set_available_memory overrides it per op.
+    available_memory_proportion: float | Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         for key in ("device_iterations", "replication_factor", "gradient_accumulation"):
@@ -41,6 +46,7 @@ class Options:
                 f"option 'execution_strategy' must be 'pipelined' or 'sharded', got "
                 f"{self.execution_strategy!r}"
             )
+        check_model_proportion(self.available_memory_proportion)
         if self.num_ipus is not None and (not isinstance(self.num_ipus, int) or self.num_ipus < 1):
             raise OptionError(f"option 'num_ipus' must be an integer >= 1, got {self.num_ipus!r}")
         if self.num_ipus is not None and self.num_ipus % self.replication_factor:
