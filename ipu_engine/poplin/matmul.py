@@ -198,20 +198,23 @@ def _reduce_partials(
     order = np.argsort(flat_tiles, kind="stable")
     tiles_sorted = flat_tiles[order]
     breaks = (np.diff(order) != 1) | (np.diff(tiles_sorted) != 0)
+    span = out.pool_range()
+    if span is None:  # a view (a serial slice's channels): runs end where addresses jump
+        breaks |= np.diff(out.flat_addr()[order]) != 1
     first = np.concatenate(([0], np.flatnonzero(breaks) + 1))
     length = np.diff(np.append(first, size)).astype(np.int64)
     pos = order[first].astype(np.int64)
+    out_start = pos + span[0] if span is not None else out.flat_addr()[pos]
     run_tile = tiles_sorted[first]
     del order, tiles_sorted, breaks
     vstart = np.flatnonzero(np.r_[True, run_tile[1:] != run_tile[:-1]])
     runs_per_vertex = np.diff(np.append(vstart, pos.size))
-    out_base = out.pool_range()[0]  # type: ignore[index]
     partials_base = partials.pool_range()[0]  # type: ignore[index]
     elements = np.add.reduceat(length, vstart)
     out_col = EdgeColumn(
         None,
         np.concatenate(([0], np.cumsum(elements))).astype(np.int64),
-        runs=Runs(out_base + pos, length),
+        runs=Runs(out_start, length),
         run_offsets=np.append(vstart, pos.size).astype(np.int64),
     )
     in_run_offsets = np.concatenate(([0], np.cumsum(runs_per_vertex * depth))).astype(np.int64)

@@ -14,6 +14,7 @@ When no split fits at all, it takes the one needing least memory and says so.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,11 +66,65 @@ def _serial_counts(m: int) -> list[int]:
     return [-(-m // r) for r in rows]
 
 
+@dataclass(frozen=True)
+class SerialChoice:
+    """The plan picked among every serial slice count's candidates."""
+
+    serial: int  # slices computed one after the other
+    slice_size: int  # of the serialised dimension, per slice (the last may have fewer)
+    split: dict[str, int]  # the chosen candidate's parallel split and block sizes
+    cycles: float  # of every slice
+    temp_bytes: int  # per tile, of one slice (the slices reuse it)
+    fits_budget: bool
+
+
+SliceCandidates = Callable[[int], tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]]
+
+
+def choose_serial_plan(size: int, candidates: SliceCandidates, budget: float) -> SerialChoice:
+    """The fastest plan whose temporaries per tile fit ``budget``, over serial slice counts
+    of a dimension of ``size`` (fewest slices first); else the one needing least memory.
+
+    ``candidates(slice_size)`` gives one slice's parallel splits: their columns, cycles
+    and temporary bytes per tile.
+    """
+    best: SerialChoice | None = None
+    smallest: SerialChoice | None = None
+    tried_after_fit = 0
+    for serial in _serial_counts(size):
+        slice_size = -(-size // serial)
+        split, slice_cycles, temp = candidates(slice_size)
+        cycles = slice_cycles * serial + (serial - 1) * C.SYNC_CYCLES
+        fits = temp <= budget
+        picks = [(int(np.argmin(temp)), False)]
+        if fits.any():
+            picks.append((int(np.flatnonzero(fits)[np.argmin(cycles[fits])]), True))
+        for i, fitting in picks:
+            plan = SerialChoice(
+                serial,
+                slice_size,
+                {name: int(column[i]) for name, column in split.items()},
+                float(cycles[i]),
+                int(temp[i]),
+                bool(fits[i]),
+            )
+            if fitting and (best is None or plan.cycles < best.cycles):
+                best = plan
+            if smallest is None or plan.temp_bytes < smallest.temp_bytes:
+                smallest = plan
+        if best is not None:
+            tried_after_fit += 1
+            if tried_after_fit > SERIAL_AFTER_FIT:
+                break
+    assert smallest is not None
+    return best or smallest
+
+
 def _slice_plans(
     m: int, k: int, n: int, elem_size: int, dtype_name: str, num_tiles: int
-) -> tuple[np.ndarray, ...]:
-    """Every parallel split of one slice [m, k] x [k, n]: (sm, sn, sk, bm, bn, bk, cycles,
-    temporary bytes per tile)."""
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Every parallel split of one slice [m, k] x [k, n]: (its blocks, cycles, temporary
+    bytes per tile)."""
     sm_c, sn_c, sk_c = _splits(m, num_tiles), _splits(n, num_tiles), _splits(k, num_tiles)
     sm, sn, sk = (a.reshape(-1) for a in np.meshgrid(sm_c, sn_c, sk_c, indexing="ij"))
     ok = sm * sn * sk <= num_tiles
@@ -89,9 +144,9 @@ def _slice_plans(
         + C.VERTEX_OVERHEAD_CYCLES,
         0,
     )
-    cycles = compute + exchange + reduction
     temp = operand_bytes + bm * bn * partial_size
-    return sm, sn, sk, bm, bn, bk, cycles, temp
+    split = {"sm": sm, "sn": sn, "sk": sk, "bm": bm, "bn": bn, "bk": bk}
+    return split, compute + exchange + reduction, temp
 
 
 def plan_matmul(
@@ -105,41 +160,21 @@ def plan_matmul(
     available_memory_proportion: float = 0.6,
 ) -> MatMulPlan:
     budget = available_memory_proportion * bytes_per_tile
-    best: MatMulPlan | None = None
-    smallest: MatMulPlan | None = None
-    tried_after_fit = 0
-    for serial in _serial_counts(m):
-        rows = -(-m // serial)
-        sm, sn, sk, bm, bn, bk, cycles, temp = _slice_plans(
-            rows, k, n, elem_size, dtype_name, num_tiles
-        )
-        cycles = cycles * serial + (serial - 1) * C.SYNC_CYCLES
-        fits = temp <= budget
-        pick = int(np.flatnonzero(fits)[np.argmin(cycles[fits])]) if fits.any() else None
-        low = int(np.argmin(temp))
-        for choice, holder in ((pick, "best"), (low, "smallest")):
-            if choice is None:
-                continue
-            plan = MatMulPlan(
-                int(sm[choice]), int(sn[choice]), int(sk[choice]),
-                int(bm[choice]), int(bn[choice]), int(bk[choice]),
-                float(cycles[choice]), int(temp[choice]), bool(fits[choice]), serial, rows,
-            )  # fmt: skip
-            if holder == "best" and (best is None or plan.cycles < best.cycles):
-                best = plan
-            if holder == "smallest" and (smallest is None or plan.temp_bytes < smallest.temp_bytes):
-                smallest = plan
-        if best is not None:
-            tried_after_fit += 1
-            if tried_after_fit > SERIAL_AFTER_FIT:
-                break
-    if best is not None:
-        return best
-    assert smallest is not None
-    log.warning(
-        "matmul [%d,%d]x[%d,%d]: no plan keeps to the memory budget of %.0f bytes per tile "
-        "(availableMemoryProportion %.2f), even in %d serial slices; using the smallest, "
-        "%d bytes",
-        m, k, k, n, budget, available_memory_proportion, smallest.serial, smallest.temp_bytes,
-    )  # fmt: skip
-    return smallest
+    choice = choose_serial_plan(
+        m, lambda rows: _slice_plans(rows, k, n, elem_size, dtype_name, num_tiles), budget
+    )
+    if not choice.fits_budget:
+        log.warning(
+            "matmul [%d,%d]x[%d,%d]: no plan keeps to the memory budget of %.0f bytes per "
+            "tile (availableMemoryProportion %.2f), even in %d serial slices; using the "
+            "smallest, %d bytes",
+            m, k, k, n, budget, available_memory_proportion, choice.serial, choice.temp_bytes,
+        )  # fmt: skip
+    return MatMulPlan(
+        **choice.split,
+        cycles=choice.cycles,
+        temp_bytes=choice.temp_bytes,
+        fits_budget=choice.fits_budget,
+        serial=choice.serial,
+        slice_rows=choice.slice_size,
+    )
