@@ -221,3 +221,44 @@ def test_the_oom_variant_fits_once_m4_is_planned_as_advised(tutorial4_oom_report
     totals = np.asarray(advised.memory.by_category, dtype=np.int64).sum(axis=0)
     assert totals.max() <= 638_976 and not advised.header.out_of_memory
     assert _op_live_bytes(advised, "m4").max() < _op_live_bytes(report, "m4").max()
+
+
+def _elementwise_program(directory: Path, aligned: bool) -> object:
+    """out = a + b * c - d over 1472 x 2000 floats, a one block per tile; b, c and d one
+    tile over (each tile's vertices then receive their blocks) or mapped like a."""
+    from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, popops
+    from ipu_engine.popops.expr import _1, _2, _3, _4
+
+    device = IPUModel("ipu2").create_device()
+    graph = Graph(device.target)
+    per_tile = 2000
+    home = np.repeat(np.arange(1472), per_tile)
+    tensors = []
+    for name in "abcd":
+        t = graph.add_variable(FLOAT, [1472 * per_tile], name)
+        shifted = name != "a" and not aligned
+        graph.set_tile_mapping_array(t, (home + 1) % 1472 if shifted else home)
+        graph.create_host_write(name, t)
+        tensors.append(t)
+    prog = Sequence(name="elementwise")
+    out = popops.map(graph, _1 + _2 * _3 - _4, tensors, prog, "out")
+    graph.create_host_read("out", out)
+    options = {"autoReport.all": "true", "autoReport.directory": str(directory)}
+    engine = Engine(graph, prog, options=options)
+    engine.load(device)
+    engine.run(0)
+    return open_report(directory / "elementwise")
+
+
+def test_an_elementwise_ops_exchange_goes_once_its_operands_are_mapped_like_its_output(
+    tmp_path,
+):
+    report = _elementwise_program(tmp_path / "shifted", aligned=False)
+    finding = _finding(report, "exchange-buffers")
+    assert finding.source.operation == "out" and finding.source.op == "popops::map"
+    assert "map its operands like its output" in finding.suggestion
+    assert "availableMemoryProportion" not in finding.suggestion  # popops has no plan
+    (tile,) = finding.tiles
+    assert _exchange_buffers(report, tile) >= 3 * 2000 * 4  # b, c and d's blocks arrive
+    aligned = _elementwise_program(tmp_path / "aligned", aligned=True)
+    assert _exchange_buffers(aligned, tile) == 0
