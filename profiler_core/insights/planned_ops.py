@@ -18,7 +18,7 @@ from profiler_core.analysis.debug_groups import debug_column
 
 PLANNED_OPS = frozenset({"poplin::matMul", "poplin::convolution"})
 ADVISED_SHARE = 0.5  # advise half the share of a tile the plan's temporaries use now
-SMALLEST_PROPORTION = 0.01
+HUNDREDTH = 0.01
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,19 @@ class PlannedOp:
 
     def advised_proportion(self, bytes_per_tile: int) -> float | None:
         """Half the share of a tile the plan's temporaries take now, rounded down to a
-        hundredth (at least 0.01): a proportion that rules the current plan out."""
+        hundredth (below 0.01, to one significant digit): a proportion that rules the
+        current plan out."""
         if self.temp_bytes is None or bytes_per_tile <= 0:
             return None
         share = ADVISED_SHARE * self.temp_bytes / bytes_per_tile
-        return max(SMALLEST_PROPORTION, math.floor(share * 100) / 100)
+        step = HUNDREDTH if share >= HUNDREDTH else 10 ** math.floor(math.log10(share))
+        return round(math.floor(share / step + 1e-9) * step, 12)
+
+    def over_budget(self, bytes_per_tile: int) -> bool:
+        """Whether the plan's temporaries exceed its proportion: no split fitted."""
+        if self.temp_bytes is None or self.proportion is None:
+            return False
+        return self.temp_bytes > self.proportion * bytes_per_tile
 
 
 def advice(ops: list[PlannedOp], bytes_per_tile: int, what: str) -> str:
@@ -48,6 +56,13 @@ def advice(ops: list[PlannedOp], bytes_per_tile: int, what: str) -> str:
         f"the planner then picks plans with {what}, in serial slices if need be, at some "
         "cost in cycles."
     )
+    least = [op.name for op in ops if op.over_budget(bytes_per_tile)]
+    if least:
+        return (
+            f"The plan of {_join(least)} already needs more than its availableMemoryProportion "
+            "allows: the planner took the split needing least temporary memory, so a lower "
+            "proportion would not change it."
+        )
     if any(p is None for p in advised):
         return (
             f"Lower the availableMemoryProportion of {names} below the share of a tile "
@@ -57,11 +72,11 @@ def advice(ops: list[PlannedOp], bytes_per_tile: int, what: str) -> str:
         (op,) = ops
         planned = "" if op.proportion is None else f", planned at {op.proportion:g}"
         return (
-            f"Set the availableMemoryProportion of {op.name} to {advised[0]:.2f} or lower "
+            f"Set the availableMemoryProportion of {op.name} to {advised[0]:g} or lower "
             f"(its plan's temporaries take {op.temp_bytes:,} bytes per tile now, "
             f"{100 * op.temp_bytes / bytes_per_tile:.1f}% of a tile{planned}): {tail}"
         )
-    each = _join([f"{op.name} to {p:.2f}" for op, p in zip(ops, advised, strict=True)])
+    each = _join([f"{op.name} to {p:g}" for op, p in zip(ops, advised, strict=True)])
     return (
         f"Set the availableMemoryProportion of {each} or lower (each makes an exchange this "
         f"large, so lowering one alone leaves the others'): {tail}"

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from profiler_core.insights import insights
+from profiler_core.insights.planned_ops import PlannedOp
+from profiler_core.insights.planned_ops import advice as planned_advice
 from profiler_core.model.kinds import MemoryCategory
 from profiler_core.report import open_report
 from tests.conftest import run_example_with_reports
@@ -26,7 +28,7 @@ def _advised_proportions(suggestion: str) -> list[str]:
     """``["m4=0.02", ...]`` from "Set the availableMemoryProportion of m4 to 0.02 ... or lower"."""
     match = re.search(r"Set the availableMemoryProportion of (.+?) or lower", suggestion)
     assert match, suggestion
-    pairs = re.findall(r"(\S+) to (\d\.\d\d)", match.group(1))
+    pairs = re.findall(r"(\S+) to (\d\.\d+)", match.group(1))
     assert pairs, suggestion
     return [f"{name}={value}" for name, value in pairs]
 
@@ -104,7 +106,7 @@ def test_bert_following_the_temporaries_advice_lowers_that_matmuls_live_bytes(
     finding = _finding(bert_report, "temporaries-at-peak")
     assert finding.source.operation == "ffn1"
     advice = _advised_proportions(finding.suggestion)
-    assert advice == ["ffn1=0.10"]  # 129,792 bytes per tile is 20.3% of a tile
+    assert advice == ["ffn1=0.1"]  # 129,792 bytes per tile is 20.3% of a tile
     _apply("bert_encoder_layer.py", tmp_path, advice)
     advised = open_report(tmp_path / "bert_layer")
     before = _evidence(finding, "Operation's live bytes at the peak")
@@ -117,7 +119,7 @@ def test_bert_following_the_exchange_advice_lowers_the_tiles_exchange_buffers(
 ):
     finding = _finding(bert_report, "exchange-buffers")
     advice = _advised_proportions(finding.suggestion)
-    assert advice == ["ffn2=0.10"]
+    assert advice == ["ffn2=0.1"]
     _apply("bert_encoder_layer.py", tmp_path, advice)
     (tile,) = finding.tiles
     advised = open_report(tmp_path / "bert_layer")
@@ -262,3 +264,25 @@ def test_an_elementwise_ops_exchange_goes_once_its_operands_are_mapped_like_its_
     assert _exchange_buffers(report, tile) >= 3 * 2000 * 4  # b, c and d's blocks arrive
     aligned = _elementwise_program(tmp_path / "aligned", aligned=True)
     assert _exchange_buffers(aligned, tile) == 0
+
+
+@pytest.mark.parametrize(
+    ("temp_bytes", "proportion", "expected"),
+    [
+        (28_036, 0.6, "to 0.02 or lower"),  # half of 4.39% of a tile, to a hundredth
+        (636_600, 1.0, "to 0.49 or lower"),  # half of 99.6%
+        (5_000, 0.6, "to 0.003 or lower"),  # half of 0.78%: below 0.01, one digit
+        (11_956, 0.01, "already needs more than its availableMemoryProportion"),
+        (None, None, "below the share of a tile the plans' temporaries use"),
+    ],
+)
+def test_the_advised_proportion_rules_the_current_plan_out(temp_bytes, proportion, expected):
+    """Hand figures against a 638,976-byte tile: a plan over its own budget (11,956 bytes
+    is more than 1% of a tile) is already the smallest, so no proportion is advised; a
+    report without the plan's figures gets no number."""
+    op = PlannedOp("m4", "poplin::matMul", proportion, temp_bytes)
+    text = planned_advice([op], 638_976, "fewer partials")
+    assert expected in text
+    advised = op.advised_proportion(638_976)
+    if advised is not None and proportion is not None and temp_bytes <= proportion * 638_976:
+        assert advised * 638_976 < temp_bytes
