@@ -123,8 +123,10 @@ def pvti_epochs_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tutorial4_oom_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Tutorial 4 with m1 {9000,6000} @ m2 {6000,300}: too big for the tiles. With
-    debug.allowOutOfMemory the engine writes the report and then refuses to run it."""
+    """Tutorial 4 with m1 {9000,6000} @ m2 {6000,300}, m4 planned with the whole of each
+    tile for its temporaries (availableMemoryProportion 1.0): with m1 beside them, too big
+    for the tiles. With debug.allowOutOfMemory the engine writes the report and then
+    refuses to run it."""
     directory = tmp_path_factory.mktemp("reports_oom")
     env = dict(os.environ)
     env["POPLAR_ENGINE_OPTIONS"] = json.dumps(
@@ -135,6 +137,7 @@ def tutorial4_oom_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         }
     )
     args = ["--m1", "9000x6000", "--m2", "6000x300", "--name", "oom"]
+    args += ["--available-memory-proportion", "m4=1.0"]
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / "tutorial4_matmul.py"), *args],
         env=env,

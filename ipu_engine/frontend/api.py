@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.errors import GraphError
+from ipu_engine.frontend.available_memory import apply_model_proportion
 from ipu_engine.frontend.feeds import host_output, micro_batch_shape
 from ipu_engine.frontend.fusion import FusingGraph
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, Trace, pipeline_stage, tracing
@@ -66,6 +67,7 @@ def trace_function(
                 f"{getattr(fn, '__name__', 'the function')} must return tensors computed from "
                 f"its inputs (or a tuple of them), not {type(v).__name__}"
             )
+    apply_model_proportion(trace, options.available_memory_proportion)
     return TracedFunction(trace, [v.node for v in values], single)
 
 

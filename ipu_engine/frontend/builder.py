@@ -16,6 +16,7 @@ import numpy as np
 from ipu_engine import poplin, popnn, popops
 from ipu_engine.debug import name_scope, source_location
 from ipu_engine.errors import EngineError, ShardError
+from ipu_engine.frontend.available_memory import poplin_options
 from ipu_engine.frontend.contexts import IPU_COPY, framework_op
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, shard_limit_text
 from ipu_engine.graph import Graph
@@ -166,6 +167,7 @@ class GraphBuilder:
     def _op_matmul(self, node: Node, ipu: int) -> Tensor:
         a, b = self.args(node, ipu)
         options = {"partialsType": node.attrs.get("partials_type", "float")}
+        options |= poplin_options(node) or {}
         return poplin.mat_mul(self.graph, a, b, self.prog, node.name, options)
 
     def _op_reduce(self, node: Node, ipu: int) -> Tensor:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.errors import OptionError, ShapeError, TypeMismatchError
+from ipu_engine.frontend.available_memory import set_available_memory as set_available_memory
 from ipu_engine.frontend.traced import (
     TracedTensor,
     active_trace,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ipu_engine.errors import OptionError
+from ipu_engine.frontend.available_memory import check_model_proportion
 from ipu_engine.options import CACHE_OPTION
 from ipu_engine.target import Device, IPUModel
 
@@ -38,6 +39,10 @@ class Options:
     # a folder of compiled executables reused while the program is unchanged (PopTorch's
     # enableExecutableCaching, TF's executable_cache_path); default: $POPTORCH_CACHE_DIR
     executable_cache_path: str | None = None
+    # the share of tile memory matmul plans may use for temporaries: one for every IPU, or
+    # {"IPU0": 0.3, ...} per IPU of a replica (PopTorch's setAvailableMemoryProportion);
+    # None keeps poplin's 0.6. ops.set_available_memory overrides it per op.
+    available_memory_proportion: float | Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         for key in ("device_iterations", "replication_factor", "gradient_accumulation"):
@@ -57,6 +62,7 @@ class Options:
         path = self.executable_cache_path
         if path is not None and (not isinstance(path, str) or not path or "\0" in path):
             raise OptionError(f"option 'executable_cache_path' must be a folder path, got {path!r}")
+        check_model_proportion(self.available_memory_proportion)
         if self.num_ipus is not None and (not isinstance(self.num_ipus, int) or self.num_ipus < 1):
             raise OptionError(f"option 'num_ipus' must be an integer >= 1, got {self.num_ipus!r}")
         if self.num_ipus is not None and self.num_ipus % self.replication_factor:

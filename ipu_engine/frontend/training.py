@@ -14,6 +14,7 @@ import numpy as np
 
 from ipu_engine.errors import GraphError
 from ipu_engine.frontend.api import CompiledFunction, CompiledProgram
+from ipu_engine.frontend.available_memory import apply_model_proportion
 from ipu_engine.frontend.feeds import micro_batch_shape
 from ipu_engine.frontend.fusion import FusingGraph
 from ipu_engine.frontend.ir import Trace, tracing
@@ -95,6 +96,7 @@ class TrainingModel:
             loss_from = len(trace.nodes)
             loss = self.loss_fn(out, y)
             grads = backward(trace)
+        apply_model_proportion(trace, o.available_memory_proportion)
         traced = TracedTraining(trace, loss.node, {n: g.node for n, g in grads.items()}, loss_from)
         ipus = o.ipus_per_replica or (max((n.shard for n in trace.nodes), default=0) + 1)
         device = o.device(ipus)

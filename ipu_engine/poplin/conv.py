@@ -11,6 +11,7 @@ for ``mat_mul``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 from ipu_engine.poplin.matmul import _memory_proportion, _reduce_partials, partials_type
-from ipu_engine.poplin.planner import _splits
+from ipu_engine.poplin.planner import _splits, choose_serial_plan
 from ipu_engine.popops.reduce import reduce_to
 from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
@@ -43,8 +44,10 @@ class ConvPlan:
     out_chans: int  # output channels per block
     in_chans: int  # input channels per block
     cycles: float
-    temp_bytes: int
+    temp_bytes: int  # per tile, for one serial slice (the slices reuse it)
     fits_budget: bool
+    serial: int = 1  # slices of the output channels computed one after the other
+    slice_chans: int = 0  # output channels per serial slice (the last may have fewer)
 
 
 @dataclass(frozen=True)
@@ -68,17 +71,11 @@ class ConvShape:
         return (self.width + 2 * self.padding - self.kernel_w) // self.stride + 1
 
 
-def plan_convolution(
-    shape: ConvShape,
-    elem_size: int,
-    dtype_name: str,
-    num_tiles: int,
-    bytes_per_tile: int,
-    available_memory_proportion: float = 0.6,
-) -> ConvPlan:
-    """The split with the fewest estimated cycles whose operands and partials per tile fit
-    ``available_memory_proportion`` of a tile (else the smallest), as poplin plans."""
-    s = shape
+def _slice_plans(
+    s: ConvShape, elem_size: int, dtype_name: str, num_tiles: int
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Every parallel split of one slice of output channels: (its blocks, cycles, temporary
+    bytes per tile -- the input rows and weights it receives, and its float partials)."""
     oh, ow = s.out_height, s.out_width
     sr, sf, sc = np.meshgrid(
         _splits(oh, num_tiles), _splits(s.out_chans, num_tiles), _splits(s.in_chans, num_tiles),
@@ -102,23 +99,47 @@ def plan_convolution(
         out_elems * 4 / C.EXCHANGE_BYTES_PER_CYCLE + out_elems * 0.5 + C.SYNC_CYCLES,
         0,
     )
-    cycles = compute + exchange + reduction
-    temp = operand_bytes + out_elems * 4
-    fits = temp <= available_memory_proportion * bytes_per_tile
-    if fits.any():
-        choice = int(np.flatnonzero(fits)[np.argmin(cycles[fits])])
-    else:
-        choice = int(np.argmin(temp))
-        log.warning(
-            "convolution %s: no plan keeps to the memory budget; using the smallest, %d bytes",
-            s,
-            int(temp[choice]),
+    split = {
+        "row_blocks": sr, "out_chan_blocks": sf, "in_chan_blocks": sc,
+        "rows": br, "out_chans": bf, "in_chans": bc,
+    }  # fmt: skip
+    return split, compute + exchange + reduction, operand_bytes + out_elems * 4
+
+
+def plan_convolution(
+    shape: ConvShape,
+    elem_size: int,
+    dtype_name: str,
+    num_tiles: int,
+    bytes_per_tile: int,
+    available_memory_proportion: float = 0.6,
+) -> ConvPlan:
+    """The split with the fewest estimated cycles whose operands and partials per tile fit
+    ``available_memory_proportion`` of a tile (else the smallest), as poplin plans: when
+    no parallel split fits, the output channels are computed in serial slices."""
+    budget = available_memory_proportion * bytes_per_tile
+
+    def candidates(chans: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        return _slice_plans(
+            dataclasses.replace(shape, out_chans=chans), elem_size, dtype_name, num_tiles
         )
+
+    choice = choose_serial_plan(shape.out_chans, candidates, budget)
+    if not choice.fits_budget:
+        log.warning(
+            "convolution %s: no plan keeps to the memory budget of %.0f bytes per tile "
+            "(availableMemoryProportion %.2f), even in %d serial slices; using the smallest, "
+            "%d bytes",
+            shape, budget, available_memory_proportion, choice.serial, choice.temp_bytes,
+        )  # fmt: skip
     return ConvPlan(
-        int(sr[choice]), int(sf[choice]), int(sc[choice]),
-        int(br[choice]), int(bf[choice]), int(bc[choice]),
-        float(cycles[choice]), int(temp[choice]), bool(fits[choice]),
-    )  # fmt: skip
+        **choice.split,
+        cycles=choice.cycles,
+        temp_bytes=choice.temp_bytes,
+        fits_budget=choice.fits_budget,
+        serial=choice.serial,
+        slice_chans=choice.slice_size,
+    )
 
 
 def convolution(
@@ -150,19 +171,29 @@ def convolution(
     shape = ConvShape(n, h, w, c, f, kh, kw, int(stride), pad)
     if stride < 1 or shape.out_height < 1 or shape.out_width < 1:
         raise ShapeError(f"{api}: stride {stride} and padding {pad} leave no output for {shape}")
+    proportion = _memory_proportion(options, api)
     plan = plan_convolution(
         shape, inp.type.size, inp.type.name, len(graph.tile_range),
-        graph.target.bytes_per_tile, _memory_proportion(options),
+        graph.target.bytes_per_tile, proportion,
     )  # fmt: skip
     args = {"in": list(inp.shape), "weights": list(weights.shape), "stride": stride, "padding": pad}
     args["plan"] = [plan.row_blocks, plan.out_chan_blocks, plan.in_chan_blocks]
     partials = partials_type(options, inp.type)
     args["partialsType"] = partials.name
+    args |= {"serialSplit": plan.serial, "availableMemoryProportion": proportion}
+    args["tempBytesPerTile"] = plan.temp_bytes
     with op_context(graph, api, debug_prefix, args) as debug_id:
         out = graph.add_variable(
             inp.type, [n, shape.out_height, shape.out_width, f], debug_prefix or "conv"
         )
-        _build(graph, plan, shape, inp, weights, out, prog, debug_id, partials)
+        # serial slices of the output channels, one after the other: each slice's
+        # received operands and partials are freed before the next
+        for i, first in enumerate(range(0, f, plan.slice_chans)):
+            last = min(first + plan.slice_chans, f)
+            part = dataclasses.replace(shape, out_chans=last - first)
+            name = "Conv/Convolve" if plan.serial == 1 else f"Conv/Serial_{i}/Convolve"
+            w_part, out_part = weights[:, :, :, first:last], out[:, :, :, first:last]
+            _build(graph, plan, part, inp, w_part, out_part, prog, debug_id, partials, name)
     return out
 
 
@@ -171,7 +202,7 @@ def _bounds(size: int, block: int) -> np.ndarray:
     return np.stack([starts, np.minimum(starts + block, size)], axis=1)
 
 
-def _build(graph, plan, shape, inp, weights, out, prog, debug_id, partials_type) -> None:  # noqa: ANN001
+def _build(graph, plan, shape, inp, weights, out, prog, debug_id, partials_type, cs_name) -> None:  # noqa: ANN001
     s = shape
     oh, ow = s.out_height, s.out_width
     rows, fch, cch = (
@@ -226,7 +257,7 @@ def _build(graph, plan, shape, inp, weights, out, prog, debug_id, partials_type)
         graph.map_runs(partials, [runs], [0], run_tiles=tiles[run_edge])
     else:
         out_col = EdgeColumn.from_blocks(out.reshape([m, s.out_chans]), out_r0, out_r1, f0, f1)
-    cs = graph.add_compute_set("Conv/Convolve")
+    cs = graph.add_compute_set(cs_name)
     block = graph.add_vertex_block(
         cs,
         conv_partial(inp.type, partials_type, partials_type if split else out.type),

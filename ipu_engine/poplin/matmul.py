@@ -3,7 +3,9 @@
 The plan (see ``planner``) gives each tile one block product in a ``Convolve`` compute
 set; when the shared dimension is split, a ``Reduce`` compute set sums the partials
 on the tiles of the output blocks. The ``partialsType`` option ("float", the default as
-in Poplar, or "half") is what half products accumulate in, and the partials' type.
+in Poplar, or "half") is what half products accumulate in, and the partials' type. A
+serial plan does this for each slice of the rows in turn, each slice with its own
+partials, live only until that slice is reduced.
 """
 
 from __future__ import annotations
@@ -30,21 +32,22 @@ from ipu_engine.vertices import EdgeColumn
 _OPTIONS = {"availableMemoryProportion", "partialsType", "fullyConnectedPass"}
 
 
-def _memory_proportion(options: Mapping[str, Any] | None) -> float:
+def _memory_proportion(options: Mapping[str, Any] | None, api: str = "poplin::matMul") -> float:
+    """The option ``availableMemoryProportion`` (default 0.6): the share of a tile's memory
+    the plan may use for temporaries, in (0, 1]."""
     options = dict(options or {})
     unknown = set(options) - _OPTIONS
     if unknown:
-        raise GraphError(
-            f"poplin::matMul: unknown option {sorted(unknown)[0]!r}; known: {sorted(_OPTIONS)}"
-        )
+        raise GraphError(f"{api}: unknown option {sorted(unknown)[0]!r}; known: {sorted(_OPTIONS)}")
+    given = options.get("availableMemoryProportion", 0.6)
     try:
-        value = float(options.get("availableMemoryProportion", 0.6))
-    except ValueError:
+        value = -1.0 if isinstance(given, bool) else float(given)
+    except (TypeError, ValueError):
         value = -1.0
     if not 0 < value <= 1:
         raise GraphError(
-            f"poplin::matMul: availableMemoryProportion must be in (0, 1], got "
-            f"{options.get('availableMemoryProportion')!r}"
+            f"{api}: option availableMemoryProportion must be a number in (0, 1] (the share "
+            f"of a tile's memory for the plan's temporaries), got {given!r}"
         )
     return value
 
@@ -96,14 +99,26 @@ def mat_mul(
         raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
     if a.type.numpy_dtype.kind != "f":
         raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
+    proportion = _memory_proportion(options)
     plan = mat_mul_plan(graph, a, b, options)
     partials = partials_type(options, a.type)
     m, n = a.shape[0], b.shape[1]
     args = {"A": list(a.shape), "B": list(b.shape), "plan": [plan.sm, plan.sn, plan.sk]}
     args["partialsType"] = partials.name
+    args |= {"serialSplit": plan.serial, "availableMemoryProportion": proportion}
+    args["tempBytesPerTile"] = plan.temp_bytes
     with op_context(graph, api, debug_prefix, args) as debug_id:
         out = graph.add_variable(a.type, [m, n], debug_prefix or "matmul")
-        _build(graph, plan, a, b, out, prog, debug_id, partials)
+        if plan.serial == 1:
+            _build(graph, plan, a, b, out, prog, debug_id, partials)
+            return out
+        # serial slices of the rows, one after the other: each slice's operand buffers
+        # and partials are freed before the next, so the slices share one tile budget
+        for i, first in enumerate(range(0, m, plan.slice_rows)):
+            last = min(first + plan.slice_rows, m)
+            cs_name = f"Conv_1/Serial_{i}/Convolve"
+            rows_out = out[first:last]
+            _build(graph, plan, a[first:last], b, rows_out, prog, debug_id, partials, cs_name)
     return out
 
 
@@ -120,6 +135,7 @@ def _build(
     prog: SequenceProgram,
     debug_id: int,
     partials_type: Type = FLOAT,
+    cs_name: str = "Conv_1/Convolve",
 ) -> None:
     m, k = a.shape
     n = b.shape[1]
@@ -163,7 +179,7 @@ def _build(
         graph.map_runs(partials, [runs], [0], run_tiles=tiles[run_edge])
     else:
         out_col = EdgeColumn.from_blocks(out, r0, r1, c0, c1)
-    cs = graph.add_compute_set("Conv_1/Convolve")
+    cs = graph.add_compute_set(cs_name)
     block = graph.add_vertex_block(
         cs,
         matmul_partial(a.type, partials_type, partials_type if split_k else out.type),
@@ -199,20 +215,23 @@ def _reduce_partials(
     order = np.argsort(flat_tiles, kind="stable")
     tiles_sorted = flat_tiles[order]
     breaks = (np.diff(order) != 1) | (np.diff(tiles_sorted) != 0)
+    span = out.pool_range()
+    if span is None:  # a view (a serial slice's channels): runs end where addresses jump
+        breaks |= np.diff(out.flat_addr()[order]) != 1
     first = np.concatenate(([0], np.flatnonzero(breaks) + 1))
     length = np.diff(np.append(first, size)).astype(np.int64)
     pos = order[first].astype(np.int64)
+    out_start = pos + span[0] if span is not None else out.flat_addr()[pos]
     run_tile = tiles_sorted[first]
     del order, tiles_sorted, breaks
     vstart = np.flatnonzero(np.r_[True, run_tile[1:] != run_tile[:-1]])
     runs_per_vertex = np.diff(np.append(vstart, pos.size))
-    out_base = out.pool_range()[0]  # type: ignore[index]
     partials_base = partials.pool_range()[0]  # type: ignore[index]
     elements = np.add.reduceat(length, vstart)
     out_col = EdgeColumn(
         None,
         np.concatenate(([0], np.cumsum(elements))).astype(np.int64),
-        runs=Runs(out_base + pos, length),
+        runs=Runs(out_start, length),
         run_offsets=np.append(vstart, pos.size).astype(np.int64),
     )
     in_run_offsets = np.concatenate(([0], np.cumsum(runs_per_vertex * depth))).astype(np.int64)

@@ -1,16 +1,20 @@
 """The matmul planner: how to split C[M,N] = A[M,K] @ B[K,N] over tiles.
 
-A plan cuts M, N and K into ``sm x sn x sk`` blocks, one partial product per tile.
-Like PopLibs' planner it picks the split with the fewest estimated cycles (compute
-on the AMP, exchange of the operands, reduction of K partials) among those whose
-temporary memory per tile -- the exchanged operand blocks and the partials -- stays
-within ``available_memory_proportion`` of a tile (default 0.6, as Poplar). When no
-split fits, it takes the one needing least memory and says so.
+A plan cuts the rows of A and C into ``serial`` slices computed one after the other,
+and each slice's M, N and K into ``sm x sn x sk`` blocks, one partial product per tile.
+Like PopLibs' planner it picks the split with the fewest estimated cycles (compute on
+the AMP, exchange of the operands, reduction of K partials, times the serial slices)
+among those whose temporary memory per tile -- one slice's exchanged operand blocks and
+partials, which every slice reuses -- stays within ``available_memory_proportion`` of a
+tile (default 0.6, as Poplar). Serial slices cost cycles (each exchanges its operands and
+synchronises again), so a plan is serial only when no parallel split fits the budget.
+When no split fits at all, it takes the one needing least memory and says so.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +22,9 @@ import numpy as np
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 
 log = logging.getLogger("poplibs.poplin")
+
+SERIAL_GROWTH = 1.5  # serial slice counts tried grow geometrically: 1, 2, 3, 5, 8, ...
+SERIAL_AFTER_FIT = 2  # slice counts tried after the first that fits (one may be faster)
 
 
 @dataclass(frozen=True)
@@ -29,11 +36,14 @@ class MatMulPlan:
     bn: int  # block columns of B and C
     bk: int  # block of the shared dimension
     cycles: float
-    temp_bytes: int
+    temp_bytes: int  # per tile, for one serial slice (the slices reuse it)
     fits_budget: bool
+    serial: int = 1  # slices of the rows computed one after the other
+    slice_rows: int = 0  # rows of A and C per serial slice (the last may have fewer)
 
     @property
     def num_partials(self) -> int:
+        """Partial products of one serial slice (one per tile)."""
         return self.sm * self.sn * self.sk
 
 
@@ -45,16 +55,76 @@ def _splits(size: int, limit: int) -> np.ndarray:
     return counts[first]
 
 
-def plan_matmul(
-    m: int,
-    k: int,
-    n: int,
-    elem_size: int,
-    dtype_name: str,
-    num_tiles: int,
-    bytes_per_tile: int,
-    available_memory_proportion: float = 0.6,
-) -> MatMulPlan:
+def _serial_counts(m: int) -> list[int]:
+    """Serial slice counts to try, fewest first: distinct slice sizes, growing geometrically."""
+    counts, s = [], 1.0
+    while int(s) < m:
+        counts.append(int(s))
+        s = max(s * SERIAL_GROWTH, s + 1)
+    counts.append(m)
+    rows = sorted({-(-m // c) for c in counts}, reverse=True)
+    return [-(-m // r) for r in rows]
+
+
+@dataclass(frozen=True)
+class SerialChoice:
+    """The plan picked among every serial slice count's candidates."""
+
+    serial: int  # slices computed one after the other
+    slice_size: int  # of the serialised dimension, per slice (the last may have fewer)
+    split: dict[str, int]  # the chosen candidate's parallel split and block sizes
+    cycles: float  # of every slice
+    temp_bytes: int  # per tile, of one slice (the slices reuse it)
+    fits_budget: bool
+
+
+SliceCandidates = Callable[[int], tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]]
+
+
+def choose_serial_plan(size: int, candidates: SliceCandidates, budget: float) -> SerialChoice:
+    """The fastest plan whose temporaries per tile fit ``budget``, over serial slice counts
+    of a dimension of ``size`` (fewest slices first); else the one needing least memory.
+
+    ``candidates(slice_size)`` gives one slice's parallel splits: their columns, cycles
+    and temporary bytes per tile.
+    """
+    best: SerialChoice | None = None
+    smallest: SerialChoice | None = None
+    tried_after_fit = 0
+    for serial in _serial_counts(size):
+        slice_size = -(-size // serial)
+        split, slice_cycles, temp = candidates(slice_size)
+        cycles = slice_cycles * serial + (serial - 1) * C.SYNC_CYCLES
+        fits = temp <= budget
+        picks = [(int(np.argmin(temp)), False)]
+        if fits.any():
+            picks.append((int(np.flatnonzero(fits)[np.argmin(cycles[fits])]), True))
+        for i, fitting in picks:
+            plan = SerialChoice(
+                serial,
+                slice_size,
+                {name: int(column[i]) for name, column in split.items()},
+                float(cycles[i]),
+                int(temp[i]),
+                bool(fits[i]),
+            )
+            if fitting and (best is None or plan.cycles < best.cycles):
+                best = plan
+            if smallest is None or plan.temp_bytes < smallest.temp_bytes:
+                smallest = plan
+        if best is not None:
+            tried_after_fit += 1
+            if tried_after_fit > SERIAL_AFTER_FIT:
+                break
+    assert smallest is not None
+    return best or smallest
+
+
+def _slice_plans(
+    m: int, k: int, n: int, elem_size: int, dtype_name: str, num_tiles: int
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Every parallel split of one slice [m, k] x [k, n]: (its blocks, cycles, temporary
+    bytes per tile)."""
     sm_c, sn_c, sk_c = _splits(m, num_tiles), _splits(n, num_tiles), _splits(k, num_tiles)
     sm, sn, sk = (a.reshape(-1) for a in np.meshgrid(sm_c, sn_c, sk_c, indexing="ij"))
     ok = sm * sn * sk <= num_tiles
@@ -74,33 +144,37 @@ def plan_matmul(
         + C.VERTEX_OVERHEAD_CYCLES,
         0,
     )
-    cycles = compute + exchange + reduction
     temp = operand_bytes + bm * bn * partial_size
+    split = {"sm": sm, "sn": sn, "sk": sk, "bm": bm, "bn": bn, "bk": bk}
+    return split, compute + exchange + reduction, temp
+
+
+def plan_matmul(
+    m: int,
+    k: int,
+    n: int,
+    elem_size: int,
+    dtype_name: str,
+    num_tiles: int,
+    bytes_per_tile: int,
+    available_memory_proportion: float = 0.6,
+) -> MatMulPlan:
     budget = available_memory_proportion * bytes_per_tile
-    fits = temp <= budget
-    if fits.any():
-        choice = int(np.flatnonzero(fits)[np.argmin(cycles[fits])])
-    else:
-        choice = int(np.argmin(temp))
+    choice = choose_serial_plan(
+        m, lambda rows: _slice_plans(rows, k, n, elem_size, dtype_name, num_tiles), budget
+    )
+    if not choice.fits_budget:
         log.warning(
-            "matmul [%d,%d]x[%d,%d]: no plan keeps to the memory budget of %.0f bytes per tile "
-            "(availableMemoryProportion %.2f); using the smallest, %d bytes",
-            m,
-            k,
-            k,
-            n,
-            budget,
-            available_memory_proportion,
-            int(temp[choice]),
-        )
+            "matmul [%d,%d]x[%d,%d]: no plan keeps to the memory budget of %.0f bytes per "
+            "tile (availableMemoryProportion %.2f), even in %d serial slices; using the "
+            "smallest, %d bytes",
+            m, k, k, n, budget, available_memory_proportion, choice.serial, choice.temp_bytes,
+        )  # fmt: skip
     return MatMulPlan(
-        int(sm[choice]),
-        int(sn[choice]),
-        int(sk[choice]),
-        int(bm[choice]),
-        int(bn[choice]),
-        int(bk[choice]),
-        float(cycles[choice]),
-        int(temp[choice]),
-        bool(fits[choice]),
+        **choice.split,
+        cycles=choice.cycles,
+        temp_bytes=choice.temp_bytes,
+        fits_budget=choice.fits_budget,
+        serial=choice.serial,
+        slice_rows=choice.slice_size,
     )

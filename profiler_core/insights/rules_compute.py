@@ -50,9 +50,9 @@ def cycle_imbalance(ctx: InsightsContext) -> list[Finding]:
                 Evidence("Cycles lost waiting", float(lost[worst]), "cycles"),
                 Evidence("Share of compute cycles", 100 * lost[worst] / spent, "%"),
             ),
-            suggestion="Every tile waits for the slowest one before the exchange. Spread this "
-            "operation's work evenly (map its output over more tiles, or balance the "
-            "vertices per tile) so the slowest tile is close to the mean.",
+            suggestion=f"Every tile waits for the slowest one before the exchange, so {name} "
+            f"lasts as long as tile {tile}'s work on every execution. How much work each "
+            "tile gets follows how the operation laid out its vertices.",
             source=source_ref(ctx.debug, int(graph.cs_debug[worst])),
             weight=float(lost[worst] / spent),
             tiles=(tile,),

@@ -12,6 +12,8 @@ from profiler_core.analysis.liveness import variables_live_at
 from profiler_core.analysis.memory import variables_on_tiles
 from profiler_core.insights.context import InsightsContext
 from profiler_core.insights.findings import Evidence, Finding, Severity, SourceRef
+from profiler_core.insights.planned_ops import advice as planned_advice
+from profiler_core.insights.planned_ops import planned_op
 from profiler_core.insights.sources import source_ref
 from profiler_core.model.kinds import MemoryCategory
 from profiler_core.model.unique import sorted_unique
@@ -23,6 +25,12 @@ IPU_IMBALANCE = 1.5  # fullest IPU / mean IPU
 CODE_SHARE = 0.15  # vertex code's share of the tile with the most code
 CODE_MIN_TYPES = 8
 FP16_MIN_BYTES = 64 * 1024
+DATA_SHARE = 0.5  # tile imbalance: variables' share of the excess to advise moving them
+DATA_CATEGORIES = (
+    MemoryCategory.ALWAYS_LIVE_VARIABLES,
+    MemoryCategory.NOT_ALWAYS_LIVE_VARIABLES,
+    MemoryCategory.CONSTANTS,
+)
 
 
 def _severity(ctx: InsightsContext) -> Severity:
@@ -95,13 +103,22 @@ def temporaries_at_peak(ctx: InsightsContext) -> list[Finding]:
                 Evidence("Share of the peak", 100 * share, "%"),
                 Evidence("Peak step", f"{step} ({step_name})"),
             ),
-            suggestion=f"Lower the availableMemoryProportion of {who} so its plan keeps fewer "
-            "partials live at once, or split it (serialise the matmul over its output "
-            "columns or batch) so each part's temporaries are freed before the next.",
+            suggestion=_temporaries_advice(ctx, int(groups[top]), who),
             source=source,
             weight=float(share),
         )
     ]
+
+
+def _temporaries_advice(ctx: InsightsContext, call: int, who: str) -> str:
+    planned = planned_op(ctx.debug, call)
+    if planned is not None:
+        return planned_advice([planned], ctx.fit.bytes_per_tile, "fewer partials live at once")
+    # no option of the op changes how many of its results are live: say what they are
+    return (
+        f"These are {who}'s results and intermediate values, live together at this step "
+        "until their last reader runs; its library op has no option that plans them."
+    )
 
 
 def exchange_buffers(ctx: InsightsContext) -> list[Finding]:
@@ -112,7 +129,17 @@ def exchange_buffers(ctx: InsightsContext) -> list[Finding]:
     share = buffers / fit.fullest_bytes if fit.fullest_bytes else 0.0
     if share < EXCHANGE_SHARE:
         return []
-    source, step_text = _largest_exchange(ctx, tile)
+    source, step_text, calls = _largest_exchange(ctx, tile)
+    planned = [op for op in (planned_op(ctx.debug, c) for c in calls) if op is not None]
+    if planned and len(planned) == len(calls):
+        advice = planned_advice(planned, fit.bytes_per_tile, "less data received per tile at once")
+    else:
+        who = source.operation or "the operation"
+        advice = (
+            f"Exchange buffers hold data on its way to the tile's vertices. {who}'s vertices "
+            "run where its output is mapped: map its operands like its output and they "
+            "need no exchange."
+        )
     return [
         Finding(
             rule="exchange-buffers",
@@ -124,9 +151,7 @@ def exchange_buffers(ctx: InsightsContext) -> list[Finding]:
                 Evidence("Share", 100 * share, "%"),
                 Evidence("Largest exchange into the tile", step_text or "unknown"),
             ),
-            suggestion="Exchange buffers hold data on its way to the tile's vertices. Map "
-            "the operands of the operation where its vertices run (fewer bytes to move), or "
-            "split the operation so each exchange moves less at once.",
+            suggestion=advice,
             source=source,
             weight=float(share),
             tiles=(tile,),
@@ -134,20 +159,24 @@ def exchange_buffers(ctx: InsightsContext) -> list[Finding]:
     ]
 
 
-def _largest_exchange(ctx: InsightsContext, tile: int) -> tuple[SourceRef, str]:
-    """The exchange step moving the most bytes into ``tile``, and its operation."""
+def _largest_exchange(ctx: InsightsContext, tile: int) -> tuple[SourceRef, str, list[int]]:
+    """The exchange step moving the most bytes into ``tile``, its operation, and the op
+    calls of every exchange step moving that many (ties: layers of one shape)."""
     if ctx.missing("programs"):
-        return SourceRef(), ""
+        return SourceRef(), "", []
     programs = ctx.report.programs
     rows = np.flatnonzero(programs.exch_tile == tile)
     if not rows.size:
-        return SourceRef(), ""
+        return SourceRef(), "", []
     moved = programs.exch_bytes_in[rows] + programs.exch_bytes_out[rows]
     row = int(rows[np.argmax(moved)])
     step = int(programs.exch_step[row])
     name = ctx.report.graph.strings[int(programs.step_name[step])]
     source = source_ref(ctx.debug, int(programs.step_debug[step]))
-    return source, f"step {step} ({name}), {int(moved.max()):,} bytes"
+    tied = programs.step_debug[programs.exch_step[rows[moved == moved.max()]]]
+    calls = [] if ctx.debug is None else op_call_owners(ctx.debug, tied).tolist()
+    calls = list(dict.fromkeys(c for c in calls if c >= 0))  # distinct, in step order
+    return source, f"step {step} ({name}), {int(moved.max()):,} bytes", calls
 
 
 def tile_imbalance(ctx: InsightsContext) -> list[Finding]:
@@ -162,6 +191,24 @@ def tile_imbalance(ctx: InsightsContext) -> list[Finding]:
         return []
     tile = ipu * table.tiles_per_ipu + int(np.argmax(total[ipu]))
     source, largest = _largest_variable(ctx, tile)
+    first = ipu * table.tiles_per_ipu
+    per_category = np.asarray(table.by_category, dtype=np.float64)
+    excess = per_category[:, tile] - per_category[:, first : first + table.tiles_per_ipu].mean(1)
+    excess = np.maximum(excess, 0)
+    data = float(excess[list(DATA_CATEGORIES)].sum())
+    if data >= DATA_SHARE * float(excess.sum()) and largest:
+        suggestion = (
+            f"Most of the tile's excess over the mean tile is data: spread {largest.split(',')[0]} "
+            "and the other large tensors on this tile over more tiles (map them linearly, or "
+            "let the op choose its layout with createInput)."
+        )
+    else:
+        top = [MemoryCategory(int(c)).label.lower() for c in np.argsort(-excess)[:2]]
+        suggestion = (
+            f"Most of the tile's {float(excess.sum()):,.0f} bytes above the mean tile are "
+            f"{top[0]} and {top[1]}, the cost of the vertices and programs that run on it, "
+            "not tensors: mapping tensors elsewhere would not even it out."
+        )
     return [
         Finding(
             rule="tile-memory-imbalance",
@@ -174,9 +221,7 @@ def tile_imbalance(ctx: InsightsContext) -> list[Finding]:
                 Evidence("Max / mean", float(ratio[ipu])),
                 Evidence("Largest variable on the tile", largest or "unknown"),
             ),
-            suggestion="Spread the largest tensors on this tile over more tiles "
-            "(map them linearly, or let the op choose its layout with createInput), so no "
-            "tile carries far more than the others.",
+            suggestion=suggestion,
             source=source,
             weight=float(1 - mean[ipu] / peak[ipu]),
             tiles=(tile,),
@@ -246,9 +291,9 @@ def vertex_code(ctx: InsightsContext) -> list[Finding]:
                 Evidence("Vertex types on the tile", int(types)),
                 Evidence("Tile memory used", total, "bytes"),
             ),
-            suggestion="Each vertex type's code is paid once per tile that runs it. Use fewer "
-            "distinct op variants (same data types and shapes) or outline repeated code with "
-            "functions, so fewer vertex types land on each tile.",
+            suggestion=f"Each vertex type's code is stored once on every tile that runs it: "
+            f"these {types} types are the fixed cost of the operations whose vertices run on "
+            "this tile.",
             weight=float(share),
             tiles=(tile,),
         )
@@ -300,8 +345,8 @@ def fp16_candidates(ctx: InsightsContext) -> list[Finding]:
                 Evidence("Tensors", ", ".join(names) + (", …" if len(var) > 5 else "")),
                 Evidence("Largest feeds", used_by.label or "a matmul"),
             ),
-            suggestion="Store these weights and activations as half (FP16) and keep FP32 "
-            "accumulation in the matmul (partialsType float): memory and exchange halve.",
+            suggestion="Store these tensors as half (FP16): each then takes half its bytes on "
+            "its tiles, and so does every exchange that moves it.",
             source=source,
             weight=float(total / 2 / max(int(ctx.table.total(True).sum()), 1)),
         )

@@ -6,7 +6,8 @@ layer norm. Checks the result against numpy and prints the profile summary.
     POPLAR_ENGINE_OPTIONS='{"autoReport.all":"true","autoReport.directory":"./report"}' \\
         python resources/examples/bert_encoder_layer.py
 
-``--seq``, ``--hidden``, ``--heads``, ``--ffn`` change the sizes (tests use small ones).
+``--seq``, ``--hidden``, ``--heads``, ``--ffn`` change the sizes (tests use small ones);
+``--available-memory-proportion ffn1=0.1`` plans that matmul within 10% of each tile.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ def layer_norm(graph, x, gamma, beta, prog, name):
     )
 
 
-def build(sizes: dict[str, int], prog: Sequence, graph: Graph) -> dict:
+def build(sizes: dict[str, int], prog: Sequence, graph: Graph, proportions=None) -> dict:
+    """The layer; ``proportions`` maps op names to their availableMemoryProportion."""
+    amp = {name: {"availableMemoryProportion": p} for name, p in (proportions or {}).items()}
     t = {}
     for name, dims in PARAMETERS.items():
         t[name] = graph.add_variable(FLOAT, [sizes[d] for d in dims], name)
@@ -68,23 +71,29 @@ def build(sizes: dict[str, int], prog: Sequence, graph: Graph) -> dict:
     heads, hidden = sizes["heads"], sizes["hidden"]
     head = hidden // heads
     x = t["x"]
-    q = poplin.mat_mul(graph, x, t["wq"], prog, "q")
-    k = poplin.mat_mul(graph, x, t["wk"], prog, "k")
-    v = poplin.mat_mul(graph, x, t["wv"], prog, "v")
+    q = poplin.mat_mul(graph, x, t["wq"], prog, "q", amp.get("q"))
+    k = poplin.mat_mul(graph, x, t["wk"], prog, "k", amp.get("k"))
+    v = poplin.mat_mul(graph, x, t["wv"], prog, "v", amp.get("v"))
     contexts = []
     for h in range(heads):
         cols = (h * head, (h + 1) * head)
         qh, kh, vh = (m.slice(cols[0], cols[1], 1) for m in (q, k, v))
-        scores = poplin.mat_mul(graph, qh, kh.transpose(), prog, f"head{h}/scores")
+        scores = poplin.mat_mul(
+            graph, qh, kh.transpose(), prog, f"head{h}/scores", amp.get(f"head{h}/scores")
+        )
         scaled = popops.map(graph, _1 * (1.0 / np.sqrt(head)), [scores], prog, f"head{h}/scale")
         probs = popnn.softmax(graph, scaled, prog, f"head{h}/softmax")
-        contexts.append(poplin.mat_mul(graph, probs, vh, prog, f"head{h}/context"))
+        contexts.append(
+            poplin.mat_mul(graph, probs, vh, prog, f"head{h}/context", amp.get(f"head{h}/context"))
+        )
     context = concat(contexts, 1)
-    attn = poplin.mat_mul(graph, context, t["wo"], prog, "attention_out")
+    attn = poplin.mat_mul(graph, context, t["wo"], prog, "attention_out", amp.get("attention_out"))
     res1 = popops.add(graph, attn, x, prog, "residual1")
     norm1 = layer_norm(graph, res1, t["gamma1"], t["beta1"], prog, "layer_norm1")
-    hidden_act = popnn.relu(graph, poplin.mat_mul(graph, norm1, t["w1"], prog, "ffn1"), prog)
-    ffn = poplin.mat_mul(graph, hidden_act, t["w2"], prog, "ffn2")
+    hidden_act = popnn.relu(
+        graph, poplin.mat_mul(graph, norm1, t["w1"], prog, "ffn1", amp.get("ffn1")), prog
+    )
+    ffn = poplin.mat_mul(graph, hidden_act, t["w2"], prog, "ffn2", amp.get("ffn2"))
     res2 = popops.add(graph, ffn, norm1, prog, "residual2")
     out = layer_norm(graph, res2, t["gamma2"], t["beta2"], prog, "layer_norm2")
     graph.create_host_read("out", out)
@@ -120,19 +129,29 @@ def parameter_bytes(sizes: dict[str, int]) -> int:
     return sum(4 * int(np.prod([sizes[d] for d in dims])) for dims in PARAMETERS.values())
 
 
+def proportion_arg(text: str) -> tuple[str, float]:
+    """``NAME=P``: the availableMemoryProportion of the op called NAME."""
+    name, _, value = text.partition("=")
+    return name, float(value)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=384)
     parser.add_argument("--hidden", type=int, default=1024)
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--ffn", type=int, default=4096)
+    parser.add_argument(
+        "--available-memory-proportion", type=proportion_arg, action="append", default=[],
+        metavar="OP=P", help="plan the op called OP within P of each tile for temporaries",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     sizes = {"seq": args.seq, "hidden": args.hidden, "heads": args.heads, "ffn": args.ffn}
 
     device = IPUModel("ipu2").create_device()
     graph = Graph(device.target)
     prog = Sequence(name="bert_layer")
-    tensors = build(sizes, prog, graph)
+    tensors = build(sizes, prog, graph, dict(args.available_memory_proportion))
     engine = Engine(graph, prog)
     engine.load(device)
     rng = np.random.default_rng(7)

@@ -5,7 +5,9 @@ against numpy and prints the profile summary.
     POPLAR_ENGINE_OPTIONS='{"autoReport.all":"true","autoReport.directory":"./report"}' \\
         python resources/examples/resnet_conv_stage.py
 
-``--batch``, ``--size``, ``--width`` change the sizes (tests use small ones).
+``--batch``, ``--size``, ``--width`` change the sizes (tests use small ones);
+``--available-memory-proportion block1/reduce=0.02`` plans that convolution within 2% of
+each tile for its temporaries.
 """
 
 from __future__ import annotations
@@ -29,7 +31,11 @@ def layer_shapes(width: int, blocks: int = 3) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def build(graph: Graph, prog: Sequence, batch: int, size: int, width: int) -> dict:
+def build(
+    graph: Graph, prog: Sequence, batch: int, size: int, width: int, proportions=None
+) -> dict:
+    """The stage; ``proportions`` maps convolution names to availableMemoryProportion."""
+    amp = {name: {"availableMemoryProportion": p} for name, p in (proportions or {}).items()}
     tensors = {"x": graph.add_variable(FLOAT, [batch, size, size, width], "x")}
     for name, shape in layer_shapes(width).items():
         tensors[name] = graph.add_variable(FLOAT, list(shape), name)
@@ -37,12 +43,14 @@ def build(graph: Graph, prog: Sequence, batch: int, size: int, width: int) -> di
         poputil.map_tensor_linearly(graph, t)
         graph.create_host_write(name, t)
     x = tensors["x"]
-    shortcut = poplin.convolution(graph, x, tensors["shortcut"], prog, "shortcut")
+    shortcut = poplin.convolution(
+        graph, x, tensors["shortcut"], prog, "shortcut", options=amp.get("shortcut")
+    )
     for b in range(3):
         h = x
         for layer in ("reduce", "conv3x3", "expand"):
             name = f"block{b}/{layer}"
-            h = poplin.convolution(graph, h, tensors[name], prog, name)
+            h = poplin.convolution(graph, h, tensors[name], prog, name, options=amp.get(name))
             if layer != "expand":
                 h = popnn.relu(graph, h, prog)
         x = popnn.relu(graph, popops.add(graph, h, shortcut, prog, f"block{b}/residual"), prog)
@@ -75,16 +83,27 @@ def reference(values: dict[str, np.ndarray]) -> np.ndarray:
     return x
 
 
+def proportion_arg(text: str) -> tuple[str, float]:
+    """``NAME=P``: the availableMemoryProportion of the op called NAME."""
+    name, _, value = text.partition("=")
+    return name, float(value)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--size", type=int, default=56)
     parser.add_argument("--width", type=int, default=64)
+    parser.add_argument(
+        "--available-memory-proportion", type=proportion_arg, action="append", default=[],
+        metavar="OP=P", help="plan the op called OP within P of each tile for temporaries",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     device = IPUModel("ipu2").create_device()
     graph = Graph(device.target)
     prog = Sequence(name="resnet_stage")
-    tensors = build(graph, prog, args.batch, args.size, args.width)
+    proportions = dict(args.available_memory_proportion)
+    tensors = build(graph, prog, args.batch, args.size, args.width, proportions)
     engine = Engine(graph, prog)
     engine.load(device)
     rng = np.random.default_rng(11)

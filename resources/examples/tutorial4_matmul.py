@@ -7,19 +7,27 @@ Run it with reports on, as Poplar users do:
         python resources/examples/tutorial4_matmul.py
 
 ``--m1 900x600 --m2 600x300 --m3 300x200`` change the shapes (the compare variant uses
-``--m1 1600x700 --m2 700x300``).
+``--m1 1600x700 --m2 700x300``); ``--available-memory-proportion m4=0.02`` plans one product
+within that share of each tile for its temporaries (poplin's option, default 0.6);
+``--type half`` stores the matrices in FP16.
 """
 
 import argparse
 
 import numpy as np
 
-from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, poplin, poputil
+from ipu_engine import FLOAT, HALF, Engine, Graph, IPUModel, Sequence, poplin, poputil
 
 
 def _shape(text: str) -> list[int]:
     rows, cols = text.lower().split("x")
     return [int(rows), int(cols)]
+
+
+def proportion_arg(text: str) -> tuple[str, float]:
+    """``NAME=P``: the availableMemoryProportion of the product called NAME."""
+    name, _, value = text.partition("=")
+    return name, float(value)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -28,14 +36,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--m2", type=_shape, default=[600, 300])
     parser.add_argument("--m3", type=_shape, default=[300, 200])
     parser.add_argument("--name", default="tutorial4", help="the report sub-folder name")
+    parser.add_argument(
+        "--available-memory-proportion", type=proportion_arg, action="append", default=[],
+        metavar="PRODUCT=P", help="availableMemoryProportion of m4 or m5",
+    )  # fmt: skip
+    parser.add_argument("--type", choices=("float", "half"), default="float")
     args = parser.parse_args(argv)
+    options = {n: {"availableMemoryProportion": p} for n, p in args.available_memory_proportion}
+    elem = HALF if args.type == "half" else FLOAT
 
     device = IPUModel("ipu2").create_device()
     graph = Graph(device.target)
 
-    m1 = graph.add_variable(FLOAT, args.m1, "m1")
-    m2 = graph.add_variable(FLOAT, args.m2, "m2")
-    m3 = graph.add_variable(FLOAT, args.m3, "m3")
+    m1 = graph.add_variable(elem, args.m1, "m1")
+    m2 = graph.add_variable(elem, args.m2, "m2")
+    m3 = graph.add_variable(elem, args.m3, "m3")
     for m in (m1, m2, m3):
         poputil.map_tensor_linearly(graph, m)
     graph.create_host_write("m1", m1)
@@ -43,8 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     graph.create_host_write("m3", m3)
 
     prog = Sequence(name=args.name)
-    m4 = poplin.mat_mul(graph, m1, m2, prog, "m4")
-    m5 = poplin.mat_mul(graph, m4, m3, prog, "m5")
+    m4 = poplin.mat_mul(graph, m1, m2, prog, "m4", options.get("m4"))
+    m5 = poplin.mat_mul(graph, m4, m3, prog, "m5", options.get("m5"))
     graph.create_host_read("m5", m5)
 
     engine = Engine(graph, prog)

@@ -64,19 +64,44 @@ def test_matmul_of_uneven_shapes_on_few_tiles(device4):
 
 def test_planner_keeps_temporary_memory_within_the_proportion():
     plan = plan_matmul(900, 600, 300, 4, "float", 1472, 638_976, 0.6)
-    assert plan.fits_budget and plan.num_partials <= 1472
+    assert plan.fits_budget and plan.num_partials <= 1472 and plan.serial == 1
     blocks_cover = (plan.bm * plan.sm >= 900, plan.bn * plan.sn >= 300, plan.bk * plan.sk >= 600)
     assert all(blocks_cover)
     # temporary bytes by hand: operand blocks plus float partials
     assert plan.temp_bytes == (plan.bm * plan.bk + plan.bk * plan.bn) * 4 + plan.bm * plan.bn * 4
-    # 1% of a tile (6,390 bytes) is below what any split needs: by AM-GM, blocks with
-    # bm * bn * bk >= 900 * 300 * 600 / 1472 need at least 3 * that ** (2/3) floats
+
+
+def test_planner_serialises_when_no_parallel_split_fits_the_proportion():
+    """1% of a tile (6,389.76 bytes) is below what any parallel split needs: by AM-GM,
+    blocks with bm * bn * bk >= 900 * 300 * 600 / 1472 need at least 3 * that ** (2/3)
+    floats (27,558 bytes). As PopLibs does, the planner then computes the rows in serial
+    slices, each slice's temporaries within the budget, at the cost of more cycles."""
+    budget = 0.01 * 638_976
+    assert budget < 3 * (900 * 300 * 600 / 1472) ** (2 / 3) * 4
+    parallel = plan_matmul(900, 600, 300, 4, "float", 1472, 638_976, 0.6)
     tight = plan_matmul(900, 600, 300, 4, "float", 1472, 638_976, 0.01)
-    floor = 3 * (900 * 300 * 600 / 1472) ** (2 / 3) * 4
-    assert not tight.fits_budget and tight.temp_bytes >= floor > 0.01 * 638_976
-    # ... so the planner takes the split needing least memory: no more than the fastest
-    # plan within the default budget needs
-    assert tight.temp_bytes <= plan.temp_bytes
+    assert tight.fits_budget and tight.temp_bytes <= budget
+    assert tight.serial > 1 and tight.serial * tight.slice_rows >= 900
+    assert (tight.serial - 1) * tight.slice_rows < 900  # no empty slice
+    rows = tight.slice_rows
+    assert tight.bm * tight.sm >= rows and tight.sm * tight.sn * tight.sk <= 1472
+    assert tight.temp_bytes == (tight.bm * tight.bk + tight.bk * tight.bn) * 4 + (
+        tight.bm * tight.bn * 4
+    )
+    # one slice's blocks still obey AM-GM: the slice is small enough for the budget
+    assert 3 * (rows * 300 * 600 / 1472) ** (2 / 3) * 4 <= budget
+    assert tight.cycles > parallel.cycles
+
+
+def test_planner_takes_the_smallest_plan_when_nothing_fits():
+    """[384, 1024] x [1024, 4096] at 1%: however the rows are sliced, each slice reads all
+    of B, so some tile gets at least 1024 * 4096 / 1472 of its floats (11,397 bytes), more
+    than 6,389 bytes: the planner takes the smallest plan, one row per slice."""
+    budget = 0.01 * 638_976
+    assert budget < 1024 * 4096 / 1472 * 4
+    plan = plan_matmul(384, 1024, 4096, 4, "float", 1472, 638_976, 0.01)
+    assert not plan.fits_budget and plan.temp_bytes >= 1024 * 4096 / 1472 * 4
+    assert plan.serial == 384 and plan.slice_rows == 1
 
 
 def test_matmul_shape_and_type_errors_name_the_operands(device4):

@@ -68,7 +68,7 @@ def test_tutorial4_fits_and_its_fullest_tile_is_listed_first(qtbot, opened_windo
     window.set_theme("light")
 
 
-def test_the_oom_variant_does_not_fit_and_names_the_partials(
+def test_the_oom_variant_does_not_fit_and_names_m4s_exchange_and_partials(
     qtbot, window, tutorial4_oom_report, monkeypatch, screenshot_dir
 ):
     open_with_file_menu(qtbot, window, tutorial4_oom_report, monkeypatch)
@@ -81,8 +81,11 @@ def test_the_oom_variant_does_not_fit_and_names_the_partials(
     assert "No execution profile" in view.fit.missing.text()
     assert "cycle-imbalance" in view.fit.missing.text()
     top = view.findings.tree.topLevelItem(0)
-    assert top.text(0).startswith("ERROR") and "partials" in top.text(0)
+    assert top.text(0).startswith("ERROR") and "Exchange buffers" in top.text(0)
     assert top.text(1).startswith("m4 (poplin::matMul) at tutorial4_matmul.py:")
+    partials = view.findings.tree.topLevelItem(1)
+    assert partials.text(0).startswith("ERROR") and "partials" in partials.text(0)
+    assert partials.text(1) == top.text(1)
     assert top.child(top.childCount() - 1).text(0).startswith("Try: ")
     assert "availableMemoryProportion" in view.findings.suggestion.text()
     first_tile = view.top_tiles.tree.topLevelItem(0)

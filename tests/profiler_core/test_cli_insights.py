@@ -24,7 +24,7 @@ def test_fail_on_error_exits_1_on_the_oom_variant(tutorial4_oom_report):
     result = run_cli(tutorial4_oom_report, "--fail-on", "error")
     assert result.returncode == 1, result.stderr
     assert "at or above error" in result.stderr
-    assert "partials" in result.stderr and "tutorial4_matmul.py:" in result.stderr
+    assert "m4 (poplin::matMul) at tutorial4_matmul.py:" in result.stderr
     assert "Does not fit:" in result.stdout
     assert "Missing execution:" in result.stdout
 
