@@ -19,14 +19,16 @@ from popvision_py.viewmodels.timeline import SpanBatch
 from popvision_py.viewmodels.trace_format import format_duration, format_ns
 from profiler_core.analysis.call_tree import CallTree, call_tree, event_parents
 from profiler_core.analysis.trace_lanes import (
+    MAX_THREAD_LANES,
     MERGED,
     Lane,
+    ThreadLanes,
     ceil_ns,
     children,
     lane_window,
     merge_lanes,
     self_time,
-    thread_lanes,
+    thread_depth_lanes,
 )
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.model import Trace
@@ -77,6 +79,7 @@ class SystemTraceModel:
         self.merge_all = False
         self.colors = label_colors(len(trace.labels))
         self._lanes: dict[int, list[Lane]] = {}
+        self._thread_lanes: dict[int, ThreadLanes] = {}
         self.rows: list[LaneRow] = []
         self._instants = np.zeros(0, np.int64)
         self._parents: np.ndarray | None = None
@@ -88,7 +91,10 @@ class SystemTraceModel:
         trace = self.trace
         every = len(self.shown_channels) == len(trace.channels)
         channels = None if every else sorted(self.shown_channels)
-        self._lanes = {t: thread_lanes(trace, t, channels) for t in range(len(trace.threads))}
+        self._thread_lanes = {
+            t: thread_depth_lanes(trace, t, channels) for t in range(len(trace.threads))
+        }
+        self._lanes = {t: lanes.lanes for t, lanes in self._thread_lanes.items()}
         instants = np.flatnonzero(trace.kind == EventKind.INSTANT)
         if channels is not None:
             instants = instants[np.isin(trace.channel[instants], channels)]
@@ -172,16 +178,32 @@ class SystemTraceModel:
 
     def row_of(self, event: int) -> int:
         """The row that draws ``event`` (-1 when none does, e.g. its channel is hidden)."""
-        thread, depth = int(self.trace.thread[event]), int(self.trace.depth[event])
+        thread = int(self.trace.thread[event])
+        lane = self._thread_lanes[thread].lane_of(int(self.trace.depth[event]))
+        if lane < 0:
+            return -1
         process = self.trace.threads[thread].process
         for i, row in enumerate(self.rows):
-            if row.kind == "thread" and row.thread == thread and row.depth == depth:
+            if row.kind == "thread" and row.thread == thread and row.depth == lane:
                 return i
-            if row.kind == "merged" and row.depth == depth:
+            if row.kind == "merged" and row.depth == lane:
                 return i
-            if row.kind == "summary" and row.process == process and depth == 0:
+            if row.kind == "summary" and row.process == process and lane == 0:
                 return i
         return -1
+
+    def clamped_text(self) -> str:
+        """ "" unless some thread nests deeper than it is drawn: how many spans share the
+        last lane (a damaged depth column can claim 10^9 levels)."""
+        clamped = {t: lanes.clamped for t, lanes in self._thread_lanes.items() if lanes.clamped}
+        if not clamped:
+            return ""
+        names = ", ".join(self.thread_title(t) for t in list(clamped)[:3])
+        more = f" and {len(clamped) - 3} more" if len(clamped) > 3 else ""
+        return (
+            f"{sum(clamped.values()):,} span(s) on {names}{more} nest deeper than "
+            f"{MAX_THREAD_LANES} levels; they are drawn in the thread's last lane."
+        )
 
     # -- drawing ------------------------------------------------------------------------
     def time_limits(self) -> tuple[float, float]:

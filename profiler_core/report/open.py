@@ -9,6 +9,7 @@ partial report shows what it can.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -206,7 +207,10 @@ def open_report(
     if progress is not None:
         progress(0.0, "reading")
     debug = folder / DEBUG_FILE
-    return Report(folder, profile, debug if debug.is_file() else None, on_demand)
+    # A debug.cbor that is a FIFO, a device or a link to /dev/zero is kept, so reading it
+    # says why it cannot be used instead of the report passing for one without debug info.
+    present = debug.is_file() or os.path.lexists(debug)
+    return Report(folder, profile, debug if present else None, on_demand)
 
 
 def _report_folders(path: Path) -> list[str]:
