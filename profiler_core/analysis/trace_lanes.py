@@ -192,6 +192,22 @@ def thread_depth_lanes(
     return ThreadLanes(lanes, depths, clamped)
 
 
+def lane_counts(trace: Trace, channels: Iterable[int] | None = None) -> np.ndarray:
+    """How many lanes ``thread_depth_lanes`` gives each thread, for every thread at once
+    (a few passes over the columns), so a layout of 100k threads needs no lane built."""
+    keep = trace.kind != EventKind.INSTANT
+    if channels is not None:
+        keep &= np.isin(trace.channel, np.fromiter(channels, np.int64))
+    thread = trace.thread[keep].astype(np.int64)
+    depth = trace.depth[keep]
+    if not depth.any():  # the usual trace: every span at depth 0, one lane per thread
+        counts = np.bincount(thread, minlength=len(trace.threads)) > 0
+        return counts.astype(np.int64)
+    pairs = np.unique((thread << 32) | (depth.astype(np.int64) & 0xFFFFFFFF))
+    counts = np.bincount(pairs >> 32, minlength=len(trace.threads))
+    return np.minimum(counts, MAX_THREAD_LANES).astype(np.int64)
+
+
 def merge_lanes(trace: Trace, lanes: Iterable[Lane]) -> Lane:
     """One lane of the spans of several (e.g. every thread's depth-d lane)."""
     parts = [lane.event for lane in lanes]

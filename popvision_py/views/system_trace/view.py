@@ -62,6 +62,8 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         self.trace: OpenedTrace | None = None
         self.model: SystemTraceModel | None = None
         self.control_bar = SystemTraceControls()
+        self._tracks_filled = False  # the Tracks menu is filled when first opened
+        self.control_bar.track_menu.aboutToShow.connect(self._fill_track_menu)
         self.controls_layout.addWidget(self.control_bar)
         self.banner = QLabel()
         self.banner.setWordWrap(True)
@@ -293,6 +295,17 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
             action.setChecked(i in model.shown_channels)
             action.toggled.connect(lambda _on: self._channels_changed())
         c.track_menu.clear()
+        self._tracks_filled = False
+
+    def _fill_track_menu(self) -> None:
+        """A Pin action per thread and a Collapse action per process, made when the menu
+        first opens: a trace of 100k threads must not make 100k actions to show itself."""
+        model = self.model
+        if self._tracks_filled or model is None:
+            return
+        self._tracks_filled = True
+        trace = model.trace
+        c = self.control_bar
         for t in model.thread_order():
             action = c.track_menu.addAction(f"Pin {model.thread_title(t)} to the top")
             action.setCheckable(True)
@@ -319,6 +332,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         return next(a for a in self.control_bar.channel_menu.actions() if a.text() == name)
 
     def track_action(self, prefix: str) -> QAction:
+        self._fill_track_menu()
         return next(a for a in self.control_bar.track_menu.actions() if a.text().startswith(prefix))
 
     # -- selection --------------------------------------------------------------------

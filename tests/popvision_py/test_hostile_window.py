@@ -1,0 +1,124 @@
+"""Hostile files opened in the window, each in a child process bounded in time (10 s to
+load) and memory (2 GB peak RSS; the address space is capped so a runaway fails instead of
+eating the machine): the window says what is wrong, shows every page it can, and no
+exception escapes a slot (issue 31)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profiler_core.formats.pvti import PvtiWriter
+
+ROOT = Path(__file__).resolve().parents[2]
+LOAD_SECONDS = 10.0
+MAX_RSS_MB = 2048
+ADDRESS_SPACE = 8 << 30  # a runaway layout fails here instead of taking the machine's RAM
+
+
+def _limit_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def open_in_child(path: Path, tmp_path: Path, settings: Path | None = None) -> dict:
+    """What the window showed for ``path``, checked against the time and memory bounds."""
+    shots = tmp_path / "shots"
+    settings = settings or tmp_path / "settings.ini"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    child = subprocess.run(
+        [sys.executable, "-m", "tests.popvision_py.hostile_child"]
+        + [str(path), str(settings), str(shots), str(LOAD_SECONDS)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        preexec_fn=_limit_address_space,
+    )
+    lines = [line for line in child.stdout.splitlines() if line.startswith("HOSTILE ")]
+    assert lines, f"the child printed no report (exit {child.returncode}): {child.stderr[-3000:]}"
+    shown = json.loads(lines[-1][len("HOSTILE ") :])
+    assert shown["escaped"] == [], shown["escaped"]
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert not shown["busy"] and shown["loaded_s"] <= LOAD_SECONDS, shown
+    assert shown["max_rss_mb"] <= MAX_RSS_MB, shown
+    assert shown["page_failures"] == []
+    assert sorted(shots.glob("*.png")), "no page was rendered"
+    return shown
+
+
+def test_a_symlink_loop_on_the_command_line_is_a_message(tmp_path: Path) -> None:
+    loop = tmp_path / "L"
+    loop.symlink_to("L")  # ln -s L L
+    shown = open_in_child(loop, tmp_path)
+    assert shown["message"] == f"{loop}: no such file or folder"
+    assert shown["message_title"] == "Could not open the report"
+
+
+def test_recents_that_are_not_a_list_of_paths_leave_the_start_page_working(
+    tmp_path: Path, tutorial4_report: Path
+) -> None:
+    settings = tmp_path / "damaged.ini"
+    settings.write_text("[recent]\nreports=@Variant(\\0\\0\\0\\x2\\0\\0\\0\\x5)\nruns=7\n")
+    shown = open_in_child(tutorial4_report, tmp_path, settings)
+    assert shown["opened"] == ["tutorial4"] and shown["message"] == ""
+
+
+def test_a_fifo_named_pvti_beside_a_report_does_not_block_its_trace(
+    tmp_path: Path, tutorial4_report: Path
+) -> None:
+    report = tmp_path / "tutorial4"
+    shutil.copytree(tutorial4_report, report)
+    os.mkfifo(report / "stuck.pvti")
+    shown = open_in_child(report, tmp_path)
+    assert shown["opened"] == ["tutorial4"]
+    assert shown["trace"] == ""  # a FIFO is no trace: nothing was read from it
+
+
+def test_a_fifo_opened_as_a_trace_is_refused_with_a_message(tmp_path: Path) -> None:
+    fifo = tmp_path / "stuck.pvti"
+    os.mkfifo(fifo)
+    shown = open_in_child(fifo, tmp_path)
+    assert shown["message"] == f"{fifo}: is not a regular file (a device, FIFO or socket)"
+
+
+def write_deep_trace(directory: Path) -> Path:
+    """A .pvti whose depth column says 10^9 for one span nested in another."""
+    with PvtiWriter(directory, process_name="deep", background=False) as writer:
+        o = writer.origin_monotonic_ns
+        writer.add_span(7, "c", "inner", o + 10, o + 20, depth=10**9)
+        writer.add_span(7, "c", "outer", o, o + 100, depth=0)
+    return writer.path
+
+
+def test_a_trace_claiming_a_billion_nesting_levels_opens_in_bounds(tmp_path: Path) -> None:
+    path = write_deep_trace(tmp_path)
+    shown = open_in_child(path, tmp_path)
+    assert shown["trace"] == path.name and shown["message"] == ""
+
+
+def write_many_threads(directory: Path, threads: int) -> Path:
+    """A .pvti of ``threads`` OS threads with one span each (one committed batch)."""
+    writer = PvtiWriter(directory, process_name="wide", background=False)
+    writer.max_pending_events = writer.pending_limit = 1 << 30  # one batch
+    o = writer.origin_monotonic_ns
+    for t in range(threads):
+        writer.add_span(1000 + t, "c", "s", o + t, o + t + 5)
+    writer.close()
+    return writer.path
+
+
+def test_a_trace_of_100k_threads_opens_in_3_seconds(tmp_path: Path) -> None:
+    # Before, every thread's lanes and a Pin action per thread were made at once: 18.9 s.
+    path = write_many_threads(tmp_path, 100_000)
+    shown = open_in_child(path, tmp_path)
+    assert shown["trace"] == path.name
+    assert shown["loaded_s"] <= 3.0, shown["loaded_s"]
