@@ -18,7 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from popvision_py.viewmodels.timeline import SpanBatch
-from popvision_py.viewmodels.trace_format import format_duration, format_ns
+from popvision_py.viewmodels.trace_format import format_duration, format_ns, shown_label
 from profiler_core.analysis.call_tree import CallTree, call_tree, event_parents
 from profiler_core.analysis.trace_lanes import (
     MAX_THREAD_LANES,
@@ -88,6 +88,8 @@ class SystemTraceModel:
         self.collapsed: set[int] = set()  # processes drawn as one summary lane
         self.merge_all = False
         self.colors = label_colors(len(trace.labels))
+        #: The trace's labels as drawn: cut before any text layout sees them.
+        self.labels = tuple(shown_label(label) for label in trace.labels)
         self._thread_lanes: dict[int, ThreadLanes] = {}  # built when first drawn
         self._channels: list[int] | None = None
         self._lane_counts = np.zeros(len(trace.threads), np.int64)
@@ -258,7 +260,7 @@ class SystemTraceModel:
             labels_id = self.trace.label[np.maximum(part.event, 0)]
             color = np.where(single[:, None], self.colors[labels_id], MERGED_COLOR)
             label_text = [
-                self.trace.labels[int(lab)] if ok else f"{int(c):,} events"
+                self.labels[int(lab)] if ok else f"{int(c):,} events"
                 for ok, lab, c in zip(
                     single.tolist(), labels_id.tolist(), part.count.tolist(), strict=True
                 )
@@ -328,7 +330,7 @@ class SystemTraceModel:
         kind = int(trace.kind[event])
         thread = int(trace.thread[event])
         rows = [
-            ("Label", trace.label_of(event)),
+            ("Label", self.labels[int(trace.label[event])]),
             ("Kind", {EventKind.INSTANT: "instant", EventKind.OPEN: "open span (not ended)"}.get(
                 kind, "span")),
             ("Channel", trace.channels[int(trace.channel[event])]),

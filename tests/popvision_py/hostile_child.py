@@ -19,11 +19,11 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import Qt, QtMsgType, qInstallMessageHandler  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import Qt, QtMsgType, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication
 
-from popvision_py.app.main_window import HOME, MainWindow  # noqa: E402
-from popvision_py.app.settings import AppSettings, make_settings  # noqa: E402
+from popvision_py.app.main_window import HOME, MainWindow
+from popvision_py.app.settings import AppSettings, make_settings
 
 ESCAPED: list[str] = []
 

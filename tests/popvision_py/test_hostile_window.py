@@ -11,10 +11,8 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
-
-import numpy as np
-import pytest
 
 from profiler_core.formats.pvti import PvtiWriter
 
@@ -122,3 +120,43 @@ def test_a_trace_of_100k_threads_opens_in_3_seconds(tmp_path: Path) -> None:
     shown = open_in_child(path, tmp_path)
     assert shown["trace"] == path.name
     assert shown["loaded_s"] <= 3.0, shown["loaded_s"]
+
+
+def write_huge_label(directory: Path) -> Path:
+    """A .pvti whose outer span has a 100 MB label (a child span under it is short)."""
+    with PvtiWriter(directory, process_name="big", background=False) as writer:
+        o = writer.origin_monotonic_ns
+        writer.add_span(7, "c", "x" * (100 << 20), o, o + 1000)
+        writer.add_span(7, "c", "small", o + 10, o + 20, depth=1)
+    return writer.path
+
+
+def test_a_100_mb_label_is_cut_before_it_is_laid_out(tmp_path: Path) -> None:
+    # Before: 79 s and 7 GB to show the System Trace page (the label measured whole).
+    path = write_huge_label(tmp_path)
+    shown = open_in_child(path, tmp_path)
+    assert shown["trace"] == path.name and shown["shown_s"] <= LOAD_SECONDS
+
+
+def test_screenshot_dir_of_a_100_mb_label_finishes_in_bounds(tmp_path: Path) -> None:
+    # The issue's figures: --screenshot-dir still running after 150 s at 3.2 GB.
+    path = write_huge_label(tmp_path)
+    command = [sys.executable, "-m", "popvision_py", "--screenshot-dir", str(tmp_path / "s")]
+    command += ["--settings", str(tmp_path / "s.ini"), str(path)]
+    usage_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.monotonic()
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limit_address_space,
+    )
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert seconds <= 60, seconds
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert peak_mb <= MAX_RSS_MB or usage_before / 1024 > MAX_RSS_MB, peak_mb
+    assert any(line.endswith("system-trace.png") for line in done.stdout.splitlines())

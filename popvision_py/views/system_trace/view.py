@@ -362,7 +362,9 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         if key >= 0:
             trace = self.model.trace
             duration = int(trace.end_ns[key] - trace.start_ns[key])
-            self.hover_text = f"{trace.label_of(key)}\n{format_duration(duration)}"
+            self.hover_text = (
+                f"{self.model.labels[int(trace.label[key])]}\n{format_duration(duration)}"
+            )
         else:
             span = batch.end[index] - batch.start[index]
             self.hover_text = f"{batch.labels[index]} merged in {format_duration(span)}"
