@@ -47,4 +47,4 @@ def trace_output(trace: Trace) -> Output:
         "tracks": table,
         "warnings": warnings,
     }
-    return Output([table], header=header, document=document, message="; ".join(warnings) or None)
+    return Output([table], header=header, document=document, warnings=warnings)

@@ -134,6 +134,14 @@ class Report:
         except ReportError:
             return None
 
+    def warnings(self) -> list[str]:
+        """What makes this report partial, in words ([] for a whole one): a debug.cbor that
+        belongs to another run (an incomplete report), cannot be read (a FIFO, a device, a
+        link to /dev/zero) or is damaged. A folder without debug.cbor is whole: debug
+        information is optional (``autoReport.outputDebugInfo``)."""
+        error = self.section_error("debug")
+        return [str(error)] if error is not None else []
+
     def section_error(self, section: str) -> ReportError | None:
         """The error of a damaged section, or None when it loads."""
         try:

@@ -38,7 +38,9 @@ def _quiet(kind: QtMsgType, context: object, message: str) -> None:
 
 
 def _wait(app: QApplication, window: MainWindow, deadline: float) -> None:
-    busy = lambda: window.loader.busy or window.traces.loader.busy  # noqa: E731
+    busy = lambda: (  # noqa: E731
+        window.loader.busy or window.traces.loader.busy or window.debug_decoding.busy
+    )
     app.processEvents()
     while busy() and time.monotonic() < deadline:
         app.processEvents()

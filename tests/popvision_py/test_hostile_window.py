@@ -14,7 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.formats.pvti import PvtiWriter
+from tests.profiler_core.factories import make_debug
 
 ROOT = Path(__file__).resolve().parents[2]
 LOAD_SECONDS = 10.0
@@ -86,6 +90,40 @@ def test_a_fifo_opened_as_a_trace_is_refused_with_a_message(tmp_path: Path) -> N
     os.mkfifo(fifo)
     shown = open_in_child(fifo, tmp_path)
     assert shown["message"] == f"{fifo}: is not a regular file (a device, FIFO or socket)"
+
+
+def report_with_debug(tmp_path: Path, tutorial4_report: Path, kind: str) -> Path:
+    """tutorial4's profile.pop beside a debug.cbor that is a FIFO, a link to /dev/zero,
+    or another run's (a new profile.pop beside an old debug.cbor after a kill)."""
+    folder = tmp_path / "tutorial4"
+    folder.mkdir()
+    shutil.copy(tutorial4_report / "profile.pop", folder / "profile.pop")
+    debug = folder / "debug.cbor"
+    if kind == "fifo":
+        os.mkfifo(debug)
+    elif kind == "/dev/zero":
+        debug.symlink_to("/dev/zero")
+    else:
+        write_debug(debug, make_debug("an-older-run"))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("fifo", "debug.cbor: is not a regular file (a device, FIFO or socket)"),
+        ("/dev/zero", "debug.cbor: is not a regular file (a device, FIFO or socket)"),
+        ("another run's", "incomplete report"),
+    ],
+)
+def test_a_debug_file_that_cannot_be_used_is_said_in_the_window(
+    tmp_path: Path, tutorial4_report: Path, kind: str, said: str
+) -> None:
+    folder = report_with_debug(tmp_path, tutorial4_report, kind)
+    shown = open_in_child(folder, tmp_path)
+    assert shown["opened"] == ["tutorial4"]
+    assert shown["message_title"] == "Part of the report is damaged"
+    assert said in shown["message"] and str(folder / "debug.cbor") in shown["message"]
 
 
 def write_deep_trace(directory: Path) -> Path:
