@@ -19,6 +19,7 @@ import pytest
 from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.formats.pvti import PvtiWriter
 from tests.profiler_core.factories import make_debug
+from tests.profiler_core.test_pvti_writer_state import KILLED, LIMITED
 
 ROOT = Path(__file__).resolve().parents[2]
 LOAD_SECONDS = 10.0
@@ -198,3 +199,25 @@ def test_screenshot_dir_of_a_100_mb_label_finishes_in_bounds(tmp_path: Path) -> 
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert peak_mb <= MAX_RSS_MB or usage_before / 1024 > MAX_RSS_MB, peak_mb
     assert any(line.endswith("system-trace.png") for line in done.stdout.splitlines())
+
+
+def test_a_trace_whose_writer_was_killed_opens_with_a_banner_saying_so(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(tmp_path)], cwd=ROOT, capture_output=True, text=True
+    )
+    path = Path(done.stdout.split()[0])
+    shown = open_in_child(path, tmp_path)
+    assert shown["trace"] == path.name
+    assert shown["message_title"] == "The trace is incomplete"
+    assert f"{path.name}: incomplete: its writer never closed it" in shown["banner"]
+    assert shown["banner"] == shown["message"] == shown["status"]
+
+
+def test_a_trace_of_a_failed_writer_opens_with_a_banner_saying_so(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, str(tmp_path)], cwd=ROOT, capture_output=True, text=True
+    )
+    path = Path(done.stdout.split()[0])
+    shown = open_in_child(path, tmp_path)
+    assert f"{path.name}: incomplete: its writer failed" in shown["banner"]
+    assert "events were not written" in shown["message"]
