@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ipu_engine.arguments import instance_arg, sequence_arg
 from ipu_engine.compiler.checks import check_tile_mapping, check_vertices
 from ipu_engine.compiler.lower import Lowering
 from ipu_engine.compiler.program_tree import check_program_tree
@@ -35,7 +36,13 @@ class Executable:
 
 def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Executable:
     """Check the graph, lower each program and build its runner."""
-    programs = [programs] if isinstance(programs, Program) else list(programs)
+    programs = (
+        [programs]
+        if isinstance(programs, Program)
+        else sequence_arg(programs, "Engine: the programs", ProgramError)
+    )
+    for i, program in enumerate(programs):
+        instance_arg(program, Program, f"Engine: program {i}", ProgramError)
     if not programs:
         raise ProgramError("an engine needs at least one program")
     for i, p in enumerate(programs):

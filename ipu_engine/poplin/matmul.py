@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import mapping_arg
 from ipu_engine.codelets.matmul import matmul_partial
 from ipu_engine.codelets.reduce import reduce_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
@@ -29,14 +30,15 @@ _OPTIONS = {"availableMemoryProportion", "partialsType", "fullyConnectedPass"}
 
 
 def _memory_proportion(options: Mapping[str, Any] | None) -> float:
-    options = dict(options or {})
+    options = dict(mapping_arg(options, "poplin: the options"))
     unknown = set(options) - _OPTIONS
     if unknown:
         raise GraphError(
             f"poplin::matMul: unknown option {sorted(unknown)[0]!r}; known: {sorted(_OPTIONS)}"
         )
-    try:
-        value = float(options.get("availableMemoryProportion", 0.6))
+    given = options.get("availableMemoryProportion", 0.6)
+    try:  # Poplar's options are strings ("0.3") or numbers
+        value = float(given) if isinstance(given, str | int | float) else -1.0
     except ValueError:
         value = -1.0
     if not 0 < value <= 1:
@@ -51,6 +53,10 @@ def mat_mul_plan(
     graph: Graph, a: Tensor, b: Tensor, options: Mapping[str, Any] | None = None
 ) -> MatMulPlan:
     """The plan ``mat_mul`` would use for ``a @ b``."""
+    api = "poplin::matMulPlan"
+    check_tensors(graph, api, a, b)
+    if a.rank != 2 or b.rank != 2 or a.shape[1] != b.shape[0]:
+        raise ShapeError(f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}")
     (m, k), n = a.shape, b.shape[1]
     return plan_matmul(
         m,
