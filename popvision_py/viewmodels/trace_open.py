@@ -35,17 +35,12 @@ class OpenedTrace:
     def incomplete_text(self) -> str:
         """ "" for a finished trace; else what shows that the writer had not finished or
         that a file was cut short (``Trace.warnings``)."""
-        parts = list(self.model.trace.warnings)
+        trace = self.model.trace
+        parts = list(trace.warnings)
+        parts += [f"{self.name}: {w}" for w in trace.partial_warnings()[len(trace.warnings) :]]
         clamped = self.model.clamped_text()
         if clamped:
             parts.append(f"{self.name}: {clamped}")
-        n = self.model.open_spans()
-        if n:
-            parts.append(
-                f"{self.name} is incomplete: {n:,} span(s) were still open when it was last "
-                "written (the program was still running or stopped without closing the "
-                "trace). Every committed event is shown; open spans end at the last commit."
-            )
         return "\n".join(parts)
 
 

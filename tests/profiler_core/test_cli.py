@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from profiler_core import pva
 from profiler_core.cli import main
 from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.model.kinds import MemoryCategory
@@ -173,11 +174,15 @@ def test_a_mismatched_debug_file_fails_operations_and_every_other_command_warns(
     code, out, err = cli(capsys, "memory", "--by-ipu", mixed)
     assert code == 5 and "memory per IPU" in out
     assert err.startswith("popvision-cli: warning: ") and "incomplete report" in err
-    code, out, err = cli(capsys, "summary", "--json", mixed)
+    code, out, err_summary = cli(capsys, "summary", "--json", mixed)
     assert code == 5 and set(json.loads(out)["errors"]) == {"debug"}
-    assert err.count("\n") == 1 and "warning: " in err and "incomplete report" in err
+    assert err_summary.count("\n") == 1 and "warning: " in err_summary
+    assert "incomplete report" in err_summary
     code, out, err = cli(capsys, "summary", tutorial4_report)  # the whole report: no warning
     assert code == 0 and err == ""
+    (warning,) = pva.openReport(mixed).warnings  # scripts get the same sentence
+    assert warning in err_summary and "incomplete report" in warning
+    assert pva.openReport(tutorial4_report).warnings == []
 
 
 @pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])

@@ -4,6 +4,7 @@ writer was killed mid-run or failed (a file size limit) is never read as a compl
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -11,6 +12,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from profiler_core import pva
 from profiler_core.cli import main
 from profiler_core.formats.pvti import PvtiWriter, read_pvti
 from profiler_core.trace import open_trace
@@ -93,3 +97,37 @@ def test_a_trace_written_under_a_file_size_limit_says_its_writer_failed(tmp_path
     (warning,) = trace.warnings
     assert warning.startswith(f"{path.name}: incomplete: its writer failed (")
     assert f"{dropped:,} events were not written" in warning
+
+
+def test_pva_says_the_same_as_the_cli_for_a_killed_writer(tmp_path: Path) -> None:
+    done = _child(KILLED, tmp_path)
+    path = Path(done.stdout.split()[0])
+    with pytest.warns(pva.PartialTraceWarning, match="its writer never closed it"):
+        opened = pva.openTrace(path)
+    assert opened.warnings == list(open_trace(path).warnings)
+    assert [e.label for t in opened.processes[0].threads for e in t.events] == ["first", "second"]
+
+
+def test_a_trace_with_open_spans_says_so_the_same_way_in_every_place(
+    tmp_path: Path, capsys
+) -> None:
+    writer = PvtiWriter(tmp_path, background=False)
+    o = writer.origin_monotonic_ns
+    writer.open_spans_source = lambda: [(1, "c", "epoch", o, 0)]  # still running
+    writer.add_span(1, "c", "step", o + 5, o + 10, depth=1)
+    writer.flush()
+    expected = [
+        f"{writer.path.name}: incomplete: its writer never closed it (the program is still "
+        "running, or was killed or stopped abruptly): what happened after its last commit is "
+        "missing",
+        "incomplete: 1 span(s) were still open at the last commit (the program was running or "
+        "stopped without closing them); they end there",
+    ]
+    assert open_trace(writer.path).partial_warnings() == expected
+    with pytest.warns(pva.PartialTraceWarning):
+        assert pva.openTrace(writer.path).warnings == expected
+    assert main(["trace", "--json", str(writer.path)]) == 5
+    out, err = capsys.readouterr()
+    assert json.loads(out)["warnings"] == expected
+    assert err == "".join(f"popvision-cli: warning: {w}\n" for w in expected)
+    writer.close()
