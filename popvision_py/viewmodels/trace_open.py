@@ -38,10 +38,14 @@ class OpenedTrace:
         trace = self.model.trace
         parts = list(trace.warnings)
         parts += [f"{self.name}: {w}" for w in trace.partial_warnings()[len(trace.warnings) :]]
-        clamped = self.model.clamped_text()
-        if clamped:
-            parts.append(f"{self.name}: {clamped}")
         return "\n".join(parts)
+
+    def banner_text(self) -> str:
+        """What the System Trace banner says: ``incomplete_text`` and how the lanes were
+        clamped (a damaged depth column's spans drawn in a thread's last lane)."""
+        clamped = self.model.clamped_text()
+        notes = [self.incomplete_text(), f"{self.name}: {clamped}" if clamped else ""]
+        return "\n".join(note for note in notes if note)
 
 
 def is_trace_path(path: str | Path) -> bool:

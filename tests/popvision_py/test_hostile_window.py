@@ -221,3 +221,17 @@ def test_a_trace_of_a_failed_writer_opens_with_a_banner_saying_so(tmp_path: Path
     shown = open_in_child(path, tmp_path)
     assert f"{path.name}: incomplete: its writer failed" in shown["banner"]
     assert "events were not written" in shown["message"]
+
+
+def test_nesting_deeper_than_the_lanes_is_counted_in_the_banner(tmp_path: Path) -> None:
+    with PvtiWriter(tmp_path, process_name="nested", background=False) as writer:
+        o = writer.origin_monotonic_ns
+        for i in range(100):  # 100 levels, then one claiming 10^9: 37 beyond the 64 lanes
+            writer.add_span(7, "c", f"level {i}", o + i * 10, o + 10_000 - i * 10, depth=i)
+        writer.add_span(7, "c", "deep", o + 5000, o + 5100, depth=10**9)
+    shown = open_in_child(writer.path, tmp_path)
+    assert shown["banner"] == (
+        f"{writer.path.name}: 37 span(s) on Thread 7 nest deeper than 64 levels; they are "
+        "drawn in the thread's last lane."
+    )
+    assert shown["message"] == ""  # the trace is whole: no "incomplete" dialog

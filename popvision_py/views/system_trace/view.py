@@ -161,7 +161,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         link_all(self.linked_plots(), self.timeline)
         self._set_time_axis()
         self._fill_menus()
-        incomplete = opened.incomplete_text()
+        incomplete = opened.banner_text()
         self.banner.setText(incomplete)
         self.banner.setVisible(bool(incomplete))
         self.selected = -1
@@ -176,7 +176,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         that has a trace with a banner naming the side that has none."""
         present = [t for t in compared.sides if t is not None]
         self.show_trace(present[0])
-        notes = [compared.missing_text()] + [t.incomplete_text() for t in present]
+        notes = [compared.missing_text()] + [t.banner_text() for t in present]
         self.banner.setText("\n".join(n for n in notes if n))
         self.banner.setVisible(bool(self.banner.text()))
         if len(present) == 2:
@@ -224,7 +224,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
             plot.scale_text.setText(f"count: 0 (dark) … {plot.peak:,} (yellow)")
         self._set_lanes()
         self._fill_menus()
-        incomplete = opened.incomplete_text()
+        incomplete = opened.banner_text()
         self.banner.setText(incomplete)
         self.banner.setVisible(bool(incomplete))
         self.selected = -1  # event numbers change with a new snapshot
