@@ -10,6 +10,7 @@ from profiler_core.analysis.trace_lanes import (
     MAX_THREAD_LANES,
     MERGED,
     children,
+    lane_counts,
     lane_window,
     make_lane,
     merge_lanes,
@@ -175,6 +176,40 @@ def test_nesting_deeper_than_the_lane_limit_shares_the_last_lane_and_is_counted(
     assert lanes.clamped == 36  # levels 64..99 (hand count: 100 - 64)
     assert lanes.lanes[-1].event.tolist() == list(range(MAX_THREAD_LANES - 1, n))
     assert lanes.lane_of(n - 1) == MAX_THREAD_LANES - 1
+
+
+def test_lane_counts_of_every_thread_at_once_match_the_lanes_built_one_by_one() -> None:
+    # The System Trace lays out rows from lane_counts and builds a row's lanes when drawn:
+    # both must agree on every thread, under every channel filter.
+    rng = np.random.default_rng(5)
+    n, threads = 3000, 40
+    start = rng.integers(0, 10**6, n)
+    trace = build_trace(
+        {
+            "label": np.zeros(n),
+            "thread": rng.integers(0, threads, n),
+            "start_ns": start,
+            "end_ns": start + rng.integers(0, 1000, n),
+            "depth": rng.choice([0, 1, 2, 5, 70, 10**9], n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.05]),
+            "kind": rng.choice([EventKind.SPAN, EventKind.INSTANT], n),
+            "channel": rng.integers(0, 3, n),
+        },
+        origin_wall_ns=0,
+        labels=["x"],
+        channels=["a", "b", "c"],
+        threads=[Thread(f"t{i}", 0, i, "thread") for i in range(threads + 1)],  # one empty
+        processes=[Process(1, "h", "p", 0)],
+    )
+    for channels in (None, [0], [1, 2], []):
+        counts = lane_counts(trace, channels)
+        built = [len(thread_depth_lanes(trace, t, channels).lanes) for t in range(threads + 1)]
+        assert counts.tolist() == built
+        spans = trace.kind != EventKind.INSTANT
+        if channels is not None:
+            spans &= np.isin(trace.channel, channels)
+        for t in range(threads + 1):  # every shown span is in exactly one of its lanes
+            drawn = sorted(e for lane in thread_lanes(trace, t, channels) for e in lane.event)
+            assert drawn == np.flatnonzero(spans & (trace.thread == t)).tolist()
 
 
 def _one_thread(start: np.ndarray, end: np.ndarray, depth: np.ndarray | None = None):
