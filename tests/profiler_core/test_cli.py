@@ -219,3 +219,26 @@ def test_execution_of_a_run_that_does_not_exist_is_one_clear_line(tutorial4_repo
     assert len(lines) == 1
     assert "there is no run 99; the report has 1 run(s), 0 to 0" in lines[0]
     assert "profile.pop" in lines[0]
+
+
+def test_a_path_that_is_there_but_no_regular_file_says_what_it_is(capsys, tmp_path) -> None:
+    # "no such file or folder" was the answer for all of these, and `ln -s L L` made the
+    # window raise.
+    (tmp_path / "L").symlink_to("L")
+    os.mkfifo(tmp_path / "pipe.pop")
+    (tmp_path / "dangling").symlink_to("nowhere")
+    (tmp_path / "r").mkdir()
+    os.mkfifo(tmp_path / "r" / "profile.pop")
+    expected = {
+        "L": "cannot be read: Too many levels of symbolic links",
+        "pipe.pop": "is not a regular file (a device, FIFO or socket)",
+        "dangling": "is a link to a file that does not exist",
+        "r": None,
+    }
+    for name, problem in expected.items():
+        code, out, err = cli(capsys, "summary", tmp_path / name)
+        if problem is None:  # the folder's FIFO profile.pop is named
+            problem_path, problem = tmp_path / "r" / "profile.pop", expected["pipe.pop"]
+        else:
+            problem_path = tmp_path / name
+        assert (code, out, err) == (2, "", f"popvision-cli: {problem_path}: {problem}\n")
