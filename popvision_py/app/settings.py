@@ -31,8 +31,12 @@ def make_settings(path: str | Path | None = None) -> QSettings:
 
 def absolute_path(path: str | Path) -> str:
     """``path`` with links followed as far as they go: ``os.path.realpath`` stops at a
-    symlink loop (``ln -s L L``) where ``Path.resolve`` raises RuntimeError."""
-    return os.path.realpath(path)
+    symlink loop (``ln -s L L``) where ``Path.resolve`` raises RuntimeError; a path no file
+    can have (an embedded NUL) is kept as it was typed, made absolute."""
+    try:
+        return os.path.realpath(path)
+    except ValueError:
+        return os.path.abspath(path)
 
 
 class AppSettings:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from popvision_py.app.settings import AppSettings, make_settings
 from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.formats.pvti import PvtiWriter
 from tests.profiler_core.factories import make_debug
@@ -73,6 +74,20 @@ def test_recents_that_are_not_a_list_of_paths_leave_the_start_page_working(
     settings.write_text("[recent]\nreports=@Variant(\\0\\0\\0\\x2\\0\\0\\0\\x5)\nruns=7\n")
     shown = open_in_child(tutorial4_report, tmp_path, settings)
     assert shown["opened"] == ["tutorial4"] and shown["message"] == ""
+
+
+def test_recents_of_paths_no_file_can_have_are_added_and_removed(tmp_path: Path) -> None:
+    settings = AppSettings(make_settings(tmp_path / "s.ini"))
+    loop = tmp_path / "L"
+    loop.symlink_to("L")
+    for path in (loop, "a\0b"):  # Path.resolve raised on the loop, realpath on the NUL
+        settings.add_recent(path)
+        assert settings.recent_reports()[0].endswith(str(path).rsplit("/", 1)[-1])
+        settings.remove_recent(path)
+    assert settings.recent_reports() == []
+    settings.qsettings.setValue("recent/reports", 42)  # an edited file: not a list
+    settings.qsettings.setValue("recent/comparisons", {"a": 1})
+    assert settings.recent_reports() == [] and settings.recent_comparisons() == []
 
 
 def test_a_fifo_named_pvti_beside_a_report_does_not_block_its_trace(
