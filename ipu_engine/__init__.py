@@ -8,6 +8,7 @@ import ipu_engine.frontend as _frontend
 from ipu_engine.debug import name_scope
 from ipu_engine.engine import Engine
 from ipu_engine.errors import (
+    ArgumentError,
     CodeletError,
     EngineError,
     ExecutionError,
@@ -91,6 +92,7 @@ __all__ = [
     "UNSIGNED_INT",
     "UNSIGNED_LONGLONG",
     "UNSIGNED_SHORT",
+    "ArgumentError",
     "Call",
     "CodeletError",
     "Copy",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ipu_engine.errors import EngineError, GraphError, ShapeError, TileMappingError
+from ipu_engine.errors import ArgumentError, EngineError, GraphError, ShapeError, TileMappingError
 from ipu_engine.types import Type
 
 if TYPE_CHECKING:
@@ -175,3 +175,82 @@ def host_values(data: Any, elem_type: Type, what: str, error: type[EngineError])
             f"(largest {float(np.finfo(target).max)!r})"
         )
     return converted
+
+
+def kind_error(what: str, expected: str, value: Any) -> str:
+    """The message of a wrong-kind argument: what it is, what it must be, what it got."""
+    return f"{what} must be {expected}, got {_describe(value)} ({type(value).__name__})"
+
+
+def graph_arg(value: Any, what: str) -> Any:
+    """A ``Graph`` (library ops and helpers take one first)."""
+    from ipu_engine.graph import Graph  # the graph module imports this one
+
+    if not isinstance(value, Graph):
+        raise GraphError(kind_error(f"{what}: the graph", "a Graph", value))
+    return value
+
+
+def tensor_arg(value: Any, what: str) -> Any:
+    """A ``Tensor``."""
+    from ipu_engine.tensor import Tensor  # the tensor module imports this one
+
+    if not isinstance(value, Tensor):
+        raise GraphError(kind_error(what, "a Tensor", value))
+    return value
+
+
+def instance_arg(
+    value: Any, kind: type, what: str, error: type[EngineError] = ArgumentError
+) -> Any:
+    """``value`` when it is a ``kind`` (a Device, a ComputeSet, a TraceChannel...)."""
+    if not isinstance(value, kind):
+        raise error(kind_error(what, f"a {kind.__name__}", value))
+    return value
+
+
+def number_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> float:
+    """A real number (int, float or numpy scalar; not a bool, a string or an array)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        raise error(kind_error(what, "a number", value))
+    if isinstance(value, complex | np.complexfloating):
+        raise error(kind_error(what, "a real number", value))
+    return float(value)
+
+
+def mapping_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> Mapping:
+    """A mapping (a dict of names to values); None is an empty one."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise error(kind_error(what, "a dict", value))
+    return value
+
+
+def sequence_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> list:
+    """A list or tuple (or other non-string sequence or iterator) of items, as a list."""
+    if isinstance(value, str | bytes | Mapping) or value is None:
+        raise error(kind_error(what, "a list", value))
+    try:
+        return list(value)
+    except TypeError:
+        raise error(kind_error(what, "a list", value)) from None
+
+
+def integers_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> list[int]:
+    """A list of integers (dimensions, tiles)."""
+    return [
+        integer_arg(v, f"{what}: item {i}", error)
+        for i, v in enumerate(sequence_arg(value, what, error))
+    ]
+
+
+def address_array_arg(value: Any, what: str) -> np.ndarray:
+    """An array of element addresses (a tensor's ``addr`` or a view of it): integers."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise TileMappingError(f"{what}: addresses must be an array of integers ({exc})") from None
+    if array.size and array.dtype.kind not in "iu":
+        raise TileMappingError(kind_error(what, "an array of integer addresses", value))
+    return array

@@ -16,10 +16,19 @@ import numpy as np
 
 from ipu_engine import pvti
 from ipu_engine.access import Access, Memory, RunsAccess, tensor_access
-from ipu_engine.arguments import host_values, integer_arg, name_arg
+from ipu_engine.arguments import (
+    graph_arg,
+    host_values,
+    instance_arg,
+    integer_arg,
+    kind_error,
+    mapping_arg,
+    name_arg,
+)
 from ipu_engine.compiler.executable import Executable
 from ipu_engine.compiler.executable_cache import compile_executable
 from ipu_engine.errors import (
+    ArgumentError,
     EngineError,
     ExecutionError,
     HandleError,
@@ -79,6 +88,14 @@ class Engine:
         pipeline stages) and ``replication_factor`` how many replicas share the target's
         IPUs; both only go into the report."""
         configure_logging()
+        graph_arg(graph, "Engine")
+        framework = {
+            name_arg(k, "Engine: a framework key"): name_arg(v, f"Engine: framework[{k!r}]")
+            for k, v in mapping_arg(framework, "Engine: the framework", EngineError).items()
+        }
+        replication_factor = integer_arg(
+            replication_factor, "Engine: the replication factor", EngineError
+        )
         pvti.current_writer()  # decides from PVTI_OPTIONS whether this process traces
         self.graph = graph
         self.options: EngineOptions = parse_options(options)
@@ -163,6 +180,8 @@ class Engine:
         """A text summary like Poplar's ``printProfileSummary``."""
         import sys
 
+        if out is not None and not callable(getattr(out, "write", None)):
+            raise ArgumentError(kind_error("print_profile_summary: out", "a text stream", out))
         text = profile_summary(self.profile(), show_execution_steps=show_execution_steps)
         (out or sys.stdout).write(text)
 
@@ -173,6 +192,7 @@ class Engine:
             self._load(device)
 
     def _load(self, device: Device) -> None:
+        instance_arg(device, Device, "Engine.load: the device", EngineError)
         if device.target != self.graph.target:
             raise EngineError(
                 f"the graph was made for {self.graph.target.describe()} but the device is "

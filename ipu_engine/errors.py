@@ -66,3 +66,8 @@ class OutOfMemoryError(EngineError):
 
 class HostMemoryError(GraphError):
     """The graph would need more of this machine's memory than is available."""
+
+
+class ArgumentError(EngineError, TypeError):
+    """An argument of the wrong kind (a str where a Tensor goes, a dict for a count...) to
+    a function that no narrower family covers; also a ``TypeError``, as Python's own is."""

@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ipu_engine.arguments import (
+    address_array_arg,
     count_arg,
     host_values,
     integer_arg,
+    kind_error,
     name_arg,
+    sequence_arg,
     shape_arg,
     tile_arg,
     tile_array_arg,
@@ -72,6 +75,8 @@ class Graph(ComputeSetsMixin):
     """A Poplar graph for one target."""
 
     def __init__(self, target: Target | Device) -> None:
+        if not isinstance(target, Target | Device):
+            raise GraphError(kind_error("Graph: the target", "a Target or Device", target))
         self.target: Target = target.target if isinstance(target, Device) else target
         self.debug = DebugContexts()
         self.variables: list[VariableInfo] = []
@@ -112,6 +117,7 @@ class Graph(ComputeSetsMixin):
         self, dtype: Any, shape: Sequence[int] | int, values: Any, name: str = ""
     ) -> Tensor:
         """A constant initialised from ``values`` (broadcast to ``shape``)."""
+        name = name_arg(name, "Graph.add_constant: the name")
         elem_type = as_type(dtype)
         shape_t = _shape(shape, name or "constant")
         what = f"constant {name or '(unnamed)'!r}"
@@ -130,6 +136,7 @@ class Graph(ComputeSetsMixin):
         self, dtype: Any, shape: Sequence[int] | int, name: str, values: np.ndarray | None, api: str
     ) -> Tensor:
         elem_type = as_type(dtype)
+        name = name_arg(name, f"{api}: the name")
         var_id = len(self.variables)
         name = scoped_name(name or f"{'constant' if values is not None else 'var'}{var_id}")
         shape_t = _shape(shape, name)
@@ -226,13 +233,26 @@ class Graph(ComputeSetsMixin):
         tile in one call (or each run to its own of ``run_tiles``): library ops map
         thousands of blocks this way."""
         self._own(tensor, "map_runs")
-        parts = [r if isinstance(r, Runs) else runs_of(r) for r in runs]
+        parts = [
+            r if isinstance(r, Runs) else runs_of(address_array_arg(r, f"map_runs: run {i}"))
+            for i, r in enumerate(sequence_arg(runs, "map_runs: the runs", TileMappingError))
+        ]
         if not parts:
             return
         counts = np.array([len(p) for p in parts], dtype=np.int64)
         if run_tiles is None:
-            run_tiles = np.repeat(np.asarray(tiles), counts)
+            tiles = tile_array_arg(tiles, self.target, f"tensor {tensor.name!r}")
+            if len(tiles) != len(parts):
+                raise TileMappingError(
+                    f"map_runs: {len(parts)} runs but {len(tiles)} tiles for {tensor.name!r}"
+                )
+            run_tiles = np.repeat(tiles, counts)
         run_tiles = tile_array_arg(run_tiles, self.target, f"tensor {tensor.name!r}")
+        if len(run_tiles) != int(counts.sum()):
+            raise TileMappingError(
+                f"map_runs: {int(counts.sum())} runs but {len(run_tiles)} run tiles for "
+                f"{tensor.name!r}"
+            )
         self.pool(tensor.type).tiles.paint(
             np.concatenate([p.start for p in parts]),
             np.concatenate([p.length for p in parts]),

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ipu_engine.arguments import count_arg, host_values, tile_array_arg
+from ipu_engine.arguments import (
+    address_array_arg,
+    count_arg,
+    host_values,
+    instance_arg,
+    mapping_arg,
+    name_arg,
+    tile_array_arg,
+)
 from ipu_engine.debug import scoped_name
 from ipu_engine.errors import (
     CodeletError,
@@ -78,7 +86,7 @@ class ComputeSetsMixin:
 
     def add_compute_set(self, name: str = "") -> ComputeSet:
         cs_id = len(self.compute_sets)
-        base = name or f"cs{cs_id}"
+        base = name_arg(name, "Graph.add_compute_set: the name") or f"cs{cs_id}"
         op = self.debug.current_op()  # a library op names its compute sets under its own name
         name = f"{op.name}/{base}" if op is not None else scoped_name(base)
         debug_id = self.debug.add(name.rsplit("/", 1)[-1], "Graph.add_compute_set")
@@ -107,7 +115,8 @@ class ComputeSetsMixin:
         )
         self._append_block(compute_set, block)
         vertex = VertexRef(self, block, 0)
-        for name, value in {**(connections or {}), **fields}.items():
+        connections = mapping_arg(connections, f"{cls.type_name}: the connections")
+        for name, value in {**connections, **fields}.items():
             key = name[:-1] if name.endswith("_") else name
             if key in cls.state:
                 self.set_initial_value(vertex[key], value)
@@ -132,11 +141,14 @@ class ComputeSetsMixin:
         cls = self.codelet(codelet)
         self._own_compute_set(compute_set)
         tiles = np.ascontiguousarray(tile_array_arg(tiles, self.target, cls.type_name))
+        edges = mapping_arg(edges, f"{cls.type_name}: the edges", VertexConnectionError)
+        state = mapping_arg(state, f"{cls.type_name}: the state", VertexConnectionError)
+        edge_types = mapping_arg(edge_types, f"{cls.type_name}: the edge types")
         columns = {}
         for name, column in edges.items():
             if name not in cls.fields:
                 raise VertexConnectionError(f"{cls.type_name} has no field {name!r}")
-            col = column if isinstance(column, EdgeColumn) else EdgeColumn(*column)
+            col = column if isinstance(column, EdgeColumn) else _edge_column(cls, name, column)
             n_edges = len(col.offsets) - 1
             expected = tiles.size if col.edges_of_vertex is None else int(col.edges_of_vertex[-1])
             if n_edges != expected:
@@ -148,8 +160,11 @@ class ComputeSetsMixin:
             k: np.full(tiles.size, s.default, dtype=s.type.numpy_dtype)
             for k, s in cls.state.items()
         }
-        for name, column in (state or {}).items():
-            values[name] = np.asarray(column, dtype=cls.state[name].type.numpy_dtype)
+        for name, column in state.items():
+            if name not in cls.state:
+                raise VertexConnectionError(f"{cls.type_name} has no state field {name!r}")
+            what = f"{cls.type_name}.{name}: the state values"
+            values[name] = host_values(column, cls.state[name].type, what, VertexConnectionError)
         types = {}
         for name, spec in cls.fields.items():
             given = (edge_types or {}).get(name)
@@ -245,6 +260,7 @@ class ComputeSetsMixin:
 
     def set_perf_estimate(self, vertex: VertexRef, cycles: int) -> None:
         """Cycles this vertex takes; wins over the codelet's own estimate."""
+        instance_arg(vertex, VertexRef, "set_perf_estimate: the vertex", GraphError)
         cycles = count_arg(cycles, f"{vertex.describe()}: a cycle estimate", limit=2**62)
         block = vertex.block
         if block.perf_estimate is None:
@@ -287,3 +303,16 @@ def _load_codelet_file(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _edge_column(cls: type[Vertex], name: str, column: Any) -> EdgeColumn:
+    """``(addresses, offsets)`` of field ``name``'s edges, both integer arrays."""
+    what = f"{cls.type_name}.{name}: the edges"
+    pair = column if isinstance(column, tuple | list) else None
+    if pair is None or len(pair) != 2:
+        raise VertexConnectionError(
+            f"{what} must be an EdgeColumn or an (addresses, offsets) pair, got "
+            f"{type(column).__name__}"
+        )
+    addresses, offsets = (address_array_arg(part, what) for part in pair)
+    return EdgeColumn(addresses, offsets)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine import pvti
+from ipu_engine.arguments import graph_arg, host_values, mapping_arg, name_arg
 from ipu_engine.errors import GraphError, ProgramError, ShapeError
 from ipu_engine.graph import Graph
 from ipu_engine.program import Execute, Program
@@ -29,7 +30,10 @@ def op_context(
     graph: Graph, op: str, debug_prefix: str, args: dict[str, Any] | None = None
 ) -> Iterator[int]:
     """Everything a library op creates belongs to one debug context named after it; with
-    PVTI on, building the op is a span on the host's Poplar channel."""
+    PVTI on, building the op is a span on the host's Poplar channel. The graph and the
+    debug prefix every op takes are checked here, once for all of them."""
+    graph_arg(graph, op)
+    name_arg(debug_prefix, f"{op}: the debug prefix")
     pvti.current_writer()  # decides from PVTI_OPTIONS whether this process traces
     with (
         pvti.Tracepoint(pvti.tracePoplar, f"{op}({debug_prefix})" if debug_prefix else op),
@@ -46,6 +50,7 @@ def add_program(prog: Program, program: Program, debug_id: int) -> None:
 
 
 def check_tensors(graph: Graph, op: str, *tensors: Tensor) -> None:
+    graph_arg(graph, op)
     for t in tensors:
         if not isinstance(t, Tensor):
             raise GraphError(f"{op}: expected a Tensor, got {type(t).__name__}")
@@ -143,11 +148,16 @@ def execute_per_tile(
     ``by``; each field in ``edges`` gets its tensor's elements matching those of ``by``
     (tensors must have ``by``'s shape); ``state`` values go to every vertex. Appends its
     Execute to ``prog``."""
+    state = mapping_arg(state, f"{name}: the state values")
     cs = graph.add_compute_set(name)
     split = split_by_tile(graph, by)
     block = graph.add_vertex_block(
         cs, codelet, split.tiles, {field: split.edge(t) for field, t in edges.items()}
     )
-    for field, value in (state or {}).items():
-        block.state[field][:] = value
+    for field, value in state.items():
+        what = f"{name}: state field {field!r}"
+        values = host_values(value, codelet.state[field].type, what, GraphError)
+        if values.size != 1:
+            raise GraphError(f"{what} holds one value, got {values.size}")
+        block.state[field][:] = values.reshape(-1)[0]
     add_program(prog, Execute(cs), debug_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ipu_engine import popops
+from ipu_engine.arguments import name_arg
 from ipu_engine.codelets.nn import cross_entropy as cross_entropy_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
@@ -26,7 +27,7 @@ def non_linearity(
     graph: Graph, kind: str, t: Tensor, prog: SequenceProgram, debug_prefix: str = ""
 ) -> Tensor:
     """``relu``, ``sigmoid``, ``tanh`` or ``gelu`` of ``t`` as a new tensor."""
-    if kind not in NON_LINEARITIES:
+    if name_arg(kind, "popnn::nonLinearity: the kind") not in NON_LINEARITIES:
         raise GraphError(
             f"popnn::nonLinearity: unknown kind {kind!r}; use one of {sorted(NON_LINEARITIES)}"
         )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.arguments import count_arg, graph_arg, integer_arg, kind_error, tensor_arg
+from ipu_engine.errors import GraphError
 from ipu_engine.graph import Graph
 from ipu_engine.tensor import Tensor
 
@@ -20,7 +22,11 @@ def linear_tile_array(
     turn takes ``ceil(grains / tiles)`` grains (at least ``min_elements_per_tile``
     elements), so the first tiles are full and the last used one takes the rest.
     """
-    grain_size = max(int(grain_size), 1)
+    num_elements = count_arg(num_elements, "linear_tile_array: num_elements", limit=2**62)
+    if not isinstance(tiles, range) or len(tiles) == 0:
+        raise GraphError(kind_error("linear_tile_array: the tiles", "a non-empty range", tiles))
+    min_elements_per_tile = integer_arg(min_elements_per_tile, "min_elements_per_tile")
+    grain_size = max(integer_arg(grain_size, "grain_size"), 1)
     num_grains = -(-num_elements // grain_size)
     grains_per_tile = max(
         -(-num_grains // len(tiles)), -(-max(min_elements_per_tile, 1) // grain_size)
@@ -40,6 +46,8 @@ def map_tensor_linearly(
     grain_size: int = 1,
 ) -> None:
     """Spread ``tensor`` evenly over every tile of the graph, in row-major order."""
+    graph_arg(graph, "poputil::mapTensorLinearly")
+    tensor_arg(tensor, "poputil::mapTensorLinearly: the tensor")
     tiles = linear_tile_array(
         tensor.num_elements, graph.tile_range, min_elements_per_tile, grain_size
     )
@@ -50,6 +58,8 @@ def calc_linear_tile_mapping(
     graph: Graph, tensor: Tensor, min_elements_per_tile: int = 1, grain_size: int = 1
 ) -> list[list[tuple[int, int]]]:
     """The mapping ``map_tensor_linearly`` would set, as per-tile interval lists."""
+    graph_arg(graph, "poputil::calcLinearTileMapping")
+    tensor_arg(tensor, "poputil::calcLinearTileMapping: the tensor")
     tiles = linear_tile_array(
         tensor.num_elements, graph.tile_range, min_elements_per_tile, grain_size
     )

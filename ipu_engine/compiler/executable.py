@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ipu_engine.arguments import instance_arg, sequence_arg
 from ipu_engine.compiler.checks import check_tile_mapping, check_vertices
 from ipu_engine.compiler.known_facts import KnownFacts
 from ipu_engine.compiler.lower import Lowering
@@ -42,7 +43,13 @@ def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Exe
 def check_programs(graph: Graph, programs: Program | Sequence[Program]) -> list[Program]:
     """The programs as a list, once they and the graph are known to compile (this also
     turns vertex edges connected one element at a time into columns)."""
-    programs = [programs] if isinstance(programs, Program) else list(programs)
+    programs = (
+        [programs]
+        if isinstance(programs, Program)
+        else sequence_arg(programs, "Engine: the programs", ProgramError)
+    )
+    for i, program in enumerate(programs):
+        instance_arg(program, Program, f"Engine: program {i}", ProgramError)
     if not programs:
         raise ProgramError("an engine needs at least one program")
     for i, p in enumerate(programs):

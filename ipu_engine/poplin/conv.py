@@ -19,13 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import instance_arg, integer_arg, name_arg, number_arg
 from ipu_engine.codelets.conv import conv_partial
-from ipu_engine.errors import ShapeError, TypeMismatchError
+from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 from ipu_engine.poplin.matmul import _memory_proportion, _reduce_partials, partials_type
-from ipu_engine.poplin.planner import _splits, choose_serial_plan
+from ipu_engine.poplin.planner import _counts, _splits, choose_serial_plan
 from ipu_engine.popops.reduce import reduce_to
 from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
@@ -117,6 +118,14 @@ def plan_convolution(
     """The split with the fewest estimated cycles whose operands and partials per tile fit
     ``available_memory_proportion`` of a tile (else the smallest), as poplin plans: when
     no parallel split fits, the output channels are computed in serial slices."""
+    shape = instance_arg(shape, ConvShape, "plan_convolution: the shape", GraphError)
+    elem_size, num_tiles, bytes_per_tile = _counts(
+        "plan_convolution", elem_size=elem_size, num_tiles=num_tiles, bytes_per_tile=bytes_per_tile
+    )
+    name_arg(dtype_name, "plan_convolution: dtype_name")
+    available_memory_proportion = number_arg(
+        available_memory_proportion, "plan_convolution: available_memory_proportion"
+    )
     budget = available_memory_proportion * bytes_per_tile
 
     def candidates(chans: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
@@ -167,8 +176,9 @@ def convolution(
         )
     n, h, w, c = inp.shape
     kh, kw, _, f = weights.shape
-    pad = (kh - 1) // 2 if padding is None else int(padding)
-    shape = ConvShape(n, h, w, c, f, kh, kw, int(stride), pad)
+    pad = (kh - 1) // 2 if padding is None else integer_arg(padding, f"{api}: padding")
+    stride = integer_arg(stride, f"{api}: stride")
+    shape = ConvShape(n, h, w, c, f, kh, kw, stride, pad)
     if stride < 1 or shape.out_height < 1 or shape.out_width < 1:
         raise ShapeError(f"{api}: stride {stride} and padding {pad} leave no output for {shape}")
     proportion = _memory_proportion(options, api)

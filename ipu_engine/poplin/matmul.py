@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import mapping_arg
 from ipu_engine.codelets.matmul import matmul_partial
 from ipu_engine.codelets.reduce import reduce_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
@@ -35,12 +36,12 @@ _OPTIONS = {"availableMemoryProportion", "partialsType", "fullyConnectedPass"}
 def _memory_proportion(options: Mapping[str, Any] | None, api: str = "poplin::matMul") -> float:
     """The option ``availableMemoryProportion`` (default 0.6): the share of a tile's memory
     the plan may use for temporaries, in (0, 1]."""
-    options = dict(options or {})
+    options = dict(mapping_arg(options, f"{api}: the options"))
     unknown = set(options) - _OPTIONS
     if unknown:
         raise GraphError(f"{api}: unknown option {sorted(unknown)[0]!r}; known: {sorted(_OPTIONS)}")
     given = options.get("availableMemoryProportion", 0.6)
-    try:
+    try:  # Poplar's options are strings ("0.3") or numbers; True is no proportion
         value = -1.0 if isinstance(given, bool) else float(given)
     except (TypeError, ValueError):
         value = -1.0
@@ -66,6 +67,10 @@ def mat_mul_plan(
     graph: Graph, a: Tensor, b: Tensor, options: Mapping[str, Any] | None = None
 ) -> MatMulPlan:
     """The plan ``mat_mul`` would use for ``a @ b``."""
+    api = "poplin::matMulPlan"
+    check_tensors(graph, api, a, b)
+    if a.rank != 2 or b.rank != 2 or a.shape[1] != b.shape[0]:
+        raise ShapeError(f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}")
     (m, k), n = a.shape, b.shape[1]
     return plan_matmul(
         m,

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.arguments import count_arg, name_arg, number_arg
+from ipu_engine.errors import GraphError
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 
 log = logging.getLogger("poplibs.poplin")
@@ -45,6 +47,17 @@ class MatMulPlan:
     def num_partials(self) -> int:
         """Partial products of one serial slice (one per tile)."""
         return self.sm * self.sn * self.sk
+
+
+def _counts(api: str, **values: object) -> list[int]:
+    """Each of ``values`` as a count >= 1 (sizes, tiles, bytes), in order."""
+    out = []
+    for name, value in values.items():
+        number = count_arg(value, f"{api}: {name}", limit=2**62)
+        if number < 1:
+            raise GraphError(f"{api}: {name} must be at least 1, got {number}")
+        out.append(number)
+    return out
 
 
 def _splits(size: int, limit: int) -> np.ndarray:
@@ -159,6 +172,14 @@ def plan_matmul(
     bytes_per_tile: int,
     available_memory_proportion: float = 0.6,
 ) -> MatMulPlan:
+    m, k, n, elem_size, num_tiles, bytes_per_tile = _counts(
+        "plan_matmul", m=m, k=k, n=n, elem_size=elem_size, num_tiles=num_tiles,
+        bytes_per_tile=bytes_per_tile,
+    )  # fmt: skip
+    name_arg(dtype_name, "plan_matmul: dtype_name")
+    available_memory_proportion = number_arg(
+        available_memory_proportion, "plan_matmul: available_memory_proportion"
+    )
     budget = available_memory_proportion * bytes_per_tile
     choice = choose_serial_plan(
         m, lambda rows: _slice_plans(rows, k, n, elem_size, dtype_name, num_tiles), budget

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ipu_engine.arguments import sequence_arg
 from ipu_engine.codelets.map_expr import map_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
@@ -23,7 +24,7 @@ from ipu_engine.tensor import Tensor
 def _checked(graph: Graph, expr: Expr, tensors: Sequence[Tensor], api: str) -> tuple[int, ...]:
     if not isinstance(expr, Expr):
         raise GraphError(f"{api}: expected a popops.expr expression such as _1 + _2, got {expr!r}")
-    tensors = list(tensors)
+    tensors = sequence_arg(tensors, f"{api}: the tensors")
     check_tensors(graph, api, *tensors)
     used = expr.placeholders()
     if not used or max(used) > len(tensors):

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ipu_engine.arguments import integers_arg, name_arg, number_arg
 from ipu_engine.codelets.reduce import REDUCE_UFUNCS, reduce_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
@@ -52,6 +53,9 @@ def reduce(
     """
     api = "popops::reduce"
     check_tensors(graph, api, t)
+    name_arg(op, f"{api}: the operation")
+    dims = integers_arg(dims, f"{api}: the dimensions")
+    scale = number_arg(scale, f"{api}: the scale")
     op_name = _ALIASES.get(str(op).lower(), str(op).upper())
     if op_name not in REDUCE_UFUNCS:
         raise GraphError(f"{api}: unknown operation {op!r}; use one of {', '.join(_ALIASES)}")

@@ -19,6 +19,7 @@ from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
 from ipu_engine.pvti.metrics import Graph, HeatmapDouble, HeatmapInt64, Series
 from ipu_engine.pvti.session import (
     TraceChannel,
+    channel_arg,
     create_channel,
     current_writer,
     disable,
@@ -37,15 +38,15 @@ def createTraceChannel(name: str) -> TraceChannel:
 
 
 def enableTraceChannel(channel: TraceChannel) -> None:
-    channel.enabled = True
+    channel_arg(channel, "enableTraceChannel").enabled = True
 
 
 def disableTraceChannel(channel: TraceChannel) -> None:
-    channel.enabled = False
+    channel_arg(channel, "disableTraceChannel").enabled = False
 
 
 def checkTraceChannel(channel: TraceChannel) -> bool:
-    return channel.enabled
+    return channel_arg(channel, "checkTraceChannel").enabled
 
 
 def listTraceChannel() -> list[list[str | bool]]:

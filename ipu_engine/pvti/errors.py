@@ -3,11 +3,21 @@
 
 from __future__ import annotations
 
-from ipu_engine.errors import OptionError
+from ipu_engine.errors import EngineError, OptionError
 
 
 class PvtiOptionsError(OptionError, ValueError):
     """PVTI_OPTIONS (or an ``enable()`` argument) is malformed; the message names the key."""
+
+
+class InstrumentError(EngineError, AttributeError):
+    """``instrument`` was asked for a method the object does not have (an AttributeError
+    too, as Python's own)."""
+
+
+class MetricError(EngineError, ValueError):
+    """A heatmap or series declared with values it cannot hold (edges not increasing
+    numbers...); a ValueError too, as before."""
 
 
 class PvtiWriteWarning(UserWarning):

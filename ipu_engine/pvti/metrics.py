@@ -7,6 +7,9 @@ from time import monotonic_ns
 
 import numpy as np
 
+from ipu_engine.arguments import kind_error, name_arg, sequence_arg
+from ipu_engine.errors import ArgumentError
+from ipu_engine.pvti.errors import MetricError
 from ipu_engine.pvti.session import resolve, session
 from profiler_core.formats.pvti import PvtiWriter
 
@@ -17,8 +20,10 @@ class Series:
     __slots__ = ("graph", "name")
 
     def __init__(self, graph: Graph, name: str) -> None:
+        if not isinstance(graph, Graph):
+            raise ArgumentError(kind_error("Series: the graph", "a pvti.Graph", graph))
         self.graph = graph
-        self.name = name
+        self.name = name_arg(name, f"Series of {graph.name!r}: the name", ArgumentError)
 
     def add(self, value: float) -> None:
         if session.recording and session.writer is not None:
@@ -32,8 +37,8 @@ class Graph:
 
     def __init__(self, name: str, unit: str = "") -> None:
         resolve()
-        self.name = name
-        self.unit = unit
+        self.name = name_arg(name, "Graph: the name", ArgumentError)
+        self.unit = name_arg(unit, f"Graph {name!r}: the unit", ArgumentError)
 
     def addSeries(self, name: str) -> Series:
         return Series(self, name)
@@ -49,9 +54,18 @@ class _Heatmap:
 
     def __init__(self, name: str, edges: Sequence[float], units: str = "") -> None:
         resolve()
-        edges_array = np.asarray(edges, dtype=np.float64)
+        name_arg(name, "heatmap: the name", ArgumentError)
+        name_arg(units, f"heatmap {name!r}: the units", ArgumentError)
+        what = f"heatmap {name!r}: edges"
+        items = sequence_arg(edges, what, MetricError)
+        if any(isinstance(e, bool | str | bytes) for e in items):
+            raise MetricError(f"{what} must be numbers, got {items[:5]!r}")
+        try:
+            edges_array = np.asarray(items, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise MetricError(f"{what} must be numbers, got {items[:5]!r}") from None
         if edges_array.ndim != 1 or len(edges_array) == 0 or np.any(np.diff(edges_array) <= 0):
-            raise ValueError(f"heatmap {name!r}: edges must be a non-empty increasing list")
+            raise MetricError(f"heatmap {name!r}: edges must be a non-empty increasing list")
         self.name = name
         self.edges = edges_array
         self.units = units

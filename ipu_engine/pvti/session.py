@@ -15,7 +15,9 @@ import warnings
 import weakref
 from pathlib import Path
 
-from ipu_engine.pvti.errors import PvtiWriteWarning
+from ipu_engine.arguments import kind_error, name_arg, number_arg
+from ipu_engine.errors import ArgumentError
+from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
 from ipu_engine.pvti.options import ENV_VAR, PvtiOptions, parse_options
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import PvtiWriter
@@ -27,11 +29,18 @@ class TraceChannel:
     __slots__ = ("enabled", "name")
 
     def __init__(self, name: str, enabled: bool = True) -> None:
-        self.name = name
-        self.enabled = enabled
+        self.name = name_arg(name, "TraceChannel: the name", ArgumentError)
+        self.enabled = bool(enabled)
 
     def __repr__(self) -> str:
         return f"TraceChannel({self.name!r}, enabled={self.enabled})"
+
+
+def channel_arg(value: object, what: str) -> TraceChannel:
+    """``value`` when it is a TraceChannel (from ``createTraceChannel``)."""
+    if not isinstance(value, TraceChannel):
+        raise ArgumentError(kind_error(f"{what}: the channel", "a TraceChannel", value))
+    return value
 
 
 class ThreadStack(list):
@@ -164,6 +173,17 @@ def enable(
 
     Raises ReportError naming ``directory`` when no trace file can be created there (an
     explicit call is told; a PVTI_OPTIONS directory only warns, see ``resolve``)."""
+    if not isinstance(directory, str | Path):
+        raise PvtiOptionsError(kind_error("enable: the directory", "a path", directory))
+    if channels is not None:
+        if isinstance(channels, str) or not isinstance(channels, list | tuple | set):
+            raise PvtiOptionsError(kind_error("enable: channels", "a list of names", channels))
+        channels = [name_arg(c, "enable: a channel name", PvtiOptionsError) for c in channels]
+    duration_s = number_arg(duration_s, "enable: duration_s", PvtiOptionsError)
+    if not duration_s >= 0:
+        raise PvtiOptionsError(f"enable: duration_s must be 0 or more seconds, got {duration_s}")
+    if process_name is not None:
+        name_arg(process_name, "enable: process_name", PvtiOptionsError)
     with session.lock:
         disable()
         _start(
@@ -198,6 +218,7 @@ def current_writer() -> PvtiWriter | None:
 
 
 def create_channel(name: str) -> TraceChannel:
+    name_arg(name, "createTraceChannel: the name", ArgumentError)
     resolve()
     with session.lock:
         channel = session.channels.get(name)

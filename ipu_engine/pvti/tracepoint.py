@@ -11,7 +11,16 @@ from collections.abc import Callable
 from time import monotonic_ns
 from typing import Any, TypeVar
 
-from ipu_engine.pvti.session import TraceChannel, session, thread_local, thread_stack
+from ipu_engine.arguments import name_arg, sequence_arg
+from ipu_engine.errors import ArgumentError
+from ipu_engine.pvti.errors import InstrumentError
+from ipu_engine.pvti.session import (
+    TraceChannel,
+    channel_arg,
+    session,
+    thread_local,
+    thread_stack,
+)
 from profiler_core.formats.pvti import EventKind
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -55,8 +64,8 @@ class Tracepoint:
     __slots__ = ("channel", "label")
 
     def __init__(self, channel: TraceChannel, label: str) -> None:
-        self.channel = channel
-        self.label = label
+        self.channel = channel_arg(channel, "Tracepoint")
+        self.label = name_arg(label, "Tracepoint: the label", ArgumentError)
 
     def __enter__(self) -> Tracepoint:
         if session.recording and self.channel.enabled:
@@ -111,6 +120,8 @@ class Tracepoint:
 def instrument_fn(channel: TraceChannel) -> Callable[[F], F]:
     """Decorator factory: trace every call of the function, labelled with its name."""
 
+    channel_arg(channel, "instrument_fn")
+
     def decorate(func: F) -> F:
         return Tracepoint(channel, func.__qualname__)(func)
 
@@ -122,13 +133,20 @@ def instrument(obj: Any, methods: Any, channel: TraceChannel) -> Any:
     ``obj`` (a class, or one object) becomes a span on ``channel`` labelled with the method's
     qualified name (``Dataset.__getitem__``). An object gets a subclass of its own, so that
     special methods (``len(obj)``, ``obj[i]``) are traced too and other objects are not."""
-    names = [methods] if isinstance(methods, str) else list(methods)
+    names = (
+        [methods]
+        if isinstance(methods, str)
+        else sequence_arg(methods, "instrument: the methods", ArgumentError)
+    )
+    for name in names:
+        name_arg(name, "instrument: a method name", ArgumentError)
+    channel_arg(channel, "instrument")
     target = obj if isinstance(obj, type) else type(obj)
     wrapped: dict[str, Any] = {}
     for name in names:
         method = getattr(target, name, None)
         if method is None:
-            raise AttributeError(f"{target.__name__} has no method {name!r} to instrument")
+            raise InstrumentError(f"{target.__name__} has no method {name!r} to instrument")
         wrapped[name] = Tracepoint(channel, getattr(method, "__qualname__", name))(method)
     if isinstance(obj, type):
         for name, fn in wrapped.items():

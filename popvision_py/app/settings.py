@@ -29,6 +29,16 @@ def make_settings(path: str | Path | None = None) -> QSettings:
     return QSettings(ORGANIZATION, APPLICATION)
 
 
+def absolute_path(path: str | Path) -> str:
+    """``path`` with links followed as far as they go: ``os.path.realpath`` stops at a
+    symlink loop (``ln -s L L``) where ``Path.resolve`` raises RuntimeError; a path no file
+    can have (an embedded NUL) is kept as it was typed, made absolute."""
+    try:
+        return os.path.realpath(path)
+    except ValueError:
+        return os.path.abspath(path)
+
+
 class AppSettings:
     """Typed access to the keys the application uses."""
 
@@ -36,18 +46,25 @@ class AppSettings:
         self.qsettings = settings
 
     def recent_reports(self) -> list[str]:
-        value = self.qsettings.value("recent/reports", [])
+        return self._strings("recent/reports")
+
+    def _strings(self, key: str) -> list[str]:
+        """The list of strings stored at ``key``; [] when an edited or damaged settings file
+        holds something else there (a number, a map), which must not stop the window."""
+        value = self.qsettings.value(key, [])
         if isinstance(value, str):  # QSettings gives a lone string for a one-item list
             value = [value]
-        return [str(v) for v in value or []]
+        if not isinstance(value, list | tuple):
+            return []
+        return [str(v) for v in value if isinstance(v, str | Path)]
 
     def add_recent(self, path: str | Path) -> None:
-        text = str(Path(path).resolve())
+        text = absolute_path(path)
         recent = [text] + [p for p in self.recent_reports() if p != text]
         self.qsettings.setValue("recent/reports", recent[:MAX_RECENT])
 
     def remove_recent(self, path: str | Path) -> None:
-        text = str(Path(path).resolve())
+        text = absolute_path(path)
         self.qsettings.setValue("recent/reports", [p for p in self.recent_reports() if p != text])
 
     def clear_recent(self) -> None:
@@ -55,24 +72,18 @@ class AppSettings:
 
     def recent_comparisons(self) -> list[tuple[str, str]]:
         """Pairs of report folders compared lately, newest first (stored as "A\tB")."""
-        value = self.qsettings.value("recent/comparisons", [])
-        if isinstance(value, str):
-            value = [value]
-        pairs = [str(v).split("\t") for v in value or []]
+        pairs = [v.split("\t") for v in self._strings("recent/comparisons")]
         return [(p[0], p[1]) for p in pairs if len(p) == 2]
 
     def add_recent_comparison(self, a: str | Path, b: str | Path) -> None:
-        text = f"{Path(a).resolve()}\t{Path(b).resolve()}"
+        text = f"{absolute_path(a)}\t{absolute_path(b)}"
         old = ["\t".join(p) for p in self.recent_comparisons()]
         recent = [text] + [p for p in old if p != text]
         self.qsettings.setValue("recent/comparisons", recent[:MAX_RECENT])
 
     def recent_runs(self) -> list[RunConfig]:
         """Runs started from Run…/Record, newest first (Run again repeats the first)."""
-        value = self.qsettings.value("recent/runs", [])
-        if isinstance(value, str):  # QSettings gives a lone string for a one-item list
-            value = [value]
-        runs = [RunConfig.from_json(str(v)) for v in value or []]
+        runs = [RunConfig.from_json(v) for v in self._strings("recent/runs")]
         return [r for r in runs if r is not None]
 
     def set_recent_runs(self, runs: list[RunConfig]) -> None:
@@ -99,10 +110,7 @@ class AppSettings:
 
     def closed_blocks(self, view: str) -> set[str]:
         """Titles of the blocks folded away in ``view`` (the Summary's collapsible blocks)."""
-        value = self.qsettings.value(f"{view}/closed_blocks", [])
-        if isinstance(value, str):  # QSettings gives a lone string for a one-item list
-            value = [value]
-        return {str(v) for v in value or []}
+        return set(self._strings(f"{view}/closed_blocks"))
 
     def set_block_open(self, view: str, title: str, open_: bool) -> None:
         closed = self.closed_blocks(view) - {title} | (set() if open_ else {title})

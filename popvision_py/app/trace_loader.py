@@ -167,7 +167,7 @@ class TraceOpening(QObject):
                 w.settings.add_recent(path)
         incomplete = opened.incomplete_text()
         w.statusBar().showMessage(
-            incomplete or f"Opened trace {opened.name} in {opened.seconds_to_load:.2f} s."
+            opened.banner_text() or f"Opened trace {opened.name} in {opened.seconds_to_load:.2f} s."
         )
         if incomplete and not self._for_report:
             w.message_box = show_message(w, "The trace is incomplete", incomplete)

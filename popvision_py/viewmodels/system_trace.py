@@ -11,22 +11,28 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from popvision_py.viewmodels.timeline import SpanBatch
-from popvision_py.viewmodels.trace_format import format_duration, format_ns
+from popvision_py.viewmodels.trace_format import format_duration, format_ns, shown_label
 from profiler_core.analysis.call_tree import CallTree, call_tree, event_parents
 from profiler_core.analysis.trace_lanes import (
+    MAX_THREAD_LANES,
     MERGED,
     Lane,
+    ThreadLanes,
     ceil_ns,
     children,
+    floor_ns,
+    lane_counts,
     lane_window,
     merge_lanes,
     self_time,
-    thread_lanes,
+    thread_depth_lanes,
 )
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.model import Trace
@@ -45,14 +51,20 @@ MERGED_COLOR = (128, 128, 128, 255)
 
 @dataclass(frozen=True)
 class LaneRow:
-    """One row of the timeline: a thread at a depth, a collapsed process or a merged depth."""
+    """One row of the timeline: a thread at a depth, a collapsed process or a merged depth.
+    Its spans (``lane``) are gathered the first time the row is drawn: a trace of 100k
+    threads lays out its rows without building 100k lanes."""
 
     name: str  # shown on the left ("" for a thread's deeper lanes)
-    lane: Lane
+    make_lane: Callable[[], Lane]
     kind: str  # "thread", "summary" (collapsed process) or "merged" (all threads)
     thread: int = -1  # the thread, for "thread" rows
     process: int = -1  # the process, for "thread" and "summary" rows
-    depth: int = 0
+    depth: int = 0  # the lane's position among its thread's lanes
+
+    @cached_property
+    def lane(self) -> Lane:
+        return self.make_lane()
 
 
 def _natural(name: str) -> list[tuple[int, int | str]]:
@@ -76,7 +88,20 @@ class SystemTraceModel:
         self.collapsed: set[int] = set()  # processes drawn as one summary lane
         self.merge_all = False
         self.colors = label_colors(len(trace.labels))
-        self._lanes: dict[int, list[Lane]] = {}
+        #: The trace's labels as drawn: cut before any text layout sees them.
+        self.labels = tuple(shown_label(label) for label in trace.labels)
+        self._thread_lanes: dict[int, ThreadLanes] = {}  # built when first drawn
+        self._channels: list[int] | None = None
+        self._lane_counts = np.zeros(len(trace.threads), np.int64)
+        self._order = sorted(  # each process's threads, then its tracks (IPU 0, IPU 1 ...)
+            range(len(trace.threads)),
+            key=lambda t: (
+                trace.threads[t].process,
+                trace.threads[t].kind != "thread",
+                _natural(trace.threads[t].name),
+                t,
+            ),
+        )
         self.rows: list[LaneRow] = []
         self._instants = np.zeros(0, np.int64)
         self._parents: np.ndarray | None = None
@@ -88,7 +113,9 @@ class SystemTraceModel:
         trace = self.trace
         every = len(self.shown_channels) == len(trace.channels)
         channels = None if every else sorted(self.shown_channels)
-        self._lanes = {t: thread_lanes(trace, t, channels) for t in range(len(trace.threads))}
+        self._channels = channels
+        self._thread_lanes = {}
+        self._lane_counts = lane_counts(trace, channels)
         instants = np.flatnonzero(trace.kind == EventKind.INSTANT)
         if channels is not None:
             instants = instants[np.isin(trace.channel[instants], channels)]
@@ -97,17 +124,19 @@ class SystemTraceModel:
 
     def thread_order(self) -> list[int]:
         """Pinned threads, then each process's threads, then its tracks (IPU 0, IPU 1 ...)."""
-        threads = self.trace.threads
-        rest = sorted(
-            (t for t in range(len(threads)) if t not in self.pinned),
-            key=lambda t: (
-                threads[t].process,
-                threads[t].kind != "thread",
-                _natural(threads[t].name),
-                t,
-            ),
-        )
-        return [*self.pinned, *rest]
+        pinned = set(self.pinned)
+        return [*self.pinned, *(t for t in self._order if t not in pinned)]
+
+    def thread_lanes(self, thread: int) -> ThreadLanes:
+        """``thread``'s lanes under the channel filter, built the first time they are asked."""
+        lanes = self._thread_lanes.get(thread)
+        if lanes is None:
+            lanes = thread_depth_lanes(self.trace, thread, self._channels)
+            self._thread_lanes[thread] = lanes
+        return lanes
+
+    def _lane(self, thread: int, depth: int) -> Callable[[], Lane]:
+        return lambda: self.thread_lanes(thread).lanes[depth]
 
     def thread_title(self, thread: int) -> str:
         t = self.trace.threads[thread]
@@ -119,10 +148,10 @@ class SystemTraceModel:
         trace = self.trace
         rows: list[LaneRow] = []
         if self.merge_all:
-            deepest = max((len(lanes) for lanes in self._lanes.values()), default=0)
+            deepest = int(self._lane_counts.max()) if len(self._lane_counts) else 0
             for d in range(deepest):
-                lane = merge_lanes(trace, [ls[d] for ls in self._lanes.values() if len(ls) > d])
-                rows.append(LaneRow("All threads" if d == 0 else "", lane, "merged", depth=d))
+                name = "All threads" if d == 0 else ""
+                rows.append(LaneRow(name, self._merged_lane(d), "merged", depth=d))
             self.rows = rows
             return
         summarised: set[int] = set()
@@ -133,10 +162,17 @@ class SystemTraceModel:
                     summarised.add(process)
                     rows.append(self._summary_row(process))
                 continue
-            for d, lane in enumerate(self._lanes[t]):
+            for d in range(int(self._lane_counts[t])):
                 name = self.thread_title(t) if d == 0 else ""
-                rows.append(LaneRow(name, lane, "thread", t, process, d))
+                rows.append(LaneRow(name, self._lane(t, d), "thread", t, process, d))
         self.rows = rows
+
+    def _merged_lane(self, depth: int) -> Callable[[], Lane]:
+        def make() -> Lane:
+            threads = np.flatnonzero(self._lane_counts > depth).tolist()
+            return merge_lanes(self.trace, [self.thread_lanes(t).lanes[depth] for t in threads])
+
+        return make
 
     def _summary_row(self, process: int) -> LaneRow:
         threads = [
@@ -144,8 +180,9 @@ class SystemTraceModel:
             for t, th in enumerate(self.trace.threads)
             if th.process == process and t not in self.pinned
         ]
-        lane = merge_lanes(self.trace, [self._lanes[t][0] for t in threads if self._lanes[t]])
+        shown = [t for t in threads if self._lane_counts[t]]
         name = f"▸ {self.trace.processes[process].name} ({len(threads)} threads)"
+        lane = lambda: merge_lanes(self.trace, [self.thread_lanes(t).lanes[0] for t in shown])  # noqa: E731
         return LaneRow(name, lane, "summary", process=process)
 
     def lane_names(self) -> list[str]:
@@ -172,16 +209,34 @@ class SystemTraceModel:
 
     def row_of(self, event: int) -> int:
         """The row that draws ``event`` (-1 when none does, e.g. its channel is hidden)."""
-        thread, depth = int(self.trace.thread[event]), int(self.trace.depth[event])
+        thread = int(self.trace.thread[event])
+        lane = self.thread_lanes(thread).lane_of(int(self.trace.depth[event]))
+        if lane < 0:
+            return -1
         process = self.trace.threads[thread].process
         for i, row in enumerate(self.rows):
-            if row.kind == "thread" and row.thread == thread and row.depth == depth:
+            if row.kind == "thread" and row.thread == thread and row.depth == lane:
                 return i
-            if row.kind == "merged" and row.depth == depth:
+            if row.kind == "merged" and row.depth == lane:
                 return i
-            if row.kind == "summary" and row.process == process and depth == 0:
+            if row.kind == "summary" and row.process == process and lane == 0:
                 return i
         return -1
+
+    def clamped_text(self) -> str:
+        """ "" unless some thread nests deeper than it is drawn: how many spans share the
+        last lane (a damaged depth column can claim 10^9 levels)."""
+        deep = np.flatnonzero(self._lane_counts == MAX_THREAD_LANES).tolist()
+        clamped = {t: self.thread_lanes(t).clamped for t in deep}
+        clamped = {t: n for t, n in clamped.items() if n}
+        if not clamped:
+            return ""
+        names = ", ".join(self.thread_title(t) for t in list(clamped)[:3])
+        more = f" and {len(clamped) - 3} more" if len(clamped) > 3 else ""
+        return (
+            f"{sum(clamped.values()):,} span(s) on {names}{more} nest deeper than "
+            f"{MAX_THREAD_LANES} levels; they are drawn in the thread's last lane."
+        )
 
     # -- drawing ------------------------------------------------------------------------
     def time_limits(self) -> tuple[float, float]:
@@ -205,7 +260,7 @@ class SystemTraceModel:
             labels_id = self.trace.label[np.maximum(part.event, 0)]
             color = np.where(single[:, None], self.colors[labels_id], MERGED_COLOR)
             label_text = [
-                self.trace.labels[int(lab)] if ok else f"{int(c):,} events"
+                self.labels[int(lab)] if ok else f"{int(c):,} events"
                 for ok, lab, c in zip(
                     single.tolist(), labels_id.tolist(), part.count.tolist(), strict=True
                 )
@@ -241,12 +296,23 @@ class SystemTraceModel:
     # -- questions ----------------------------------------------------------------------
     def range_summary(self, t0: float, t1: float) -> tuple[float, int]:
         """Duration of [t0, t1) and the shown events (spans and instants) overlapping it."""
-        spans = sum(lane.count_in(t0, t1) for lanes in self._lanes.values() for lane in lanes)
+        spans = self._spans_in(t0, t1)
         t = self.trace.start_ns[self._instants]
         instants = int(
             np.searchsorted(t, ceil_ns(t1), "left") - np.searchsorted(t, ceil_ns(t0), "left")
         )
         return t1 - t0, spans + instants
+
+    def _spans_in(self, t0: float, t1: float) -> int:
+        """Shown spans overlapping [t0, t1), counted as each lane counts them
+        (``Lane.count_in``: zero-length spans last 1 ns) over the whole columns at once."""
+        trace = self.trace
+        keep = trace.kind != EventKind.INSTANT
+        if self._channels is not None:
+            keep &= np.isin(trace.channel, self._channels)
+        end = np.maximum(trace.end_ns, trace.start_ns + 1)
+        hit = (trace.start_ns < ceil_ns(t1)) & (end > floor_ns(t0)) & keep
+        return int(hit.sum())
 
     def search(self, text: str) -> np.ndarray:
         """Events whose label contains ``text`` (any case), in time order."""
@@ -264,7 +330,7 @@ class SystemTraceModel:
         kind = int(trace.kind[event])
         thread = int(trace.thread[event])
         rows = [
-            ("Label", trace.label_of(event)),
+            ("Label", self.labels[int(trace.label[event])]),
             ("Kind", {EventKind.INSTANT: "instant", EventKind.OPEN: "open span (not ended)"}.get(
                 kind, "span")),
             ("Channel", trace.channels[int(trace.channel[event])]),

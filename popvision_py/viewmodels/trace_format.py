@@ -30,3 +30,15 @@ def format_clock(epoch_ns: float, step_s: float) -> str:
     if decimals:
         text += f"{moment.microsecond / 1e6:.{decimals}f}"[1:]
     return text
+
+
+#: Longest label shown whole: a damaged or generated trace can hold a 100 MB label, which
+#: text layout would measure glyph by glyph (minutes and gigabytes) before eliding it.
+MAX_LABEL_CHARS = 200
+
+
+def shown_label(text: str) -> str:
+    """``text`` as the views draw it: cut to ``MAX_LABEL_CHARS`` with its length said."""
+    if len(text) <= MAX_LABEL_CHARS:
+        return text
+    return f"{text[:MAX_LABEL_CHARS]}… ({len(text):,} characters)"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from profiler_core.errors import LoadCancelledError, ReportError
+from profiler_core.formats.files import is_regular_file, regular_file_size
 from profiler_core.formats.pvti import is_sqlite, read_pvti
 from profiler_core.trace import open_trace, trace_from_pvti
 from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES
@@ -34,22 +35,27 @@ class OpenedTrace:
     def incomplete_text(self) -> str:
         """ "" for a finished trace; else what shows that the writer had not finished or
         that a file was cut short (``Trace.warnings``)."""
-        parts = list(self.model.trace.warnings)
-        n = self.model.open_spans()
-        if n:
-            parts.append(
-                f"{self.name} is incomplete: {n:,} span(s) were still open when it was last "
-                "written (the program was still running or stopped without closing the "
-                "trace). Every committed event is shown; open spans end at the last commit."
-            )
+        trace = self.model.trace
+        parts = list(trace.warnings)
+        parts += [f"{self.name}: {w}" for w in trace.partial_warnings()[len(trace.warnings) :]]
         return "\n".join(parts)
+
+    def banner_text(self) -> str:
+        """What the System Trace banner says: ``incomplete_text`` and how the lanes were
+        clamped (a damaged depth column's spans drawn in a thread's last lane)."""
+        clamped = self.model.clamped_text()
+        notes = [self.incomplete_text(), f"{self.name}: {clamped}" if clamped else ""]
+        return "\n".join(note for note in notes if note)
 
 
 def is_trace_path(path: str | Path) -> bool:
     """A .pvti or .json file, or a folder holding .pvti files and no report."""
     path = Path(path)
     if path.is_dir():
-        names = [p.name for p in path.iterdir()]
+        try:
+            names = [p.name for p in path.iterdir()]
+        except OSError:  # an unreadable folder: the report loader says why
+            return False
         has_report = any(n in ("profile.pop", "archive.a") for n in names)
         return not has_report and any(n.endswith(".pvti") for n in names)
     return path.suffix.lower() in TRACE_SUFFIXES
@@ -60,7 +66,7 @@ def report_traces(folder: str | Path) -> list[Path]:
     writes them where PVTI_OPTIONS's ``directory`` says, usually the autoReport folder)."""
     folder = Path(folder)
     for place in (folder, folder.parent):
-        found = sorted(place.glob("*.pvti"))
+        found = _regular_pvti_files(place)
         if found:
             return found
     return []
@@ -110,13 +116,19 @@ def trace_files(paths: list[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            inside = sorted(path.glob("*.pvti"))
+            inside = _regular_pvti_files(path)
             if not inside:
                 raise ReportError(path, "folder holds no .pvti files")
             files += inside
         else:
             files.append(path)
     return files
+
+
+def _regular_pvti_files(folder: Path) -> list[Path]:
+    """The ``*.pvti`` regular files in ``folder``: a FIFO, device or dangling link with the
+    name is no trace, and opening a FIFO would wait for a writer forever."""
+    return [f for f in sorted(folder.glob("*.pvti")) if is_regular_file(f)]
 
 
 def read_trace(
@@ -160,6 +172,7 @@ def read_trace(
 
 def _is_sqlite_file(path: Path) -> bool:
     try:
+        regular_file_size(path)  # a FIFO named *.pvti would block open() forever
         with open(path, "rb") as f:
             return is_sqlite(f.read(100))
     except OSError as exc:

@@ -132,27 +132,80 @@ def _ascending(values: np.ndarray) -> bool:
     return len(values) < 2 or bool((values[1:] >= values[:-1]).all())
 
 
+MAX_THREAD_LANES = 64
+"""Most lanes one thread is drawn in: nesting deeper than this (a damaged depth column can
+claim 10^9 levels) is drawn in the last lane, and counted, instead of a lane per level."""
+
+
+@dataclass(frozen=True)
+class ThreadLanes:
+    """A thread's lanes, one per depth that occurs (in order) up to ``MAX_THREAD_LANES``."""
+
+    lanes: list[Lane]
+    depths: np.ndarray  # int64: the depth each lane draws (the last also all deeper ones)
+    clamped: int = 0  # events deeper than the last lane's depth, drawn in it
+
+    def lane_of(self, depth: int) -> int:
+        """The lane drawing a span at ``depth`` (-1 when no lane holds that depth)."""
+        pos = int(np.searchsorted(self.depths, depth, side="left"))
+        if pos < len(self.depths) and self.depths[pos] == depth:
+            return pos
+        if len(self.depths) == MAX_THREAD_LANES and depth > self.depths[-1]:
+            return len(self.depths) - 1
+        return -1
+
+
 def thread_lanes(trace: Trace, thread: int, channels: Iterable[int] | None = None) -> list[Lane]:
     """One lane per depth of ``thread`` (depth 0 first) of its spans (instants left out), of
-    the given channels only when ``channels`` is not None."""
+    the given channels only when ``channels`` is not None (see ``thread_depth_lanes``)."""
+    return thread_depth_lanes(trace, thread, channels).lanes
+
+
+def thread_depth_lanes(
+    trace: Trace, thread: int, channels: Iterable[int] | None = None
+) -> ThreadLanes:
+    """``thread``'s spans in one lane per depth that occurs, shallowest first: the cost
+    follows the depths present, not the deepest value the depth column claims; past
+    ``MAX_THREAD_LANES`` levels the rest share the last lane."""
     part = trace.thread_slice(thread)
     depth = trace.depth[part]
     keep = trace.kind[part] != EventKind.INSTANT
     if channels is not None:
         keep &= np.isin(trace.channel[part], np.fromiter(channels, np.int64))
     if not keep.any():
-        return []
-    deepest = int(depth[keep].max())
-    if deepest == 0 and keep.all():  # the usual IPU track: the thread's columns as they are
+        return ThreadLanes([], np.zeros(0, np.int64))
+    kept = depth[keep]
+    if keep.all() and not kept.any():  # the usual IPU track: the thread's columns as they are
         lane = _slice_lane(trace, part.start, part.stop)
         if lane is not None:
-            return [lane]
+            return ThreadLanes([lane], np.zeros(1, np.int64))
+    depths = np.unique(kept).astype(np.int64)
+    clamped = 0
+    if len(depths) > MAX_THREAD_LANES:
+        depths = depths[:MAX_THREAD_LANES]
+        clamped = int((kept > depths[-1]).sum())
     lanes = []
-    for d in range(deepest + 1):
+    for i, d in enumerate(depths.tolist()):
+        here = depth >= d if i == MAX_THREAD_LANES - 1 else depth == d
         # The thread's events are sorted by start already, so this keeps that order.
-        events = part.start + np.flatnonzero(keep & (depth == d))
-        lanes.append(make_lane(trace, events))
-    return lanes
+        lanes.append(make_lane(trace, part.start + np.flatnonzero(keep & here)))
+    return ThreadLanes(lanes, depths, clamped)
+
+
+def lane_counts(trace: Trace, channels: Iterable[int] | None = None) -> np.ndarray:
+    """How many lanes ``thread_depth_lanes`` gives each thread, for every thread at once
+    (a few passes over the columns), so a layout of 100k threads needs no lane built."""
+    keep = trace.kind != EventKind.INSTANT
+    if channels is not None:
+        keep &= np.isin(trace.channel, np.fromiter(channels, np.int64))
+    thread = trace.thread[keep].astype(np.int64)
+    depth = trace.depth[keep]
+    if not depth.any():  # the usual trace: every span at depth 0, one lane per thread
+        counts = np.bincount(thread, minlength=len(trace.threads)) > 0
+        return counts.astype(np.int64)
+    pairs = np.unique((thread << 32) | (depth.astype(np.int64) & 0xFFFFFFFF))
+    counts = np.bincount(pairs >> 32, minlength=len(trace.threads))
+    return np.minimum(counts, MAX_THREAD_LANES).astype(np.int64)
 
 
 def merge_lanes(trace: Trace, lanes: Iterable[Lane]) -> Lane:

@@ -5,7 +5,10 @@ Exit codes: 0 done; 1 a check failed (``memory --max-percent``, ``insights --fai
 2 the input is wrong (a file that cannot be read, a bad argument), with one line on stderr
 naming the file and the problem; 3 a bug in popvision-cli itself, also one line; 4 the
 output could not be written (a full disk, a file size limit), so what was written is
-incomplete.
+incomplete; 5 done, but the input is partial -- a report whose debug.cbor belongs to another
+run or cannot be read, a damaged section, a trace cut short, still being written, or written
+under a failed writer -- with a ``warning:`` line on stderr for each problem (what could be
+read is printed).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from profiler_core.report import open_report
 PROG = "popvision-cli"
 TRACE_HELP = "a host trace's tracks and event counts; says when it is incomplete"
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_BUG, EXIT_CANNOT_WRITE = 0, 1, 2, 3, 4
+EXIT_PARTIAL = 5
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,11 +104,15 @@ def run(args: argparse.Namespace) -> Output:
     if args.command == "trace":
         return trace_command(args)
     if args.command == "compare":
-        return compare(
-            open_report(args.A, on_demand=True), open_report(args.B, on_demand=True), args
-        )
-    # A command reads the few sections it needs, once: the others are not held.
-    return _COMMANDS[args.command](open_report(args.REPORT, on_demand=True), args)
+        reports = [open_report(args.A, on_demand=True), open_report(args.B, on_demand=True)]
+        output = compare(*reports, args)
+    else:
+        # A command reads the few sections it needs, once: the others are not held.
+        reports = [open_report(args.REPORT, on_demand=True)]
+        output = _COMMANDS[args.command](reports[0], args)
+    for report in reports:  # every command says when its report is partial, the same way
+        output.warnings += [w for w in report.warnings() if w not in output.warnings]
+    return output
 
 
 def _write_all(text: str) -> None:
@@ -158,7 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if output.message:
         print(f"{PROG}: {output.message}", file=sys.stderr)
-    return output.exit_code
+    for warning in output.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    return output.exit_code or (EXIT_PARTIAL if output.warnings else EXIT_OK)
 
 
 def _fail(message: str, code: int) -> int:

@@ -23,6 +23,9 @@ class Output:
     csv_table: Table | Callable[[], Table | Iterable[Table]] | None = None
     exit_code: int = 0
     message: str | None = None
+    #: What makes the input partial (incomplete, mismatched, cut short, written under a
+    #: failed writer): each is a ``warning:`` line on stderr, and the exit status is 5.
+    warnings: list[str] = field(default_factory=list)
 
     def render_pieces(self, form: str) -> Iterator[str]:
         """``render(form)`` in pieces: text and JSON tables a chunk of rows at a time, so a

@@ -33,6 +33,7 @@ def summary(report: Report, args: argparse.Namespace) -> Output:
         header=_header_lines(s),
         document=document,
         csv_table=_key_values(document),
+        warnings=list(s.errors.values()),  # damaged sections: what is shown is partial
     )
 
 

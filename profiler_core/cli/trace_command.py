@@ -45,10 +45,7 @@ def trace_output(trace: Trace) -> Output:
         },
     )
     lo, hi = trace.time_range()
-    open_spans = int(counts[EventKind.OPEN].sum())
-    warnings = list(trace.warnings)
-    if open_spans:
-        warnings.append(f"incomplete: {open_spans:,} span(s) were still open at the last commit")
+    warnings = trace.partial_warnings()
     header = [("events", f"{len(trace):,}"), ("duration", f"{(hi - lo) / 1e6:,.3f} ms")]
     if len(trace.flows):
         header.append(("flows", f"{len(trace.flows):,}"))
@@ -60,4 +57,4 @@ def trace_output(trace: Trace) -> Output:
         "tracks": table,
         "warnings": warnings,
     }
-    return Output([table], header=header, document=document, message="; ".join(warnings) or None)
+    return Output([table], header=header, document=document, warnings=warnings)

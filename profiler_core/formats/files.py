@@ -18,3 +18,12 @@ def regular_file_size(path: Path) -> int:
     if not stat.S_ISREG(mode):
         raise ReportError(path, "is not a regular file (a device, FIFO or socket)")
     return os.stat(path).st_size
+
+
+def is_regular_file(path: Path) -> bool:
+    """Whether ``path`` (links followed) is a regular file, without opening it: False for a
+    FIFO, socket, device, folder, dangling link or symlink loop."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False

@@ -8,13 +8,14 @@ from profiler_core.pva.compilation import IPU
 from profiler_core.pva.operations import OperationAnalysis
 from profiler_core.pva.programs import Program, ProgramType, ProgramVisitor
 from profiler_core.pva.report import InstrumentationLevel, openReport
-from profiler_core.pva.trace import Event, openTrace
+from profiler_core.pva.trace import Event, PartialTraceWarning, openTrace
 
 __all__ = [
     "IPU",
     "Event",
     "InstrumentationLevel",
     "OperationAnalysis",
+    "PartialTraceWarning",
     "Program",
     "ProgramType",
     "ProgramVisitor",

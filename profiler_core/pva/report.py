@@ -102,6 +102,12 @@ class Report(PvaObject):
         self.columns = report
         self._derived = ReportColumns(report)
 
+    @property
+    def warnings(self) -> list[str]:
+        """What makes this report partial ([] for a whole one): a debug.cbor of another run
+        ("incomplete report"), or one that cannot be read -- as every CLI command says."""
+        return self.columns.warnings()
+
     @cached_property
     def compilation(self) -> Compilation:
         return Compilation(self._derived)

@@ -14,6 +14,7 @@ Python object.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -202,6 +203,12 @@ class PvaTrace:
         self.path = path
         self.columns = trace
 
+    @property
+    def warnings(self) -> list[str]:
+        """What makes this trace partial ([] for a whole one), as the CLI and window say it;
+        ``openTrace`` also issues each as a ``PartialTraceWarning``."""
+        return self.columns.partial_warnings()
+
     @cached_property
     def processes(self) -> list[TraceProcess]:
         return [TraceProcess(self.columns, i) for i in range(len(self.columns.processes))]
@@ -223,6 +230,15 @@ class PvaTrace:
         return out
 
 
+class PartialTraceWarning(UserWarning):
+    """The trace opened is partial: cut short, still open, or its writer failed or was
+    killed (the same sentences ``popvision-cli trace`` prints)."""
+
+
 def openTrace(path: str | Path) -> PvaTrace:
-    """Open a .pvti file, a folder of them, or Chrome trace JSON for scripting."""
-    return PvaTrace(Path(path), open_trace(path))
+    """Open a .pvti file, a folder of them, or Chrome trace JSON for scripting; a partial
+    trace is opened with a ``PartialTraceWarning`` per problem (``PvaTrace.warnings``)."""
+    opened = PvaTrace(Path(path), open_trace(path))
+    for text in opened.warnings:
+        warnings.warn(text, PartialTraceWarning, stacklevel=2)
+    return opened

@@ -9,12 +9,14 @@ partial report shows what it can.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from profiler_core.errors import LoadCancelledError, ReportError
 from profiler_core.formats.debug_cbor import check_pair, read_debug
+from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.profile_pop import ProfileReader
 from profiler_core.model.profile import (
     DebugData,
@@ -133,6 +135,14 @@ class Report:
         except ReportError:
             return None
 
+    def warnings(self) -> list[str]:
+        """What makes this report partial, in words ([] for a whole one): a debug.cbor that
+        belongs to another run (an incomplete report), cannot be read (a FIFO, a device, a
+        link to /dev/zero) or is damaged. A folder without debug.cbor is whole: debug
+        information is optional (``autoReport.outputDebugInfo``)."""
+        error = self.section_error("debug")
+        return [str(error)] if error is not None else []
+
     def section_error(self, section: str) -> ReportError | None:
         """The error of a damaged section, or None when it loads."""
         try:
@@ -196,17 +206,35 @@ def open_report(
     if path.is_dir():
         folder, profile = path, path / PROFILE_FILE
         if not profile.is_file():
+            _refuse_irregular(profile)
             found = _report_folders(path)
             hint = f"; it holds reports in {', '.join(found[:5])}" if found else ""
             raise ReportError(path, f"no {PROFILE_FILE} in this folder{hint}")
     elif path.is_file():
         folder, profile = path.parent, path
     else:
+        _refuse_irregular(path)
         raise ReportError(path, "no such file or folder")
     if progress is not None:
         progress(0.0, "reading")
     debug = folder / DEBUG_FILE
-    return Report(folder, profile, debug if debug.is_file() else None, on_demand)
+    # A debug.cbor that is a FIFO, a device or a link to /dev/zero is kept, so reading it
+    # says why it cannot be used instead of the report passing for one without debug info.
+    present = debug.is_file() or os.path.lexists(debug)
+    return Report(folder, profile, debug if present else None, on_demand)
+
+
+def _refuse_irregular(path: Path) -> None:
+    """Say why ``path``, which is there but no regular file, cannot be read: a FIFO, a
+    device, a dangling link or a symlink loop (``ln -s L L``) -- not "no such file"."""
+    if not os.path.lexists(path):
+        return
+    try:
+        regular_file_size(path)
+    except FileNotFoundError:
+        raise ReportError(path, "is a link to a file that does not exist") from None
+    except OSError as exc:
+        raise ReportError(path, f"cannot be read: {exc.strerror or exc}") from None
 
 
 def _report_folders(path: Path) -> list[str]:

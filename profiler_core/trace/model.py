@@ -132,6 +132,19 @@ class Trace:
         """Deepest nesting level per thread (-1 for a thread without events)."""
         return self._per_thread_max(self.depth, -1)
 
+    def partial_warnings(self) -> list[str]:
+        """What makes this trace partial, in words ([] for a whole one): ``warnings`` (a
+        file cut short, a writer that failed or never closed it) and spans still open at
+        the last commit. The CLI, pva and the window all say these same sentences."""
+        found = list(self.warnings)
+        still_open = int((self.kind == EventKind.OPEN).sum())
+        if still_open:
+            found.append(
+                f"incomplete: {still_open:,} span(s) were still open at the last commit (the "
+                "program was running or stopped without closing them); they end there"
+            )
+        return found
+
     def label_of(self, event: int) -> str:
         return self.labels[int(self.label[event])]
 

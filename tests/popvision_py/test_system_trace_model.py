@@ -318,3 +318,11 @@ def test_ipu_tracks_of_another_file_share_the_time_axis(pvti_epochs_trace: Path,
     own = first.start_ns[first.thread == [t.name for t in first.threads].index("IPU 0")]
     assert spans.start.tolist() == (own + shift).tolist()
     assert trace.threads[ipu].kind == "track"
+
+
+def test_labels_longer_than_200_characters_are_cut_and_say_their_length() -> None:
+    from popvision_py.viewmodels.trace_format import shown_label
+
+    assert shown_label("epoch") == "epoch"
+    assert shown_label("a" * 200) == "a" * 200
+    assert shown_label("b" * 1_000_000) == "b" * 200 + "… (1,000,000 characters)"

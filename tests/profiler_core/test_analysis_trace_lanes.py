@@ -7,12 +7,15 @@ import numpy as np
 
 from profiler_core.analysis.call_tree import call_tree, event_parents
 from profiler_core.analysis.trace_lanes import (
+    MAX_THREAD_LANES,
     MERGED,
     children,
+    lane_counts,
     lane_window,
     make_lane,
     merge_lanes,
     self_time,
+    thread_depth_lanes,
     thread_lanes,
 )
 from profiler_core.formats.pvti import EventKind
@@ -154,7 +157,62 @@ def test_call_tree_sums_total_self_and_count_by_label_path() -> None:
     assert (window.total[step], window.self_ns[step], window.count[step]) == (55, 45, 2)
 
 
-def _one_thread(start: np.ndarray, end: np.ndarray):
+def test_a_depth_column_claiming_a_billion_levels_costs_the_depths_that_occur() -> None:
+    # A damaged .pvti: one span at depth 10^9 under one at depth 0. Before, one lane was
+    # built per level in between (the window grew to 18 GB); two depths occur, two lanes.
+    trace = _one_thread(np.array([0, 10]), np.array([100, 20]), depth=np.array([0, 10**9]))
+    lanes = thread_depth_lanes(trace, 0)
+    assert [lane.event.tolist() for lane in lanes.lanes] == [[0], [1]]
+    assert lanes.depths.tolist() == [0, 10**9] and lanes.clamped == 0
+    assert lanes.lane_of(10**9) == 1 and lanes.lane_of(5) == -1
+
+
+def test_nesting_deeper_than_the_lane_limit_shares_the_last_lane_and_is_counted() -> None:
+    n = MAX_THREAD_LANES + 36  # 100 nested spans, each one level deeper
+    start = np.arange(n, dtype=np.int64)
+    trace = _one_thread(start, 1000 - start, depth=np.arange(n))
+    lanes = thread_depth_lanes(trace, 0)
+    assert len(lanes.lanes) == MAX_THREAD_LANES
+    assert lanes.clamped == 36  # levels 64..99 (hand count: 100 - 64)
+    assert lanes.lanes[-1].event.tolist() == list(range(MAX_THREAD_LANES - 1, n))
+    assert lanes.lane_of(n - 1) == MAX_THREAD_LANES - 1
+
+
+def test_lane_counts_of_every_thread_at_once_match_the_lanes_built_one_by_one() -> None:
+    # The System Trace lays out rows from lane_counts and builds a row's lanes when drawn:
+    # both must agree on every thread, under every channel filter.
+    rng = np.random.default_rng(5)
+    n, threads = 3000, 40
+    start = rng.integers(0, 10**6, n)
+    trace = build_trace(
+        {
+            "label": np.zeros(n),
+            "thread": rng.integers(0, threads, n),
+            "start_ns": start,
+            "end_ns": start + rng.integers(0, 1000, n),
+            "depth": rng.choice([0, 1, 2, 5, 70, 10**9], n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.05]),
+            "kind": rng.choice([EventKind.SPAN, EventKind.INSTANT], n),
+            "channel": rng.integers(0, 3, n),
+        },
+        origin_wall_ns=0,
+        labels=["x"],
+        channels=["a", "b", "c"],
+        threads=[Thread(f"t{i}", 0, i, "thread") for i in range(threads + 1)],  # one empty
+        processes=[Process(1, "h", "p", 0)],
+    )
+    for channels in (None, [0], [1, 2], []):
+        counts = lane_counts(trace, channels)
+        built = [len(thread_depth_lanes(trace, t, channels).lanes) for t in range(threads + 1)]
+        assert counts.tolist() == built
+        spans = trace.kind != EventKind.INSTANT
+        if channels is not None:
+            spans &= np.isin(trace.channel, channels)
+        for t in range(threads + 1):  # every shown span is in exactly one of its lanes
+            drawn = sorted(e for lane in thread_lanes(trace, t, channels) for e in lane.event)
+            assert drawn == np.flatnonzero(spans & (trace.thread == t)).tolist()
+
+
+def _one_thread(start: np.ndarray, end: np.ndarray, depth: np.ndarray | None = None):
     n = len(start)
     return build_trace(
         {
@@ -162,7 +220,7 @@ def _one_thread(start: np.ndarray, end: np.ndarray):
             "thread": np.zeros(n),
             "start_ns": start,
             "end_ns": end,
-            "depth": np.zeros(n),
+            "depth": np.zeros(n) if depth is None else depth,
             "kind": np.full(n, EventKind.SPAN),
             "channel": np.zeros(n),
         },

@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
+from profiler_core import pva
 from profiler_core.cli import main
 from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.model.kinds import MemoryCategory
@@ -158,19 +160,49 @@ def test_unreadable_reports_are_one_line_on_stderr_with_code_2(capsys, tmp_path,
     assert code == 2 and "tiles go from 0 to 1471" in err
 
 
-def test_a_mismatched_debug_file_fails_operations_but_not_memory(
+def test_a_mismatched_debug_file_fails_operations_and_every_other_command_warns(
     capsys, tmp_path, tutorial4_report
 ):
+    # A new profile.pop beside an old debug.cbor (a kill between the two files): summary
+    # exited 0 and said nothing while operations and pva said "incomplete report".
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     (mixed / "profile.pop").write_bytes((tutorial4_report / "profile.pop").read_bytes())
     write_debug(mixed / "debug.cbor", make_debug("another-report"))
     code, _, err = cli(capsys, "operations", mixed)
     assert code == 2 and str(mixed / "debug.cbor") in err and "does not belong" in err
-    code, out, _ = cli(capsys, "memory", "--by-ipu", mixed)
-    assert code == 0 and "memory per IPU" in out
-    code, out, _ = cli(capsys, "summary", "--json", mixed)
-    assert code == 0 and set(json.loads(out)["errors"]) == {"debug"}
+    code, out, err = cli(capsys, "memory", "--by-ipu", mixed)
+    assert code == 5 and "memory per IPU" in out
+    assert err.startswith("popvision-cli: warning: ") and "incomplete report" in err
+    code, out, err_summary = cli(capsys, "summary", "--json", mixed)
+    assert code == 5 and set(json.loads(out)["errors"]) == {"debug"}
+    assert err_summary.count("\n") == 1 and "warning: " in err_summary
+    assert "incomplete report" in err_summary
+    code, out, err = cli(capsys, "summary", tutorial4_report)  # the whole report: no warning
+    assert code == 0 and err == ""
+    (warning,) = pva.openReport(mixed).warnings  # scripts get the same sentence
+    assert warning in err_summary and "incomplete report" in warning
+    assert pva.openReport(tutorial4_report).warnings == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+def test_a_debug_file_that_is_not_a_regular_file_is_said_not_ignored(
+    capsys, tmp_path, tutorial4_report, kind
+):
+    # Before, `operations` ignored such a debug.cbor without a word (as if there were none).
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "profile.pop").write_bytes((tutorial4_report / "profile.pop").read_bytes())
+    if kind == "fifo":
+        os.mkfifo(folder / "debug.cbor")
+    else:
+        (folder / "debug.cbor").symlink_to("/dev/zero")
+    expected = f"{folder / 'debug.cbor'}: is not a regular file (a device, FIFO or socket)"
+    code, _, err = cli(capsys, "operations", folder)
+    assert code == 2 and err == f"popvision-cli: {expected}\n"
+    code, out, err = cli(capsys, "summary", folder)
+    assert code == 5 and err == f"popvision-cli: warning: {expected}\n"
+    assert "tutorial4" in out
 
 
 def test_execution_of_a_run_that_does_not_exist_is_one_clear_line(tutorial4_report):
@@ -187,3 +219,26 @@ def test_execution_of_a_run_that_does_not_exist_is_one_clear_line(tutorial4_repo
     assert len(lines) == 1
     assert "there is no run 99; the report has 1 run(s), 0 to 0" in lines[0]
     assert "profile.pop" in lines[0]
+
+
+def test_a_path_that_is_there_but_no_regular_file_says_what_it_is(capsys, tmp_path) -> None:
+    # "no such file or folder" was the answer for all of these, and `ln -s L L` made the
+    # window raise.
+    (tmp_path / "L").symlink_to("L")
+    os.mkfifo(tmp_path / "pipe.pop")
+    (tmp_path / "dangling").symlink_to("nowhere")
+    (tmp_path / "r").mkdir()
+    os.mkfifo(tmp_path / "r" / "profile.pop")
+    expected = {
+        "L": "cannot be read: Too many levels of symbolic links",
+        "pipe.pop": "is not a regular file (a device, FIFO or socket)",
+        "dangling": "is a link to a file that does not exist",
+        "r": None,
+    }
+    for name, problem in expected.items():
+        code, out, err = cli(capsys, "summary", tmp_path / name)
+        if problem is None:  # the folder's FIFO profile.pop is named
+            problem_path, problem = tmp_path / "r" / "profile.pop", expected["pipe.pop"]
+        else:
+            problem_path = tmp_path / name
+        assert (code, out, err) == (2, "", f"popvision-cli: {problem_path}: {problem}\n")

@@ -73,4 +73,4 @@ class RangeSelection:
             scope = "All of the trace (select a range to sum only what is inside it)"
         else:
             scope = f"The selected range ({format_duration(picked[1] - picked[0])})"
-        self.call_tree.show_tree(tree, self.model.trace.labels, scope)
+        self.call_tree.show_tree(tree, self.model.labels, scope)

@@ -63,6 +63,8 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         self.trace: OpenedTrace | None = None
         self.model: SystemTraceModel | None = None
         self.control_bar = SystemTraceControls()
+        self._tracks_filled = False  # the Tracks menu is filled when first opened
+        self.control_bar.track_menu.aboutToShow.connect(self._fill_track_menu)
         self.controls_layout.addWidget(self.control_bar)
         self.banner = QLabel()
         self.banner.setWordWrap(True)
@@ -160,7 +162,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         link_all(self.linked_plots(), self.timeline)
         self._set_time_axis()
         self._fill_menus()
-        incomplete = opened.incomplete_text()
+        incomplete = opened.banner_text()
         self.banner.setText(incomplete)
         self.banner.setVisible(bool(incomplete))
         self.selected = -1
@@ -175,7 +177,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         that has a trace with a banner naming the side that has none."""
         present = [t for t in compared.sides if t is not None]
         self.show_trace(present[0])
-        notes = [compared.missing_text()] + [t.incomplete_text() for t in present]
+        notes = [compared.missing_text()] + [t.banner_text() for t in present]
         self.banner.setText("\n".join(n for n in notes if n))
         self.banner.setVisible(bool(self.banner.text()))
         if len(present) == 2:
@@ -223,7 +225,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
             plot.scale_text.setText(f"count: 0 (dark) … {plot.peak:,} (yellow)")
         self._set_lanes()
         self._fill_menus()
-        incomplete = opened.incomplete_text()
+        incomplete = opened.banner_text()
         self.banner.setText(incomplete)
         self.banner.setVisible(bool(incomplete))
         self.selected = -1  # event numbers change with a new snapshot
@@ -294,6 +296,17 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
             action.setChecked(i in model.shown_channels)
             action.toggled.connect(lambda _on: self._channels_changed())
         c.track_menu.clear()
+        self._tracks_filled = False
+
+    def _fill_track_menu(self) -> None:
+        """A Pin action per thread and a Collapse action per process, made when the menu
+        first opens: a trace of 100k threads must not make 100k actions to show itself."""
+        model = self.model
+        if self._tracks_filled or model is None:
+            return
+        self._tracks_filled = True
+        trace = model.trace
+        c = self.control_bar
         for t in model.thread_order():
             action = c.track_menu.addAction(f"Pin {model.thread_title(t)} to the top")
             action.setCheckable(True)
@@ -320,6 +333,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         return next(a for a in self.control_bar.channel_menu.actions() if a.text() == name)
 
     def track_action(self, prefix: str) -> QAction:
+        self._fill_track_menu()
         return next(a for a in self.control_bar.track_menu.actions() if a.text().startswith(prefix))
 
     # -- selection --------------------------------------------------------------------
@@ -349,7 +363,9 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         if key >= 0:
             trace = self.model.trace
             duration = int(trace.end_ns[key] - trace.start_ns[key])
-            self.hover_text = f"{trace.label_of(key)}\n{format_duration(duration)}"
+            self.hover_text = (
+                f"{self.model.labels[int(trace.label[key])]}\n{format_duration(duration)}"
+            )
         else:
             span = batch.end[index] - batch.start[index]
             self.hover_text = f"{batch.labels[index]} merged in {format_duration(span)}"

@@ -20,6 +20,9 @@ class PvtiMeta:
     process_name: str
     origin_wall_ns: int  # time.time_ns() at the writer's start
     origin_monotonic_ns: int  # time.monotonic_ns() at the same moment
+    #: "writing" until the writer closes the file ("closed"), "failed: ..." after a write
+    #: error; "" in files of format 1.0, which do not say.
+    writer_state: str = ""
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from profiler_core.formats.pvti.schema import (
     READABLE_DTYPES,
     REQUIRED_TABLES,
     EventKind,
+    writer_state_note,
 )
 from profiler_core.formats.pvti.sqlite_file import connect_readonly, translate_errors
 
@@ -169,6 +170,7 @@ class PvtiReader:
                 str(meta["process_name"]),
                 int(meta["origin_wall_ns"]),
                 int(meta["origin_monotonic_ns"]),
+                str(meta.get("writer_state", "")),
             )
         except (TypeError, ValueError):
             raise ReportError(self.path, "meta table holds a malformed number") from None
@@ -356,14 +358,18 @@ def _empty_delta() -> PvtiDelta:
 
 
 def incomplete_note(reader: PvtiReader, n_events: int) -> str:
-    """What a salvaged read of a truncated file shows and lost, in a sentence."""
-    if not reader.truncated:
-        return ""
-    lost = "; lost: " + ", ".join(reader.lost) if reader.lost else ""
-    return (
-        f"the file is {reader.truncated}: shows the {n_events:,} committed event(s) whose "
-        f"pages are present{lost}"
-    )
+    """What makes the file incomplete, in a sentence ("" for a whole, closed file): a
+    salvaged read of a truncated file (what it shows and lost), and a writer that failed or
+    never closed the file (killed mid-run)."""
+    notes = [writer_state_note(reader.meta.writer_state if reader.meta else "")]
+    if reader.truncated:
+        lost = "; lost: " + ", ".join(reader.lost) if reader.lost else ""
+        notes.insert(
+            0,
+            f"the file is {reader.truncated}: shows the {n_events:,} committed event(s) whose "
+            f"pages are present{lost}",
+        )
+    return "; ".join(note for note in notes if note)
 
 
 def read_pvti(path: str | Path) -> PvtiContents:

@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 1  # 1.1: a series value may be NULL, which holds NaN
+# 1.1: meta 'writer_state' says whether the writer closed the file; a series value may be
+# NULL, which holds NaN
+FORMAT_MINOR = 1
 PRODUCER = "popvision-py"
 
 #: Events per batch row at most; bigger bulk writes are split so no BLOB grows unbounded.
@@ -104,6 +106,23 @@ CREATE TABLE heatmaps(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
 CREATE TABLE heatmap_samples(heatmap INTEGER NOT NULL, t_ns INTEGER NOT NULL,
     counts BLOB NOT NULL, dtype TEXT NOT NULL);
 """
+
+
+#: meta ``writer_state`` values (format 1.1); a failed writer stores "failed: <why>".
+WRITER_WRITING, WRITER_CLOSED, WRITER_FAILED = "writing", "closed", "failed"
+
+
+def writer_state_note(state: str) -> str:
+    """What a file's ``writer_state`` says about its completeness ("" when complete or
+    not recorded)."""
+    if state == WRITER_WRITING:
+        return (
+            "its writer never closed it (the program is still running, or was killed or "
+            "stopped abruptly): what happened after its last commit is missing"
+        )
+    if state.startswith(WRITER_FAILED):
+        return f"its writer {state}: later events are missing"
+    return ""
 
 
 def event_dtype(name: str) -> np.dtype:

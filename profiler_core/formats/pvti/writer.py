@@ -50,6 +50,9 @@ from profiler_core.formats.pvti.schema import (
     FORMAT_MINOR,
     MAX_BATCH_EVENTS,
     PRODUCER,
+    WRITER_CLOSED,
+    WRITER_FAILED,
+    WRITER_WRITING,
     EventKind,
     create_tables,
     reserve_trace_file,
@@ -254,6 +257,14 @@ class PvtiWriter:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
                 print(f"pvti: stopped writing {self.path}: {exc}", file=sys.stderr)
+                self._set_state(f"{WRITER_FAILED} ({exc})")
+
+    def _set_state(self, state: str) -> None:
+        """Record in the file how its writing ended, so a reader can say it is incomplete.
+        After a write error this small update may fail too (the disk is still full): the
+        file then keeps "writing", which readers report as never closed -- still honest."""
+        with contextlib.suppress(sqlite3.Error, OSError):
+            self._conn.execute("UPDATE meta SET value = ? WHERE key = 'writer_state'", (state,))
 
     def _drop_pending(self) -> None:
         """After a write error: forget what was recorded, counting it as lost."""
@@ -276,6 +287,13 @@ class PvtiWriter:
             self.flush()
             self._closed = True
             atexit.unregister(self.close)
+            if self.error is None:
+                self._set_state(WRITER_CLOSED)
+            else:
+                self._set_state(
+                    f"{WRITER_FAILED} ({self.error}) and {self.dropped_events:,} events were "
+                    "not written"
+                )
             if self.dropped_events:
                 print(
                     f"pvti: {self.dropped_events} events were not written to {self.path} "
@@ -335,6 +353,7 @@ class PvtiWriter:
             "process_name": process_name,
             "origin_wall_ns": self.origin_wall_ns,
             "origin_monotonic_ns": self.origin_monotonic_ns,
+            "writer_state": WRITER_WRITING,
         }
         create_tables(conn, meta)
         return conn

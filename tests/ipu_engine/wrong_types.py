@@ -1,0 +1,363 @@
+"""The engine's public surface and a well-formed call of each, for the wrong-type sweep
+(test_wrong_types.py): Graph and Engine methods, popops / poplin / popnn / poputil
+functions, program constructors and the pvti API. Each call's other arguments are the
+well-formed ones below (found by parameter name), so a wrong-typed value in one argument
+is what the function meets."""
+
+from __future__ import annotations
+
+import inspect
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+import ipu_engine.program as program_module
+import ipu_engine.pvti as pvti
+from ipu_engine import (
+    BOOL,
+    FLOAT,
+    INT,
+    Engine,
+    Graph,
+    IPUModel,
+    Output,
+    Sequence,
+    State,
+    Vertex,
+    poplin,
+    popnn,
+    popops,
+    poputil,
+)
+from ipu_engine.poplin.conv import ConvShape
+from ipu_engine.popops import expr
+
+#: Wrong-typed values, one at a time in each argument.
+WRONG = {
+    "None": None,
+    "a str": "x",
+    "a float": 1.5,
+    "a list": [1, 2],
+    "a dict": {"k": 1},
+    "an object()": object(),
+    "a negative int": -1,
+}
+DEVICE = IPUModel("ipu2", tiles_per_ipu=4).create_device()
+
+
+class Zero(Vertex):
+    out = Output(FLOAT)
+
+    def compute(self):
+        self.out[:] = 0
+
+
+class Scaled(Vertex):
+    out = Output(FLOAT)
+    scale = State(FLOAT)
+
+    def compute(self):
+        self.out[:] = self.scale
+
+
+class Traced:
+    def run(self) -> int:
+        return 1
+
+
+@dataclass
+class Context:
+    """A small graph (FLOAT[4] tensors a and b, INT[4] labels, a [2, 3] and a [3, 2] matrix,
+    an NHWC input and its kernel, a BOOL predicate), a compute set with two vertices, a
+    program and, on demand, a loaded engine: rebuilt for every call, so no call sees
+    another's damage."""
+
+    graph: Graph
+    t: dict[str, Any]
+    cs: Any
+    vertex: Any  # Zero, its output connected
+    free: Any  # Scaled, nothing connected
+    prog: Sequence
+    channel: Any
+    engine: Engine | None = None
+
+    def value(self, name: str, function: str) -> Any:
+        """The well-formed value of parameter ``name`` of ``function``."""
+        special = OVERRIDES.get((function, name))
+        if special is not None:
+            return special(self)
+        make = BY_NAME.get(name)
+        return make(self) if make is not None else None
+
+
+def _tensor(key: str) -> Callable[[Context], Any]:
+    return lambda c: c.t[key]
+
+
+BY_NAME: dict[str, Callable[[Context], Any]] = {
+    "graph": lambda c: c.graph,
+    "target": lambda c: DEVICE.target,
+    **{n: _tensor("a") for n in ("a", "t", "tensor", "x", "src", "source", "out", "first")},
+    **{n: _tensor("b") for n in ("b", "out_grad", "dst", "destination", "second")},
+    "probs": _tensor("probs"),
+    "labels": _tensor("labels"),
+    "inp": _tensor("image"),
+    "weights": _tensor("kernel"),
+    "predicate": _tensor("predicate"),
+    "tensors": lambda c: [c.t["a"], c.t["b"]],
+    "prog": lambda c: c.prog,
+    "body": lambda c: Sequence(),
+    "then": lambda c: Sequence(),
+    "else_": lambda c: Sequence(),
+    "cond": lambda c: Sequence(),
+    "program": lambda c: Sequence(),
+    "programs": lambda c: Sequence(),
+    "compute_set": lambda c: c.cs,
+    "vertex": lambda c: c.vertex,
+    "codelet": lambda c: Zero,
+    "connections": lambda c: {"out": c.graph.add_variable(FLOAT, [1], "extra")},
+    "field": lambda c: c.free["out"],
+    "dtype": lambda c: FLOAT,
+    "elem_type": lambda c: FLOAT,
+    "label_type": lambda c: INT,
+    "shape": lambda c: [4],
+    "values": lambda c: np.zeros(4, np.float32),
+    "value": lambda c: 0.0,
+    "data": lambda c: np.zeros(4, np.float32),
+    "tile": lambda c: 0,
+    "tiles": lambda c: np.zeros(1, np.int32),
+    "handle": lambda c: "a",
+    "name": lambda c: "n",
+    "debug_prefix": lambda c: "n",
+    "label": lambda c: "n",
+    "title": lambda c: "n",
+    "unit": lambda c: "",
+    "units": lambda c: "",
+    "count": lambda c: 2,
+    "num_elements": lambda c: 4,
+    "cycles": lambda c: 10,
+    "min_elements_per_tile": lambda c: 1,
+    "grain_size": lambda c: 1,
+    "dims": lambda c: [0],
+    "op": lambda c: "add",
+    "kind": lambda c: "relu",
+    "scale": lambda c: 1.0,
+    "expr": lambda c: expr._1 + expr._2,
+    "index": lambda c: 0,
+    "ipu": lambda c: 0,
+    "depth": lambda c: 0,
+    "channel": lambda c: c.channel,
+    "device": lambda c: DEVICE,
+    "edges": lambda c: [0.0, 1.0],
+    "directory": lambda c: "traces",
+    "options": lambda c: {},
+    "stride": lambda c: 1,
+    "padding": lambda c: 0,
+    "label_names": lambda c: ["s"],
+    "label_index": lambda c: np.zeros(1, np.int64),
+    "start_ns": lambda c: np.zeros(1, np.int64),
+    "end_ns": lambda c: np.ones(1, np.int64),
+    "m": lambda c: 4,
+    "k": lambda c: 4,
+    "n": lambda c: 4,
+    "elem_size": lambda c: 4,
+    "dtype_name": lambda c: "float",
+    "num_tiles": lambda c: 4,
+    "bytes_per_tile": lambda c: 638_976,
+    "obj": lambda c: Traced,
+    "methods": lambda c: ["run"],
+    "callback": lambda c: lambda buffer: None,
+    "stream": lambda c: None,
+    "out_": lambda c: None,
+}
+OVERRIDES: dict[tuple[str, str], Callable[[Context], Any]] = {
+    ("mat_mul", "a"): _tensor("m23"),
+    ("mat_mul", "b"): _tensor("m32"),
+    ("mat_mul_plan", "a"): _tensor("m23"),
+    ("mat_mul_plan", "b"): _tensor("m32"),
+    ("calc_loss", "labels"): _tensor("batch_labels"),
+    ("cross_entropy", "labels"): _tensor("batch_labels"),
+    ("add_vertex_block", "edges"): lambda c: {"out": (c.t["a"].addr[:1], np.array([0, 1]))},
+    ("add_vertex_block", "codelet"): lambda c: Zero,
+    ("map_runs", "runs"): lambda c: [c.t["a"].addr],
+    ("map_runs", "tiles"): lambda c: [1],
+    ("set_tile_mapping", "target"): _tensor("a"),
+    ("set_initial_value", "field"): lambda c: c.free["scale"],
+    ("set_tile_mapping_array", "tiles"): lambda c: np.zeros(4, np.int32),
+    ("Engine", "graph"): lambda c: engine_graph()[0],
+    ("Call", "function"): lambda c: c.graph.add_function(Sequence()),
+    ("connect_stream", "name"): lambda c: "in",
+    ("connect_stream", "data"): lambda c: np.zeros(8, np.float32),
+    ("connect_stream_to_callback", "name"): lambda c: "in",
+    ("read_tensor", "handle"): lambda c: "b",
+    ("read_tensor", "out"): lambda c: None,
+    ("print_profile_summary", "out"): lambda c: io.StringIO(),
+    ("set_print_stream", "stream"): lambda c: io.StringIO(),
+    ("plan_convolution", "shape"): lambda c: ConvShape(1, 4, 4, 2, 2, 3, 3, 1, 1),
+    ("ipu_track_span", "start_ns"): lambda c: 0,
+    ("ipu_track_span", "end_ns"): lambda c: 1,
+    ("Series", "graph"): lambda c: pvti.Graph("g"),
+    ("PrintTensor", "tensor"): _tensor("a"),
+    ("linear_tile_array", "tiles"): lambda c: range(4),
+}
+
+
+def make_context() -> Context:
+    graph = Graph(DEVICE.target)
+    shapes = {
+        "a": (FLOAT, [4]), "b": (FLOAT, [4]), "labels": (INT, [4]), "m23": (FLOAT, [2, 3]),
+        "m32": (FLOAT, [3, 2]), "probs": (FLOAT, [4, 3]), "batch_labels": (INT, [4]),
+        "image": (FLOAT, [1, 4, 4, 2]), "kernel": (FLOAT, [3, 3, 2, 2]), "predicate": (BOOL, []),
+    }  # fmt: skip
+    tensors = {}
+    for key, (dtype, shape) in shapes.items():
+        tensors[key] = graph.add_variable(dtype, shape, key)
+        graph.set_tile_mapping(tensors[key], 0)
+    graph.add_codelets(Zero, Scaled)
+    cs = graph.add_compute_set("cs")
+    vertex = graph.add_vertex(cs, Zero, {"out": tensors["a"]})
+    graph.set_tile_mapping(vertex, 0)
+    free = graph.add_vertex(cs, Scaled)
+    graph.set_tile_mapping(free, 0)
+    return Context(graph, tensors, cs, vertex, free, Sequence(), pvti.TraceChannel("sweep"))
+
+
+def engine_graph() -> tuple[Graph, Sequence]:
+    """A graph an engine compiles: host write "a", host read "b", a stream "in" into b."""
+    graph = Graph(DEVICE.target)
+    a, b = graph.add_variable(FLOAT, [4], "a"), graph.add_variable(FLOAT, [4], "b")
+    for t in (a, b):
+        graph.set_tile_mapping(t, 0)
+    graph.create_host_write("a", a)
+    graph.create_host_read("b", b)
+    stream = graph.add_host_to_device_fifo("in", FLOAT, 4)
+    return graph, Sequence(program_module.Copy(stream, b))
+
+
+def loaded_engine() -> Engine:
+    engine = Engine(*engine_graph())
+    engine.load(DEVICE)
+    engine.connect_stream("in", np.zeros(4, np.float32))
+    return engine
+
+
+@dataclass(frozen=True)
+class Target:
+    """One public function: how to reach it from a fresh Context, and its parameters."""
+
+    name: str
+    get: Callable[[Context], Callable[..., Any]]
+    signature: inspect.Signature
+
+
+def _functions(module: ModuleType) -> list[Target]:
+    names = getattr(module, "__all__", None) or dir(module)
+    found = []
+    for name in sorted(names):
+        obj = getattr(module, name)
+        if name.startswith("_") or not inspect.isfunction(obj):
+            continue
+        if not obj.__module__.startswith(module.__name__):
+            continue  # imported helpers (popnn's view of Graph, Tensor...) are listed once
+        found.append(Target(f"{module.__name__}.{name}", lambda _c, o=obj: o, _sig(obj)))
+    return found
+
+
+def _sig(fn: Callable[..., Any]) -> inspect.Signature:
+    return inspect.signature(fn)
+
+
+def _methods(cls: type, get: Callable[[Context], Any], skip: set[str]) -> list[Target]:
+    found = []
+    for name, fn in sorted(inspect.getmembers(cls, inspect.isfunction)):
+        if name.startswith("_") or name in skip:
+            continue
+        sig = _sig(fn)
+        params = list(sig.parameters.values())[1:]  # without self
+        found.append(
+            Target(
+                f"{cls.__name__}.{name}",
+                lambda c, n=name: getattr(get(c), n),
+                sig.replace(parameters=params),
+            )
+        )
+    return found
+
+
+PROGRAMS = ("Call", "Copy", "Execute", "If", "PrintTensor", "Repeat", "RepeatWhileFalse",
+            "RepeatWhileTrue", "Sequence", "Sync", "WriteUndef")  # fmt: skip
+PVTI = ("Graph", "HeatmapDouble", "HeatmapInt64", "Series", "TraceChannel", "Tracepoint",
+        "check_trace_channel", "create_trace_channel", "disable_trace_channel",
+        "enable_trace_channel", "instrument", "instrument_fn", "ipu_track_span",
+        "ipu_track_spans", "enable")  # fmt: skip
+
+
+def public_targets() -> list[Target]:
+    targets = _methods(Graph, lambda c: c.graph, {"pool"})
+    targets += _methods(Engine, _engine, set())
+    targets.append(Target("Engine", lambda _c: Engine, inspect.signature(Engine)))
+    targets.append(Target("Graph", lambda _c: Graph, inspect.signature(Graph)))
+    for module in (popops, poplin, popnn, poputil):
+        targets += _functions(module)
+    for name in PROGRAMS:
+        cls = getattr(program_module, name)
+        targets.append(Target(name, lambda _c, k=cls: k, inspect.signature(cls)))
+    for name in PVTI:
+        obj = getattr(pvti, name)
+        targets.append(Target(f"pvti.{name}", lambda _c, o=obj: o, inspect.signature(obj)))
+    return targets
+
+
+def _engine(ctx: Context) -> Engine:
+    if ctx.engine is None:
+        ctx.engine = loaded_engine()
+    return ctx.engine
+
+
+def arguments(target: Target, ctx: Context) -> tuple[list[Any], dict[str, Any], list[str]]:
+    """Well-formed positional and keyword arguments of ``target``, and the names that can
+    take a wrong value (``*args`` gets one well-formed item)."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    names = []
+    short = target.name.rsplit(".", 1)[-1]
+    for p in target.signature.parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            continue
+        value = ctx.value(p.name, short)
+        if p.kind is p.VAR_POSITIONAL:
+            if p.name in ("programs", "sources", "tensors"):
+                args.append(
+                    ctx.prog if p.name == "programs" else Zero if p.name == "sources" else ctx.a
+                )
+                names.append(f"*{p.name}")
+            continue
+        if value is None and p.default is not p.empty:
+            value = p.default
+        names.append(p.name)
+        if p.kind is p.KEYWORD_ONLY:
+            kwargs[p.name] = value
+        else:
+            args.append(value)
+    return args, kwargs, names
+
+
+def call_with(target: Target, ctx: Context, name: str, wrong: Any) -> Any:
+    """``target`` called with ``wrong`` in argument ``name``, the rest well-formed."""
+    args, kwargs, names = arguments(target, ctx)
+    fn = target.get(ctx)
+    position = 0
+    for p in names:
+        if p == name:
+            break
+        if p not in kwargs:
+            position += 1
+    if name in kwargs:
+        kwargs[name] = wrong
+    else:
+        args[position] = wrong
+    return fn(*args, **kwargs)
