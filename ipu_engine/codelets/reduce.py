@@ -67,7 +67,12 @@ def reduce_codelet(op: str, dtype: Type, partials_major: bool = False) -> type[V
         scale = batch.state("scale")
         for i in range(batch.count):
             data = batch.vertex_values("in", i).reshape(int(partials[i]), -1)
-            result = ufunc.reduce(np.square(data) if square else data, axis=0)
+            data = np.square(data) if square else data
+            # partial by partial from the first, as reduceat: no identity added first
+            # (0.0 + -0.0 would lose the sign of an exact -0.0 sum)
+            result = data[0].copy()
+            for row in data[1:]:
+                ufunc(result, row, out=result)
             if scale[i] != 1:
                 result = result * scale[i]
             batch.set_vertex_values("out", i, result)

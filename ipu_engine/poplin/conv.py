@@ -23,8 +23,8 @@ from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
 from ipu_engine.poplin.conv_plan import ConvPlan, ConvShape, _pair, plan_convolution
-from ipu_engine.poplin.matmul import _memory_proportion, _reduce_partials
-from ipu_engine.popops.reduce import reduce_to
+from ipu_engine.poplin.matmul import _memory_proportion
+from ipu_engine.popops.reduce import reduce_partials, reduce_to
 from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
 from ipu_engine.tensor import Tensor
@@ -222,7 +222,7 @@ def _build(graph, plan, shape, inp, weights, bias, out, prog, debug_id) -> None:
             block.state[name][:] = np.broadcast_to(values, (count,))[v].astype(np.uint32)
     add_program(prog, Execute(cs), debug_id)
     if split and apart:
-        _reduce_partials(graph, partials, out, out_tiles, prog, debug_id)
+        reduce_partials(graph, partials, out, out_tiles, prog, debug_id)
     elif split:
         flat_out = out.reshape([m, s.out_chans])
         reduce_to(graph, partials, [1, 2], [0], flat_out, "ADD", 1.0, prog, debug_id)
