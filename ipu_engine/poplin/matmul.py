@@ -91,6 +91,46 @@ def mat_mul(
     return out
 
 
+def mat_mul_grouped(
+    graph: Graph,
+    a: Tensor,
+    b: Tensor,
+    prog: SequenceProgram,
+    debug_prefix: str = "",
+    options: Mapping[str, Any] | None = None,
+) -> Tensor:
+    """``a[g] @ b[g]`` for every group g of ``a`` [G, M, K] and ``b`` [G, K, N] (PopLibs'
+    matMulGrouped, ``np.matmul``): one op whose plan splits the groups too, giving a new
+    tensor [G, M, N] spread over the tiles."""
+    api = "poplin::matMulGrouped"
+    check_tensors(graph, api, a, b)
+    if a.rank != 3 or b.rank != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise ShapeError(
+            f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}; "
+            "needs [G,M,K] x [G,K,N]"
+        )
+    if a.type != b.type:
+        raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
+    if a.type.numpy_dtype.kind != "f":
+        raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
+    (groups, m, k), n = a.shape, b.shape[2]
+    if 0 in (groups, m, k, n):
+        raise ShapeError(f"{api}: {a.name!r} {a.shape} and {b.name!r} {b.shape} have no elements")
+    plan = plan_matmul(
+        m, k, n, a.type.size, a.type.name, len(graph.tile_range),
+        graph.target.bytes_per_tile, _memory_proportion(options), groups=groups,
+    )  # fmt: skip
+    args = {
+        "A": list(a.shape), "B": list(b.shape),
+        "plan": [plan.sg, plan.sm, plan.sn, plan.sk],
+    }  # fmt: skip
+    with op_context(graph, api, debug_prefix, args) as debug_id:
+        out = graph.add_variable(a.type, [groups, m, n], debug_prefix or "matmul")
+        stacked = (a.reshape([groups * m, k]), b.reshape([groups * k, n]))
+        _build(graph, plan, *stacked, out.reshape([groups * m, n]), prog, debug_id, groups)
+    return out
+
+
 def _blocks(size: int, block: int) -> list[tuple[int, int]]:
     return [(s, min(s + block, size)) for s in range(0, size, block)]
 
@@ -103,28 +143,37 @@ def _build(
     out: Tensor,
     prog: SequenceProgram,
     debug_id: int,
+    groups: int = 1,
 ) -> None:
-    m, k = a.shape
+    """The vertices of ``plan``; with ``groups`` > 1, ``a``, ``b`` and ``out`` are the
+    groups' matrices stacked ([G*M, K], [G*K, N], [G*M, N]) and each group's blocks go
+    to the tiles of its group block."""
+    m, k = a.shape[0] // groups, a.shape[1]
     n = b.shape[1]
     rows, cols, depth = _blocks(m, plan.bm), _blocks(n, plan.bn), _blocks(k, plan.bk)
     tiles_avail = graph.tile_range
-    count = len(rows) * len(cols) * len(depth)
-    # spread the partial products evenly over the available tiles
-    tile_of = tiles_avail.start + (np.arange(count) * len(tiles_avail)) // count
+    per_group = len(rows) * len(cols) * len(depth)
+    count = groups * per_group
     split_k = len(depth) > 1
-    # every vertex's block bounds, in (row block, column block, depth block) order
+    # every vertex's block bounds, in (group, row block, column block, depth block) order
     grid = np.stack(
         np.meshgrid(
-            np.arange(len(rows)), np.arange(len(cols)), np.arange(len(depth)), indexing="ij"
+            np.arange(groups), np.arange(len(rows)), np.arange(len(cols)),
+            np.arange(len(depth)), indexing="ij",
         ),
         axis=-1,
-    ).reshape(-1, 3)
-    r0, r1 = (np.asarray(rows, dtype=np.int64)[grid[:, 0], j] for j in (0, 1))
-    c0, c1 = (np.asarray(cols, dtype=np.int64)[grid[:, 1], j] for j in (0, 1))
-    k0, k1 = (np.asarray(depth, dtype=np.int64)[grid[:, 2], j] for j in (0, 1))
-    d = grid[:, 2].astype(np.int64)
-    tiles = tile_of.astype(np.int32)
-    out_tiles = np.zeros((m, n), dtype=np.int32)
+    ).reshape(-1, 4)  # fmt: skip
+    g = grid[:, 0].astype(np.int64)
+    r0, r1 = (np.asarray(rows, dtype=np.int64)[grid[:, 1], j] + g * m for j in (0, 1))
+    c0, c1 = (np.asarray(cols, dtype=np.int64)[grid[:, 2], j] for j in (0, 1))
+    k0, k1 = (np.asarray(depth, dtype=np.int64)[grid[:, 3], j] for j in (0, 1))
+    d = grid[:, 3].astype(np.int64)
+    # spread the partial products evenly over the available tiles; the groups of one
+    # group block share the tiles of one slot
+    slot = (g // plan.bg) * per_group + np.arange(count) % per_group
+    slots = -(-groups // plan.bg) * per_group
+    tiles = (tiles_avail.start + (slot * len(tiles_avail)) // slots).astype(np.int32)
+    out_tiles = np.zeros((groups * m, n), dtype=np.int32)
     partials_apart = True  # the partials of every output on distinct tiles
     for i in range(0, count, len(depth)):
         block_tiles = tiles[i : i + len(depth)]
@@ -137,7 +186,8 @@ def _build(
         out_tiles[br0:br1, bc0:bc1] = block_tiles[share].reshape(br1 - br0, bc1 - bc0)
     graph.set_tile_mapping_array(out, out_tiles)
     in_col = EdgeColumn.from_blocks(a, r0, r1, k0, k1)
-    weights_col = EdgeColumn.from_blocks(b, k0, k1, c0, c1)
+    weights_col = EdgeColumn.from_blocks(b, g * k + k0, g * k + k1, c0, c1)
+    m = groups * m  # rows of the stacked output
     if split_k:
         partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
         as_rows = partials.reshape([len(depth) * m, n])
