@@ -216,10 +216,11 @@ def _build(graph, plan, shape, inp, weights, bias, out, prog, debug_id) -> None:
         }
 
     state = {
-        "outRows": r1 - r0, "inRows": ih1 - ih0, "padTop": ih0 - first_in, "width": s.width,
-        "outWidth": ow, "groups": g1 - g0, "inChans": c1 - c0, "outChans": e1 - e0,
-        "kernelH": s.kernel_h, "kernelW": s.kernel_w, "strideH": sh, "strideW": sw,
-        "dilationH": dh, "dilationW": s.dilation[1], "padLeft": pl,
+        "outRows": r1 - r0, "inRows": ih1 - ih0, "padTop": np.maximum(ih0 - first_in, 0),
+        "width": s.width, "outWidth": ow, "groups": g1 - g0, "inChans": c1 - c0,
+        "outChans": e1 - e0, "kernelH": s.kernel_h, "kernelW": s.kernel_w,
+        "strideH": sh, "strideW": sw, "dilationH": dh, "dilationW": s.dilation[1],
+        "padLeft": pl,
     }  # fmt: skip
     cs = graph.add_compute_set("Conv/Convolve")
     # the bias goes into the first input-channel block's partial of each output
