@@ -42,11 +42,13 @@ class MatMulPlan:
     fits_budget: bool
     serial: int = 1  # slices of the rows computed one after the other
     slice_rows: int = 0  # rows of A and C per serial slice (the last may have fewer)
+    sg: int = 1  # group blocks (a grouped matmul's G)
+    bg: int = 1  # groups per block: their products share the block's tiles
 
     @property
     def num_partials(self) -> int:
         """Partial products of one serial slice (one per tile)."""
-        return self.sm * self.sn * self.sk
+        return self.sg * self.sm * self.sn * self.sk
 
 
 def _counts(api: str, **values: object) -> list[int]:
@@ -134,21 +136,23 @@ def choose_serial_plan(size: int, candidates: SliceCandidates, budget: float) ->
 
 
 def _slice_plans(
-    m: int, k: int, n: int, elem_size: int, dtype_name: str, num_tiles: int
+    m: int, k: int, n: int, elem_size: int, dtype_name: str, num_tiles: int, groups: int = 1
 ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-    """Every parallel split of one slice [m, k] x [k, n]: (its blocks, cycles, temporary
-    bytes per tile)."""
+    """Every parallel split of one slice: ``groups`` products [m, k] x [k, n] (their rows
+    sliced alike), the groups split into blocks too and the products of a block's groups
+    run one after another on its tiles: (its blocks, cycles, temporary bytes per tile)."""
     sm_c, sn_c, sk_c = _splits(m, num_tiles), _splits(n, num_tiles), _splits(k, num_tiles)
-    sm, sn, sk = (a.reshape(-1) for a in np.meshgrid(sm_c, sn_c, sk_c, indexing="ij"))
-    ok = sm * sn * sk <= num_tiles
-    sm, sn, sk = sm[ok], sn[ok], sk[ok]
-    bm, bn, bk = -(-m // sm), -(-n // sn), -(-k // sk)
+    grids = np.meshgrid(_splits(groups, num_tiles), sm_c, sn_c, sk_c, indexing="ij")
+    sg, sm, sn, sk = (a.reshape(-1) for a in grids)
+    ok = sg * sm * sn * sk <= num_tiles
+    sg, sm, sn, sk = sg[ok], sm[ok], sn[ok], sk[ok]
+    bg, bm, bn, bk = -(-groups // sg), -(-m // sm), -(-n // sn), -(-k // sk)
     macs = C.MACS_PER_CYCLE.get(dtype_name, C.MACS_PER_CYCLE["float"])
     partial_size = 4  # partials accumulate in float
-    compute = (bm * bn * bk) / macs + C.SUPERVISOR_OVERHEAD_CYCLES
-    operand_bytes = (bm * bk + bk * bn) * elem_size
+    compute = bg * (bm * bn * bk) / macs + bg * C.SUPERVISOR_OVERHEAD_CYCLES
+    operand_bytes = bg * (bm * bk + bk * bn) * elem_size
     exchange = operand_bytes / C.EXCHANGE_BYTES_PER_CYCLE + C.EXCHANGE_LATENCY_CYCLES
-    reduce_elems = np.where(sk > 1, bm * bn, 0)
+    reduce_elems = np.where(sk > 1, bg * bm * bn, 0)
     reduction = np.where(
         sk > 1,
         reduce_elems * partial_size / C.EXCHANGE_BYTES_PER_CYCLE
@@ -157,8 +161,8 @@ def _slice_plans(
         + C.VERTEX_OVERHEAD_CYCLES,
         0,
     )
-    temp = operand_bytes + bm * bn * partial_size
-    split = {"sm": sm, "sn": sn, "sk": sk, "bm": bm, "bn": bn, "bk": bk}
+    temp = operand_bytes + bg * bm * bn * partial_size
+    split = {"sm": sm, "sn": sn, "sk": sk, "bm": bm, "bn": bn, "bk": bk, "sg": sg, "bg": bg}
     return split, compute + exchange + reduction, temp
 
 
@@ -171,10 +175,13 @@ def plan_matmul(
     num_tiles: int,
     bytes_per_tile: int,
     available_memory_proportion: float = 0.6,
+    groups: int = 1,
 ) -> MatMulPlan:
-    m, k, n, elem_size, num_tiles, bytes_per_tile = _counts(
+    """The plan of ``groups`` independent [m,k] x [k,n] products (PopLibs' matMulGrouped
+    when ``groups`` > 1); serial slices cut the rows of every group alike."""
+    m, k, n, elem_size, num_tiles, bytes_per_tile, groups = _counts(
         "plan_matmul", m=m, k=k, n=n, elem_size=elem_size, num_tiles=num_tiles,
-        bytes_per_tile=bytes_per_tile,
+        bytes_per_tile=bytes_per_tile, groups=groups,
     )  # fmt: skip
     name_arg(dtype_name, "plan_matmul: dtype_name")
     available_memory_proportion = number_arg(
@@ -182,14 +189,15 @@ def plan_matmul(
     )
     budget = available_memory_proportion * bytes_per_tile
     choice = choose_serial_plan(
-        m, lambda rows: _slice_plans(rows, k, n, elem_size, dtype_name, num_tiles), budget
+        m, lambda rows: _slice_plans(rows, k, n, elem_size, dtype_name, num_tiles, groups), budget
     )
     if not choice.fits_budget:
+        what = f"matmul [{m},{k}]x[{k},{n}]" + ("" if groups == 1 else f" in {groups} groups")
         log.warning(
-            "matmul [%d,%d]x[%d,%d]: no plan keeps to the memory budget of %.0f bytes per "
+            "%s: no plan keeps to the memory budget of %.0f bytes per "
             "tile (availableMemoryProportion %.2f), even in %d serial slices; using the "
             "smallest, %d bytes",
-            m, k, k, n, budget, available_memory_proportion, choice.serial, choice.temp_bytes,
+            what, budget, available_memory_proportion, choice.serial, choice.temp_bytes,
         )  # fmt: skip
     return MatMulPlan(
         **choice.split,

@@ -16,8 +16,10 @@ from ipu_engine.popops.elementwise import (
     unary,
     zero,
 )
+from ipu_engine.popops.gather import gather
 from ipu_engine.popops.map import map, map_in_place
 from ipu_engine.popops.reduce import reduce
+from ipu_engine.popops.select import select
 
 
 def _binary(op: str, doc: str):
@@ -100,6 +102,7 @@ __all__ = [
     "expr",
     "fill",
     "floor",
+    "gather",
     "gt",
     "gteq",
     "inv",
@@ -124,6 +127,7 @@ __all__ = [
     "round",
     "rsqrt",
     "scaled_add_to",
+    "select",
     "sigmoid",
     "signum",
     "sin",
