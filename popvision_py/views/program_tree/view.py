@@ -267,6 +267,9 @@ class ProgramTreeView(ChartDetailsView):
             return
         self.line_details.show(details, report.debug_or_none())
 
+    def csv_rows(self) -> list[list[object]] | None:
+        return self.model.csv_rows() if self.model is not None else None
+
     def help_text(self) -> str:
         return (
             f"{self.rail_help}\n\nControl Programs are the engine programs; Functions are "
