@@ -94,7 +94,7 @@ class MainWindow(QMainWindow):
         self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._install_traces()
         self._install_compare()
-        install_run_actions(self)
+        install_run_actions(self, self.runner)
         self.settings.restore_window(self)
         self._give_views_settings()
         self.set_theme(self.settings.theme())
@@ -110,6 +110,8 @@ class MainWindow(QMainWindow):
     def _install_traces(self) -> None:
         """The trace side (System Trace): its loader, File > Open trace… and routing."""
         self.traces = TraceOpening(self)
+        self.traces.loader.progress.connect(self._on_progress)
+        self.traces.finished.connect(self._loading_done)
 
     def _install_compare(self) -> None:
         """Compare mode's window parts (app/compare_opening.py): Swap A and B, labels."""
@@ -244,7 +246,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opening {', '.join(str(p) for p in paths)}…")
 
     def choose_and_open(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a report folder", self._start_dir())
+        path = QFileDialog.getExistingDirectory(self, "Open a report folder", self.start_dir())
         if path:
             self.open_paths([path])
 
@@ -256,6 +258,17 @@ class MainWindow(QMainWindow):
             self.open_paths(self.paths)
         else:
             self.statusBar().showMessage("No report is open to reload.", 5000)
+
+    def show_reports_again(self) -> None:
+        """Show the opened reports afresh in every page (A and B swapped, say)."""
+        self.page_computer.cancel_all()  # pages computed for them as they were
+        for view in self.views:
+            view.clear()
+        self._unbuilt = {view.title for view in self.views}
+        current = self.current_view()
+        if current is not None:
+            self._build_view(current)
+        self._update_state()
 
     def close_report(self) -> None:
         self.page_computer.cancel_all()
@@ -269,7 +282,7 @@ class MainWindow(QMainWindow):
         self._update_state()
         self.rail.setCurrentRow(0)
 
-    def _start_dir(self) -> str:
+    def start_dir(self) -> str:
         recent = self.settings.recent_reports()
         return str(Path(recent[0]).parent) if recent else str(Path.cwd())
 
