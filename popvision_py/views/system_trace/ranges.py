@@ -73,6 +73,11 @@ class RangeSelection:
         duration, count = self.model.range_summary(*picked)
         self.control_bar.range_info.setText(f"{format_duration(duration)}, {count:,} events")
 
+    def refresh_call_tree(self) -> None:
+        """Sum the call tree again (another trace or side is shown)."""
+        self._call_tree_key = None
+        self._update_call_tree()
+
     def _update_call_tree(self) -> None:
         if self.model is None or self.details.currentWidget() is not self.call_tree:
             return
