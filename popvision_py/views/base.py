@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.views.compare.mode import show_compare
+from popvision_py.views.messages import message_label
 
 
 class ReportView(QWidget):
@@ -101,16 +103,6 @@ class ReportView(QWidget):
         return True
 
 
-def message_label(text: str = "") -> QLabel:
-    """A centred, wrapped message shown in place of a chart or table."""
-    label = QLabel(text)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    label.setMargin(24)
-    return label
-
-
 def _computing_page() -> tuple[QWidget, QLabel]:
     """A message over a busy bar, shown while the page's view model is computed."""
     page = QWidget()
@@ -151,7 +143,7 @@ class ChartDetailsView(ReportView):
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(0, 0, 0, 0)
-        self._compare_layout = layout  # compare mode puts its legend first (views/compare)
+        self.compare_layout = layout  # compare mode puts its legend first (views/compare)
         self.compare_legend: QWidget | None = None
         self.compare_tabs: object | None = None
         self.compare_problem = ""  # why report B cannot be shown here ("" when it can)
@@ -195,8 +187,6 @@ class ChartDetailsView(ReportView):
     def _show_compare(self, opened: OpenedReport, other: OpenedReport | None) -> None:
         """Compare mode, written once for every view: the A/B legend on top and the view's
         comparison tabs first in its details."""
-        from popvision_py.views.compare.mode import show_compare  # imports this module
-
         show_compare(self, opened, other)
 
     def show_message(self, text: str) -> None:

@@ -25,11 +25,12 @@ from popvision_py.viewmodels.step_colors import MERGED_COLOR
 from popvision_py.viewmodels.step_details import step_details
 from popvision_py.viewmodels.tile_map_metrics import STEP_CYCLES, TOTAL
 from popvision_py.viewmodels.timeline import SpanBatch
-from popvision_py.views.base import ChartDetailsView, message_label
+from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.compare.stacked_trace import StackedTraces
 from popvision_py.views.execution_trace.controls import TraceControls
 from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
+from popvision_py.views.messages import message_label
 from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.tile_map.widget import TileMapWidget
 from popvision_py.views.timeline.plot import TimelinePlot
