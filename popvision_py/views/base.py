@@ -12,6 +12,7 @@ import csv
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -172,7 +173,24 @@ class ChartDetailsView(ReportView):
             self.show_message(problem)
         else:
             self.pages.setCurrentIndex(0)
+            self._fresh = True  # the chart gets its share when the page is next shown
             self._show_compare(opened, other)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if getattr(self, "_fresh", False):
+            self._fresh = False
+            self.give_chart_room()
+
+    def give_chart_room(self) -> None:
+        """Chart on top: the chart area gets at least 3/5 of the page's height over the
+        details. A page laid out while hidden left it at its minimum (a tile map a 20 px
+        strip); a splitter the user moved since is kept unless the chart is under half."""
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if total > 0 and sizes[0] < total // 2:
+            top = total * 3 // 5
+            self.splitter.setSizes([top, total - top])
 
     def showing_compare_tab(self) -> bool:
         """The details show a comparison tab (not one of the view's own)."""

@@ -14,6 +14,8 @@ from popvision_py.viewmodels.colors import rgba
 from popvision_py.viewmodels.tile_map import TileMapModel
 from popvision_py.views.plain_text import plain_tooltip
 
+SELECTION_OUTLINE = (255, 0, 255, 255)  # magenta: not on the heat scale, seen on any tile
+
 
 class TileMapCanvas(QWidget):
     """Draws a ``TileMapModel``; emits ``tiles_picked(tiles, add)`` on click or drag."""
@@ -42,7 +44,7 @@ class TileMapCanvas(QWidget):
         colors = chart_colors(self)
         width, height = max(self.width(), 1), max(self.height(), 1)
         background = rgba(colors.background)
-        outline = rgba(colors.foreground)
+        outline = SELECTION_OUTLINE
         self._pixels = self.model.rgba(width, height, self.lut, background, outline)
         self.image = QImage(
             self._pixels.data, width, height, width * 4, QImage.Format.Format_RGBA8888
