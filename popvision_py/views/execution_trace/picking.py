@@ -9,7 +9,9 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QToolTip
 
 from popvision_py.viewmodels.execution_trace import TILE_LANES
+from popvision_py.viewmodels.operations import NONE_LABEL
 from popvision_py.viewmodels.step_details import step_details
+from popvision_py.viewmodels.timeline import NO_KEY
 from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.timeline.spans_item import LANE_GAP
 
@@ -80,9 +82,13 @@ class TracePicking:
 
     def _follow_steps(self) -> None:
         selection = self.opened.selection
-        keys = [selection.steps, selection.operation_steps]
-        if selection.operation and selection.operation_group_by == self.model.group_by:
-            keys.append(np.atleast_1d(self.model.operation_key(selection.operation)))
+        keys = [selection.steps]
+        # "(none)" is every step without a context: outlined, it would flood the flame
+        if selection.operation and selection.operation != NONE_LABEL:
+            keys.append(selection.operation_steps)
+            if selection.operation_group_by == self.model.group_by:
+                key = self.model.operation_key(selection.operation)
+                keys.append(np.array([key] if key != NO_KEY else [], np.int64))
         self.plot.spans.set_highlight(np.concatenate(keys))
         step = selection.step
         if step < 0:
