@@ -146,6 +146,13 @@ class LivenessView(ChartDetailsView):
             for side in self.models:  # a side's new curve can move the shared y axis
                 side.changed.connect(self._on_side_curve)
             self._on_side_curve("curve")
+            for here, there in ((0, 1), (1, 0)):  # a step picked on one is shaded on both
+                self.models[here].changed.connect(
+                    lambda what, h=here, t=there: (
+                        self._mirror_steps(h, t) if what == "steps" else None
+                    )
+                )
+            self._mirror_steps(0, 1)
         model = self.models[0]
         self.control_bar.set_scopes(model.scopes, model.scope)
         self.control_bar.select_error.clear()
@@ -190,6 +197,13 @@ class LivenessView(ChartDetailsView):
             self.control_bar.scope_box.setCurrentText(SELECTED_TILES)
         return ok
 
+    def _mirror_steps(self, here: int, there: int) -> None:
+        """Compare: the steps selected on one side are selected on the other (steps are
+        compared by number), so both charts shade them."""
+        source, target = self.models[here], self.models[there]
+        steps = source.selection.steps
+        target.selection.select_steps(steps[steps < target.num_steps])
+
     def _on_side_curve(self, what: str) -> None:
         if what == "curve":
             for chart in self.charts:
@@ -201,8 +215,11 @@ class LivenessView(ChartDetailsView):
         if what == "error":
             errors = [m.selection_error for m in self.models if m.selection_error]
             self.control_bar.select_error.setText(errors[0] if errors else "")
-        elif what == "curve" and not self.control_bar.select_box.hasFocus():
-            self.control_bar.select_box.setText(format_tile_selection(self.model.selection.tiles))
+        elif what == "curve":
+            self.control_bar.set_scopes(self.model.scopes, self.model.scope)  # tiles picked
+            if not self.control_bar.select_box.hasFocus():
+                tiles = format_tile_selection(self.model.selection.tiles)
+                self.control_bar.select_box.setText(tiles)
         elif what == "steps":
             self._update_details()
 

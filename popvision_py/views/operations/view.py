@@ -206,6 +206,7 @@ class OperationsView(ChartDetailsView):
         except ReportError as error:
             self.operation.summary.show_message(str(error))
             return
+        self.operation.cycles.set_selected(self.opened.selection.tiles)
         self.opened.selection.select_operation(self._current, parts.steps, self.model.group_by)
 
     def _on_step_clicked(self, step: int) -> None:
@@ -216,7 +217,9 @@ class OperationsView(ChartDetailsView):
         if self.opened is None or self.model is None:
             return
         selection = self.opened.selection
-        if what == "run":
+        if what == "tiles":
+            self.operation.cycles.set_selected(selection.tiles)
+        elif what == "run":
             self.control_bar.set_runs(counted_runs(self.opened).num_runs, selection.run)
             self._rebuild()
         elif what == "operation" and selection.operation != self._current:
