@@ -13,10 +13,11 @@ from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QWidge
 
 from popvision_py.viewmodels.compare import ComparePair
 from popvision_py.viewmodels.system_trace import SystemTraceModel
-from popvision_py.viewmodels.trace_compare import ComparedTraces
+from popvision_py.viewmodels.trace_compare import ComparedTraces, shared_label_colors
 from popvision_py.viewmodels.trace_format import format_duration
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.compare.stacked_trace import StackedSide, StackedTimelines
+from popvision_py.views.system_trace.charts import InstantsPlot, LinkedPlot, SeriesPlot, link_all
 from popvision_py.views.system_trace.controls import SystemTraceControls
 from popvision_py.views.timeline.plot import TimelinePlot
 
@@ -65,6 +66,8 @@ class TraceCompare:
         self.view = view
         self.compared = compared
         self.traces: list[OpenedTrace] = [t for t in compared.sides if t is not None]
+        a, b = (t.model for t in self.traces)  # one label, one colour on both sides
+        b.colors = shared_label_colors(a.trace.labels, a.colors, b.trace.labels)
         self.stacked = StackedTimelines(
             pair, stacked_sides(compared), 1e9, "Time from the first event"
         )
@@ -82,10 +85,26 @@ class TraceCompare:
             "(clicking a span picks its trace)"
         )
         self.side_box.currentIndexChanged.connect(self.activate)
+        self.side_charts = [self._add_side_charts(k) for k in range(len(self.traces))]
         for k, plot in enumerate(self.stacked.plots):
             plot.span_clicked.connect(lambda i, shift, k=k: self._clicked(k, i, shift))
             plot.span_hovered.connect(lambda i, pos, k=k: self._hovered(k, i, pos))
         self.active = 0
+
+    def _add_side_charts(self, side: int) -> list[LinkedPlot]:
+        """Each side's instants and graphs under its own timeline, drawn as the page draws
+        one trace's, following that side's time axis."""
+        model = self.traces[side].model
+        trace = model.trace
+        charts: list[LinkedPlot] = []
+        if len(model.instant_events) or bool(trace.is_instant().any()):
+            charts.append(InstantsPlot(model))
+        charts += [SeriesPlot(graph, trace.series_units.get(graph, ""), series)
+                   for graph, series in trace.series.items()]  # fmt: skip
+        for chart in charts:
+            self.stacked.add_below(side, chart)
+        link_all(charts, self.stacked.plots[side])
+        return charts
 
     def enter(self) -> None:
         """Show the stacked timelines in place of the view's own timeline and charts."""
