@@ -10,8 +10,8 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE
 from popvision_py.viewmodels.liveness import ALL_IPUS, SELECTED_TILES
-from popvision_py.views.tile_map.canvas import SELECTION_OUTLINE
 from profiler_core.analysis.liveness_tiles import liveness_on_tiles
 from tests.popvision_py.conftest import wait_loaded
 

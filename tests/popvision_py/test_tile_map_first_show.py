@@ -12,9 +12,9 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 from popvision_py.app.main_window import HOME
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE
 from popvision_py.viewmodels.memory import HeatScale, Layout
 from popvision_py.views.memory.legend import heat_lut
-from popvision_py.views.tile_map.canvas import SELECTION_OUTLINE
 from profiler_core.analysis.memory import memory_table
 from tests.popvision_py.test_tile_map import centre_of
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
-from popvision_py.viewmodels.colors import rgba
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE, rgba
 from popvision_py.viewmodels.format import format_bytes, format_count
 from popvision_py.viewmodels.memory import Layout, MemoryViewModel
 from popvision_py.views.axes import BytesAxis, IndexAxis
@@ -21,7 +21,6 @@ from popvision_py.views.memory.boundaries import IpuBoundariesItem
 from popvision_py.views.memory.items import HeatMapItem, StackedColumnsItem
 from popvision_py.views.memory.legend import CategoryLegend, heat_lut
 from popvision_py.views.plain_text import escape, plain_label, show_hover_text
-from popvision_py.views.tile_map.canvas import SELECTION_OUTLINE
 
 CHART_HELP = (
     "Memory per tile, stacked by category. Wheel: zoom the tile range; drag: pan; "

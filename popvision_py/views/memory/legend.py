@@ -103,7 +103,7 @@ class CategoryLegend(QWidget):
                 item.widget().deleteLater()
 
 
-LIMIT_MARK = "#ff00ff"  # the tile limit on the heat scale (a colour the scale does not use)
+LIMIT_MARK = "#ff00ff"  # the tile limit on the heat scale: viewmodels.colors.SELECTION_OUTLINE
 
 
 def limit_mark_x(low: float, high: float, limit: float, width: int) -> int | None:

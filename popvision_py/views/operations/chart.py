@@ -10,10 +10,10 @@ from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE
 from popvision_py.viewmodels.pixels import column_ranges
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS, StepClass
 from popvision_py.views.axes import IndexAxis
-from popvision_py.views.tile_map.canvas import SELECTION_OUTLINE
 
 
 def tile_bars(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -10,11 +10,9 @@ from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QP
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from popvision_py.theme import chart_colors
-from popvision_py.viewmodels.colors import rgba
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE, rgba
 from popvision_py.viewmodels.tile_map import TileMapModel
 from popvision_py.views.plain_text import plain_tooltip
-
-SELECTION_OUTLINE = (255, 0, 255, 255)  # magenta: not on the heat scale, seen on any tile
 
 
 class TileMapCanvas(QWidget):
