@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from popvision_py.viewmodels.colors import SELECTION_OUTLINE
 from popvision_py.viewmodels.liveness import ALL_IPUS, SELECTED_TILES
 from profiler_core.analysis.liveness_tiles import liveness_on_tiles
+from profiler_core.report import open_report
 from tests.popvision_py.conftest import wait_loaded
 
 MAGENTA = QColor(*SELECTION_OUTLINE[:3])
@@ -78,3 +79,35 @@ def test_in_compare_a_step_picked_on_one_chart_is_shaded_on_both(
     b.model.click_step(8)  # and back: B's pick is shaded on A's chart
     assert a.model.selection.steps.tolist() == [8] and bool(a.area.marks[8])
     assert "Compare: variables" in liveness.compare_tabs.pages  # B's variables beside A's
+
+
+def test_in_compare_b_variables_are_listed_beside_a(
+    qtbot, window, tutorial4_report, tutorial4_variant_report
+):
+    window.open_paths([tutorial4_report, tutorial4_variant_report])
+    wait_loaded(qtbot, window)
+    window.show_view("Liveness")
+    liveness = window.current_view()
+    liveness.model.click_step(5)
+    liveness.details.setCurrentWidget(liveness.not_always_live)
+    table = liveness.not_always_live.model.table
+    assert table.columns[0].header == "Report"
+    owners = [table.display(r, 0) for r in range(len(table))]
+    a, b = (open_report(p) for p in (tutorial4_report, tutorial4_variant_report))
+    # the not-always-live variables live at step 5, counted from each report's liveness
+    expected = [live_at(report, 5) for report in (a, b)]
+    assert owners.count("A: tutorial4") == expected[0] > 0
+    assert owners.count("B: variant") == expected[1] > 0
+    liveness.details.setCurrentWidget(liveness.always_live)
+    table = liveness.always_live.model.table
+    owners = [table.display(r, 0) for r in range(len(table))]
+    counts = [int(np.count_nonzero(r.graph.var_always_live)) for r in (a, b)]
+    assert owners.count("A: tutorial4") == counts[0] and owners.count("B: variant") == counts[1]
+
+
+def live_at(report, step: int) -> int:
+    """How many not-always-live variables are live at ``step`` (their intervals, by hand)."""
+    live = report.liveness
+    first, last = np.asarray(live.interval_first), np.asarray(live.interval_last)
+    at = (first <= step) & (step <= last)
+    return int(np.unique(np.asarray(live.interval_var)[at]).size)

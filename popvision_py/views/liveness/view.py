@@ -8,6 +8,7 @@ operation picked in Operations show here without the views knowing each other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from popvision_py.viewmodels.liveness_details import (
     vertices_table,
 )
 from popvision_py.viewmodels.opened import OpenedReport
-from popvision_py.viewmodels.table import ColumnTable
+from popvision_py.viewmodels.table import ColumnTable, stack_tables
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.liveness.chart import LivenessChart
 from popvision_py.views.liveness.controls import LivenessControls
@@ -197,6 +198,15 @@ class LivenessView(ChartDetailsView):
             self.control_bar.scope_box.setCurrentText(SELECTED_TILES)
         return ok
 
+    def _beside_b(
+        self, table: ColumnTable, of_b: Callable[[OpenedReport], ColumnTable]
+    ) -> ColumnTable:
+        """Compare: A's rows then B's (``of_b``), a Report column naming each row's report."""
+        if self.other is None or len(self.models) < 2:
+            return table
+        names = [f"A: {self.opened.name}", f"B: {self.other.name}"]
+        return stack_tables([table, of_b(self.other)], names)
+
     def _mirror_steps(self, here: int, there: int) -> None:
         """Compare: the steps selected on one side are selected on the other (steps are
         compared by number), so both charts shade them."""
@@ -240,6 +250,7 @@ class LivenessView(ChartDetailsView):
             if panel is self.always_live:
                 table = self._always_live[1] if self._always_live[0] is report else None
                 table = table if table is not None else always_live_table(report)
+                table = self._beside_b(table, lambda b: always_live_table(b.report))
                 self.always_live.show_table(
                     table, f"{format_count(len(table))} always-live variables, largest first"
                 )
@@ -251,9 +262,10 @@ class LivenessView(ChartDetailsView):
                 }[panel]
                 panel.show_message(NO_STEP.format(what=what))
             elif panel is self.not_always_live:
-                self.not_always_live.show_table(
-                    not_always_live_table(report, steps), _steps_heading(steps, "live at")
-                )
+                table = not_always_live_table(report, steps)
+                in_b = steps[steps < self.models[-1].num_steps]
+                table = self._beside_b(table, lambda b: not_always_live_table(b.report, in_b))
+                self.not_always_live.show_table(table, _steps_heading(steps, "live at"))
             elif panel is self.vertices:
                 found = vertices_table(report, steps)
                 if isinstance(found, str):
