@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
+from popvision_py.app.display_check import missing_xcb_message
 from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
 from popvision_py.viewmodels.trace_open import is_trace_path
@@ -63,6 +64,10 @@ def _quiet_offscreen(kind: QtMsgType, context: object, message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    missing = missing_xcb_message() if QApplication.instance() is None else ""
+    if missing:  # Qt would abort with "could not load the Qt platform plugin", no hint
+        print(missing, file=sys.stderr)
+        return 1
     if args.screenshot_dir:
         qInstallMessageHandler(_quiet_offscreen)
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -3,13 +3,43 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMenu, QToolBar
+from PySide6.QtWidgets import QMenu, QMenuBar, QToolBar
 
-if TYPE_CHECKING:
-    from popvision_py.app.main_window import MainWindow
+
+class ActionOwner(Protocol):
+    """The window the actions belong to: its menu bar, tool bar and the slots they call."""
+
+    actions: Actions
+    toolbar: QToolBar
+
+    def menuBar(self) -> QMenuBar: ...
+
+    def addToolBar(self, toolbar: QToolBar) -> None: ...
+
+    def choose_and_open(self) -> None: ...
+
+    def choose_and_compare(self) -> None: ...
+
+    def choose_and_run(self) -> None: ...
+
+    def choose_and_record(self) -> None: ...
+
+    def reload(self) -> None: ...
+
+    def choose_and_export_png(self) -> None: ...
+
+    def choose_and_export_csv(self) -> None: ...
+
+    def close_report(self) -> None: ...
+
+    def close(self) -> bool: ...
+
+    def show_help(self) -> None: ...
+
+    def set_theme(self, name: str) -> None: ...
 
 
 @dataclass
@@ -31,7 +61,7 @@ class Actions:
 
 
 def _action(
-    window: MainWindow, text: str, tip: str, slot: object, shortcut: object = None
+    window: ActionOwner, text: str, tip: str, slot: object, shortcut: object = None
 ) -> QAction:
     action = QAction(text, window)
     action.setToolTip(tip)
@@ -43,7 +73,7 @@ def _action(
     return action
 
 
-def install_trace_action(window: MainWindow, slot: object) -> QAction:
+def install_trace_action(window: ActionOwner, slot: object) -> QAction:
     """File > Open trace…: .pvti files, a folder of them, or Chrome trace JSON."""
     action = _action(window, "Open trace…", "Open a host trace: .pvti files, a folder of "
                      "them, or Chrome trace JSON (System Trace)", slot, "Ctrl+Shift+O")  # fmt: skip
@@ -54,7 +84,7 @@ def install_trace_action(window: MainWindow, slot: object) -> QAction:
     return action
 
 
-def install_actions(window: MainWindow) -> Actions:
+def install_actions(window: ActionOwner) -> Actions:
     """Create the actions of ``window`` and put them in its menus and toolbar."""
     w = window
     a = Actions(

@@ -4,7 +4,6 @@ comparisons), Swap A and B, and a report dropped onto an open one (compare or re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -20,11 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from popvision_py.app.window_parts import WindowParts
 from popvision_py.viewmodels.compare import side_names
 from popvision_py.viewmodels.opened import OpenedReport
-
-if TYPE_CHECKING:
-    from popvision_py.app.main_window import MainWindow
 
 
 class CompareDialog(QDialog):
@@ -88,7 +85,7 @@ class CompareDialog(QDialog):
 
 
 def compare_paths(
-    window: MainWindow, paths: list[str | Path], labels: tuple[str, str] | None = None
+    window: WindowParts, paths: list[str | Path], labels: tuple[str, str] | None = None
 ) -> None:
     """Open ``paths`` (A then B) compared, named by ``labels`` when given."""
     window.compare_labels = labels
@@ -96,8 +93,8 @@ def compare_paths(
     window.open_paths(list(paths))
 
 
-def choose_and_compare(window: MainWindow) -> QDialog:
-    dialog = CompareDialog(window.settings.recent_comparisons(), window._start_dir(), window)
+def choose_and_compare(window: WindowParts) -> QDialog:
+    dialog = CompareDialog(window.settings.recent_comparisons(), window.start_dir(), window)
     if window.opened:
         dialog.source.setText(str(window.opened[0].folder))
 
@@ -112,7 +109,7 @@ def choose_and_compare(window: MainWindow) -> QDialog:
     return dialog
 
 
-def apply_labels(window: MainWindow, opened: list[OpenedReport]) -> None:
+def apply_labels(window: WindowParts, opened: list[OpenedReport]) -> None:
     """Give the just-opened reports the labels the Compare dialog was given (once)."""
     labels = getattr(window, "compare_labels", None)
     if labels and len(opened) == 2:
@@ -120,24 +117,17 @@ def apply_labels(window: MainWindow, opened: list[OpenedReport]) -> None:
     window.compare_labels = None
 
 
-def swap_compared(window: MainWindow) -> None:
+def swap_compared(window: WindowParts) -> None:
     """Swap A and B: every view is shown again with B as the baseline."""
     if len(window.opened) != 2:
         window.statusBar().showMessage("Swap needs two reports compared.", 5000)
         return
     window.opened.reverse()
     window.paths.reverse()
-    window.page_computer.cancel_all()  # pages computed with A and B the other way round
-    for view in window.views:
-        view.clear()
-    window._unbuilt = {view.title for view in window.views}
-    current = window.current_view()
-    if current is not None:
-        window._build_view(current)
-    window._update_state()
+    window.show_reports_again()
 
 
-def install_swap_action(window: MainWindow) -> QAction:
+def install_swap_action(window: WindowParts) -> QAction:
     action = QAction("Swap A and B", window)
     action.setToolTip("Make B the baseline and A the change, in every view")
     action.setStatusTip(action.toolTip())
@@ -152,7 +142,7 @@ def install_swap_action(window: MainWindow) -> QAction:
     return action
 
 
-def ask_on_drop(window: MainWindow, path: str) -> str:
+def ask_on_drop(window: WindowParts, path: str) -> str:
     """A report dropped onto an open one: "compare", "replace" or "" (cancelled)."""
     box = QMessageBox(window)
     box.setWindowTitle("Compare or replace?")
@@ -165,7 +155,7 @@ def ask_on_drop(window: MainWindow, path: str) -> str:
     return "compare" if clicked is compare else "replace" if clicked is replace else ""
 
 
-def dropped(window: MainWindow, paths: list[str]) -> bool:
+def dropped(window: WindowParts, paths: list[str]) -> bool:
     """Handle a drop onto an open report; False when it is an ordinary open."""
     if not window.opened or len(paths) != 1 or window.traces.claims(paths):
         return False

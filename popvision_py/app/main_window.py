@@ -7,7 +7,6 @@ thread while the status bar shows progress and a Cancel button.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt
@@ -30,7 +29,8 @@ from popvision_py.app.actions import install_actions
 from popvision_py.app.debug_decoding import DebugDecoding
 from popvision_py.app.dialogs import HELP_INTRO, show_message
 from popvision_py.app.loader import ReportLoader
-from popvision_py.app.page_compute import ComputeFailure, PageComputer
+from popvision_py.app.page_building import HOME, PageBuilding
+from popvision_py.app.page_compute import PageComputer
 from popvision_py.app.runner import RunController, install_run_actions
 from popvision_py.app.settings import AppSettings
 from popvision_py.app.start_page import StartPage
@@ -44,18 +44,15 @@ from popvision_py.views.insights.view import InsightsView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
-from popvision_py.views.plain_text import make_labels_plain, plain_label
+from popvision_py.views.plain_text import plain_label
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 from popvision_py.views.system_trace.view import SystemTraceView
 
-log = logging.getLogger(__name__)
-
 APP_TITLE = "PopVision-py"
-HOME = "Home"
 
 
-class MainWindow(QMainWindow):
+class MainWindow(PageBuilding, QMainWindow):
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
@@ -94,7 +91,7 @@ class MainWindow(QMainWindow):
         self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._install_traces()
         self._install_compare()
-        install_run_actions(self)
+        install_run_actions(self, self.runner)
         self.settings.restore_window(self)
         self._give_views_settings()
         self.set_theme(self.settings.theme())
@@ -110,6 +107,8 @@ class MainWindow(QMainWindow):
     def _install_traces(self) -> None:
         """The trace side (System Trace): its loader, File > Open trace… and routing."""
         self.traces = TraceOpening(self)
+        self.traces.loader.progress.connect(self._on_progress)
+        self.traces.finished.connect(self._loading_done)
 
     def _install_compare(self) -> None:
         """Compare mode's window parts (app/compare_opening.py): Swap A and B, labels."""
@@ -158,75 +157,6 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.cancel_button.hide()
 
-    # -- pages ----------------------------------------------------------------------------
-    def view(self, title: str) -> ReportView:
-        """The page ``title``, built for the opened reports now if it was not yet (its view
-        model computed on this thread, or taken over from a worker still computing it)."""
-        view = next(v for v in self.views if v.title == title)
-        self._build_view(view, now=True)
-        return view
-
-    def _build_view(self, view: ReportView, now: bool = False) -> None:
-        """Pages are built the first time they are shown, not all when a report opens: the
-        first paint waits for one page, and a page nobody opens costs nothing. A page with a
-        view model to compute (``ReportView.compute``) gets it from a worker, unless ``now``
-        or ``pages_in_worker`` is off, so showing it never stalls the window."""
-        if view.title not in self._unbuilt or not self.opened:
-            return
-        first, other = self.opened[0], self.opened[1] if len(self.opened) > 1 else None
-        if view.computes and self.pages_in_worker and not now:
-            self.page_computer.start(view, first, other)
-            return
-        self.page_computer.cancel(view)
-        self._show_page(view, first, other)
-
-    def _on_page_computed(
-        self, view: ReportView, first: OpenedReport, other: OpenedReport | None, ready: object
-    ) -> None:
-        """A page's view model arrived from its worker: build its widgets from it."""
-        shown = bool(self.opened) and self.opened[0] is first
-        shown = shown and (self.opened[1] if len(self.opened) > 1 else None) is other
-        if view.title not in self._unbuilt or not shown:
-            return  # built meanwhile (``view``), or for reports no longer open
-        if isinstance(ready, ComputeFailure):
-            self._unbuilt.discard(view.title)
-            self._page_failed(view, first, ready.error)
-            return
-        view.set_computed(first, other, ready)
-        self._show_page(view, first, other)
-
-    def _show_page(self, view: ReportView, first: OpenedReport, other: OpenedReport | None) -> None:
-        self._unbuilt.discard(view.title)
-        try:
-            view.show_reports(first, other)
-            make_labels_plain(view)
-        except Exception as error:  # a page's bug must not leave it silently blank
-            self._page_failed(view, first, error)
-
-    def _page_failed(self, view: ReportView, first: OpenedReport, error: BaseException) -> None:
-        text = f"The {view.title} page could not show {first.name}: {type(error).__name__}: {error}"
-        view.show_failure(text)
-        self.page_failures.append(text)
-        log.error("building the %s page", view.title, exc_info=error)
-        self.statusBar().showMessage(text)
-        self.message_box = show_message(self, f"{view.title} could not be shown", text)
-
-    def current_view(self) -> ReportView | None:
-        page = self.pages.currentWidget()
-        return page if isinstance(page, ReportView) else None
-
-    def show_view(self, title: str) -> None:
-        titles = [HOME] + [v.title for v in self.views]
-        self.rail.setCurrentRow(titles.index(title))
-
-    def _on_rail_row(self, row: int) -> None:
-        page = self.pages.widget(max(row, 0))
-        if isinstance(page, ReportView):
-            self._build_view(page)
-        self.pages.setCurrentIndex(max(row, 0))
-        view = self.current_view()
-        self.actions.export_menu.setEnabled(view is not None and bool(self.opened))
-
     # -- opening --------------------------------------------------------------------------
     def open_paths(self, paths: list[str | Path]) -> None:
         """Open one report, or two to compare (the second is compared with the first)."""
@@ -244,7 +174,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opening {', '.join(str(p) for p in paths)}…")
 
     def choose_and_open(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a report folder", self._start_dir())
+        path = QFileDialog.getExistingDirectory(self, "Open a report folder", self.start_dir())
         if path:
             self.open_paths([path])
 
@@ -269,7 +199,7 @@ class MainWindow(QMainWindow):
         self._update_state()
         self.rail.setCurrentRow(0)
 
-    def _start_dir(self) -> str:
+    def start_dir(self) -> str:
         recent = self.settings.recent_reports()
         return str(Path(recent[0]).parent) if recent else str(Path.cwd())
 

@@ -50,6 +50,11 @@ class PageComputer(QObject):
     def computing(self, view: ReportView) -> bool:
         return view.title in self._jobs
 
+    @property
+    def busy(self) -> bool:
+        """Some page's view model is still being computed."""
+        return bool(self._jobs)
+
     def start(self, view: ReportView, first: OpenedReport, other: OpenedReport | None) -> None:
         """Compute ``view``'s view model for the reports in a worker (if not already)."""
         job = self._jobs.get(view.title)

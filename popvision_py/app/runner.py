@@ -30,7 +30,7 @@ from popvision_py.viewmodels.run_config import (
 )
 
 if TYPE_CHECKING:
-    from popvision_py.app.main_window import MainWindow
+    from popvision_py.app.window_parts import WindowParts
     from popvision_py.views.system_trace.view import SystemTraceView
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
@@ -55,7 +55,7 @@ class RunController(QObject):
     report_ready = Signal(str)  # a report folder the run wrote, opened in the window
     run_finished = Signal(int, str)  # exit code (-1: crashed, stopped or failed to start), text
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: WindowParts) -> None:
         super().__init__(window)
         self.window = window
         self.process: QProcess | None = None
@@ -359,9 +359,8 @@ class RunController(QObject):
         self.window.message_box = show_message(self.window, title, text)
 
 
-def install_run_actions(window: MainWindow) -> None:
+def install_run_actions(window: WindowParts, runner: RunController) -> None:
     """Run > Run again, Stop run and Recent runs (Run… and Record… are in actions.py)."""
-    runner = window.runner
     menu = next(a.menu() for a in window.menuBar().actions() if a.menu() and a.text() == "&Run")
     window.run_again_action = menu.addAction("Run again")
     window.run_again_action.setShortcut("Ctrl+Shift+F5")

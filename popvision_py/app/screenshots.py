@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QTimer
@@ -20,11 +21,22 @@ from popvision_py.views.program_tree.view import ProgramTreeView
 
 def wait_for_loader(window: MainWindow, timeout_ms: int = 120_000) -> None:
     """Run the event loop until the window's report loader has finished."""
+    _wait_until(lambda: not (window.loader.busy or window.traces.loader.busy), timeout_ms)
+
+
+def wait_for_pages(window: MainWindow, timeout_ms: int = 120_000) -> None:
+    """Run the event loop until no page's view model is computing in a worker, so a
+    screenshot shows the page, not its "Computing…" message."""
+    _wait_until(lambda: not window.page_computer.busy, timeout_ms)
+
+
+def _wait_until(done: Callable[[], bool], timeout_ms: int) -> None:
+    if done():
+        return
     loop = QEventLoop()
     timer = QTimer()
     timer.setInterval(20)
-    busy = lambda: window.loader.busy or window.traces.loader.busy  # noqa: E731
-    timer.timeout.connect(lambda: None if busy() else loop.quit())
+    timer.timeout.connect(lambda: loop.quit() if done() else None)
     timer.start()
     QTimer.singleShot(timeout_ms, loop.quit)
     loop.exec()
@@ -36,6 +48,7 @@ def _slug(text: str) -> str:
 
 
 def _save(window: MainWindow, directory: Path, name: str) -> Path:
+    wait_for_pages(window)
     QApplication.processEvents()
     path = directory / f"{name}.png"
     window.grab().save(str(path))

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
 
 from popvision_py.views.plain_text import plain_tooltip
 
+MAX_RECENT_ROWS = 15
+
 
 class StartPage(QWidget):
     """Buttons for the toolbar's first actions and the recent reports list."""
@@ -66,7 +68,8 @@ class StartPage(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(recent_title)
         layout.addWidget(self.empty)
-        layout.addWidget(self.recent, 1)
+        layout.addWidget(self.recent)
+        layout.addStretch(1)  # the page ends under its last row, not in an empty box
 
     def set_recent(self, paths: list[str]) -> None:
         self.recent.clear()
@@ -80,6 +83,13 @@ class StartPage(QWidget):
             self.recent.addItem(item)
         self.empty.setVisible(not paths)
         self.recent.setVisible(bool(paths))
+        self._fit_recent()
+
+    def _fit_recent(self) -> None:
+        """As tall as its rows (up to MAX_RECENT_ROWS, then it scrolls)."""
+        rows = min(max(self.recent.count(), 1), MAX_RECENT_ROWS)
+        row = self.recent.sizeHintForRow(0) if self.recent.count() else 20
+        self.recent.setFixedHeight(rows * max(row, 1) + 2 * self.recent.frameWidth() + 4)
 
     def _chosen(self, item: QListWidgetItem) -> None:
         self.recent_chosen.emit(item.data(Qt.ItemDataRole.UserRole))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog
 
 from popvision_py.app.actions import install_trace_action
@@ -28,7 +28,7 @@ from popvision_py.views.system_trace.view import SystemTraceView
 from profiler_core.errors import ReportError
 
 if TYPE_CHECKING:
-    from popvision_py.app.main_window import MainWindow
+    from popvision_py.app.window_parts import WindowParts
 
 TRACE_FILTER = "Traces (*.pvti *.json);;PVTI traces (*.pvti);;Chrome trace JSON (*.json)"
 
@@ -42,16 +42,19 @@ class TraceLoader(BackgroundLoader):
 
 
 class TraceOpening(QObject):
-    """The window's trace side: one loader, the System Trace page, and what it shows."""
+    """The window's trace side: one loader, the System Trace page, and what it shows.
+    ``finished`` says a load ended (loaded, failed or cancelled): the window hides its
+    progress; the loader's ``progress`` is the window's to show."""
 
-    def __init__(self, window: MainWindow) -> None:
+    finished = Signal()
+
+    def __init__(self, window: WindowParts) -> None:
         super().__init__(window)
         self.window = window
         self.loader = TraceLoader(self)
         self.opened: OpenedTrace | None = None
         self._for_report = False  # the load running was started by an opened report
         self._pair = None  # the ComparePair whose traces are being read
-        self.loader.progress.connect(window._on_progress)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
         self.loader.cancelled.connect(self._on_cancelled)
@@ -80,7 +83,7 @@ class TraceOpening(QObject):
         dialog = QFileDialog(self.window, "Open a trace (.pvti, Chrome JSON, or a folder)")
         dialog.setNameFilter(TRACE_FILTER)
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
-        dialog.setDirectory(self.window._start_dir())
+        dialog.setDirectory(self.window.start_dir())
         dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
         dialog.filesSelected.connect(lambda paths: self.open(paths) if paths else None)
         # A folder of .pvti files: typing or picking a folder and pressing Open accepts it.
@@ -151,7 +154,7 @@ class TraceOpening(QObject):
 
     def _on_loaded(self, opened: OpenedTrace | ComparedTraces) -> None:
         w = self.window
-        w._loading_done()
+        self.finished.emit()
         if isinstance(opened, ComparedTraces):
             self.opened = next(t for t in opened.sides if t is not None)
             self.view.show_compared(opened, self._pair)
@@ -174,7 +177,7 @@ class TraceOpening(QObject):
 
     def _on_failed(self, path: str, message: str) -> None:
         w = self.window
-        w._loading_done()
+        self.finished.emit()
         w.statusBar().showMessage(f"Could not open the trace {path}: see the message.")
         if self._for_report:
             self.view.show_message(f"The host trace of this report cannot be shown.\n\n{message}")
@@ -182,5 +185,5 @@ class TraceOpening(QObject):
             w.message_box = show_message(w, "Could not open the trace", message)
 
     def _on_cancelled(self) -> None:
-        self.window._loading_done()
+        self.finished.emit()
         self.window.statusBar().showMessage("Opening the trace was cancelled.", 5000)

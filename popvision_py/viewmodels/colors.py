@@ -10,6 +10,10 @@ import numpy as np
 
 from profiler_core.model.kinds import MemoryCategory
 
+# Picked tiles on the Tile Map, the heat map and the Operations cycles chart, and the tile
+# limit on the heat scale: magenta, a colour no heat scale or category uses.
+SELECTION_OUTLINE = (255, 0, 255, 255)
+
 CATEGORY_COLORS: dict[MemoryCategory, str] = {
     MemoryCategory.ALWAYS_LIVE_VARIABLES: "#1f77b4",
     MemoryCategory.NOT_ALWAYS_LIVE_VARIABLES: "#6baed6",

@@ -13,6 +13,7 @@ from popvision_py.viewmodels.format import format_bytes
 from profiler_core.analysis.liveness import liveness_table
 from profiler_core.analysis.matching import match_rows, occurrence_keys
 from profiler_core.analysis.memory import memory_table
+from profiler_core.insights import insights
 from profiler_core.model.kinds import MemoryCategory, StepKind
 
 
@@ -151,6 +152,10 @@ def liveness_specs(pair: ComparePair) -> list[CompareSpec]:
     return [
         CompareSpec("Compare: steps", heading, sides, "Program step", "bytes", "steps",
                     chart=(x_label, "Live memory")),
+        CompareSpec("Compare: variables", "Variables of A and B matched by name (the n-th "
+                    "of a name with the n-th): Status says changed, the same, only in A or "
+                    "only in B", lambda: Sides.from_matched(pair.comparison.variables, "bytes"),
+                    "Variable", "bytes", "variables"),
     ]  # fmt: skip
 
 
@@ -203,5 +208,25 @@ def insights_specs(pair: ComparePair) -> list[CompareSpec]:
             live = liveness_table(opened.report)
             values += [live.peak_bytes, live.always_live_bytes]
     sides = Sides(keys, np.array(a, dtype=np.int64), np.array(b, dtype=np.int64))
-    return [CompareSpec("Compare: fit", "Does it fit: A against B", sides, "Measure", "count",
-                        "measures")]  # fmt: skip
+    return [
+        CompareSpec("Compare: fit", "Does it fit: A against B", sides, "Measure", "count",
+                    "measures"),
+        CompareSpec("Compare: findings", "Findings of A and B matched by rule and operation: "
+                    "how many each report has; Status says only in A, only in B or both",
+                    lambda: finding_sides(pair), "Finding", "count", "findings"),
+    ]  # fmt: skip
+
+
+def finding_sides(pair: ComparePair) -> Sides:
+    """Each (rule, operation) with a finding in A or B, and how many findings it has in each."""
+    counts: list[dict[str, int]] = []
+    for opened in (pair.a, pair.b):
+        found: dict[str, int] = {}
+        for finding in insights(opened.report).findings:
+            key = f"{finding.severity.label} {finding.rule}: {finding.source.label}"
+            found[key] = found.get(key, 0) + 1
+        counts.append(found)
+    keys = sorted(set(counts[0]) | set(counts[1]))
+    a = np.array([counts[0].get(k, 0) for k in keys], dtype=np.int64)
+    b = np.array([counts[1].get(k, 0) for k in keys], dtype=np.int64)
+    return Sides(keys, a, b, a > 0, b > 0)

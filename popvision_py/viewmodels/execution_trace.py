@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from popvision_py.viewmodels.colors import rgba
+from popvision_py.viewmodels.drawn_spans import DrawnSpans, group_key, key_group
 from popvision_py.viewmodels.events import Emitter
 from popvision_py.viewmodels.run_windows import RunWindows
 from popvision_py.viewmodels.step_colors import MERGED_COLOR, step_kind_color_table
@@ -89,7 +90,7 @@ class ExecutionTraceModel:
         self._set_groups()
         self.lanes: list[Lane] = []
         self._build_lanes()
-        self.last = _Drawn.empty()
+        self.last = DrawnSpans.empty()
         self._heat: TileHeatMap | None = None
         self._phases_now: dict[int, list[TraceSpans]] = {}
         self.windows = RunWindows(report, self.run) if len(self.runs) else None
@@ -214,7 +215,7 @@ class ExecutionTraceModel:
         """Every visible lane's spans in cycles [x0, x1) of the run, for ``width`` pixels."""
         t0, t1 = int(np.floor(max(x0, 0))), int(np.ceil(min(x1, self.total_cycles)))
         if not len(self.runs) or t1 <= t0 or width < 1:
-            self.last = _Drawn.empty()
+            self.last = DrawnSpans.empty()
             return self.last.batch
         first, stop = self.lane_window or (0, len(self.lanes))
         parts = []
@@ -227,14 +228,14 @@ class ExecutionTraceModel:
                 parts.append(self._operation_spans(index, lane, t0, t1, width))
             elif lane.role == LaneRole.PROGRAM:
                 parts.append(self._program_span(index, t0, t1))
-        drawn = _Drawn.join(parts)
+        drawn = DrawnSpans.join(parts)
         self.last = drawn
         # Names only for spans wide enough to show one: a paint costs pixels, not spans.
         wide = (drawn.batch.end - drawn.batch.start) * width >= MIN_LABEL_PX * (t1 - t0)
         labels = [""] * len(drawn.batch)
         for i in np.flatnonzero(wide)[:MAX_LABELS].tolist():
             labels[i] = self.label_of(i)
-        self.last = _Drawn(replace(drawn.batch, labels=labels), drawn.kind, drawn.count)
+        self.last = DrawnSpans(replace(drawn.batch, labels=labels), drawn.kind, drawn.count)
         return self.last.batch
 
     def _found_steps(self, lane: Lane, t0: int, t1: int, width: int) -> TraceSpans:
@@ -246,26 +247,26 @@ class ExecutionTraceModel:
             self._phases_now[lane.ipu] = self.windows.phases(lane.ipu, phases, t0, t1, width)
         return self._phases_now[lane.ipu][phases.index(lane.kinds)]
 
-    def _step_spans(self, index: int, lane: Lane, t0: int, t1: int, width: int) -> _Drawn:
+    def _step_spans(self, index: int, lane: Lane, t0: int, t1: int, width: int) -> DrawnSpans:
         found = self._found_steps(lane, t0, t1, width)
         merged_kind = found.kind == MERGED
         color = self._kind_colors[np.where(merged_kind, 0, found.kind)]
         color[merged_kind] = self._merged_color
         keys = np.where(found.step == MERGED, NO_KEY, found.step).astype(np.int64)
-        return _Drawn.part(index, found.start, found.end, color, keys, found.kind, found.count)
+        return DrawnSpans.part(index, found.start, found.end, color, keys, found.kind, found.count)
 
-    def _operation_spans(self, index: int, lane: Lane, t0: int, t1: int, width: int) -> _Drawn:
+    def _operation_spans(self, index: int, lane: Lane, t0: int, t1: int, width: int) -> DrawnSpans:
         found = self.windows.operations(lane.ipu, self._step_group, t0, t1, width)
         color = np.tile(np.array(rgba("#7d8fb3"), np.uint8), (len(found), 1))
         color[found.group % 2 == 1] = rgba("#a3b1cc")  # neighbours read apart
         color[found.group == MERGED] = self._merged_color
-        keys = np.where(found.group == MERGED, NO_KEY, _group_key(found.group))
+        keys = np.where(found.group == MERGED, NO_KEY, group_key(found.group))
         kinds = np.full(len(found), MERGED, np.int16)
-        return _Drawn.part(index, found.start, found.end, color, keys, kinds, found.count)
+        return DrawnSpans.part(index, found.start, found.end, color, keys, kinds, found.count)
 
-    def _program_span(self, index: int, t0: int, t1: int) -> _Drawn:
+    def _program_span(self, index: int, t0: int, t1: int) -> DrawnSpans:
         one = np.array([1], np.int64)
-        return _Drawn.part(
+        return DrawnSpans.part(
             index,
             np.array([0]),
             np.array([self.total_cycles]),
@@ -285,7 +286,7 @@ class ExecutionTraceModel:
         if lane.role == LaneRole.OPERATION:
             if key == NO_KEY:
                 return ""
-            return self._group_labels[_key_group(key)] or "(no operation)"
+            return self._group_labels[key_group(key)] or "(no operation)"
         return self.report.strings[int(self.report.programs.step_name[key])] if key >= 0 else ""
 
     def span_step(self, index: int) -> int:
@@ -303,7 +304,7 @@ class ExecutionTraceModel:
         lane = self.lanes[int(self.last.batch.lane[index])]
         if lane.role != LaneRole.OPERATION or key == NO_KEY:
             return None
-        return self._group_labels[_key_group(key)]
+        return self._group_labels[key_group(key)]
 
     def first_instance(self, step: int) -> tuple[int, int] | None:
         """[start, end) cycles of the first instance of ``step`` in the run, None if none."""
@@ -330,7 +331,7 @@ class ExecutionTraceModel:
         """The key the operation spans of ``label`` carry (to outline them)."""
         if label not in self._group_labels:
             return NO_KEY
-        return int(_group_key(self._group_labels.index(label)))
+        return int(group_key(self._group_labels.index(label)))
 
     def tooltip(self, index: int) -> str:
         """Hover text of drawn span ``index``."""
@@ -362,53 +363,3 @@ class ExecutionTraceModel:
             op = self.debug.op[context]
             operation = f"{operation} ({op})" if op and operation else operation or op
         return span_tooltip(self.report, step, lane.ipu, operation)
-
-
-def _group_key(group: np.ndarray | int) -> np.ndarray | int:
-    """Operation spans' keys are negative (below NO_KEY), so they never match a step id."""
-    return -2 - group
-
-
-def _key_group(key: int) -> int:
-    return -2 - key
-
-
-@dataclass(frozen=True)
-class _Drawn:
-    """A batch with what the timeline does not keep: each span's kind and instance count."""
-
-    batch: SpanBatch
-    kind: np.ndarray  # int16 StepKind, or MERGED
-    count: np.ndarray  # int64
-
-    @staticmethod
-    def empty() -> _Drawn:
-        return _Drawn(SpanBatch.empty(), np.zeros(0, np.int16), np.zeros(0, np.int64))
-
-    @staticmethod
-    def part(
-        lane: int,
-        start: np.ndarray,
-        end: np.ndarray,
-        color: np.ndarray,
-        key: np.ndarray,
-        kind: np.ndarray,
-        count: np.ndarray,
-    ) -> _Drawn:
-        batch = SpanBatch(
-            lane=np.full(len(start), lane, np.int32),
-            start=start.astype(np.float64),
-            end=end.astype(np.float64),
-            color=np.asarray(color, np.uint8).reshape(-1, 4),
-            key=np.asarray(key, np.int64),
-        )
-        return _Drawn(batch, np.asarray(kind, np.int16), np.asarray(count, np.int64))
-
-    @staticmethod
-    def join(parts: list[_Drawn]) -> _Drawn:
-        if not parts:
-            return _Drawn.empty()
-        batch = SpanBatch.concat([p.batch for p in parts])
-        kind = np.concatenate([p.kind for p in parts]) if parts else np.zeros(0, np.int16)
-        count = np.concatenate([p.count for p in parts]) if parts else np.zeros(0, np.int64)
-        return _Drawn(batch, kind, count)

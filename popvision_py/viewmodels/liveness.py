@@ -197,7 +197,12 @@ class LivenessViewModel:
 
     def _on_selection_changed(self, what: str) -> None:
         if what == "tiles":
-            if self.scope == SELECTED_TILES:
+            # tiles picked anywhere (Memory, the Tile Map) are the scope; none picked, all
+            if self.selection.tiles.size:
+                self.scope = SELECTED_TILES
+            elif self.scope == SELECTED_TILES:
+                self.scope = ALL_IPUS
+            if self.scope == SELECTED_TILES or not self.selection.tiles.size:
                 self._curve = None
             self.changed.emit("curve")  # the title names the tiles in any scope
         elif what in ("steps", "operation"):

@@ -38,8 +38,8 @@ class Layout(enum.Enum):
 class HeatScale(enum.Enum):
     """What the heat map's hottest colour means."""
 
-    TILE_LIMIT = "0 to the tile limit"
-    DATA_MAX = "0 to the hottest tile"
+    DATA_MAX = "0 to the hottest tile"  # the default: a report far below the limit is not
+    TILE_LIMIT = "0 to the tile limit"  # uniformly dark; the legend marks the limit
 
 
 REGION_LABELS = ("Interleaved", "Non-interleaved")
@@ -86,7 +86,7 @@ class MemoryViewModel:
         self.include_gaps = True
         self.show_max_memory = False  # the y axis fits the data; on, it reaches the limit
         self.units = "KiB"
-        self.heat_scale = HeatScale.TILE_LIMIT
+        self.heat_scale = HeatScale.DATA_MAX
         self.layout = Layout.BY_TILE
         self.sort_by_memory = False
         self.sum_selection = False
@@ -218,6 +218,11 @@ class MemoryViewModel:
     def heat_map(self) -> np.ndarray:
         """Bytes per tile as (IPUs, tiles per IPU), for the heat-map layout."""
         return self.tile_totals().reshape(self.table.num_ipus, self.table.tiles_per_ipu)
+
+    def heat_selection(self) -> tuple[np.ndarray, np.ndarray]:
+        """The selected tiles' places on the heat map: (tile on its IPU, IPU)."""
+        per_ipu = self.table.tiles_per_ipu
+        return self.selection % per_ipu, self.selection // per_ipu
 
     @property
     def num_positions(self) -> int:

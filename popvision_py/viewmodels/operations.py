@@ -4,7 +4,7 @@ compute set and vertex type, and debug contexts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,7 @@ from popvision_py.viewmodels.table import Column, ColumnTable
 from profiler_core.analysis.checks import selected_runs
 from profiler_core.analysis.debug_groups import DebugGroups, debug_groups
 from profiler_core.analysis.operations import OperationsTable, operations_table
+from profiler_core.errors import ReportError
 from profiler_core.model.kinds import StepKind
 
 GROUP_BY_LABELS = {
@@ -41,6 +42,14 @@ COLUMN_HELP = {
     "Step executions": "Executed instances of its program steps.",
 }
 DEFAULT_HIDDEN = ("Other cycles", "Vertex types")
+
+
+IN_COLUMN = "In"
+IN_HELP = (
+    "Comparing: which report has the operation -- A and B, only in A, or only in B (its "
+    "figures are B's)."
+)
+BOTH, ONLY_A, ONLY_B = "A and B", "only in A", "only in B"
 
 
 def operation_label(label: str) -> str:
@@ -100,6 +109,7 @@ class OperationsViewModel:
         self.debug = report.debug if hasattr(report, "debug_or_none") else None
         self.table = operations_table(report, group_by, run, debug=self.debug)
         self.columns = operations_column_table(self.table)
+        self.labels: list[str] = list(self.table.labels)  # of the table's source rows
         self.groups: DebugGroups = debug_groups(self.debug, group_by)
         programs, graph = report.programs, report.graph
         self.step_group = self.groups.group_of(programs.step_debug)
@@ -113,18 +123,43 @@ class OperationsViewModel:
 
     def label_at(self, shown_row: int) -> str:
         """The operation label of a shown (sorted, filtered) row."""
-        return self.table.labels[int(self.columns.rows[shown_row])]
+        return self.labels[int(self.columns.rows[shown_row])]
 
     def shown_row_of(self, label: str) -> int:
         """The shown row of ``label``, -1 when it is filtered out or unknown."""
         try:
-            source = self.table.row(label)
+            source = self.labels.index(label)
         except ValueError:
             return -1
         found = np.flatnonzero(self.columns.rows == source)
         return int(found[0]) if found.size else -1
 
+    def include_other(self, other: OperationsViewModel) -> None:
+        """Compare mode: B's operations that A has not are listed too (with B's figures),
+        and an "In" column says of each row: A and B, only in A or only in B."""
+        known, in_b = set(self.labels), set(other.labels)
+        extra = [i for i, label in enumerate(other.labels) if label not in known]
+        present = [BOTH if label in in_b else ONLY_A for label in self.labels]
+        present += [ONLY_B] * len(extra)
+        columns = []
+        for mine, theirs in zip(self.columns.columns, other.columns.columns, strict=True):
+            if mine.kind == "text":
+                values = list(mine.values) + [theirs.values[i] for i in extra]
+            else:
+                values = np.concatenate([np.asarray(mine.values), np.asarray(theirs.values)[extra]])
+            columns.append(replace(mine, values=values))
+        columns.insert(1, Column(IN_COLUMN, present, IN_HELP))
+        self.labels += [other.labels[i] for i in extra]
+        self.only_in_b = {other.labels[i] for i in extra}
+        self.columns = ColumnTable(columns, matcher=_label_matcher(columns[0].values))
+
     def parts(self, label: str) -> OperationParts:
+        if label not in self.groups.labels:
+            raise ReportError(
+                None,
+                f"{operation_label(label)} is only in report B: its steps "
+                "and tiles are shown when B is the baseline (Swap A and B).",
+            )
         group = self.groups.labels.index(label)
         contexts = np.flatnonzero(self.groups.group_of(np.arange(len(self.debug or []))) == group)
         return OperationParts(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from popvision_py.viewmodels.program_lines import ProgramLines, program_kind_name
+from popvision_py.viewmodels.program_lines import SECTIONS, ProgramLines, program_kind_name
 from popvision_py.viewmodels.search_matches import SearchMatches
 from popvision_py.viewmodels.step_colors import (
     STEP_CLASS_COLORS,
@@ -95,6 +95,23 @@ class ProgramTreeViewModel:
         if column == 3:
             return cycles
         return cycles / self.total_cycles if self.total_cycles else 0.0
+
+    def csv_rows(self) -> list[list[object]]:
+        """Every line of both sections in program order (parents before children), with its
+        section, depth and the columns' unformatted values: what Export CSV writes."""
+        header = ["Section", "Depth", *COLUMNS[:4], "% of cycles"]
+        rows: list[list[object]] = [header]
+        for section, top in zip(SECTIONS, self.lines.sections, strict=True):
+            stack = [(int(line), 0) for line in top[::-1]]
+            while stack:
+                line, depth = stack.pop()
+                share = self.value(line, 4)
+                share = round(100.0 * share, 3) if isinstance(share, float) else share
+                values = [self.value(line, 2), self.value(line, 3), share]
+                rows.append([section, depth, self.text(line, 0), self.text(line, 1), *values])
+                count = self.lines.child_count(line)
+                stack += [(self.lines.child(line, r), depth + 1) for r in range(count - 1, -1, -1)]
+        return rows
 
     def color_kind(self, line: int) -> int:
         """The step kind a line is coloured by: a step's own kind; a node's dominant own step

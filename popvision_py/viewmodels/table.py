@@ -7,7 +7,7 @@ row, so sorting 300,000 variables is one ``argsort`` and a search is one mask.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -115,6 +115,25 @@ class ColumnTable:
             if not column.numeric:
                 hit |= np.fromiter((needle in str(v).lower() for v in column.values), bool)
         return np.flatnonzero(hit)
+
+
+def stack_tables(tables: list[ColumnTable], names: list[str]) -> ColumnTable:
+    """The rows of ``tables`` (same columns: one view's table of several reports) one after
+    the other, a first "Report" column naming the report of each row."""
+    first = tables[0]
+    owners = [name for table, name in zip(tables, names, strict=True) for _ in range(table.size)]
+    columns = [Column("Report", owners, "The report the row is of (A or B).")]
+    for index, column in enumerate(first.columns):
+        parts = [table.columns[index] for table in tables]
+        if column.numeric:
+            values: np.ndarray | list = np.concatenate([np.asarray(p.values) for p in parts])
+        else:
+            values = [value for part in parts for value in part.values]
+        colors = None
+        if column.colors is not None:
+            colors = [color for part in parts for color in (part.colors or [])]
+        columns.append(replace(column, values=values, colors=colors))
+    return ColumnTable(columns)
 
 
 def _signed_percent(value: float) -> str:

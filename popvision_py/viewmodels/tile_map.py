@@ -13,6 +13,8 @@ from popvision_py.viewmodels.events import Emitter
 from profiler_core.model.tile_layout import TileLayout, tile_layout
 from profiler_core.model.unique import sorted_unique
 
+OUTLINE_PX = 2  # how deep a selected tile's outline reaches into its cell
+
 
 @dataclass(frozen=True)
 class Geometry:
@@ -151,7 +153,9 @@ class TileMapModel:
         background: tuple[int, int, int, int],
         outline: tuple[int, int, int, int],
     ) -> np.ndarray:
-        """uint8 (height, width, 4): the map's pixels, the selected tiles outlined."""
+        """uint8 (height, width, 4): the map's pixels, the selected tiles outlined
+        ``OUTLINE_PX`` pixels deep inside their cells (``outline``, a colour the heat
+        scale does not use), so a picked tile stands out on any colour."""
         index = self.tile_index_image(width, height)
         colours = np.vstack([np.asarray(lut)[self.lut_index()], [background]]).astype(np.uint8)
         image = colours[index]  # index -1 takes the background row
@@ -160,10 +164,11 @@ class TileMapModel:
             chosen[self.selection] = True
             picked = chosen[index]
             edge = np.zeros_like(picked)
-            edge[1:, :] |= index[1:, :] != index[:-1, :]
-            edge[:-1, :] |= index[:-1, :] != index[1:, :]
-            edge[:, 1:] |= index[:, 1:] != index[:, :-1]
-            edge[:, :-1] |= index[:, :-1] != index[:, 1:]
+            for step in range(1, OUTLINE_PX + 1):
+                edge[step:, :] |= index[step:, :] != index[:-step, :]
+                edge[:-step, :] |= index[:-step, :] != index[step:, :]
+                edge[:, step:] |= index[:, step:] != index[:, :-step]
+                edge[:, :-step] |= index[:, :-step] != index[:, step:]
             image[picked & edge] = outline
         return np.ascontiguousarray(image)
 

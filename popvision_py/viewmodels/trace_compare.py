@@ -7,6 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from popvision_py.viewmodels.system_trace import PALETTE
 from popvision_py.viewmodels.trace_open import OpenedTrace, read_trace
 
 
@@ -48,3 +51,20 @@ def read_compared_traces(
     side_a = read_trace(list(a), half(0.0), stopped) if a else None
     side_b = read_trace(list(b), half(0.5), stopped) if b else None
     return ComparedTraces(side_a, side_b, names)
+
+
+def shared_label_colors(
+    labels_a: tuple[str, ...], colors_a: np.ndarray, labels_b: tuple[str, ...]
+) -> np.ndarray:
+    """B's RGBA per label id so that a label has one colour on both sides: A's colour for a
+    label A has, the palette's next colours (after A's) for labels only B has."""
+    of_a = {label: i for i, label in enumerate(labels_a)}
+    colors = np.zeros((len(labels_b), 4), dtype=np.uint8)
+    fresh = len(labels_a)
+    for i, label in enumerate(labels_b):
+        if label in of_a:
+            colors[i] = colors_a[of_a[label]]
+        else:
+            colors[i, :3], colors[i, 3] = PALETTE[fresh % len(PALETTE)], 255
+            fresh += 1
+    return colors

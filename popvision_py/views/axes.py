@@ -28,6 +28,8 @@ class BytesAxis(pg.AxisItem):
         self.title = title
         self.divisor, self.unit = 1, "bytes"
         self.ipu_rows = False  # the heat map: one row per IPU instead of bytes
+        self.min_ticks = 1.0  # a short chart (compare's Δ) asks for more labelled ticks
+        self.two_lines = False  # title and unit on two lines: a short chart's label fits
         self.enableAutoSIPrefix(False)
 
     def show_ipu_rows(self, on: bool) -> None:
@@ -37,7 +39,8 @@ class BytesAxis(pg.AxisItem):
 
     def set_largest(self, largest: float, units: str = "KiB") -> None:
         self.divisor, self.unit = byte_unit_for(largest, units)
-        self.setLabel(f"{self.title} ({self.unit})")
+        gap = "<br>" if self.two_lines else " "
+        self.setLabel(f"{self.title}{gap}({self.unit})")
 
     def tickSpacing(  # pyqtgraph's names
         self,
@@ -49,7 +52,7 @@ class BytesAxis(pg.AxisItem):
             step = max(1.0, nice_step((maxVal - minVal) / max(size / 30.0, 1.0)))
             return [(step, 0.0)]
         span = (maxVal - minVal) / self.divisor
-        major = nice_step(span / max(size / 50.0, 1.0)) * self.divisor
+        major = nice_step(span / max(size / 50.0, self.min_ticks)) * self.divisor
         return [(major, 0.0), (major / 2, 0.0)]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:

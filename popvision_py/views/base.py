@@ -12,6 +12,7 @@ import csv
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -24,6 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.views.compare.mode import show_compare
+from popvision_py.views.messages import message_label
 
 
 class ReportView(QWidget):
@@ -101,16 +104,6 @@ class ReportView(QWidget):
         return True
 
 
-def message_label(text: str = "") -> QLabel:
-    """A centred, wrapped message shown in place of a chart or table."""
-    label = QLabel(text)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    label.setMargin(24)
-    return label
-
-
 def _computing_page() -> tuple[QWidget, QLabel]:
     """A message over a busy bar, shown while the page's view model is computed."""
     page = QWidget()
@@ -151,7 +144,7 @@ class ChartDetailsView(ReportView):
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(0, 0, 0, 0)
-        self._compare_layout = layout  # compare mode puts its legend first (views/compare)
+        self.compare_layout = layout  # compare mode puts its legend first (views/compare)
         self.compare_legend: QWidget | None = None
         self.compare_tabs: object | None = None
         self.compare_problem = ""  # why report B cannot be shown here ("" when it can)
@@ -180,7 +173,24 @@ class ChartDetailsView(ReportView):
             self.show_message(problem)
         else:
             self.pages.setCurrentIndex(0)
+            self._fresh = True  # the chart gets its share when the page is next shown
             self._show_compare(opened, other)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if getattr(self, "_fresh", False):
+            self._fresh = False
+            self.give_chart_room()
+
+    def give_chart_room(self) -> None:
+        """Chart on top: the chart area gets at least 3/5 of the page's height over the
+        details. A page laid out while hidden left it at its minimum (a tile map a 20 px
+        strip); a splitter the user moved since is kept unless the chart is under half."""
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if total > 0 and sizes[0] < total // 2:
+            top = total * 3 // 5
+            self.splitter.setSizes([top, total - top])
 
     def showing_compare_tab(self) -> bool:
         """The details show a comparison tab (not one of the view's own)."""
@@ -195,8 +205,6 @@ class ChartDetailsView(ReportView):
     def _show_compare(self, opened: OpenedReport, other: OpenedReport | None) -> None:
         """Compare mode, written once for every view: the A/B legend on top and the view's
         comparison tabs first in its details."""
-        from popvision_py.views.compare.mode import show_compare  # imports this module
-
         show_compare(self, opened, other)
 
     def show_message(self, text: str) -> None:

@@ -97,6 +97,10 @@ def make_table_view(model: ColumnTableModel, sortable: bool) -> QTableView:
 SAMPLE_ROWS = 40  # rows measured to size columns: the first ones, which are what is seen
 
 
+DECORATION = Qt.ItemDataRole.DecorationRole
+SWATCH_PX = 26  # a decoration swatch and the gap after it
+
+
 def size_columns_from_sample(view: object, sample: int = SAMPLE_ROWS, widest: int = 420) -> None:
     """Size every column but the last (it stretches) to its header and the first ``sample``
     rows. ``resizeColumnsToContents`` asks the model for every cell: over 400,000 rows that
@@ -108,7 +112,9 @@ def size_columns_from_sample(view: object, sample: int = SAMPLE_ROWS, widest: in
     for column in range(model.columnCount() - 1):
         title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
         width = header_metrics.horizontalAdvance(title) + 28  # room for the sort arrow
+        decorated = rows > 0 and model.data(model.index(0, column), DECORATION) is not None
+        pad = 16 + (SWATCH_PX if decorated else 0)  # a colour swatch before the text
         for row in range(rows):
             text = model.data(model.index(row, column))
-            width = max(width, metrics.horizontalAdvance(str(text or "")) + 16)
+            width = max(width, metrics.horizontalAdvance(str(text or "")) + pad)
         view.setColumnWidth(column, min(width, widest))  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QStackedWidget
 
 from popvision_py.viewmodels.table import Column, ColumnTable
-from popvision_py.views.base import message_label
+from popvision_py.views.messages import message_label
 from popvision_py.views.table_model import (
     ColumnTableModel,
     make_table_view,

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QStackedWidget, QV
 
 from popvision_py.viewmodels.format import format_count
 from popvision_py.viewmodels.table import ColumnTable
-from popvision_py.views.base import message_label
+from popvision_py.views.messages import message_label
 from popvision_py.views.table_model import (
     ColumnTableModel,
     make_table_view,

@@ -54,6 +54,7 @@ def heat_chart(qtbot, totals: list[int], bytes_per_tile: int) -> MemoryChart:
     by_category[MemoryCategory.ALWAYS_LIVE_VARIABLES] = totals
     model = MemoryViewModel(MemoryTable(by_category, bytes_per_tile, len(totals)))
     model.set_layout(Layout.HEAT_MAP)
+    model.set_heat_scale(HeatScale.TILE_LIMIT)
     chart = MemoryChart(model)
     qtbot.addWidget(chart)
     chart.resize(900, 300)
@@ -92,6 +93,7 @@ def test_compare_shares_the_colour_scale_and_the_y_axis(
     assert first.view_box.viewRange()[1] == second.view_box.viewRange()[1]
     assert first.view_box.viewRange()[1][1] == pytest.approx(largest * 1.08)
     choose_layout(memory, Layout.HEAT_MAP)
+    memory.control_bar.heat_scale_box.setCurrentIndex(list(HeatScale).index(HeatScale.TILE_LIMIT))
     assert first.heat.levels == second.heat.levels == (0.0, float(tables[0].bytes_per_tile))
     memory.control_bar.heat_scale_box.setCurrentIndex(list(HeatScale).index(HeatScale.DATA_MAX))
     assert first.heat.levels == second.heat.levels == (0.0, largest)

@@ -39,6 +39,9 @@ def test_compared_models_share_the_y_axis_and_the_heat_scale():
     b = model_of([600, 100, 100, 10], per_ipu=4, limit=2000)
     a.share_scales([a, b])
     assert a.y_max() == b.y_max() == pytest.approx(600 * 1.08)
+    assert a.heat_scale is HeatScale.DATA_MAX  # the default (issue 29): from the data
+    for m in (a, b):
+        m.set_heat_scale(HeatScale.TILE_LIMIT)
     assert a.heat_levels() == b.heat_levels() == (0.0, 2000.0)  # the larger tile limit
     for m in (a, b):
         m.set_heat_scale(HeatScale.DATA_MAX)

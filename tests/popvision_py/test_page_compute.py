@@ -158,3 +158,28 @@ def test_a_result_arriving_after_its_loader_was_deleted_is_dropped_quietly(qtbot
     assert loader.wait(10_000)  # done: its result waits in this thread's event queue
     shiboken6.delete(loader)
     qtbot.wait(50)  # delivered now: dropped, with no exception in the event loop
+
+
+def test_screenshot_mode_waits_for_pages_computed_in_a_worker(qtbot, worker_window, tmp_path):
+    """``--screenshot-dir`` (``make run``) saved 23 PNGs saying "Computing…" (02-insights,
+    04-liveness, 07-execution-trace, ...): every grab now waits for the page's worker."""
+    from popvision_py.app.screenshots import save_screenshots
+
+    window = worker_window
+    computing_at_grab = []
+    real_grab = window.grab
+
+    def grab(*args):
+        view = window.current_view()
+        if getattr(view, "showing_computing", lambda: False)():
+            computing_at_grab.append(view.title)
+        return real_grab(*args)
+
+    window.grab = grab
+    saved = save_screenshots(window, tmp_path)
+    names = [path.stem for path in saved]
+    assert {"02-insights", "04-liveness", "07-execution-trace"} <= set(names)
+    assert computing_at_grab == []
+    assert not window.page_computer.busy
+    # what the Liveness PNG shows is the chart, not the busy page
+    assert window.view("Liveness").chart is not None

@@ -175,6 +175,6 @@ def test_a_single_trace_opened_after_a_comparison_gets_the_one_timeline_back(
     (pvti,) = sorted(traced_reports[0].parent.glob("*.pvti"))
     window.traces.open([pvti])
     qtbot.waitUntil(lambda: not window.traces.loader.busy, timeout=30_000)
-    assert view.compare is None and view.timeline is view._single_timeline
+    assert view.compare is None and view.timeline is view.single_timeline
     assert view.timeline.isVisible() and view.control_bar.merge_all.isEnabled()
     assert len(view.model.trace) == len(open_trace(pvti))

@@ -37,8 +37,10 @@ class CompareCurves(QWidget):
         self.peaks = rich_label()
         self.top, self.top_axis = _plot(y_label, kind)
         self.bottom, self.bottom_axis = _plot(f"Δ {y_label}" if kind != "bytes" else "", kind)
-        if kind == "bytes":
+        if kind == "bytes":  # "Δ Memory" over "(KiB)", with ticks above and below zero
             self.bottom_axis.title = f"Δ {y_label}"
+            self.bottom_axis.two_lines = True
+            self.bottom_axis.min_ticks = 4.0
         self.bottom.setXLink(self.top)
         self.bottom.setLabel("bottom", x_label)
         self.top.setMaximumHeight(10_000)

@@ -4,10 +4,12 @@ and the view's comparison tabs, or a message naming which side could not be comp
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
-from popvision_py.viewmodels.compare import pair_of
+from PySide6.QtWidgets import QBoxLayout, QSplitter, QTabWidget, QWidget
+
+from popvision_py.viewmodels.compare import ComparePair, pair_of
 from popvision_py.viewmodels.opened import OpenedReport
-from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.compare.legend import CompareLegend
 from popvision_py.views.compare.tabs import CompareTabs
 from profiler_core.errors import ReportError
@@ -15,10 +17,25 @@ from profiler_core.errors import ReportError
 log = logging.getLogger(__name__)
 
 
-def show_compare(view: ChartDetailsView, opened: OpenedReport, other: OpenedReport | None) -> None:
+class CompareHost(Protocol):
+    """What compare mode uses of a page (``views.base.ChartDetailsView``)."""
+
+    title: str
+    needs: tuple[str, ...]
+    details: QTabWidget
+    splitter: QSplitter
+    compare_legend: QWidget | None
+    compare_tabs: object | None
+    compare_problem: str
+    compare_layout: QBoxLayout
+
+    def compare_specs(self, pair: ComparePair) -> list: ...
+
+
+def show_compare(view: CompareHost, opened: OpenedReport, other: OpenedReport | None) -> None:
     if view.compare_legend is None:
         view.compare_legend = CompareLegend()
-        view._compare_layout.insertWidget(0, view.compare_legend)
+        view.compare_layout.insertWidget(0, view.compare_legend)
         view.compare_tabs = CompareTabs(view.details)
     legend, tabs = view.compare_legend, view.compare_tabs
     assert isinstance(legend, CompareLegend) and isinstance(tabs, CompareTabs)

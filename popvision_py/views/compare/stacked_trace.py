@@ -68,6 +68,15 @@ class StackedTimelines(QWidget):
         self._syncing = False
         self.plots[0].set_x_range(sides[0].origin, sides[0].origin + longest)
 
+    def add_below(self, index: int, widget: QWidget) -> None:
+        """Put ``widget`` (a chart on side ``index``'s time axis) under that side's timeline,
+        after any added before."""
+        layout = self.layout()
+        at = layout.indexOf(self.plots[index]) + 1
+        while at < layout.count() and layout.itemAt(at).widget() not in self.titles:
+            at += 1
+        layout.insertWidget(at, widget)
+
     def relative_range(self, index: int) -> tuple[float, float]:
         """What plot ``index`` shows, in time after its own origin."""
         x0, x1 = self.plots[index].x_range

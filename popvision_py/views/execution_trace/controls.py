@@ -27,6 +27,9 @@ RANGE_HELP = (
 )
 
 
+RUN_BOX_MAX = 460  # px
+
+
 class TraceControls(QWidget):
     range_typed = Signal(str)
     tiles_toggled = Signal(int, bool)  # IPU, expanded
@@ -34,11 +37,10 @@ class TraceControls(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.run_box = QComboBox()
-        # long run names must not widen the window: the box elides, the list shows them whole
-        self.run_box.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.run_box.setMinimumContentsLength(18)
+        # sized to its runs' names, so "Run 0: name (cycles)" shows whole; past RUN_BOX_MAX
+        # px a long name is elided (the list shows it whole) rather than widen the window
+        self.run_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.run_box.setMaximumWidth(RUN_BOX_MAX)
         self.run_box.setToolTip(
             "The run shown: each execution of an engine program that was profiled "
             "(autoReport.executionProfileProgramRunCount runs of each)."

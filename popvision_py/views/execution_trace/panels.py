@@ -18,8 +18,8 @@ from popvision_py.viewmodels.execution_summary import (
 )
 from popvision_py.viewmodels.step_colors import step_kind_color
 from popvision_py.viewmodels.step_details import StepDetails, balance_histogram
-from popvision_py.views.base import message_label
 from popvision_py.views.memory.details import make_table_view
+from popvision_py.views.messages import message_label
 from popvision_py.views.table_model import ColumnTableModel, size_columns_from_sample
 from profiler_core.analysis.execution import CycleBreakdown, RangeCycles
 from profiler_core.analysis.execution_summary import ExecutionSummary

@@ -12,28 +12,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QWidget
 
 from popvision_py.viewmodels.compare import ComparePair, pair_of
 from popvision_py.viewmodels.compare_tables import CompareSpec, execution_specs
-from popvision_py.viewmodels.execution_trace import TILE_LANES, ExecutionTraceModel, LaneRole
+from popvision_py.viewmodels.execution_trace import ExecutionTraceModel, LaneRole
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.viewmodels.step_colors import MERGED_COLOR
-from popvision_py.viewmodels.step_details import step_details
 from popvision_py.viewmodels.tile_map_metrics import STEP_CYCLES, TOTAL
 from popvision_py.viewmodels.timeline import SpanBatch
-from popvision_py.views.base import ChartDetailsView, message_label
+from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.compare.stacked_trace import StackedTraces
 from popvision_py.views.execution_trace.controls import TraceControls
 from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
-from popvision_py.views.plain_text import plain_tooltip
+from popvision_py.views.execution_trace.picking import TracePicking
+from popvision_py.views.messages import message_label
 from popvision_py.views.tile_map.widget import TileMapWidget
 from popvision_py.views.timeline.plot import TimelinePlot
-from popvision_py.views.timeline.spans_item import LANE_GAP
 from popvision_py.views.typed_entry import read_range
 from profiler_core.analysis.execution import CycleBreakdown, cycle_breakdown, cycles_in_range
 from profiler_core.analysis.execution_summary import ExecutionSummary, execution_summary
@@ -55,7 +54,7 @@ NOT_RUN_OOM = (
 )
 
 
-class ExecutionTraceView(ChartDetailsView):
+class ExecutionTraceView(TracePicking, ChartDetailsView):
     title = "Execution Trace"
     rail_help = (
         "Each run's program steps on a timeline per IPU, coloured by kind (compute, "
@@ -316,92 +315,6 @@ class ExecutionTraceView(ChartDetailsView):
             self._summary_shown = shown
         if self._selection is not None:  # throttled by the timer, like the summary
             self._selection.select_range(None if whole else (start, end))
-
-    # -- picking and the shared selection --------------------------------------------------
-    def _on_run_picked(self, run: int) -> None:
-        if self.model is None or run < 0:
-            return
-        self.model.set_run(run)
-        if self.opened is not None:
-            self.opened.selection.select_run(run)
-
-    def _on_span_clicked(self, index: int, shift: bool) -> None:
-        if self.model is None or self.opened is None or index < 0:
-            return
-        step = self.model.span_step(index)
-        if step >= 0:
-            self.opened.selection.select_step(step, add=shift)
-            self.details.setCurrentWidget(self.step_panel)
-            return
-        label = self.model.span_operation(index)
-        if label is not None:
-            steps = self.model.operation_steps(label)
-            self.opened.selection.select_operation(label, steps, self.model.group_by)
-
-    def _on_lane_name_clicked(self, event: object) -> None:
-        """A click on a lane's name toggles the tile strip of its IPU."""
-        if self.model is None or event.button() != Qt.MouseButton.LeftButton:
-            return
-        if not self.plot.lane_axis.sceneBoundingRect().contains(event.scenePos()):
-            return
-        lane = int(np.floor(self.plot.view_box.mapSceneToView(event.scenePos()).y()))
-        if 0 <= lane < len(self.model.lanes):
-            ipu = self.model.lanes[lane].ipu
-            action = self.control_bar.tile_actions[ipu]
-            action.setChecked(not action.isChecked())
-
-    def _on_span_hovered(self, index: int, scene_pos: QPointF) -> None:
-        if self.model is None:
-            return
-        text = self.model.tooltip(index) if index >= 0 else self._strip_tooltip(scene_pos)
-        if not text:
-            QToolTip.hideText()
-            return
-        view_pos = self.plot.mapFromScene(scene_pos)
-        QToolTip.showText(self.plot.mapToGlobal(view_pos), plain_tooltip(text), self.plot)
-
-    def _strip_tooltip(self, scene_pos: QPointF) -> str:
-        """Hover text of a tile heat-map strip: the tile under the pointer in its step."""
-        point = self.plot.view_box.mapSceneToView(scene_pos)
-        for ipu, lane in self.model.tile_strips():
-            fraction = (point.y() - lane) / (TILE_LANES - LANE_GAP)
-            if 0 <= fraction < 1:
-                return self.model.tile_tooltip(ipu, point.x(), fraction)
-        return ""
-
-    def _on_selection_changed(self, what: str) -> None:
-        if self.model is None or self.opened is None:
-            return
-        if what == "run" and self.opened.selection.run != self.model.run:
-            if 0 <= self.opened.selection.run < len(self.model.runs):
-                self.control_bar.run_box.setCurrentIndex(self.opened.selection.run)
-        elif what in ("steps", "operation"):
-            self._follow_steps()
-
-    def _follow_steps(self) -> None:
-        selection = self.opened.selection
-        keys = [selection.steps, selection.operation_steps]
-        if selection.operation and selection.operation_group_by == self.model.group_by:
-            keys.append(np.atleast_1d(self.model.operation_key(selection.operation)))
-        self.plot.spans.set_highlight(np.concatenate(keys))
-        step = selection.step
-        if step < 0:
-            self.step_panel.show_nothing()
-            return
-        self.step_panel.show_step(step_details(self.model.report, step, self.model.debug))
-        self._zoom_to_step_if_hidden(step, selection.steps)
-
-    def _zoom_to_step_if_hidden(self, step: int, steps: np.ndarray) -> None:
-        """Zoom to the first instance of ``step`` when no instance of ``steps`` is in view."""
-        x0, x1 = self.plot.x_range
-        if self.model.instance_in(steps, x0, x1):
-            return
-        first = self.model.first_instance(step)
-        if first is None:
-            return
-        start, end = first
-        pad = max((end - start) * 4, 20)
-        self.plot.set_x_range(start - pad, end + pad)
 
     def help_text(self) -> str:
         return (

@@ -82,6 +82,7 @@ class InsightsView(ChartDetailsView):
         column.addWidget(self.fit)
         column.addWidget(self.top_tiles, 1)
         row = QHBoxLayout()
+        row.setContentsMargins(0, 6, 10, 6)  # the histogram's axes end inside the window
         row.addWidget(left, 2)
         row.addWidget(self.histogram, 3)
         self.chart_layout.addLayout(row, 1)

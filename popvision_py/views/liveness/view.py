@@ -8,6 +8,7 @@ operation picked in Operations show here without the views knowing each other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from popvision_py.viewmodels.liveness_details import (
     vertices_table,
 )
 from popvision_py.viewmodels.opened import OpenedReport
-from popvision_py.viewmodels.table import ColumnTable
+from popvision_py.viewmodels.table import ColumnTable, stack_tables
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.liveness.chart import LivenessChart
 from popvision_py.views.liveness.controls import LivenessControls
@@ -146,6 +147,13 @@ class LivenessView(ChartDetailsView):
             for side in self.models:  # a side's new curve can move the shared y axis
                 side.changed.connect(self._on_side_curve)
             self._on_side_curve("curve")
+            for here, there in ((0, 1), (1, 0)):  # a step picked on one is shaded on both
+                self.models[here].changed.connect(
+                    lambda what, h=here, t=there: (
+                        self._mirror_steps(h, t) if what == "steps" else None
+                    )
+                )
+            self._mirror_steps(0, 1)
         model = self.models[0]
         self.control_bar.set_scopes(model.scopes, model.scope)
         self.control_bar.select_error.clear()
@@ -190,6 +198,22 @@ class LivenessView(ChartDetailsView):
             self.control_bar.scope_box.setCurrentText(SELECTED_TILES)
         return ok
 
+    def _beside_b(
+        self, table: ColumnTable, of_b: Callable[[OpenedReport], ColumnTable]
+    ) -> ColumnTable:
+        """Compare: A's rows then B's (``of_b``), a Report column naming each row's report."""
+        if self.other is None or len(self.models) < 2:
+            return table
+        names = [f"A: {self.opened.name}", f"B: {self.other.name}"]
+        return stack_tables([table, of_b(self.other)], names)
+
+    def _mirror_steps(self, here: int, there: int) -> None:
+        """Compare: the steps selected on one side are selected on the other (steps are
+        compared by number), so both charts shade them."""
+        source, target = self.models[here], self.models[there]
+        steps = source.selection.steps
+        target.selection.select_steps(steps[steps < target.num_steps])
+
     def _on_side_curve(self, what: str) -> None:
         if what == "curve":
             for chart in self.charts:
@@ -201,8 +225,11 @@ class LivenessView(ChartDetailsView):
         if what == "error":
             errors = [m.selection_error for m in self.models if m.selection_error]
             self.control_bar.select_error.setText(errors[0] if errors else "")
-        elif what == "curve" and not self.control_bar.select_box.hasFocus():
-            self.control_bar.select_box.setText(format_tile_selection(self.model.selection.tiles))
+        elif what == "curve":
+            self.control_bar.set_scopes(self.model.scopes, self.model.scope)  # tiles picked
+            if not self.control_bar.select_box.hasFocus():
+                tiles = format_tile_selection(self.model.selection.tiles)
+                self.control_bar.select_box.setText(tiles)
         elif what == "steps":
             self._update_details()
 
@@ -223,6 +250,7 @@ class LivenessView(ChartDetailsView):
             if panel is self.always_live:
                 table = self._always_live[1] if self._always_live[0] is report else None
                 table = table if table is not None else always_live_table(report)
+                table = self._beside_b(table, lambda b: always_live_table(b.report))
                 self.always_live.show_table(
                     table, f"{format_count(len(table))} always-live variables, largest first"
                 )
@@ -234,9 +262,10 @@ class LivenessView(ChartDetailsView):
                 }[panel]
                 panel.show_message(NO_STEP.format(what=what))
             elif panel is self.not_always_live:
-                self.not_always_live.show_table(
-                    not_always_live_table(report, steps), _steps_heading(steps, "live at")
-                )
+                table = not_always_live_table(report, steps)
+                in_b = steps[steps < self.models[-1].num_steps]
+                table = self._beside_b(table, lambda b: not_always_live_table(b.report, in_b))
+                self.not_always_live.show_table(table, _steps_heading(steps, "live at"))
             elif panel is self.vertices:
                 found = vertices_table(report, steps)
                 if isinstance(found, str):

@@ -13,7 +13,7 @@ from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
-from popvision_py.viewmodels.colors import rgba
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE, rgba
 from popvision_py.viewmodels.format import format_bytes, format_count
 from popvision_py.viewmodels.memory import Layout, MemoryViewModel
 from popvision_py.views.axes import BytesAxis, IndexAxis
@@ -48,7 +48,9 @@ class MemoryChart(QWidget):
         self.limit_line = pg.InfiniteLine(angle=0, movable=False)
         self.limit_label = pg.TextItem(anchor=(1, 1))
         self.boundaries = IpuBoundariesItem()
-        for item in (self.bars, self.heat, self.boundaries, self.limit_line, self.limit_label):
+        self.heat_marks = pg.PlotDataItem(connect="pairs")  # selected tiles on the heat map
+        items = (self.bars, self.heat, self.boundaries, self.limit_line, self.limit_label)
+        for item in (*items, self.heat_marks):
             self.plot.addItem(item)
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -90,6 +92,7 @@ class MemoryChart(QWidget):
         heat = m.layout is Layout.HEAT_MAP
         self.bars.setVisible(not heat)
         self.heat.setVisible(heat)
+        self.heat_marks.setVisible(heat)
         self.view_box.invertY(heat)
         n = m.num_positions
         if heat:
@@ -154,6 +157,14 @@ class MemoryChart(QWidget):
         self.limit_above.setVisible(False)
         self.boundaries.setVisible(False)
         self.legend.show_scale(lut, low, high, float(m.table.bytes_per_tile), m)
+        self._mark_heat_selection()
+
+    def _mark_heat_selection(self) -> None:
+        """A line through each selected tile's cell, the height of its IPU's row."""
+        x, ipu = self.model.heat_selection()
+        xs = np.repeat(x.astype(np.float64), 2)
+        ys = np.repeat(ipu.astype(np.float64), 2) + np.tile([-0.5, 0.5], len(x))
+        self.heat_marks.setData(xs, ys)
 
     def _update_title(self) -> None:
         m = self.model
@@ -174,6 +185,8 @@ class MemoryChart(QWidget):
         if what == "selection":
             if self.model.layout is not Layout.HEAT_MAP:
                 self.bars.set_selection(self.model.selected_positions())
+            else:
+                self._mark_heat_selection()
         else:
             self.refresh()
 
@@ -196,6 +209,7 @@ class MemoryChart(QWidget):
         self.limit_above.setStyleSheet(f"color: {colors.limit};")
         self.boundaries.set_colors(colors.foreground, colors.foreground)
         self.bars.selection_color = rgba(colors.selection)
+        self.heat_marks.setPen(pg.mkPen(SELECTION_OUTLINE[:3], width=2, cosmetic=True))
         self.bars.invalidate()
         if self._layout_drawn is not None:
             self._update_title()

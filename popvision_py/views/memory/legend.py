@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtGui import QColor, QImage, QPixmap
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from popvision_py.viewmodels.colors import CATEGORY_COLORS, CATEGORY_HELP
@@ -72,15 +72,24 @@ class CategoryLegend(QWidget):
         image = QImage(
             strip.data, strip.shape[1], 14, strip.shape[1] * 4, QImage.Format.Format_RGBA8888
         )
-        self.scale.setPixmap(QPixmap.fromImage(image.copy()).scaled(160, 14))
-        self.scale.setToolTip("Colour of a tile by its total memory.")
+        pixmap = QPixmap.fromImage(image.copy()).scaled(160, 14)
         units = getattr(model, "units", "KiB")
         scale = getattr(model, "heat_scale", None)
         top = "the hottest tile" if getattr(scale, "name", "") == "DATA_MAX" else "the tile limit"
+        at = limit_mark_x(low, high, limit, pixmap.width())
+        if at is not None:  # the tile limit marked on the scale
+            painter = QPainter(pixmap)
+            painter.fillRect(at - 1, 0, 3, pixmap.height(), QColor(LIMIT_MARK))
+            painter.end()
+            where = "the mark on the scale"
+        else:
+            where = f"above the scale: the fullest tile uses {high / max(limit, 1):.0%} of it"
+        self.scale.setPixmap(pixmap)
+        self.scale.setToolTip("Colour of a tile by its total memory; the tile limit marked.")
         self.scale_text.setText(
             f"{format_bytes(low, units=units)}  →  {format_bytes(high, units=units)} ({top})\n"
             f"Middle colour: {format_bytes((low + high) / 2, units=units)}\n"
-            f"Tile limit: {format_bytes(limit, units=units)}"
+            f"Tile limit: {format_bytes(limit, units=units)} ({where})"
         )
         self.scale.show()
         self.scale_text.show()
@@ -92,6 +101,17 @@ class CategoryLegend(QWidget):
             if item.widget() is not None:
                 item.widget().hide()
                 item.widget().deleteLater()
+
+
+LIMIT_MARK = "#ff00ff"  # the tile limit on the heat scale: viewmodels.colors.SELECTION_OUTLINE
+
+
+def limit_mark_x(low: float, high: float, limit: float, width: int) -> int | None:
+    """Where the tile limit falls on a ``width``-pixel scale from ``low`` to ``high``, or
+    None when it is above the scale."""
+    if high <= low or limit > high:
+        return None
+    return min(round((limit - low) / (high - low) * (width - 1)), width - 1)
 
 
 def heat_lut() -> np.ndarray:

@@ -7,6 +7,7 @@ control to all its view models and keeps their selections equal.
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QWidget
 
 from popvision_py.viewmodels.compare import ComparePair
@@ -285,6 +286,8 @@ class MemoryView(ChartDetailsView):
         for chart in self.charts:
             chart.setVisible(not chosen)
         self.tile_map.setVisible(chosen)
+        if chosen:  # the map is laid out after this: then give it the chart's height
+            QTimer.singleShot(0, self.give_chart_room)
         if not chosen or self.tile_map.opened is self.opened:
             return
         if self.tile_map.opened is not None:

@@ -10,6 +10,7 @@ from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE
 from popvision_py.viewmodels.pixels import column_ranges
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS, StepClass
 from popvision_py.views.axes import IndexAxis
@@ -43,6 +44,11 @@ class TileCyclesChart(QWidget):
         self.bottom_axis.setLabel("tile")
         self.bars: pg.BarGraphItem | None = None
         self.values = np.zeros(0, dtype=np.int64)
+        self.selected = np.zeros(0, dtype=np.int64)  # the report's selected tiles
+        self.marks = pg.PlotDataItem(connect="pairs")  # a line at each selected tile
+        self.marks.setZValue(5)
+        self.plot.addItem(self.marks)
+        self._title = ""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.title)
@@ -50,8 +56,24 @@ class TileCyclesChart(QWidget):
 
     def show_values(self, values: np.ndarray, title: str) -> None:
         self.values = np.asarray(values, dtype=np.int64)
-        self.title.setText(title)
+        self._title = title
         self.redraw()
+
+    def set_selected(self, tiles: np.ndarray) -> None:
+        """Mark the report's selected tiles (picked in Memory, the Tile Map ...)."""
+        self.selected = np.asarray(tiles, dtype=np.int64)
+        self._draw_marks()
+
+    def _draw_marks(self) -> None:
+        tiles = self.selected[(self.selected >= 0) & (self.selected < self.values.size)]
+        top = float(max(int(self.values.max(initial=0)), 1))
+        self.marks.setData(np.repeat(tiles.astype(np.float64), 2), np.tile([0.0, top], len(tiles)))
+        self.marks.setPen(pg.mkPen(SELECTION_OUTLINE[:3], width=2, cosmetic=True))
+        text = self._title
+        if tiles.size:
+            most = int(self.values[tiles].max())
+            text += f" Selected tiles ({tiles.size:,}, magenta): {most:,} cycles at most."
+        self.title.setText(text)
 
     def pixel_width(self) -> int:
         return max(int(self.plot.getPlotItem().vb.width()), 50)
@@ -66,6 +88,7 @@ class TileCyclesChart(QWidget):
         if self.bars is not None:
             self.plot.removeItem(self.bars)
             self.bars = None
+        self._draw_marks()
         if self.values.size == 0:
             return
         x, width, height = tile_bars(self.values, self.pixel_width())

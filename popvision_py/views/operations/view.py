@@ -96,6 +96,12 @@ class OperationsView(ChartDetailsView):
             text = f"The operations of this report cannot be shown.\n\n{error}"
             self.show_message(text)
             return text
+        if self.other is not None and not self.compare_problem:  # B's rows beside A's
+            try:
+                other = counted_runs(self.other)
+                model.include_other(OperationsViewModel(other.report, model.group_by, other.run))
+            except ReportError as error:
+                self.control_bar.note.setText(f"B's operations cannot be listed: {error}")
         self.model = model
         model.columns.search(self.control_bar.filter.text())
         self._current = ""
@@ -109,7 +115,8 @@ class OperationsView(ChartDetailsView):
             self.table.setColumnHidden(column, not self.control_bar.column_shown(header))
         note = counted.note.split("\n\n")[0]
         if self.other is not None:
-            note = f"{note} Comparing: these are {opened.name}'s operations.".strip()
+            names = f"{opened.name} (A) and {self.other.name} (B)"
+            note = f"{note} Comparing {names}: In says which has each operation.".strip()
         self.control_bar.note.setText(note)
         self._update_count()
         self._current = ""
@@ -199,6 +206,7 @@ class OperationsView(ChartDetailsView):
         except ReportError as error:
             self.operation.summary.show_message(str(error))
             return
+        self.operation.cycles.set_selected(self.opened.selection.tiles)
         self.opened.selection.select_operation(self._current, parts.steps, self.model.group_by)
 
     def _on_step_clicked(self, step: int) -> None:
@@ -209,7 +217,9 @@ class OperationsView(ChartDetailsView):
         if self.opened is None or self.model is None:
             return
         selection = self.opened.selection
-        if what == "run":
+        if what == "tiles":
+            self.operation.cycles.set_selected(selection.tiles)
+        elif what == "run":
             self.control_bar.set_runs(counted_runs(self.opened).num_runs, selection.run)
             self._rebuild()
         elif what == "operation" and selection.operation != self._current:

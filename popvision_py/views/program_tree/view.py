@@ -22,6 +22,7 @@ from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.program_tree.controls import ProgramTreeControls
 from popvision_py.views.program_tree.details import LineDetailsTabs
 from popvision_py.views.program_tree.model import ProgramTreeModel
+from popvision_py.views.step_legend import StepClassLegend
 from profiler_core.analysis.program_tree import program_tree
 from profiler_core.errors import ReportError
 
@@ -63,6 +64,8 @@ class ProgramTreeView(ChartDetailsView):
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.header().setStretchLastSection(False)
         self.chart_layout.addWidget(self.tree, 1)
+        self.legend = StepClassLegend("(a node: the kind its own steps spend most cycles on)")
+        self.chart_layout.addWidget(self.legend)
         self.line_details = LineDetailsTabs(self.details)
         c = self.control_bar
         c.sections.currentChanged.connect(self._on_section)
@@ -266,6 +269,9 @@ class ProgramTreeView(ChartDetailsView):
             self.line_details.properties.show_message(str(error))
             return
         self.line_details.show(details, report.debug_or_none())
+
+    def csv_rows(self) -> list[list[object]] | None:
+        return self.model.csv_rows() if self.model is not None else None
 
     def help_text(self) -> str:
         return (

@@ -4,22 +4,48 @@ tree act on one side at a time: the side picked in the box, or the one last clic
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QPointF
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QWidget
 
-from popvision_py.viewmodels.trace_compare import ComparedTraces
+from popvision_py.viewmodels.compare import ComparePair
+from popvision_py.viewmodels.system_trace import SystemTraceModel
+from popvision_py.viewmodels.trace_compare import ComparedTraces, shared_label_colors
 from popvision_py.viewmodels.trace_format import format_duration
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.compare.stacked_trace import StackedSide, StackedTimelines
+from popvision_py.views.system_trace.charts import InstantsPlot, LinkedPlot, SeriesPlot, link_all
+from popvision_py.views.system_trace.controls import SystemTraceControls
+from popvision_py.views.timeline.plot import TimelinePlot
 
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
-    from popvision_py.viewmodels.compare import ComparePair
-    from popvision_py.views.system_trace.view import SystemTraceView
+class TraceHost(Protocol):
+    """What compare mode uses of the System Trace page (``SystemTraceView``)."""
+
+    trace: OpenedTrace | None
+    model: SystemTraceModel | None
+    timeline: TimelinePlot
+    single_timeline: TimelinePlot  # the page's own, given back when compare mode ends
+    timeline_row: QWidget
+    chart_layout: QBoxLayout
+    controls_layout: QBoxLayout
+    control_bar: SystemTraceControls
+    selected: int
+
+    def linked_plots(self) -> list: ...
+
+    def set_range_selection(self, on: bool) -> None: ...
+
+    def reset_search(self) -> None: ...
+
+    def refresh_call_tree(self) -> None: ...
+
+    def click_span(self, index: int, shift: bool) -> None: ...
+
+    def hover_span(self, index: int, scene_pos: QPointF) -> None: ...
 
 
 def stacked_sides(compared: ComparedTraces) -> list[StackedSide]:
@@ -36,10 +62,12 @@ def stacked_sides(compared: ComparedTraces) -> list[StackedSide]:
 class TraceCompare:
     """The stacked timelines of a comparison inside ``view``, and which side is active."""
 
-    def __init__(self, view: SystemTraceView, compared: ComparedTraces, pair: ComparePair) -> None:
+    def __init__(self, view: TraceHost, compared: ComparedTraces, pair: ComparePair) -> None:
         self.view = view
         self.compared = compared
         self.traces: list[OpenedTrace] = [t for t in compared.sides if t is not None]
+        a, b = (t.model for t in self.traces)  # one label, one colour on both sides
+        b.colors = shared_label_colors(a.trace.labels, a.colors, b.trace.labels)
         self.stacked = StackedTimelines(
             pair, stacked_sides(compared), 1e9, "Time from the first event"
         )
@@ -57,15 +85,31 @@ class TraceCompare:
             "(clicking a span picks its trace)"
         )
         self.side_box.currentIndexChanged.connect(self.activate)
+        self.side_charts = [self._add_side_charts(k) for k in range(len(self.traces))]
         for k, plot in enumerate(self.stacked.plots):
             plot.span_clicked.connect(lambda i, shift, k=k: self._clicked(k, i, shift))
             plot.span_hovered.connect(lambda i, pos, k=k: self._hovered(k, i, pos))
         self.active = 0
 
+    def _add_side_charts(self, side: int) -> list[LinkedPlot]:
+        """Each side's instants and graphs under its own timeline, drawn as the page draws
+        one trace's, following that side's time axis."""
+        model = self.traces[side].model
+        trace = model.trace
+        charts: list[LinkedPlot] = []
+        if len(model.instant_events) or bool(trace.is_instant().any()):
+            charts.append(InstantsPlot(model))
+        charts += [SeriesPlot(graph, trace.series_units.get(graph, ""), series)
+                   for graph, series in trace.series.items()]  # fmt: skip
+        for chart in charts:
+            self.stacked.add_below(side, chart)
+        link_all(charts, self.stacked.plots[side])
+        return charts
+
     def enter(self) -> None:
         """Show the stacked timelines in place of the view's own timeline and charts."""
         view = self.view
-        view._timeline_row.hide()
+        view.timeline_row.hide()
         for plot in view.linked_plots():
             plot.hide()
         view.chart_layout.addWidget(self.stacked, 1)
@@ -81,8 +125,8 @@ class TraceCompare:
             widget.hide()
             widget.setParent(None)
             widget.deleteLater()
-        view.timeline = view._single_timeline
-        view._timeline_row.show()
+        view.timeline = view.single_timeline
+        view.timeline_row.show()
         self._set_single_controls(True)
 
     def _set_single_controls(self, on: bool) -> None:
@@ -103,9 +147,8 @@ class TraceCompare:
         view.trace, view.model = self.traces[side], self.traces[side].model
         view.timeline = self.stacked.plots[side]
         view.selected = -1
-        view._reset_search()
-        view._call_tree_key = None
-        view._update_call_tree()
+        view.reset_search()
+        view.refresh_call_tree()
 
     @contextmanager
     def on_side(self, side: int) -> Iterator[None]:
@@ -120,8 +163,8 @@ class TraceCompare:
     def _clicked(self, side: int, index: int, shift: bool) -> None:
         if side != self.active:
             self.activate(side)
-        self.view._on_span_clicked(index, shift)
+        self.view.click_span(index, shift)
 
     def _hovered(self, side: int, index: int, pos: QPointF) -> None:
         with self.on_side(side):
-            self.view._on_span_hovered(index, pos)
+            self.view.hover_span(index, pos)

@@ -46,6 +46,8 @@ class SystemTraceControls(QWidget):
             self.range_typed.emit,
         )
         self.range_box.setMaximumWidth(180)
+        # the box's clear button (or deleting the text) shows the whole trace again
+        self.range_box.textChanged.connect(lambda text: None if text else self.range_typed.emit(""))
         self.select_range = QPushButton("Select range")
         self.select_range.setCheckable(True)
         self.select_range.setToolTip(

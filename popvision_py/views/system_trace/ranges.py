@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
+from popvision_py.viewmodels.trace_csv import trace_event_rows
 from popvision_py.viewmodels.trace_format import format_duration
 from popvision_py.views.typed_entry import read_range
 
@@ -15,7 +16,13 @@ class RangeSelection:
     ``region`` and ``_call_tree_key``."""
 
     def type_range(self, text: str) -> bool:
-        """Show ``text`` ("0.5-2", ms from the first event); False with a message if bad."""
+        """Show ``text`` ("0.5-2", ms from the first event); False with a message if bad.
+        An empty box shows the whole trace."""
+        if not text.strip():
+            self.control_bar.range_error.clear()
+            if self.model is not None:
+                self.timeline.show_all()
+            return self.model is not None
         typed = read_range(text, self.control_bar.range_error)
         if self.model is None or typed is None:
             return False
@@ -39,6 +46,12 @@ class RangeSelection:
         self._update_range_info()
         self._update_call_tree()
 
+    def csv_rows(self) -> list[list[object]] | None:
+        """Export CSV: the events in the selected range, or every event when none is."""
+        if self.model is None:
+            return None
+        return trace_event_rows(self.model, *(self.selection_range() or (None, None)))
+
     def selection_range(self) -> tuple[float, float] | None:
         if self.region is None:
             return None
@@ -59,6 +72,11 @@ class RangeSelection:
             return
         duration, count = self.model.range_summary(*picked)
         self.control_bar.range_info.setText(f"{format_duration(duration)}, {count:,} events")
+
+    def refresh_call_tree(self) -> None:
+        """Sum the call tree again (another trace or side is shown)."""
+        self._call_tree_key = None
+        self._update_call_tree()
 
     def _update_call_tree(self) -> None:
         if self.model is None or self.details.currentWidget() is not self.call_tree:

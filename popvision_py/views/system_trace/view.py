@@ -81,7 +81,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         row.setSpacing(0)
         row.addWidget(self.timeline, 1)
         row.addWidget(self.lane_scroll)
-        self._single_timeline, self._timeline_row = self.timeline, timeline_row
+        self.single_timeline, self.timeline_row = self.timeline, timeline_row
         self.compare: TraceCompare | None = None  # A and B stacked (compare.py)
         self.instants: InstantsPlot | None = None
         self.series_plots: list[SeriesPlot] = []
@@ -105,7 +105,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
 
     def _connect(self) -> None:
         c = self.control_bar
-        c.search_box.textChanged.connect(lambda _: self._reset_search())
+        c.search_box.textChanged.connect(lambda _: self.reset_search())
         c.search_box.returnPressed.connect(lambda: self.step_match(1))
         c.next.clicked.connect(lambda: self.step_match(1))
         c.previous.clicked.connect(lambda: self.step_match(-1))
@@ -114,8 +114,8 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         c.merge_all.toggled.connect(lambda on: self._relayout(lambda m: m.set_merge_all(on)))
         c.absolute.toggled.connect(lambda _: self._set_time_axis())
         c.area.toggled.connect(lambda on: [p.set_area(on) for p in self.series_plots])
-        self.timeline.span_clicked.connect(self._on_span_clicked)
-        self.timeline.span_hovered.connect(self._on_span_hovered)
+        self.timeline.span_clicked.connect(self.click_span)
+        self.timeline.span_hovered.connect(self.hover_span)
 
     # -- showing ----------------------------------------------------------------------
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
@@ -167,7 +167,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         self.banner.setVisible(bool(incomplete))
         self.selected = -1
         self.event_details.show_rows([("Selected event", "none: click a span or an instant")])
-        self._reset_search()
+        self.reset_search()
         self._call_tree_key = None
         self.pages.setCurrentIndex(0)
         self._update_call_tree()
@@ -230,7 +230,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         self.banner.setVisible(bool(incomplete))
         self.selected = -1  # event numbers change with a new snapshot
         self.timeline.spans.set_highlight(np.zeros(0, np.int64))
-        self._reset_search()
+        self.reset_search()
         self._call_tree_key = None
         self.pages.setCurrentIndex(0)  # the charts, not a message shown meanwhile
         self._update_call_tree()
@@ -347,13 +347,13 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         self.event_details.show_rows(self.model.details(event))
         self.details.setCurrentWidget(self.event_details)
 
-    def _on_span_clicked(self, index: int, _shift: bool) -> None:
+    def click_span(self, index: int, _shift: bool) -> None:
         if index >= 0:
             key = int(self.timeline.spans.batch.key[index])
             if key >= 0:
                 self.select_event(key)
 
-    def _on_span_hovered(self, index: int, scene_pos: QPointF) -> None:
+    def hover_span(self, index: int, scene_pos: QPointF) -> None:
         if index < 0 or self.model is None:
             self.hover_text = ""
             QToolTip.hideText()
@@ -372,7 +372,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         QToolTip.showText(QCursor.pos(), plain_tooltip(self.hover_text), self.timeline)
 
     # -- search -----------------------------------------------------------------------
-    def _reset_search(self) -> None:
+    def reset_search(self) -> None:
         self.matches.reset()
         self.control_bar.matches.setText("")
 

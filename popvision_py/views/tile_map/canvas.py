@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QP
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from popvision_py.theme import chart_colors
-from popvision_py.viewmodels.colors import rgba
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE, rgba
 from popvision_py.viewmodels.tile_map import TileMapModel
 from popvision_py.views.plain_text import plain_tooltip
 
@@ -42,7 +42,7 @@ class TileMapCanvas(QWidget):
         colors = chart_colors(self)
         width, height = max(self.width(), 1), max(self.height(), 1)
         background = rgba(colors.background)
-        outline = rgba(colors.foreground)
+        outline = SELECTION_OUTLINE
         self._pixels = self.model.rgba(width, height, self.lut, background, outline)
         self.image = QImage(
             self._pixels.data, width, height, width * 4, QImage.Format.Format_RGBA8888

@@ -1,0 +1,38 @@
+"""A legend of program step colours (``viewmodels/step_colors.py``): one swatch per step class,
+so the colours of the Program Tree's lines can be read without hovering."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QPixmap
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS
+
+SWATCH_PX = 12
+
+
+class StepClassLegend(QWidget):
+    """ "Step colours: ■ Compute ■ Internal exchange ..." in one row."""
+
+    def __init__(self, note: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(6, 2, 6, 2)
+        row.setSpacing(4)
+        row.addWidget(QLabel("Step colours:"))
+        self.swatches: dict[str, QLabel] = {}  # class label -> its swatch
+        for step_class, color in STEP_CLASS_COLORS.items():
+            swatch = QLabel()
+            pixmap = QPixmap(SWATCH_PX, SWATCH_PX)
+            pixmap.fill(QColor(color))
+            swatch.setPixmap(pixmap)
+            swatch.setToolTip(f"{step_class.value}: {color}")
+            row.addSpacing(8)
+            row.addWidget(swatch)
+            row.addWidget(QLabel(step_class.value))
+            self.swatches[step_class.value] = swatch
+        if note:
+            row.addSpacing(12)
+            row.addWidget(QLabel(note))
+        row.addStretch(1)
+        self.setToolTip("What the colour before each line's name means.")
