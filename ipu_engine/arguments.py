@@ -218,6 +218,13 @@ def number_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> 
     return float(value)
 
 
+def flag_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> bool:
+    """A switch: True or False (a numpy bool too), never a truthy string, list or object."""
+    if not isinstance(value, bool | np.bool_):
+        raise error(kind_error(what, "True or False", value))
+    return bool(value)
+
+
 def mapping_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> Mapping:
     """A mapping (a dict of names to values); None is an empty one."""
     if value is None:
