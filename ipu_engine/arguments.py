@@ -218,6 +218,13 @@ def number_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> 
     return float(value)
 
 
+def flag_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> bool:
+    """A switch: True or False (a numpy bool too), never a truthy string, list or object."""
+    if not isinstance(value, bool | np.bool_):
+        raise error(kind_error(what, "True or False", value))
+    return bool(value)
+
+
 def mapping_arg(value: Any, what: str, error: type[EngineError] = GraphError) -> Mapping:
     """A mapping (a dict of names to values); None is an empty one."""
     if value is None:
@@ -243,6 +250,28 @@ def integers_arg(value: Any, what: str, error: type[EngineError] = GraphError) -
         integer_arg(v, f"{what}: item {i}", error)
         for i, v in enumerate(sequence_arg(value, what, error))
     ]
+
+
+def pair_arg(
+    value: Any, what: str, low: int, error: type[EngineError] = ShapeError
+) -> tuple[int, int]:
+    """A spatial size (stride, dilation, kernel): one integer for height and width, or a
+    (height, width) pair; each at least ``low``."""
+    expected = "an int or (height, width) of ints"
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+        items: list = [value, value]
+    elif isinstance(value, list | tuple | np.ndarray):
+        items = list(value)
+    else:
+        raise error(kind_error(what, expected, value))
+    if len(items) != 2 or any(
+        isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer) for v in items
+    ):
+        raise error(kind_error(what, expected, value))
+    height, width = int(items[0]), int(items[1])
+    if min(height, width) < low:
+        raise error(f"{what} {_describe(value)} must be at least {low}")
+    return height, width
 
 
 def address_array_arg(value: Any, what: str) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ipu_engine import poplin, popops, poputil
-from ipu_engine.arguments import integer_arg
+from ipu_engine.arguments import integer_arg, number_arg
 from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import check_tensors, op_context
@@ -40,6 +40,10 @@ def lrn(
     api = "popnn::lrn"
     check_tensors(graph, api, t)
     size = integer_arg(size, f"{api}: size", ShapeError)
+    alpha, beta, bias = (
+        number_arg(v, f"{api}: {k}", ShapeError)
+        for k, v in (("alpha", alpha), ("beta", beta), ("bias", bias))
+    )
     if t.rank != 4 or size < 1:
         raise ShapeError(f"{api}: needs an [N, H, W, C] tensor and size >= 1; got {t.name!r} "
                          f"{t.shape} and size {size}")  # fmt: skip
@@ -53,5 +57,5 @@ def lrn(
         window = graph.add_constant(t.type, band.shape, band, "channel_window")
         poputil.map_tensor_linearly(graph, window)
         sums = poplin.convolution(graph, squares, window, prog, "window_sums", padding=0)
-        expr = _1 / (float(bias) + float(alpha) / size * _2) ** float(beta)
+        expr = _1 / (bias + alpha / size * _2) ** beta
         return popops.map(graph, expr, [t, sums], prog, debug_prefix or "lrn")

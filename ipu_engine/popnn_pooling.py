@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ipu_engine import popops
+from ipu_engine.arguments import flag_arg
 from ipu_engine.codelets.pool import pool_codelet
 from ipu_engine.codelets.reduce import ReduceVertex
 from ipu_engine.errors import ShapeError, TypeMismatchError
@@ -76,6 +77,8 @@ def _pool(
         (pt, pb), (pl, pr) = _pads(padding)
     except ShapeError as error:
         raise ShapeError(str(error).replace("poplin::convolution", api)) from None
+    ceil_mode = flag_arg(ceil_mode, f"{api}: ceil_mode", ShapeError)
+    count_include_pad = flag_arg(count_include_pad, f"{api}: count_include_pad", ShapeError)
     if max(pt, pb) >= kh or max(pl, pr) >= kw:
         raise ShapeError(
             f"{api}: padding {((pt, pb), (pl, pr))} of {t.name!r} must be smaller than the "

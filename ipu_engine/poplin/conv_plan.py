@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.arguments import instance_arg, name_arg, number_arg
+from ipu_engine.arguments import instance_arg, name_arg, number_arg, pair_arg
 from ipu_engine.errors import GraphError, ShapeError
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 from ipu_engine.poplin.planner import _counts, _splits, choose_serial_plan
@@ -49,16 +49,7 @@ class ConvPlan:
 
 def _pair(value: int | tuple[int, int], what: str, low: int) -> Pair:
     """An int for both spatial dimensions, or (height, width); each at least ``low``."""
-    pair = (value, value) if isinstance(value, int | np.integer) else tuple(value)
-    if len(pair) != 2 or any(
-        isinstance(v, bool) or not isinstance(v, int | np.integer) for v in pair
-    ):
-        raise ShapeError(
-            f"poplin::convolution: {what} must be an int or (height, width), got {value!r}"
-        )
-    if min(pair) < low:
-        raise ShapeError(f"poplin::convolution: {what} {value!r} must be at least {low}")
-    return int(pair[0]), int(pair[1])
+    return pair_arg(value, f"poplin::convolution: {what}", low, ShapeError)
 
 
 def _pads(value: int | tuple) -> tuple[Pair, Pair]:

@@ -1,5 +1,6 @@
-"""Operations whose plan ``availableMemoryProportion`` changes -- poplin's matMul and
-convolution -- read from their op call's debug arguments, and the proportion to advise.
+"""Operations whose plan ``availableMemoryProportion`` changes -- poplin's matMul,
+matMulGrouped and convolution -- read from their op call's debug arguments, and the
+proportion to advise.
 
 The engine records, with each planned op's call, the proportion it was planned with
 (``availableMemoryProportion``), the temporary bytes per tile of its plan
@@ -16,14 +17,14 @@ from typing import Any
 
 from profiler_core.analysis.debug_groups import debug_column
 
-PLANNED_OPS = frozenset({"poplin::matMul", "poplin::convolution"})
+PLANNED_OPS = frozenset({"poplin::matMul", "poplin::matMulGrouped", "poplin::convolution"})
 ADVISED_SHARE = 0.5  # advise half the share of a tile the plan's temporaries use now
 HUNDREDTH = 0.01
 
 
 @dataclass(frozen=True)
 class PlannedOp:
-    """A matmul or convolution call: its name, op and what its plan recorded."""
+    """A matmul, grouped matmul or convolution call: its name, op and what its plan recorded."""
 
     name: str
     op: str

@@ -146,6 +146,8 @@ def _graph() -> Graph:
         ((3, 3, 12, 6), {"stride": (0, 1)}, r"stride \(0, 1\) must be at least 1"),
         ((3, 3, 12, 6), {"padding": ((1, -1), (0, 0))}, "padding.*at least 0"),
         ((3, 3, 12, 6), {"dilation": (1, 2, 3)}, "dilation must be an int or"),
+        ((3, 3, 12, 6), {"dilation": None}, "dilation must be an int or.*got None"),
+        ((3, 3, 12, 6), {"stride": 1.5}, r"stride must be an int or \(height, width\) of ints"),
         ((9, 3, 12, 6), {"padding": 0}, "leave no output for 'x'"),
     ],
 )

@@ -71,3 +71,5 @@ def test_bad_arguments() -> None:
     x = graph.add_variable(np.float32, [1, 2, 2, 3], "x")
     with pytest.raises(ShapeError, match="size >= 1; got 'x'"):
         popnn.lrn(graph, x, 0, Sequence())
+    with pytest.raises(ShapeError, match=r"popnn::lrn: beta must be a number, got '0.75' \(str\)"):
+        popnn.lrn(graph, x, 3, Sequence(), beta="0.75")

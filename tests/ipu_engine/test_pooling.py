@@ -131,6 +131,9 @@ def _graph() -> Graph:
         ([1, 5, 5, 2], (2, 2), {"stride": (1, 0)}, "popnn::maxPool: stride"),
         ([1, 5, 5, 2], (2, 2), {"padding": 2}, "must be smaller than the kernel"),
         ([1, 2, 2, 2], (3, 3), {}, "kernel \\(3, 3\\) is larger than 'x'"),
+        ([1, 5, 5, 2], 2.5, {}, r"popnn::maxPool: kernel must be an int or \(height, width\)"),
+        ([1, 5, 5, 2], 2, {"stride": 1.5}, "popnn::maxPool: stride must be an int or"),
+        ([1, 5, 5, 2], 2, {"ceil_mode": "no"}, "popnn::maxPool: ceil_mode must be True or False"),
     ],
 )
 def test_bad_arguments_name_the_op(shape, kernel, kwargs, message) -> None:

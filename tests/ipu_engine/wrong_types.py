@@ -71,8 +71,9 @@ class Traced:
 
 @dataclass
 class Context:
-    """A small graph (FLOAT[4] tensors a and b, INT[4] labels, a [2, 3] and a [3, 2] matrix,
-    an NHWC input and its kernel, a BOOL predicate), a compute set with two vertices, a
+    """A small graph (FLOAT[4] tensors a and b, INT[4] labels, a [2, 3] and a [3, 2] matrix
+    and two groups of them, an NHWC input with a plain and a two-group kernel and a bias,
+    a BOOL predicate), a compute set with two vertices, a
     program and, on demand, a loaded engine: rebuilt for every call, so no call sees
     another's damage."""
 
@@ -108,6 +109,12 @@ BY_NAME: dict[str, Callable[[Context], Any]] = {
     "inp": _tensor("image"),
     "weights": _tensor("kernel"),
     "predicate": _tensor("predicate"),
+    "indices": _tensor("labels"),
+    "axis": lambda c: 0,
+    "kernel": lambda c: 2,
+    "size": lambda c: 3,
+    "groups": lambda c: 2,
+    "dilation": lambda c: 2,
     "tensors": lambda c: [c.t["a"], c.t["b"]],
     "prog": lambda c: c.prog,
     "body": lambda c: Sequence(),
@@ -179,6 +186,14 @@ OVERRIDES: dict[tuple[str, str], Callable[[Context], Any]] = {
     ("mat_mul", "b"): _tensor("m32"),
     ("mat_mul_plan", "a"): _tensor("m23"),
     ("mat_mul_plan", "b"): _tensor("m32"),
+    ("mat_mul_grouped", "a"): _tensor("g223"),
+    ("mat_mul_grouped", "b"): _tensor("g232"),
+    ("convolution", "weights"): _tensor("group_kernel"),
+    ("convolution", "bias"): _tensor("conv_bias"),
+    ("convolution", "padding"): lambda c: 2,  # "same" for the dilated 3x3 kernel
+    ("gather", "data"): _tensor("a"),
+    ("select", "cond"): _tensor("predicate"),
+    **{(op, "t"): _tensor("image") for op in ("max_pool", "avg_pool", "global_avg_pool", "lrn")},
     ("calc_loss", "labels"): _tensor("batch_labels"),
     ("cross_entropy", "labels"): _tensor("batch_labels"),
     ("add_vertex_block", "edges"): lambda c: {"out": (c.t["a"].addr[:1], np.array([0, 1]))},
@@ -212,6 +227,8 @@ def make_context() -> Context:
         "a": (FLOAT, [4]), "b": (FLOAT, [4]), "labels": (INT, [4]), "m23": (FLOAT, [2, 3]),
         "m32": (FLOAT, [3, 2]), "probs": (FLOAT, [4, 3]), "batch_labels": (INT, [4]),
         "image": (FLOAT, [1, 4, 4, 2]), "kernel": (FLOAT, [3, 3, 2, 2]), "predicate": (BOOL, []),
+        "g223": (FLOAT, [2, 2, 3]), "g232": (FLOAT, [2, 3, 2]),
+        "group_kernel": (FLOAT, [3, 3, 1, 2]), "conv_bias": (FLOAT, [2]),
     }  # fmt: skip
     tensors = {}
     for key, (dtype, shape) in shapes.items():

@@ -286,3 +286,53 @@ def test_the_advised_proportion_rules_the_current_plan_out(temp_bytes, proportio
     advised = op.advised_proportion(638_976)
     if advised is not None and proportion is not None and temp_bytes <= proportion * 638_976:
         assert advised * 638_976 < temp_bytes
+
+
+def _grouped_matmul_program(directory: Path, proportion: float | None) -> tuple:
+    """``heads`` = a @ b for 4 groups of [200, 2000] x [2000, 200] floats (attention heads'
+    shapes), planned with ``proportion`` or the default 0.6; the report and out vs numpy."""
+    from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, poplin, poputil
+
+    device = IPUModel("ipu2").create_device()
+    graph = Graph(device.target)
+    a = graph.add_variable(FLOAT, [4, 200, 2000], "a")
+    b = graph.add_variable(FLOAT, [4, 2000, 200], "b")
+    for t in (a, b):
+        poputil.map_tensor_linearly(graph, t)
+        graph.create_host_write(t.name, t)
+    prog = Sequence(name="grouped")
+    options = {} if proportion is None else {"availableMemoryProportion": proportion}
+    out = poplin.mat_mul_grouped(graph, a, b, prog, "heads", options=options)
+    graph.create_host_read("out", out)
+    report_options = {"autoReport.all": "true", "autoReport.directory": str(directory)}
+    engine = Engine(graph, prog, options=report_options)
+    engine.load(device)
+    rng = np.random.default_rng(31)
+    values = {"a": rng.standard_normal((4, 200, 2000)), "b": rng.standard_normal((4, 2000, 200))}
+    for name, array in values.items():
+        engine.write_tensor(name, array.astype(np.float32))
+    engine.run(0)
+    error = np.abs(engine.read_tensor("out") - np.matmul(values["a"], values["b"])).max()
+    return open_report(directory / "grouped"), error
+
+
+def test_a_grouped_matmuls_proportion_lowered_as_advised_lowers_its_partials_and_exchange(
+    tmp_path,
+):
+    report, _error = _grouped_matmul_program(tmp_path / "before", None)
+    temporaries = _finding(report, "temporaries-at-peak")
+    exchange = _finding(report, "exchange-buffers")
+    assert temporaries.source.op == "poplin::matMulGrouped"
+    advice = _advised_proportions(temporaries.suggestion)
+    assert advice == ["heads=0.03"]  # 44,800 bytes per tile is 7.0% of 638,976: half, floored
+    assert _advised_proportions(exchange.suggestion) == advice
+    advised, error = _grouped_matmul_program(tmp_path / "advised", 0.03)
+    assert error < 1e-2  # still a @ b per group (sums of 2000 float32 products)
+    # the finding's number: the live bytes of heads's partials at the liveness peak
+    before = _evidence(temporaries, "Operation's live bytes at the peak")
+    assert _op_live_bytes(report, "heads").max() == before
+    assert _op_live_bytes(advised, "heads").max() < before
+    assert advised.liveness.step_live_bytes.max() < report.liveness.step_live_bytes.max()
+    (tile,) = exchange.tiles
+    assert _exchange_buffers(report, tile) == _evidence(exchange, "Exchange buffers")
+    assert _exchange_buffers(advised, tile) < _exchange_buffers(report, tile)
