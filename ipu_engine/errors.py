@@ -66,3 +66,8 @@ class OutOfMemoryError(EngineError):
 
 class HostMemoryError(GraphError):
     """The graph would need more of this machine's memory than is available."""
+
+
+class OnnxError(EngineError):
+    """An ONNX model that cannot be imported or run: unreadable, an operator or attribute we
+    do not lower, or feeds that do not fit its inputs. Names the file, node or input."""

@@ -16,13 +16,15 @@ import numpy as np
 from ipu_engine import poplin, popnn, popops
 from ipu_engine.debug import name_scope, source_location
 from ipu_engine.errors import EngineError, ShardError
+from ipu_engine.frontend.array_ops import batch_pairs
 from ipu_engine.frontend.contexts import IPU_COPY, framework_op
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, shard_limit_text
 from ipu_engine.graph import Graph
+from ipu_engine.libcommon import broadcast_to
 from ipu_engine.popops import expr
 from ipu_engine.poputil import linear_tile_array
 from ipu_engine.program import Copy, Sequence
-from ipu_engine.tensor import Tensor
+from ipu_engine.tensor import Tensor, concat
 from ipu_engine.virtual_graph import ipu_tiles, on_ipu
 
 BINARY = {
@@ -190,6 +192,29 @@ class GraphBuilder:
         if node.id in self.env:
             return self.env[node.id]
         return self.value(node, ipu)
+
+    def _op_map(self, node: Node, ipu: int) -> Tensor:
+        expression = node.attrs["expr"]
+        return popops.map(self.graph, expression, self.args(node, ipu), self.prog, node.name)
+
+    def _op_concat(self, node: Node, ipu: int) -> Tensor:
+        return concat([self.env_or_value(i, ipu) for i in node.inputs], node.attrs["axis"])
+
+    def _op_broadcast(self, node: Node, ipu: int) -> Tensor:
+        return broadcast_to(self.env_or_value(node.inputs[0], ipu), node.attrs["shape"])
+
+    def _op_matmul_batched(self, node: Node, ipu: int) -> Tensor:
+        """One poplin product per matrix of the batch, joined along the batch (a view)."""
+        a, b = self.args(node, ipu)
+        ia, ib = batch_pairs(a.shape[:-2], b.shape[:-2])
+        a3 = a.reshape([int(np.prod(a.shape[:-2], dtype=np.int64)), *a.shape[-2:]])
+        b3 = b.reshape([int(np.prod(b.shape[:-2], dtype=np.int64)), *b.shape[-2:]])
+        parts = [
+            poplin.mat_mul(self.graph, a3[int(i)], b3[int(j)], self.prog, f"{node.name}{g}")
+            for g, (i, j) in enumerate(zip(ia, ib, strict=True))
+        ]
+        joined = concat([p.reshape([1, *p.shape]) for p in parts], 0)
+        return joined.reshape(node.shape)
 
     def _op_softmax(self, node: Node, ipu: int) -> Tensor:
         (a,) = self.args(node, ipu)

@@ -1,0 +1,114 @@
+"""Neural-network operators: Softmax (popnn), normalisations composed of popops reductions
+and maps, reductions, Dropout (inference: the identity).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.frontend import ops
+from ipu_engine.onnx.lowering.common import traced
+from ipu_engine.onnx.lowering.registry import NodeContext, lowering
+
+
+def _softmax_last(x: Any) -> Any:
+    if traced(x):
+        return ops.softmax(x)
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@lowering("Softmax", "LogSoftmax", since=1)
+def softmax(ctx: NodeContext, x: Any) -> Any:
+    rank = len(x.shape)
+    if ctx.opset < 13:  # the input seen as a matrix [prod(dims < axis), prod(dims >= axis)]
+        axis = int(ctx.attr("axis", 1)) % max(rank, 1)
+        rows = int(np.prod(x.shape[:axis], dtype=np.int64))
+        out = _softmax_last(x.reshape(rows, -1)).reshape(x.shape)
+    else:
+        axis = int(ctx.attr("axis", -1)) % max(rank, 1)
+        if axis == rank - 1:
+            out = _softmax_last(x)
+        else:
+            perm = list(range(rank))
+            perm[axis], perm[-1] = perm[-1], perm[axis]
+            out = _softmax_last(x.transpose(tuple(perm))).transpose(tuple(perm))
+    return np.log(out) if ctx.op_type == "LogSoftmax" else out
+
+
+_REDUCE = {
+    "ReduceSum": ("sum", 13),
+    "ReduceMean": ("mean", 18),
+    "ReduceMax": ("max", 18),
+    "ReduceMin": ("min", 18),
+    "ReduceSumSquare": ("sum", 18),
+}
+
+
+@lowering(*_REDUCE, since=1)
+def reduce(ctx: NodeContext, x: Any, axes: Any = None) -> Any:
+    method, axes_input_since = _REDUCE[ctx.op_type]
+    if ctx.opset < axes_input_since:
+        axes = ctx.attr("axes")
+    elif traced(axes):
+        raise ctx.error("its axes must be known before the model runs")
+    chosen = None if axes is None else tuple(int(a) for a in np.asarray(axes).reshape(-1))
+    if not chosen:
+        if ctx.attr("noop_with_empty_axes", 0):
+            return x
+        chosen = tuple(range(len(x.shape)))
+    if ctx.op_type == "ReduceSumSquare":
+        x = x * x
+    keepdims = bool(ctx.attr("keepdims", 1))
+    out = getattr(x, method)(axis=chosen, keepdims=keepdims)
+    return out if traced(out) else np.asarray(out).astype(np.asarray(x).dtype)
+
+
+def _normalise(x: Any, axes: tuple[int, ...], epsilon: float) -> tuple[Any, Any, Any]:
+    """(x - mean) / sqrt(var + eps) over ``axes``, with the mean and 1/std it used."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centred = x - mean
+    var = (centred * centred).mean(axis=axes, keepdims=True)
+    inv_std = np.divide(1.0, np.sqrt(var + np.float32(epsilon)))
+    return centred * inv_std, mean, inv_std
+
+
+@lowering("LayerNormalization", since=17)
+def layer_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any = None) -> list[Any]:
+    rank = len(x.shape)
+    axis = int(ctx.attr("axis", -1)) % rank
+    y, mean, inv_std = _normalise(x, tuple(range(axis, rank)), float(ctx.attr("epsilon", 1e-5)))
+    y = y * scale
+    if bias is not None:
+        y = y + bias
+    return [y, mean, inv_std][: len(ctx.node.output)]
+
+
+@lowering("BatchNormalization", since=6, host_weights=True)
+def batch_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any, mean: Any, var: Any) -> Any:
+    """Inference: ``x * s + t`` per channel, ``s = scale / sqrt(var + eps)`` and
+    ``t = bias - mean * s`` folded on the host into two weights."""
+    if ctx.attr("training_mode", 0) or len([o for o in ctx.node.output if o]) > 1:
+        raise ctx.error("training mode (running statistics as outputs) is not supported")
+    eps = float(ctx.attr("epsilon", 1e-5))
+    if traced(scale, bias, mean, var):
+        raise ctx.error("its scale, bias, mean and variance must be model weights")
+    s = np.asarray(scale, np.float32) / np.sqrt(np.asarray(var, np.float32) + np.float32(eps))
+    t = np.asarray(bias, np.float32) - np.asarray(mean, np.float32) * s
+    per_channel = (-1,) + (1,) * (len(x.shape) - 2)
+    s, t = s.reshape(per_channel), t.reshape(per_channel)
+    if traced(x):
+        s, t = ctx.weight(f"{ctx.name}.scale", s), ctx.weight(f"{ctx.name}.shift", t)
+    return x * s + t
+
+
+@lowering("Dropout", since=6)
+def dropout(ctx: NodeContext, x: Any, ratio: Any = None, training: Any = None) -> list[Any]:
+    if training is not None and not traced(training) and bool(np.asarray(training)):
+        raise ctx.error("training_mode=True is not supported (inference only)")
+    outputs = [x]
+    if len(ctx.node.output) > 1 and ctx.node.output[1]:
+        outputs.append(np.ones(x.shape, dtype=np.bool_))
+    return outputs
