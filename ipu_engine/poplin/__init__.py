@@ -1,6 +1,7 @@
 """PopLibs' poplin: matrix multiplication and convolution planned over tiles."""
 
-from ipu_engine.poplin.conv import ConvPlan, ConvShape, convolution, plan_convolution
+from ipu_engine.poplin.conv import convolution
+from ipu_engine.poplin.conv_plan import ConvPlan, ConvShape, plan_convolution
 from ipu_engine.poplin.matmul import mat_mul, mat_mul_plan
 from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
 

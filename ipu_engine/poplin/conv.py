@@ -1,123 +1,62 @@
 """``poplin.convolution(graph, in, weights, prog)``: a planned 2-D convolution (NHWC input,
-[KH, KW, C, F] weights) as PopLibs builds it: an implicit GEMM split over tiles.
+[KH, KW, C/groups, F] weights) as PopLibs builds it: an implicit GEMM split over tiles.
 
-The plan (``plan_convolution``) cuts each image's output rows, the output channels and
-the input channels into blocks, one ``ConvPartial`` vertex per tile; when the input
-channels are split, the partials are summed on the output's tiles as ``mat_mul`` does.
-Edges are runs of the input rows each vertex sees (its halo included), of its weights
-and of its output block.
+The plan (``conv_plan.plan_convolution``) cuts the groups, each image's output rows, and
+each group's output and input channels into blocks, one ``ConvPartial`` vertex per block;
+when the input channels are split, the partials are summed on the output's tiles as
+``mat_mul`` does. Edges are runs of the input rows each vertex sees (its halo included),
+of its weights and of its output block. Grouped and depthwise convolutions are one op: the
+group is a dimension of the plan, not a loop of ops. A bias is added by the vertices that
+compute the first input-channel block of each output.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import integer_arg
 from ipu_engine.codelets.conv import conv_partial
 from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
-from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
+from ipu_engine.poplin.conv_plan import ConvPlan, ConvShape, _pair, plan_convolution
 from ipu_engine.poplin.matmul import _memory_proportion, _reduce_partials
-from ipu_engine.poplin.planner import _splits
 from ipu_engine.popops.reduce import reduce_to
 from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
 from ipu_engine.tensor import Tensor
 from ipu_engine.vertices import EdgeColumn
 
-log = logging.getLogger("poplibs.poplin")
+__all__ = ["ConvPlan", "ConvShape", "convolution", "plan_convolution"]
+
+API = "poplin::convolution"
 
 
-@dataclass(frozen=True)
-class ConvPlan:
-    row_blocks: int  # per image
-    out_chan_blocks: int
-    in_chan_blocks: int
-    rows: int  # output rows per block
-    out_chans: int  # output channels per block
-    in_chans: int  # input channels per block
-    cycles: float
-    temp_bytes: int
-    fits_budget: bool
-
-
-@dataclass(frozen=True)
-class ConvShape:
-    batch: int
-    height: int
-    width: int
-    in_chans: int
-    out_chans: int
-    kernel_h: int
-    kernel_w: int
-    stride: int
-    padding: int
-
-    @property
-    def out_height(self) -> int:
-        return (self.height + 2 * self.padding - self.kernel_h) // self.stride + 1
-
-    @property
-    def out_width(self) -> int:
-        return (self.width + 2 * self.padding - self.kernel_w) // self.stride + 1
-
-
-def plan_convolution(
-    shape: ConvShape,
-    elem_size: int,
-    dtype_name: str,
-    num_tiles: int,
-    bytes_per_tile: int,
-    available_memory_proportion: float = 0.6,
-) -> ConvPlan:
-    """The split with the fewest estimated cycles whose operands and partials per tile fit
-    ``available_memory_proportion`` of a tile (else the smallest), as poplin plans."""
-    s = shape
-    oh, ow = s.out_height, s.out_width
-    sr, sf, sc = np.meshgrid(
-        _splits(oh, num_tiles), _splits(s.out_chans, num_tiles), _splits(s.in_chans, num_tiles),
-        indexing="ij",
-    )  # fmt: skip
-    sr, sf, sc = sr.reshape(-1), sf.reshape(-1), sc.reshape(-1)
-    ok = s.batch * sr * sf * sc <= num_tiles
-    if not ok.any():
-        ok = (sr == 1) & (sf == 1) & (sc == 1)
-    sr, sf, sc = sr[ok], sf[ok], sc[ok]
-    br, bf, bc = -(-oh // sr), -(-s.out_chans // sf), -(-s.in_chans // sc)
-    in_rows = np.minimum((br - 1) * s.stride + s.kernel_h, s.height)
-    macs_per_cycle = C.MACS_PER_CYCLE.get(dtype_name, C.MACS_PER_CYCLE["float"])
-    macs = br * ow * bf * s.kernel_h * s.kernel_w * bc
-    compute = macs / macs_per_cycle + C.SUPERVISOR_OVERHEAD_CYCLES
-    operand_bytes = (in_rows * s.width * bc + s.kernel_h * s.kernel_w * bc * bf) * elem_size
-    exchange = operand_bytes / C.EXCHANGE_BYTES_PER_CYCLE + C.EXCHANGE_LATENCY_CYCLES
-    out_elems = br * ow * bf
-    reduction = np.where(
-        sc > 1,
-        out_elems * 4 / C.EXCHANGE_BYTES_PER_CYCLE + out_elems * 0.5 + C.SYNC_CYCLES,
-        0,
-    )
-    cycles = compute + exchange + reduction
-    temp = operand_bytes + out_elems * 4
-    fits = temp <= available_memory_proportion * bytes_per_tile
-    if fits.any():
-        choice = int(np.flatnonzero(fits)[np.argmin(cycles[fits])])
-    else:
-        choice = int(np.argmin(temp))
-        log.warning(
-            "convolution %s: no plan keeps to the memory budget; using the smallest, %d bytes",
-            s,
-            int(temp[choice]),
+def _check(inp: Tensor, weights: Tensor, bias: Tensor | None, groups: int) -> None:
+    if inp.rank != 4 or weights.rank != 4 or inp.shape[3] != weights.shape[2] * groups:
+        raise ShapeError(
+            f"{API}: cannot convolve {inp.name!r} {inp.shape} (N,H,W,C) with {weights.name!r} "
+            f"{weights.shape} (KH,KW,C/groups,F) in {groups} group(s)"
         )
-    return ConvPlan(
-        int(sr[choice]), int(sf[choice]), int(sc[choice]),
-        int(br[choice]), int(bf[choice]), int(bc[choice]),
-        float(cycles[choice]), int(temp[choice]), bool(fits[choice]),
-    )  # fmt: skip
+    if weights.shape[3] % groups:
+        raise ShapeError(
+            f"{API}: groups {groups} must divide the output channels of {weights.name!r} "
+            f"{weights.shape}"
+        )
+    if inp.type != weights.type or inp.type.numpy_dtype.kind != "f":
+        raise TypeMismatchError(
+            f"{API}: needs float or half tensors of one type, got {inp.type!r} and {weights.type!r}"
+        )
+    if bias is not None and bias.shape != (weights.shape[3],):
+        raise ShapeError(
+            f"{API}: bias {bias.name!r} {bias.shape} must be [F] = [{weights.shape[3]}], one per "
+            f"output channel of {weights.name!r}"
+        )
+    if bias is not None and bias.type != inp.type:
+        raise TypeMismatchError(f"{API}: bias {bias.name!r} is {bias.type!r}, not {inp.type!r}")
 
 
 def convolution(
@@ -126,40 +65,51 @@ def convolution(
     weights: Tensor,
     prog: SequenceProgram,
     debug_prefix: str = "",
-    stride: int = 1,
-    padding: int | None = None,
+    stride: int | tuple[int, int] = 1,
+    padding: int | tuple | None = None,
     options: Mapping[str, Any] | None = None,
+    *,
+    groups: int = 1,
+    dilation: int | tuple[int, int] = 1,
+    bias: Tensor | None = None,
 ) -> Tensor:
-    """Convolve ``inp`` [N, H, W, C] with ``weights`` [KH, KW, C, F]: a new tensor
-    [N, OH, OW, F] spread over the tiles. ``padding`` defaults to "same" for odd kernels."""
-    api = "poplin::convolution"
-    check_tensors(graph, api, inp, weights)
-    if inp.rank != 4 or weights.rank != 4 or inp.shape[3] != weights.shape[2]:
-        raise ShapeError(
-            f"{api}: cannot convolve {inp.name!r} {inp.shape} (N,H,W,C) with {weights.name!r} "
-            f"{weights.shape} (KH,KW,C,F)"
-        )
-    if inp.type != weights.type or inp.type.numpy_dtype.kind != "f":
-        raise TypeMismatchError(
-            f"{api}: needs float or half tensors of one type, got {inp.type!r} and {weights.type!r}"
-        )
+    """Convolve ``inp`` [N, H, W, C] with ``weights`` [KH, KW, C/groups, F]: a new tensor
+    [N, OH, OW, F] spread over the tiles. ``stride`` and ``dilation`` are an int or
+    (h, w); ``padding`` is p, (ph, pw) or ((top, bottom), (left, right)) and defaults to
+    "same" for odd kernels. Output channels split into ``groups`` groups, each seeing its
+    C/groups input channels. ``bias`` [F] is added to the output."""
+    check_tensors(graph, API, inp, weights, *([] if bias is None else [bias]))
+    groups = integer_arg(groups, f"{API}: groups", ShapeError)
+    if groups < 1:
+        raise ShapeError(f"{API}: groups must be at least 1, got {groups}")
+    _check(inp, weights, bias, groups)
     n, h, w, c = inp.shape
     kh, kw, _, f = weights.shape
-    pad = (kh - 1) // 2 if padding is None else int(padding)
-    shape = ConvShape(n, h, w, c, f, kh, kw, int(stride), pad)
-    if stride < 1 or shape.out_height < 1 or shape.out_width < 1:
-        raise ShapeError(f"{api}: stride {stride} and padding {pad} leave no output for {shape}")
+    if padding is None:
+        dh, dw = _pair(dilation, "dilation", 1)
+        padding = ((dh * (kh - 1)) // 2, (dw * (kw - 1)) // 2)
+    shape = ConvShape(n, h, w, c, f, kh, kw, stride, padding, dilation, groups)
+    if shape.out_height < 1 or shape.out_width < 1:
+        raise ShapeError(
+            f"{API}: stride {shape.stride}, padding {shape.padding} and dilation "
+            f"{shape.dilation} leave no output for {inp.name!r} {inp.shape} and "
+            f"{weights.name!r} {weights.shape}"
+        )
     plan = plan_convolution(
         shape, inp.type.size, inp.type.name, len(graph.tile_range),
         graph.target.bytes_per_tile, _memory_proportion(options),
     )  # fmt: skip
-    args = {"in": list(inp.shape), "weights": list(weights.shape), "stride": stride, "padding": pad}
-    args["plan"] = [plan.row_blocks, plan.out_chan_blocks, plan.in_chan_blocks]
-    with op_context(graph, api, debug_prefix, args) as debug_id:
+    args = {
+        "in": list(inp.shape), "weights": list(weights.shape), "stride": list(shape.stride),
+        "padding": [list(p) for p in shape.padding], "dilation": list(shape.dilation),
+        "groups": groups, "bias": bias is not None,
+        "plan": [plan.group_blocks, plan.row_blocks, plan.out_chan_blocks, plan.in_chan_blocks],
+    }  # fmt: skip
+    with op_context(graph, API, debug_prefix, args) as debug_id:
         out = graph.add_variable(
             inp.type, [n, shape.out_height, shape.out_width, f], debug_prefix or "conv"
         )
-        _build(graph, plan, shape, inp, weights, out, prog, debug_id)
+        _build(graph, plan, shape, inp, weights, bias, out, prog, debug_id)
     return out
 
 
@@ -168,72 +118,108 @@ def _bounds(size: int, block: int) -> np.ndarray:
     return np.stack([starts, np.minimum(starts + block, size)], axis=1)
 
 
-def _build(graph, plan, shape, inp, weights, out, prog, debug_id) -> None:  # noqa: ANN001
-    s = shape
-    oh, ow = s.out_height, s.out_width
-    rows, fch, cch = (
-        _bounds(oh, plan.rows),
-        _bounds(s.out_chans, plan.out_chans),
-        _bounds(s.in_chans, plan.in_chans),
-    )
-    grid = np.stack(
-        np.meshgrid(
-            np.arange(s.batch), np.arange(len(rows)), np.arange(len(fch)), np.arange(len(cch)),
-            indexing="ij",
-        ),
-        axis=-1,
-    ).reshape(-1, 4)  # fmt: skip
-    img, d = grid[:, 0], grid[:, 3]
-    r0, r1 = rows[grid[:, 1], 0], rows[grid[:, 1], 1]
-    f0, f1 = fch[grid[:, 2], 0], fch[grid[:, 2], 1]
-    c0, c1 = cch[d, 0], cch[d, 1]
-    count = grid.shape[0]
-    tiles_avail = graph.tile_range
-    tiles = (tiles_avail.start + np.arange(count) * len(tiles_avail) // count).astype(np.int32)
-    # input rows each vertex sees: the kernel windows of its output rows, clipped
-    first_in = r0 * s.stride - s.padding
-    last_in = (r1 - 1) * s.stride - s.padding + s.kernel_h  # exclusive
-    ih0, ih1 = np.maximum(first_in, 0), np.minimum(last_in, s.height)
-    pad_top = ih0 - first_in
-    pixels = inp.reshape([s.batch * s.height * s.width, s.in_chans])
-    in_col = EdgeColumn.from_blocks(
-        pixels, (img * s.height + ih0) * s.width, (img * s.height + ih1) * s.width, c0, c1
-    )
-    weights_col = EdgeColumn.from_parts(
-        [weights.addr[:, :, a:b, e:g] for a, b, e, g in zip(c0, c1, f0, f1, strict=True)]
-    )
-    m = s.batch * oh * ow
-    out_r0, out_r1 = (img * oh + r0) * ow, (img * oh + r1) * ow
-    split = len(cch) > 1
-    out_tiles = np.zeros((m, s.out_chans), dtype=np.int32)
+def _map_output(
+    graph: Graph, out: Tensor, rows: tuple, chans: tuple, tiles: np.ndarray, depth: int
+) -> tuple[np.ndarray, bool]:
+    """Each output block on the tiles of its partials, spread so that each reduces a
+    share; returns the output's tile per element and whether partials are on distinct
+    tiles."""
+    m = out.num_elements // out.shape[3]
+    out_tiles = np.zeros((m, out.shape[3]), dtype=np.int32)
     apart = True
-    for i in range(0, count, len(cch)):
-        block_tiles = tiles[i : i + len(cch)]
+    for i in range(0, tiles.size, depth):
+        block_tiles = tiles[i : i + depth]
         apart &= np.unique(block_tiles).size == block_tiles.size
-        a, b, e, g = int(out_r0[i]), int(out_r1[i]), int(f0[i]), int(f1[i])
+        a, b, e, g = int(rows[0][i]), int(rows[1][i]), int(chans[0][i]), int(chans[1][i])
         size = (b - a) * (g - e)
         share = np.arange(size) * len(block_tiles) // size
         out_tiles[a:b, e:g] = block_tiles[share].reshape(b - a, g - e)
     graph.set_tile_mapping_array(out, out_tiles)
+    return out_tiles, apart
+
+
+def _build(graph, plan, shape, inp, weights, bias, out, prog, debug_id) -> None:  # noqa: ANN001
+    s = shape
+    oh, ow = s.out_height, s.out_width
+    (sh, sw), (dh, _), ((pt, _), (pl, _)) = s.stride, s.dilation, s.padding
+    cg, fg = s.group_in_chans, s.group_out_chans
+    grp, rows = _bounds(s.groups, plan.groups), _bounds(oh, plan.rows)
+    fch, cch = _bounds(fg, plan.out_chans), _bounds(cg, plan.in_chans)
+    grid = np.stack(
+        np.meshgrid(
+            np.arange(s.batch), np.arange(len(grp)), np.arange(len(rows)), np.arange(len(fch)),
+            np.arange(len(cch)), indexing="ij",
+        ),
+        axis=-1,
+    ).reshape(-1, 5)  # fmt: skip
+    img, d = grid[:, 0], grid[:, 4]
+    g0, g1 = grp[grid[:, 1], 0], grp[grid[:, 1], 1]
+    r0, r1 = rows[grid[:, 2], 0], rows[grid[:, 2], 1]
+    e0, e1 = fch[grid[:, 3], 0], fch[grid[:, 3], 1]
+    c0, c1 = cch[d, 0], cch[d, 1]
+    # a vertex's channels: whole groups side by side, or a part of one group
+    ic0, ic1 = g0 * cg + c0, (g1 - 1) * cg + c1
+    oc0, oc1 = g0 * fg + e0, (g1 - 1) * fg + e1
+    count = grid.shape[0]
+    tiles_avail = graph.tile_range
+    tiles = (tiles_avail.start + np.arange(count) * len(tiles_avail) // count).astype(np.int32)
+    # input rows each vertex sees: the kernel windows of its output rows, clipped
+    first_in = r0 * sh - pt
+    last_in = (r1 - 1) * sh - pt + s.field_h  # exclusive
+    ih0 = np.clip(first_in, 0, s.height)
+    ih1 = np.maximum(np.minimum(last_in, s.height), ih0)
+    pixels = inp.reshape([s.batch * s.height * s.width, s.in_chans])
+    m = s.batch * oh * ow
+    out_r0, out_r1 = (img * oh + r0) * ow, (img * oh + r1) * ow
+    split = len(cch) > 1
+    out_tiles, apart = _map_output(graph, out, (out_r0, out_r1), (oc0, oc1), tiles, len(cch))
     if split:
         partials = graph.add_variable(inp.type, [len(cch), m, s.out_chans], "partials")
-        as_rows = partials.reshape([len(cch) * m, s.out_chans])
-        out_col = EdgeColumn.from_blocks(as_rows, d * m + out_r0, d * m + out_r1, f0, f1)
+        target = partials.reshape([len(cch) * m, s.out_chans])
+        out_col = EdgeColumn.from_blocks(target, d * m + out_r0, d * m + out_r1, oc0, oc1)
         runs, run_edge = out_col.edge_runs()
         graph.map_runs(partials, [runs], [0], run_tiles=tiles[run_edge])
+        out_first = d * m
     else:
-        out_col = EdgeColumn.from_blocks(out.reshape([m, s.out_chans]), out_r0, out_r1, f0, f1)
-    cs = graph.add_compute_set("Conv/Convolve")
-    block = graph.add_vertex_block(
-        cs, conv_partial(inp.type), tiles, {"in": in_col, "weights": weights_col, "out": out_col}
-    )
+        target, out_first = out.reshape([m, s.out_chans]), np.zeros_like(d)
+
+    def columns(v: np.ndarray) -> dict[str, EdgeColumn]:
+        """The edges of vertices ``v``: input rows with their halo, weights, output block."""
+        in_rows = (img[v] * s.height + ih0[v]) * s.width, (img[v] * s.height + ih1[v]) * s.width
+        bounds = zip(c0[v].tolist(), c1[v].tolist(), oc0[v].tolist(), oc1[v].tolist(), strict=True)
+        first = out_first[v]
+        return {
+            "in": EdgeColumn.from_blocks(pixels, *in_rows, ic0[v], ic1[v]),
+            "weights": EdgeColumn.from_parts(
+                [weights.addr[:, :, a:b, e:g] for a, b, e, g in bounds]
+            ),
+            "out": EdgeColumn.from_blocks(
+                target, first + out_r0[v], first + out_r1[v], oc0[v], oc1[v]
+            ),
+        }
+
     state = {
-        "outRows": r1 - r0, "inRows": ih1 - ih0, "padTop": pad_top, "width": s.width,
-        "outWidth": ow, "inChans": c1 - c0, "outChans": f1 - f0, "kernelH": s.kernel_h,
-        "kernelW": s.kernel_w, "stride": s.stride, "padding": s.padding,
+        "outRows": r1 - r0, "inRows": ih1 - ih0, "padTop": ih0 - first_in, "width": s.width,
+        "outWidth": ow, "groups": g1 - g0, "inChans": c1 - c0, "outChans": e1 - e0,
+        "kernelH": s.kernel_h, "kernelW": s.kernel_w, "strideH": sh, "strideW": sw,
+        "dilationH": dh, "dilationW": s.dilation[1], "padLeft": pl,
     }  # fmt: skip
-    for name, values in state.items():
-        block.state[name][:] = np.broadcast_to(values, (count,)).astype(np.uint32)
+    cs = graph.add_compute_set("Conv/Convolve")
+    # the bias goes into the first input-channel block's partial of each output
+    with_bias = np.zeros(count, dtype=bool) if bias is None else d == 0
+    for biased in (False, True):
+        v = np.flatnonzero(with_bias == biased)
+        if v.size == 0:
+            continue
+        edges = columns(v)
+        if biased:
+            ones = np.ones_like(v)
+            edges["bias"] = EdgeColumn.from_blocks(
+                bias.reshape([1, s.out_chans]), ones - 1, ones, oc0[v], oc1[v]
+            )
+        block = graph.add_vertex_block(cs, conv_partial(inp.type, biased), tiles[v], edges)
+        for name, values in state.items():
+            block.state[name][:] = np.broadcast_to(values, (count,))[v].astype(np.uint32)
     add_program(prog, Execute(cs), debug_id)
     if split and apart:
         _reduce_partials(graph, partials, out, out_tiles, prog, debug_id)

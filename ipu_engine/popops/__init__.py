@@ -18,6 +18,7 @@ from ipu_engine.popops.elementwise import (
 )
 from ipu_engine.popops.map import map, map_in_place
 from ipu_engine.popops.reduce import reduce
+from ipu_engine.popops.select import select
 
 
 def _binary(op: str, doc: str):
@@ -124,6 +125,7 @@ __all__ = [
     "round",
     "rsqrt",
     "scaled_add_to",
+    "select",
     "sigmoid",
     "signum",
     "sin",
