@@ -216,6 +216,27 @@ class GraphBuilder:
         joined = concat([p.reshape([1, *p.shape]) for p in parts], 0)
         return joined.reshape(node.shape)
 
+    def _op_conv(self, node: Node, ipu: int) -> Tensor:
+        x, w, *bias = self.args(node, ipu)
+        a = node.attrs
+        return poplin.convolution(
+            self.graph, x, w, self.prog, node.name, a["stride"], a["padding"],
+            groups=a["groups"], dilation=a["dilation"], bias=bias[0] if bias else None,
+        )  # fmt: skip
+
+    def _op_pool(self, node: Node, ipu: int) -> Tensor:
+        (x,) = self.args(node, ipu)
+        a = node.attrs
+        kw = {"stride": a["stride"], "padding": a["padding"], "ceil_mode": a["ceil_mode"]}
+        if a["kind"] == "max":
+            return popnn.max_pool(self.graph, x, a["kernel"], self.prog, node.name, **kw)
+        kw["count_include_pad"] = a["count_include_pad"]
+        return popnn.avg_pool(self.graph, x, a["kernel"], self.prog, node.name, **kw)
+
+    def _op_global_avg_pool(self, node: Node, ipu: int) -> Tensor:
+        (x,) = self.args(node, ipu)
+        return popnn.global_avg_pool(self.graph, x, self.prog, node.name)
+
     def _op_softmax(self, node: Node, ipu: int) -> Tensor:
         (a,) = self.args(node, ipu)
         return popnn.softmax(self.graph, a, self.prog, node.name)

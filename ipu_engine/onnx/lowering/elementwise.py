@@ -28,6 +28,16 @@ from ipu_engine.popops.expr import _1, _2, _3
 _NUMPY_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
 
 
+def _legacy_broadcast(ctx: NodeContext, a: Any, b: Any) -> tuple[Any, Any]:
+    """Opsets before 7: ``broadcast=1`` aligns ``b`` with ``a``'s dimensions from ``axis``."""
+    axis = ctx.attr("axis")
+    if ctx.opset >= 7 or not ctx.attr("broadcast", 0) or axis is None:
+        return a, b
+    axis = int(axis) % len(a.shape)
+    trailing = len(a.shape) - axis - len(b.shape)
+    return a, b.reshape(*b.shape, *([1] * trailing)) if trailing > 0 else b
+
+
 def _operands(a: Any, b: Any) -> tuple[Any, Any]:
     a, b = to_type((a, b), common_type((a, b))) if traced(a, b) else (a, b)
     return squeeze_scalar(a, b), squeeze_scalar(b, a)
@@ -35,16 +45,14 @@ def _operands(a: Any, b: Any) -> tuple[Any, Any]:
 
 @lowering("Add", "Sub", "Mul", since=6)
 def arithmetic(ctx: NodeContext, a: Any, b: Any) -> Any:
-    if ctx.opset < 7 and ctx.attr("broadcast", 0) and ctx.attr("axis") is not None:
-        raise ctx.unsupported("axis", ctx.attr("axis"))
-    a, b = _operands(a, b)
+    a, b = _operands(*_legacy_broadcast(ctx, a, b))
     out = _NUMPY_BINARY[ctx.op_type](a, b)
     return out if traced(out) else np.asarray(out).astype(np.result_type(a, b))
 
 
 @lowering("Div", since=6)
 def div(ctx: NodeContext, a: Any, b: Any) -> Any:
-    a, b = _operands(a, b)
+    a, b = _operands(*_legacy_broadcast(ctx, a, b))
     if not traced(a, b):
         a, b = np.asarray(a), np.asarray(b)
         if a.dtype.kind in "iu":  # C division: truncates toward zero
@@ -56,8 +64,9 @@ def div(ctx: NodeContext, a: Any, b: Any) -> Any:
     return map_expr(_1 / _2, a, b)
 
 
-@lowering("Pow", since=7)
+@lowering("Pow", since=1)
 def power(ctx: NodeContext, x: Any, y: Any) -> Any:
+    x, y = _legacy_broadcast(ctx, x, y)
     if not traced(x, y):
         return np.power(x, y).astype(np.asarray(x).dtype)
     exponent = host_scalar(y)
@@ -174,8 +183,10 @@ def activation(ctx: NodeContext, x: Any) -> Any:
     return out if traced(out) else out.astype(np.asarray(x).dtype)
 
 
-@lowering("PRelu", since=7)
+@lowering("PRelu", since=6)
 def prelu(ctx: NodeContext, x: Any, slope: Any) -> Any:
+    if ctx.opset < 7 and len(slope.shape) == 1 and len(x.shape) > 2 and slope.shape[0] > 1:
+        slope = slope.reshape(-1, *([1] * (len(x.shape) - 2)))  # one slope per channel
     return map_expr(pe.select(_1, _1 * _2, _1 > 0), *_operands(x, slope))
 
 
@@ -247,3 +258,11 @@ def where(ctx: NodeContext, cond: Any, x: Any, y: Any) -> Any:
     kind = common_type((x, y))
     cond, x, y = to_type((cond, x, y), kind)
     return map_expr(pe.select(_2, _3, pe.Binary("NOT_EQUAL", _1, pe.Const(0))), cond, x, y)
+
+
+@lowering("Shrink", since=9)
+def shrink(ctx: NodeContext, x: Any) -> Any:
+    lambd, bias = float(ctx.attr("lambd", 0.5)), float(ctx.attr("bias", 0.0))
+    inner = pe.select(_1 - bias, 0.0, _1 > lambd)
+    out = map_expr(pe.select(_1 + bias, inner, _1 < -lambd), x)
+    return out if traced(out) else out.astype(np.asarray(x).dtype)

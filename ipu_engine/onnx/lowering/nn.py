@@ -86,6 +86,14 @@ def layer_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any = None) -> list[A
     return [y, mean, inv_std][: len(ctx.node.output)]
 
 
+@lowering("InstanceNormalization", since=6)
+def instance_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any) -> Any:
+    per_channel = (-1,) + (1,) * (len(x.shape) - 2)
+    axes = tuple(range(2, len(x.shape)))
+    y, _, _ = _normalise(x, axes, float(ctx.attr("epsilon", 1e-5)))
+    return y * scale.reshape(per_channel) + bias.reshape(per_channel)
+
+
 @lowering("BatchNormalization", since=6, host_weights=True)
 def batch_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any, mean: Any, var: Any) -> Any:
     """Inference: ``x * s + t`` per channel, ``s = scale / sqrt(var + eps)`` and

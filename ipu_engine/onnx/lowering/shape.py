@@ -179,6 +179,57 @@ def _one_hot_gather(ctx: NodeContext, data: Any, indices: Any, axis: int) -> Any
     return out.transpose(tuple(order))
 
 
+@lowering("Pad", since=2)
+def pad(ctx: NodeContext, x: Any, pads: Any = None, value: Any = None, axes: Any = None) -> Any:
+    """Constant, edge and reflect padding; traced, a join of views and constant blocks."""
+    mode = ctx.attr("mode", "constant")
+    if ctx.opset < 11:
+        pads, value = ctx.attr("pads"), ctx.attr("value", 0.0)
+    rank = len(x.shape)
+    amounts = _ints(_host(ctx, pads, "pads"))
+    chosen = (
+        list(range(rank)) if axes is None else [a % rank for a in _ints(_host(ctx, axes, "axes"))]
+    )
+    fill = 0 if value is None else np.asarray(_host(ctx, value, "value")).reshape(-1)[0]
+    if mode not in ("constant", "edge", "reflect"):
+        raise ctx.unsupported("mode", mode)
+    widths = [(0, 0)] * rank
+    for i, a in enumerate(chosen):
+        widths[a] = (amounts[i], amounts[i + len(chosen)])
+    if not traced(x):
+        extra = {"constant_values": fill} if mode == "constant" else {}
+        cropped = _crop(x, widths)
+        return np.pad(cropped, [(max(b, 0), max(e, 0)) for b, e in widths], mode=mode, **extra)
+    x = _crop(x, widths)
+    for axis, (before, after) in enumerate(widths):
+        before, after = max(before, 0), max(after, 0)
+        if before or after:
+            x = concatenate(_padded_parts(x, axis, before, after, mode, fill), axis)
+    return x
+
+
+def _crop(x: Any, widths: list[tuple[int, int]]) -> Any:
+    """Negative pads remove elements."""
+    key = tuple(slice(-b if b < 0 else None, e if e < 0 else None) for b, e in widths)
+    return x[key] if any(b < 0 or e < 0 for b, e in widths) else x
+
+
+def _padded_parts(x: Any, axis: int, before: int, after: int, mode: str, fill: Any) -> list:
+    length = x.shape[axis]
+    if mode == "constant":
+        dtype = np.float32 if x.dtype.is_float else np.int32
+        block = lambda n: np.full((*x.shape[:axis], n, *x.shape[axis + 1 :]), fill, dtype)  # noqa: E731
+        head, tail = block(before), block(after)
+    elif mode == "edge":
+        head = concatenate([_slice(x, axis, 0, 1)] * before, axis) if before else None
+        tail = concatenate([_slice(x, axis, length - 1, length)] * after, axis) if after else None
+    else:  # reflect: mirrored about the first and last elements
+        head = _slice(x, axis, before, 0, -1) if before else None
+        stop = length - 2 - after
+        tail = _slice(x, axis, length - 2, stop if stop >= 0 else None, -1) if after else None
+    return [p for p in (head, x, tail) if p is not None and (not hasattr(p, "size") or p.size)]
+
+
 @lowering("Expand", since=8)
 def expand(ctx: NodeContext, x: Any, shape: Any) -> Any:
     target = tuple(_ints(_host(ctx, shape, "shape")))

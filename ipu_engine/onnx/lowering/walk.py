@@ -16,7 +16,7 @@ from ipu_engine.debug import name_scope
 from ipu_engine.errors import OnnxError
 from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
 from ipu_engine.frontend.traced import TracedTensor
-from ipu_engine.onnx.lowering import elementwise, linalg, nn, shape  # noqa: F401  (registers)
+from ipu_engine.onnx.lowering import conv, elementwise, linalg, nn, shape  # noqa: F401
 from ipu_engine.onnx.lowering.common import traced
 from ipu_engine.onnx.lowering.registry import find_lowering, node_context
 from ipu_engine.onnx.model import OnnxModel

@@ -1,0 +1,144 @@
+"""Conv, pools and LRN: ONNX's NCHW tensors seen as NHWC views (no copies) for poplin's
+convolution and popnn's pools; 1-D ones as images one row high; weights laid out
+[KH, KW, C/groups, F] on the host before they become variables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.frontend.cnn_ops import conv2d, global_avg_pool, pool2d
+from ipu_engine.onnx.lowering.common import traced
+from ipu_engine.onnx.lowering.registry import NodeContext, lowering
+
+Pads = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _spatial(ctx: NodeContext, x: Any) -> int:
+    rank = len(x.shape) - 2
+    if rank not in (1, 2):
+        raise ctx.error(f"only 1-D and 2-D {ctx.op_type} are supported, got {rank}-D input")
+    if not traced(x):
+        raise ctx.error("its input must be computed on the IPU (constant folding is not done)")
+    return rank
+
+
+def _as_nhwc(x: Any, rank: int) -> Any:
+    if rank == 1:
+        x = x.reshape(x.shape[0], x.shape[1], 1, x.shape[2])
+    return x.transpose((0, 2, 3, 1))
+
+
+def _as_nchw(y: Any, rank: int) -> Any:
+    y = y.transpose((0, 3, 1, 2))
+    return y.reshape(y.shape[0], y.shape[1], y.shape[3]) if rank == 1 else y
+
+
+def _two(values: list[int], rank: int, fill: int) -> tuple[int, int]:
+    """A per-dimension attribute as (height, width); 1-D ones are one row high."""
+    return (fill, int(values[0])) if rank == 1 else (int(values[0]), int(values[1]))
+
+
+def _pads(
+    ctx: NodeContext,
+    sizes: tuple[int, ...],
+    kernel: list[int],
+    strides: list[int],
+    dilations: list[int],
+) -> Pads:
+    """((top, bottom), (left, right)) from ``pads`` or ``auto_pad``."""
+    rank = len(sizes)
+    auto = ctx.attr("auto_pad", "NOTSET")
+    if auto in ("NOTSET", "VALID"):
+        pads = (
+            [int(p) for p in ctx.attr("pads", [0] * 2 * rank)]
+            if auto == "NOTSET"
+            else [0] * 2 * rank
+        )
+        begin, end = pads[:rank], pads[rank:]
+    elif auto in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
+            total = max(0, (-(-size // s) - 1) * s + (k - 1) * d + 1 - size)
+            small, large = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else large)
+            end.append(large if auto == "SAME_UPPER" else small)
+    else:
+        raise ctx.unsupported("auto_pad", auto)
+    if rank == 1:
+        return (0, 0), (begin[0], end[0])
+    return (begin[0], end[0]), (begin[1], end[1])
+
+
+@lowering("Conv", since=1, host_weights=True)
+def conv(ctx: NodeContext, x: Any, w: Any, b: Any = None) -> Any:
+    rank = _spatial(ctx, x)
+    kernel = list(ctx.attr("kernel_shape", w.shape[2:]))
+    strides = list(ctx.attr("strides", [1] * rank))
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    pads = _pads(ctx, tuple(x.shape[2:]), kernel, strides, dilations)
+    if rank == 1:
+        w = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
+    # [F, C/g, KH, KW] -> [KH, KW, C/g, F]
+    if traced(w):
+        w = w.transpose((2, 3, 1, 0))
+    else:
+        w = ctx.weight(ctx.node.input[1], np.ascontiguousarray(np.transpose(w, (2, 3, 1, 0))))
+    if b is not None:
+        b = ctx.weight(ctx.node.input[2], b)
+    y = conv2d(
+        _as_nhwc(x, rank), w, b, stride=_two(strides, rank, 1), padding=pads,
+        dilation=_two(dilations, rank, 1), groups=int(ctx.attr("group", 1)),
+    )  # fmt: skip
+    return _as_nchw(y, rank)
+
+
+@lowering("MaxPool", "AveragePool", since=1)
+def pool(ctx: NodeContext, x: Any) -> Any:
+    rank = _spatial(ctx, x)
+    if len([o for o in ctx.node.output if o]) > 1:
+        raise ctx.error("the Indices output of MaxPool is not supported")
+    if ctx.attr("storage_order", 0):
+        raise ctx.unsupported("storage_order", ctx.attr("storage_order"))
+    kernel = list(ctx.attr("kernel_shape"))
+    strides = list(ctx.attr("strides", [1] * rank))
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    if any(d != 1 for d in dilations):
+        raise ctx.unsupported("dilations", dilations)
+    pads = _pads(ctx, tuple(x.shape[2:]), kernel, strides, dilations)
+    y = pool2d(
+        "max" if ctx.op_type == "MaxPool" else "avg", _as_nhwc(x, rank), _two(kernel, rank, 1),
+        stride=_two(strides, rank, 1), padding=pads, ceil_mode=bool(ctx.attr("ceil_mode", 0)),
+        count_include_pad=bool(ctx.attr("count_include_pad", 0)),
+    )  # fmt: skip
+    return _as_nchw(y, rank)
+
+
+@lowering("GlobalAveragePool", "GlobalMaxPool", since=1)
+def global_pool(ctx: NodeContext, x: Any) -> Any:
+    axes = tuple(range(2, len(x.shape)))
+    if ctx.op_type == "GlobalMaxPool" or not traced(x) or len(axes) != 2:
+        method = "max" if ctx.op_type == "GlobalMaxPool" else "mean"
+        return getattr(x, method)(axis=axes, keepdims=True)
+    return _as_nchw(global_avg_pool(_as_nhwc(x, 2)), 2)
+
+
+@lowering("LRN", since=1)
+def lrn(ctx: NodeContext, x: Any) -> Any:
+    """``x / (bias + alpha / size * sum of x^2 over size channels) ^ beta``; the channel
+    window's sum is an average pool over C (padded cells counted) times ``size``."""
+    size = int(ctx.attr("size"))
+    alpha, beta = float(ctx.attr("alpha", 1e-4)), float(ctx.attr("beta", 0.75))
+    bias = float(ctx.attr("bias", 1.0))
+    if not traced(x):
+        raise ctx.error("its input must be computed on the IPU (constant folding is not done)")
+    n, c = x.shape[:2]
+    rest = int(np.prod(x.shape[2:], dtype=np.int64))
+    squares = (x * x).reshape(n, c, rest, 1)  # NHWC view: the pool's rows are the channels
+    pads = ((size - 1) // 2, size - 1 - (size - 1) // 2)
+    mean = pool2d("avg", squares, (size, 1), stride=(1, 1), padding=(pads, (0, 0)),
+                  count_include_pad=True)  # fmt: skip
+    scale = (mean * np.float32(alpha) + np.float32(bias)) ** float(beta)
+    return x / scale.reshape(x.shape)
