@@ -136,6 +136,71 @@ CASES = {
         {"x": np.array([[1, 2], [3, 4]], np.int64)},
         {"y": np.array([10, -20], np.int64)},
     ),
+    "conv_grouped_strided": (
+        "Conv",
+        {"group": 2, "strides": [2, 1], "pads": [1, 0, 2, 1]},
+        {"x": f32(2, 4, 9, 8)},
+        {"w": f32(6, 2, 3, 3), "b": f32(6)},
+    ),
+    "conv_dilated": (
+        "Conv",
+        {"dilations": [2, 2], "pads": [2, 1, 2, 1]},
+        {"x": f32(1, 3, 7, 7)},
+        {"w": f32(4, 3, 3, 3)},
+    ),
+    "conv_same_upper_strided": (
+        "Conv",
+        {"auto_pad": "SAME_UPPER", "strides": [2, 2]},
+        {"x": f32(1, 3, 8, 8)},
+        {"w": f32(4, 3, 4, 4)},
+    ),
+    "conv_same_lower": (
+        "Conv",
+        {"auto_pad": "SAME_LOWER"},
+        {"x": f32(1, 2, 5, 5)},
+        {"w": f32(3, 2, 2, 2)},
+    ),
+    "conv_depthwise_1d": (
+        "Conv",
+        {"group": 3, "pads": [1, 1]},
+        {"x": f32(2, 3, 10)},
+        {"w": f32(3, 1, 3)},
+    ),
+    "max_pool_ceil": (
+        "MaxPool",
+        {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1},
+        {"x": f32(1, 3, 8, 8)},
+        {},
+    ),
+    "avg_pool_pads": (
+        "AveragePool",
+        {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 0},
+        {"x": f32(2, 2, 5, 5)},
+        {},
+    ),
+    "global_avg_pool": ("GlobalAveragePool", {}, {"x": f32(2, 5, 4, 3)}, {}),
+    "global_max_pool": ("GlobalMaxPool", {}, {"x": f32(2, 5, 4, 3)}, {}),
+    "lrn": (
+        "LRN",
+        {"size": 3, "alpha": 0.01, "beta": 0.75, "bias": 1.5},
+        {"x": f32(2, 6, 3, 3)},
+        {},
+    ),
+    "pad_reflect": ("Pad", {"mode": "reflect"}, {"x": f32(2, 5, 4)}, {"p": i64(0, 2, 1, 0, 3, 2)}),
+    "pad_edge": ("Pad", {"mode": "edge"}, {"x": f32(3, 4)}, {"p": i64(1, 2, 2, 0)}),
+    "pad_constant_crop": (
+        "Pad",
+        {},
+        {"x": f32(3, 4)},
+        {"p": i64(1, -1, 0, 2), "v": np.array(1.5, np.float32)},
+    ),
+    "instance_norm": (
+        "InstanceNormalization",
+        {},
+        {"x": f32(2, 3, 4, 5)},
+        {"s": f32(3), "b": f32(3)},
+    ),
+    "shrink": ("Shrink", {"lambd": 0.3, "bias": 0.1}, {"x": f32(20)}, {}),
 }
 OPSET = {"clip": 13, "split": 13}
 
