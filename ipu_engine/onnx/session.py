@@ -124,7 +124,12 @@ class InferenceSession:
         values = dict(program.host_outputs)
         if program.compiled is not None:
             self.last = program.compiled
-            result = program.compiled(arrays)
+            try:
+                result = program.compiled(arrays)
+            except OnnxError:
+                raise
+            except EngineError as exc:  # an out-of-memory engine kept for its report, ...
+                raise OnnxError(f"{self.model.source}: {exc}") from exc
             results = (result,) if isinstance(result, np.ndarray) else result
             values.update(zip(program.traced_outputs, results, strict=True))
         types = {o.name: o.dtype for o in self.model.outputs}

@@ -141,3 +141,37 @@ def test_a_shape_that_must_be_known_is_an_error_naming_the_node():
         OnnxError, match=r"node 'fill' \(ConstantOfShape, opset 17\): its shape must be known"
     ):
         InferenceSession(model, options=SMALL).run(None, {"x": np.array([2, 3], np.float32)})
+
+
+def _too_big():
+    w = np.ones((1024, 512), np.float32)  # 2 MiB of weights on 2 tiles of 624 KiB
+    x = np.ones((1, 1024), np.float32)
+    model = make_model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")],
+        {"x": x},
+        ["y"],
+        {"w": w},
+        name="too_big",
+    )
+    return model, x
+
+
+def test_weights_that_do_not_fit_are_an_error_naming_the_model():
+    model, x = _too_big()
+    with pytest.raises(OnnxError, match=r"<ModelProto 'too_big'>: Out of memory on tile"):
+        InferenceSession(model, options={"tiles_per_ipu": 2}).run(None, {"x": x})
+
+
+def test_an_out_of_memory_model_still_writes_its_report_when_allowed(tmp_path):
+    model, x = _too_big()
+    engine = {
+        "debug.allowOutOfMemory": "true",
+        "autoReport.all": "true",
+        "autoReport.directory": str(tmp_path),
+    }
+    session = InferenceSession(model, options={"tiles_per_ipu": 2, "engine_options": engine})
+    with pytest.raises(
+        OnnxError, match=r"<ModelProto 'too_big'>: run\(0\): this engine does not fit"
+    ):
+        session.run(None, {"x": x})
+    assert (tmp_path / "too_big" / "profile.pop").is_file()
