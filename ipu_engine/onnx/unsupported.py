@@ -27,4 +27,12 @@ EXCLUDED: dict[str, str] = {
     "pools have no dilation",
     r"^test_operator_add(_size1_right|_size1_singleton)?_broadcast_cpu$": _DOUBLE,
     r"^test_operator_addconstant_cpu$": _DOUBLE,
+    r"^test_(bvlc_alexnet|densenet121|inception_v[12]|resnet50|shufflenet|squeezenet|vgg19|zfnet512)"
+    r"_cpu$": (
+        "the light models' weights are constants, so every logit is one number (1e9..1e21) and "
+        "the runner's probabilities are decided by float32 rounding in the summation order "
+        "(squeezenet: 1e-7 relative in the logits, 0.00245 for 0.001 in the output); they also "
+        "take 15 s to minutes and up to 10+ GB each. tests/ipu_engine/test_onnx_light.py "
+        "compares squeezenet's and shufflenet's logits with onnxruntime instead"
+    ),
 }
