@@ -6,7 +6,7 @@ CPU, which is the one device it supports.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,3 @@ class IpuBackend(Backend):
 prepare = IpuBackend.prepare
 run_model = IpuBackend.run_model
 supports_device = IpuBackend.supports_device
-
-
-def feeds_in_order(session: InferenceSession, values: Sequence[np.ndarray]) -> dict[str, Any]:
-    return {spec.name: v for spec, v in zip(session.get_inputs(), values, strict=False)}

@@ -6,7 +6,7 @@ placement (``__ipu_number`` shard, ``__pipeline_stage`` stage, or a balanced spl
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -140,7 +140,3 @@ def _call(ctx: Any, fn: Any, args: list[Any]) -> Any:
         ).__module__.startswith("ipu_engine"):
             raise ctx.error(str(exc)) from None
         raise
-
-
-def host_values(values: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    return {k: v for k, v in values.items() if not traced(v)}
