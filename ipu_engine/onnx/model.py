@@ -139,6 +139,14 @@ def _default_opset(proto: onnx.ModelProto, source: str) -> int:
     return int(opset)
 
 
+#: The element types a model's inputs and outputs may have (float16 and float64 compute in
+#: float32, integers in int32, booleans as 0/1).
+SUPPORTED_TYPES = frozenset(
+    {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+     "uint32", "uint64", "bool"}
+)  # fmt: skip
+
+
 def _spec(value: onnx.ValueInfoProto, source: str) -> ValueSpec:
     if not value.type.HasField("tensor_type"):
         raise OnnxError(
@@ -148,6 +156,12 @@ def _spec(value: onnx.ValueInfoProto, source: str) -> ValueSpec:
     if not tensor.elem_type:
         raise OnnxError(f"{source}: value {value.name!r} has no element type")
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+    type_name = onnx.TensorProto.DataType.Name(tensor.elem_type)
+    if dtype.name not in SUPPORTED_TYPES or type_name in ("BFLOAT16",):
+        raise OnnxError(
+            f"{source}: value {value.name!r} is {type_name}; supported element types: "
+            "FLOAT, FLOAT16, DOUBLE, INT8..INT64, UINT8..UINT64, BOOL"
+        )
     if not tensor.HasField("shape"):
         return ValueSpec(value.name, None, dtype)
     dims: list[int | str | None] = []

@@ -175,3 +175,25 @@ def test_an_out_of_memory_model_still_writes_its_report_when_allowed(tmp_path):
     ):
         session.run(None, {"x": x})
     assert (tmp_path / "too_big" / "profile.pop").is_file()
+
+
+def test_an_element_type_the_ipu_lacks_names_the_value():
+    model = relu_model()
+    model.graph.input[0].type.tensor_type.elem_type = onnx.TensorProto.BFLOAT16
+    with pytest.raises(OnnxError, match=r"value 'x' is BFLOAT16; supported element types: FLOAT"):
+        InferenceSession(model)
+
+
+def test_dropout_in_training_mode_is_refused_even_when_fed():
+    flag = np.array(True)
+    model = make_model(
+        [helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")],
+        {"x": x, "t": flag},
+        ["y"],
+        {"r": np.array(0.5, np.float32)},
+    )
+    with pytest.raises(
+        OnnxError,
+        match=r"node 'drop' \(Dropout, opset 17\): training_mode must be a constant False",
+    ):
+        InferenceSession(model, options=SMALL).run(None, {"x": x, "t": flag})

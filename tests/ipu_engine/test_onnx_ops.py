@@ -68,6 +68,13 @@ CASES = {
     "log_softmax": ("LogSoftmax", {}, {"x": f32(3, 10)}, {}),
     "reshape": ("Reshape", {}, {"x": f32(2, 3, 4)}, {"s": i64(0, -1)}),
     "flatten": ("Flatten", {"axis": 2}, {"x": f32(2, 3, 4, 5)}, {}),
+    "flatten_negative_axis": ("Flatten", {"axis": -1}, {"x": f32(2, 3, 4)}, {}),
+    "batch_norm_statistics_fed": (
+        "BatchNormalization",
+        {"epsilon": 1e-3},
+        {"x": f32(2, 3, 4), "s": f32(3), "b": f32(3), "m": f32(3), "v": np.abs(f32(3)) + 0.5},
+        {},
+    ),
     "transpose": ("Transpose", {"perm": [2, 0, 1]}, {"x": f32(2, 3, 4)}, {}),
     "concat": ("Concat", {"axis": 1}, {"x": f32(2, 3), "y": f32(2, 5)}, {"w": f32(2, 2)}),
     "slice_steps": (

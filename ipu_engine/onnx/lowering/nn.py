@@ -100,12 +100,13 @@ def batch_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any, mean: Any, var: 
     ``t = bias - mean * s`` folded on the host into two weights."""
     if ctx.attr("training_mode", 0) or len([o for o in ctx.node.output if o]) > 1:
         raise ctx.error("training mode (running statistics as outputs) is not supported")
-    eps = float(ctx.attr("epsilon", 1e-5))
-    if traced(scale, bias, mean, var):
-        raise ctx.error("its scale, bias, mean and variance must be model weights")
-    s = np.asarray(scale, np.float32) / np.sqrt(np.asarray(var, np.float32) + np.float32(eps))
-    t = np.asarray(bias, np.float32) - np.asarray(mean, np.float32) * s
+    eps = np.float32(ctx.attr("epsilon", 1e-5))
     per_channel = (-1,) + (1,) * (len(x.shape) - 2)
+    if traced(scale, bias, mean, var):  # statistics fed at run time: computed on the IPU
+        s = scale / np.sqrt(var + eps)
+        return x * s.reshape(per_channel) + (bias - mean * s).reshape(per_channel)
+    s = np.asarray(scale, np.float32) / np.sqrt(np.asarray(var, np.float32) + eps)
+    t = np.asarray(bias, np.float32) - np.asarray(mean, np.float32) * s
     s, t = s.reshape(per_channel), t.reshape(per_channel)
     if traced(x):
         s, t = ctx.weight(f"{ctx.name}.scale", s), ctx.weight(f"{ctx.name}.shift", t)
@@ -114,8 +115,8 @@ def batch_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any, mean: Any, var: 
 
 @lowering("Dropout", since=6)
 def dropout(ctx: NodeContext, x: Any, ratio: Any = None, training: Any = None) -> list[Any]:
-    if training is not None and not traced(training) and bool(np.asarray(training)):
-        raise ctx.error("training_mode=True is not supported (inference only)")
+    if training is not None and (traced(training) or bool(np.asarray(training))):
+        raise ctx.error("training_mode must be a constant False (inference only)")
     outputs = [x]
     if len(ctx.node.output) > 1 and ctx.node.output[1]:
         outputs.append(np.ones(x.shape, dtype=np.bool_))

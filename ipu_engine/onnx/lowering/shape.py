@@ -55,7 +55,8 @@ def reshape(ctx: NodeContext, x: Any, shape: Any) -> Any:
 
 @lowering("Flatten", since=1)
 def flatten(ctx: NodeContext, x: Any) -> Any:
-    axis = int(ctx.attr("axis", 1)) % (len(x.shape) + 1) if x.shape else 0
+    axis = int(ctx.attr("axis", 1))
+    axis = axis + len(x.shape) if axis < 0 else axis  # -r..r
     rows = int(np.prod(x.shape[:axis], dtype=np.int64))
     return x.reshape(rows, int(np.prod(x.shape[axis:], dtype=np.int64)))
 
