@@ -1,5 +1,5 @@
-"""PopLibs' popnn: non-linearities, softmax, losses and (from ``popnn_pooling``) pooling
-for neural networks.
+"""PopLibs' popnn: non-linearities, softmax, losses, and (from ``popnn_pooling`` and
+``popnn_lrn``) pooling and local response normalization for neural networks.
 
 Non-linearities and softmax are built from popops ops (so their compute sets show up
 under the popnn op in reports); cross-entropy has its own codelet that also gives the
@@ -15,6 +15,7 @@ from ipu_engine.codelets.nn import cross_entropy as cross_entropy_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context, split_by_tile
+from ipu_engine.popnn_lrn import lrn as lrn
 from ipu_engine.popnn_pooling import avg_pool as avg_pool
 from ipu_engine.popnn_pooling import global_avg_pool as global_avg_pool
 from ipu_engine.popnn_pooling import max_pool as max_pool

@@ -183,15 +183,26 @@ class TileMap:
 
     def element_tiles(self, index: np.ndarray | slice) -> np.ndarray:
         """The tile of each element at ``index`` (addresses, or a slice of the pool)."""
-        starts, tiles = self.runs()
         if isinstance(index, slice):
             begin, end, _ = index.indices(self.size)
             if end <= begin:
                 return np.zeros(0, dtype=np.int32)
+            starts, tiles = self._intervals_holding(begin, end)
             lo = np.searchsorted(starts, begin, side="right") - 1
             hi = np.searchsorted(starts, end - 1, side="right") - 1
             s = np.maximum(starts[lo : hi + 1], begin)
             e = np.minimum(np.append(starts[lo + 1 : hi + 1], end), end)
             return np.repeat(tiles[lo : hi + 1], e - s)
+        starts, tiles = self.runs()
         addr = np.asarray(index, dtype=np.int64)
         return tiles[np.searchsorted(starts, addr, side="right") - 1]
+
+    def _intervals_holding(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """(first address, tile) of intervals covering [begin, end): one variable's own
+        when the range lies in it, so that reading a new variable's mapping does not join
+        every variable's intervals again (quadratic over a model's ops)."""
+        bases = self._bases_np()
+        k = int(np.searchsorted(bases, begin, side="right")) - 1
+        if end <= bases[k] + self._var_size(k):
+            return self._starts[k] + bases[k], self._tiles[k]
+        return self.runs()

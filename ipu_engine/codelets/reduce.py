@@ -63,14 +63,32 @@ def reduce_codelet(op: str, dtype: Type, partials_major: bool = False) -> type[V
     square = op == "SQUARE_ADD"
 
     def compute_partials_major(cls: type, batch: VertexBatch) -> None:
+        data = batch["in"]
+        if data.size == 0:
+            return
+        data = np.square(data) if square else data
         partials = batch.state("numPartials").astype(np.int64)
-        scale = batch.state("scale")
-        for i in range(batch.count):
-            data = batch.vertex_values("in", i).reshape(int(partials[i]), -1)
-            result = ufunc.reduce(np.square(data) if square else data, axis=0)
-            if scale[i] != 1:
-                result = result * scale[i]
-            batch.set_vertex_values("out", i, result)
+        outs = batch.sizes("out")
+        # each output's first partial, and the distance between its partials
+        vertex = np.repeat(np.arange(batch.count), outs)
+        local = np.arange(int(outs.sum()), dtype=np.int64) - np.repeat(
+            batch.offsets("out")[:-1], outs
+        )
+        first = batch.offsets("in")[:-1][vertex] + local
+        step, depth = outs[vertex], partials[vertex]
+        # partial by partial from the first, as reduceat: no identity added first
+        # (0.0 + -0.0 would lose the sign of an exact -0.0 sum)
+        result = data[first].copy()
+        for p in range(1, int(depth.max())):
+            if (depth > p).all():
+                ufunc(result, data[first + p * step], out=result)
+            else:  # vertices with fewer partials are done
+                more = np.flatnonzero(depth > p)
+                result[more] = ufunc(result[more], data[first[more] + p * step[more]])
+        scale = np.repeat(batch.state("scale"), outs)
+        if np.any(scale != 1):
+            result = result * scale
+        batch["out"][...] = result
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
         data = batch["in"]

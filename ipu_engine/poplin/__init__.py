@@ -2,7 +2,7 @@
 
 from ipu_engine.poplin.conv import convolution
 from ipu_engine.poplin.conv_plan import ConvPlan, ConvShape, plan_convolution
-from ipu_engine.poplin.matmul import mat_mul, mat_mul_plan
+from ipu_engine.poplin.matmul import mat_mul, mat_mul_grouped, mat_mul_plan
 from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "MatMulPlan",
     "convolution",
     "mat_mul",
+    "mat_mul_grouped",
     "mat_mul_plan",
     "plan_convolution",
     "plan_matmul",

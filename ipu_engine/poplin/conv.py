@@ -23,8 +23,8 @@ from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
 from ipu_engine.poplin.conv_plan import ConvPlan, ConvShape, _pair, plan_convolution
-from ipu_engine.poplin.matmul import _memory_proportion, _reduce_partials
-from ipu_engine.popops.reduce import reduce_to
+from ipu_engine.poplin.matmul import _memory_proportion
+from ipu_engine.popops.reduce import reduce_partials, reduce_to
 from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
 from ipu_engine.tensor import Tensor
@@ -118,6 +118,26 @@ def _bounds(size: int, block: int) -> np.ndarray:
     return np.stack([starts, np.minimum(starts + block, size)], axis=1)
 
 
+def _weight_blocks(
+    weights: Tensor, c0: np.ndarray, c1: np.ndarray, f0: np.ndarray, f1: np.ndarray
+) -> EdgeColumn:
+    """Each vertex's weights ``[:, :, c0:c1, f0:f1]``, in bulk: one block of the weights'
+    [KH*KW*C, F] rows per kernel position, the vertex's blocks joined into one edge."""
+    kh, kw, c, f = weights.shape
+    taps = kh * kw
+    rows = np.arange(taps, dtype=np.int64) * c
+    blocks = EdgeColumn.from_blocks(
+        weights.reshape([taps * c, f]),
+        (c0[:, None] + rows).reshape(-1), (c1[:, None] + rows).reshape(-1),
+        np.repeat(f0, taps), np.repeat(f1, taps),
+    )  # fmt: skip
+    if blocks.runs is None:
+        return EdgeColumn(blocks.addr, blocks.offsets[::taps])
+    return EdgeColumn(
+        None, blocks.offsets[::taps], runs=blocks.runs, run_offsets=blocks.run_offsets[::taps]
+    )
+
+
 def _map_output(
     graph: Graph, out: Tensor, rows: tuple, chans: tuple, tiles: np.ndarray, depth: int
 ) -> tuple[np.ndarray, bool]:
@@ -186,23 +206,21 @@ def _build(graph, plan, shape, inp, weights, bias, out, prog, debug_id) -> None:
     def columns(v: np.ndarray) -> dict[str, EdgeColumn]:
         """The edges of vertices ``v``: input rows with their halo, weights, output block."""
         in_rows = (img[v] * s.height + ih0[v]) * s.width, (img[v] * s.height + ih1[v]) * s.width
-        bounds = zip(c0[v].tolist(), c1[v].tolist(), oc0[v].tolist(), oc1[v].tolist(), strict=True)
         first = out_first[v]
         return {
             "in": EdgeColumn.from_blocks(pixels, *in_rows, ic0[v], ic1[v]),
-            "weights": EdgeColumn.from_parts(
-                [weights.addr[:, :, a:b, e:g] for a, b, e, g in bounds]
-            ),
+            "weights": _weight_blocks(weights, c0[v], c1[v], oc0[v], oc1[v]),
             "out": EdgeColumn.from_blocks(
                 target, first + out_r0[v], first + out_r1[v], oc0[v], oc1[v]
             ),
         }
 
     state = {
-        "outRows": r1 - r0, "inRows": ih1 - ih0, "padTop": ih0 - first_in, "width": s.width,
-        "outWidth": ow, "groups": g1 - g0, "inChans": c1 - c0, "outChans": e1 - e0,
-        "kernelH": s.kernel_h, "kernelW": s.kernel_w, "strideH": sh, "strideW": sw,
-        "dilationH": dh, "dilationW": s.dilation[1], "padLeft": pl,
+        "outRows": r1 - r0, "inRows": ih1 - ih0, "padTop": np.maximum(ih0 - first_in, 0),
+        "width": s.width, "outWidth": ow, "groups": g1 - g0, "inChans": c1 - c0,
+        "outChans": e1 - e0, "kernelH": s.kernel_h, "kernelW": s.kernel_w,
+        "strideH": sh, "strideW": sw, "dilationH": dh, "dilationW": s.dilation[1],
+        "padLeft": pl,
     }  # fmt: skip
     cs = graph.add_compute_set("Conv/Convolve")
     # the bias goes into the first input-channel block's partial of each output
@@ -222,7 +240,7 @@ def _build(graph, plan, shape, inp, weights, bias, out, prog, debug_id) -> None:
             block.state[name][:] = np.broadcast_to(values, (count,))[v].astype(np.uint32)
     add_program(prog, Execute(cs), debug_id)
     if split and apart:
-        _reduce_partials(graph, partials, out, out_tiles, prog, debug_id)
+        reduce_partials(graph, partials, out, out_tiles, prog, debug_id)
     elif split:
         flat_out = out.reshape([m, s.out_chans])
         reduce_to(graph, partials, [1, 2], [0], flat_out, "ADD", 1.0, prog, debug_id)

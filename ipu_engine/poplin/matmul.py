@@ -13,15 +13,13 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.codelets.matmul import matmul_partial
-from ipu_engine.codelets.reduce import reduce_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
 from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
-from ipu_engine.popops.reduce import reduce_to
+from ipu_engine.popops.reduce import reduce_partials, reduce_to
 from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
-from ipu_engine.runs import Runs
 from ipu_engine.tensor import Tensor
 from ipu_engine.vertices import EdgeColumn
 
@@ -93,6 +91,46 @@ def mat_mul(
     return out
 
 
+def mat_mul_grouped(
+    graph: Graph,
+    a: Tensor,
+    b: Tensor,
+    prog: SequenceProgram,
+    debug_prefix: str = "",
+    options: Mapping[str, Any] | None = None,
+) -> Tensor:
+    """``a[g] @ b[g]`` for every group g of ``a`` [G, M, K] and ``b`` [G, K, N] (PopLibs'
+    matMulGrouped, ``np.matmul``): one op whose plan splits the groups too, giving a new
+    tensor [G, M, N] spread over the tiles."""
+    api = "poplin::matMulGrouped"
+    check_tensors(graph, api, a, b)
+    if a.rank != 3 or b.rank != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise ShapeError(
+            f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}; "
+            "needs [G,M,K] x [G,K,N]"
+        )
+    if a.type != b.type:
+        raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
+    if a.type.numpy_dtype.kind != "f":
+        raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
+    (groups, m, k), n = a.shape, b.shape[2]
+    if 0 in (groups, m, k, n):
+        raise ShapeError(f"{api}: {a.name!r} {a.shape} and {b.name!r} {b.shape} have no elements")
+    plan = plan_matmul(
+        m, k, n, a.type.size, a.type.name, len(graph.tile_range),
+        graph.target.bytes_per_tile, _memory_proportion(options), groups=groups,
+    )  # fmt: skip
+    args = {
+        "A": list(a.shape), "B": list(b.shape),
+        "plan": [plan.sg, plan.sm, plan.sn, plan.sk],
+    }  # fmt: skip
+    with op_context(graph, api, debug_prefix, args) as debug_id:
+        out = graph.add_variable(a.type, [groups, m, n], debug_prefix or "matmul")
+        stacked = (a.reshape([groups * m, k]), b.reshape([groups * k, n]))
+        _build(graph, plan, *stacked, out.reshape([groups * m, n]), prog, debug_id, groups)
+    return out
+
+
 def _blocks(size: int, block: int) -> list[tuple[int, int]]:
     return [(s, min(s + block, size)) for s in range(0, size, block)]
 
@@ -105,28 +143,37 @@ def _build(
     out: Tensor,
     prog: SequenceProgram,
     debug_id: int,
+    groups: int = 1,
 ) -> None:
-    m, k = a.shape
+    """The vertices of ``plan``; with ``groups`` > 1, ``a``, ``b`` and ``out`` are the
+    groups' matrices stacked ([G*M, K], [G*K, N], [G*M, N]) and each group's blocks go
+    to the tiles of its group block."""
+    m, k = a.shape[0] // groups, a.shape[1]
     n = b.shape[1]
     rows, cols, depth = _blocks(m, plan.bm), _blocks(n, plan.bn), _blocks(k, plan.bk)
     tiles_avail = graph.tile_range
-    count = len(rows) * len(cols) * len(depth)
-    # spread the partial products evenly over the available tiles
-    tile_of = tiles_avail.start + (np.arange(count) * len(tiles_avail)) // count
+    per_group = len(rows) * len(cols) * len(depth)
+    count = groups * per_group
     split_k = len(depth) > 1
-    # every vertex's block bounds, in (row block, column block, depth block) order
+    # every vertex's block bounds, in (group, row block, column block, depth block) order
     grid = np.stack(
         np.meshgrid(
-            np.arange(len(rows)), np.arange(len(cols)), np.arange(len(depth)), indexing="ij"
+            np.arange(groups), np.arange(len(rows)), np.arange(len(cols)),
+            np.arange(len(depth)), indexing="ij",
         ),
         axis=-1,
-    ).reshape(-1, 3)
-    r0, r1 = (np.asarray(rows, dtype=np.int64)[grid[:, 0], j] for j in (0, 1))
-    c0, c1 = (np.asarray(cols, dtype=np.int64)[grid[:, 1], j] for j in (0, 1))
-    k0, k1 = (np.asarray(depth, dtype=np.int64)[grid[:, 2], j] for j in (0, 1))
-    d = grid[:, 2].astype(np.int64)
-    tiles = tile_of.astype(np.int32)
-    out_tiles = np.zeros((m, n), dtype=np.int32)
+    ).reshape(-1, 4)  # fmt: skip
+    g = grid[:, 0].astype(np.int64)
+    r0, r1 = (np.asarray(rows, dtype=np.int64)[grid[:, 1], j] + g * m for j in (0, 1))
+    c0, c1 = (np.asarray(cols, dtype=np.int64)[grid[:, 2], j] for j in (0, 1))
+    k0, k1 = (np.asarray(depth, dtype=np.int64)[grid[:, 3], j] for j in (0, 1))
+    d = grid[:, 3].astype(np.int64)
+    # spread the partial products evenly over the available tiles; the groups of one
+    # group block share the tiles of one slot
+    slot = (g // plan.bg) * per_group + np.arange(count) % per_group
+    slots = -(-groups // plan.bg) * per_group
+    tiles = (tiles_avail.start + (slot * len(tiles_avail)) // slots).astype(np.int32)
+    out_tiles = np.zeros((groups * m, n), dtype=np.int32)
     partials_apart = True  # the partials of every output on distinct tiles
     for i in range(0, count, len(depth)):
         block_tiles = tiles[i : i + len(depth)]
@@ -139,7 +186,8 @@ def _build(
         out_tiles[br0:br1, bc0:bc1] = block_tiles[share].reshape(br1 - br0, bc1 - bc0)
     graph.set_tile_mapping_array(out, out_tiles)
     in_col = EdgeColumn.from_blocks(a, r0, r1, k0, k1)
-    weights_col = EdgeColumn.from_blocks(b, k0, k1, c0, c1)
+    weights_col = EdgeColumn.from_blocks(b, g * k + k0, g * k + k1, c0, c1)
+    m = groups * m  # rows of the stacked output
     if split_k:
         partials = graph.add_variable(a.type, [len(depth), m, n], "partials")
         as_rows = partials.reshape([len(depth) * m, n])
@@ -159,69 +207,6 @@ def _build(
         block.state[name][:] = (hi - lo).astype(np.uint32)
     add_program(prog, Execute(cs), debug_id)
     if split_k and partials_apart:
-        _reduce_partials(graph, partials, out, out_tiles, prog, debug_id)
+        reduce_partials(graph, partials, out, out_tiles, prog, debug_id)
     elif split_k:
         reduce_to(graph, partials, [1, 2], [0], out, "ADD", 1.0, prog, debug_id)
-
-
-def _reduce_partials(
-    graph: Graph,
-    partials: Tensor,
-    out: Tensor,
-    out_tiles: np.ndarray,
-    prog: SequenceProgram,
-    debug_id: int,
-) -> None:
-    """Sum the partials into ``out`` on each output element's tile, built from runs.
-
-    The vertices are those ``popops.reduce`` makes when every output's partials lie on
-    distinct tiles (one vertex per output tile, reducing all its outputs): the same
-    figures, but each vertex's inputs are runs of ``partials`` (first partial of all its
-    outputs, then the second, ...) instead of one address per element.
-    """
-    depth, size = partials.shape[0], out.num_elements
-    flat_tiles = out_tiles.reshape(-1)
-    order = np.argsort(flat_tiles, kind="stable")
-    tiles_sorted = flat_tiles[order]
-    breaks = (np.diff(order) != 1) | (np.diff(tiles_sorted) != 0)
-    first = np.concatenate(([0], np.flatnonzero(breaks) + 1))
-    length = np.diff(np.append(first, size)).astype(np.int64)
-    pos = order[first].astype(np.int64)
-    run_tile = tiles_sorted[first]
-    del order, tiles_sorted, breaks
-    vstart = np.flatnonzero(np.r_[True, run_tile[1:] != run_tile[:-1]])
-    runs_per_vertex = np.diff(np.append(vstart, pos.size))
-    out_base = out.pool_range()[0]  # type: ignore[index]
-    partials_base = partials.pool_range()[0]  # type: ignore[index]
-    elements = np.add.reduceat(length, vstart)
-    out_col = EdgeColumn(
-        None,
-        np.concatenate(([0], np.cumsum(elements))).astype(np.int64),
-        runs=Runs(out_base + pos, length),
-        run_offsets=np.append(vstart, pos.size).astype(np.int64),
-    )
-    in_run_offsets = np.concatenate(([0], np.cumsum(runs_per_vertex * depth))).astype(np.int64)
-    vertex_of_run = np.repeat(np.arange(vstart.size), runs_per_vertex)
-    local = np.arange(pos.size) - vstart[vertex_of_run]
-    in_start = np.empty(pos.size * depth, dtype=np.int64)
-    in_length = np.empty(pos.size * depth, dtype=np.int64)
-    for d in range(depth):
-        at = in_run_offsets[vertex_of_run] + d * runs_per_vertex[vertex_of_run] + local
-        in_start[at] = partials_base + d * size + pos
-        in_length[at] = length
-    in_col = EdgeColumn(
-        None,
-        np.concatenate(([0], np.cumsum(elements * depth))).astype(np.int64),
-        runs=Runs(in_start, in_length),
-        run_offsets=in_run_offsets,
-    )
-    cs = graph.add_compute_set("Reduce")
-    block = graph.add_vertex_block(
-        cs,
-        reduce_codelet("ADD", partials.type, partials_major=True),
-        run_tile[vstart],
-        {"in": in_col, "out": out_col},
-    )
-    block.state["numPartials"][:] = depth
-    block.state["scale"][:] = 1.0
-    add_program(prog, Execute(cs), debug_id)

@@ -31,10 +31,12 @@ class MatMulPlan:
     cycles: float
     temp_bytes: int
     fits_budget: bool
+    sg: int = 1  # group blocks (a grouped matmul's G)
+    bg: int = 1  # groups per block: their products share the block's tiles
 
     @property
     def num_partials(self) -> int:
-        return self.sm * self.sn * self.sk
+        return self.sg * self.sm * self.sn * self.sk
 
 
 def _splits(size: int, limit: int) -> np.ndarray:
@@ -54,18 +56,24 @@ def plan_matmul(
     num_tiles: int,
     bytes_per_tile: int,
     available_memory_proportion: float = 0.6,
+    groups: int = 1,
 ) -> MatMulPlan:
+    """The plan of ``groups`` independent [m,k] x [k,n] products (PopLibs' matMulGrouped
+    when ``groups`` > 1): the groups are split into blocks too, and the products of a
+    block's groups run one after another on its tiles."""
     sm_c, sn_c, sk_c = _splits(m, num_tiles), _splits(n, num_tiles), _splits(k, num_tiles)
-    sm, sn, sk = (a.reshape(-1) for a in np.meshgrid(sm_c, sn_c, sk_c, indexing="ij"))
-    ok = sm * sn * sk <= num_tiles
-    sm, sn, sk = sm[ok], sn[ok], sk[ok]
-    bm, bn, bk = -(-m // sm), -(-n // sn), -(-k // sk)
+    sg_c = _splits(groups, num_tiles)
+    grids = np.meshgrid(sg_c, sm_c, sn_c, sk_c, indexing="ij")
+    sg, sm, sn, sk = (a.reshape(-1) for a in grids)
+    ok = sg * sm * sn * sk <= num_tiles
+    sg, sm, sn, sk = sg[ok], sm[ok], sn[ok], sk[ok]
+    bg, bm, bn, bk = -(-groups // sg), -(-m // sm), -(-n // sn), -(-k // sk)
     macs = C.MACS_PER_CYCLE.get(dtype_name, C.MACS_PER_CYCLE["float"])
     partial_size = 4  # partials accumulate in float
-    compute = (bm * bn * bk) / macs + C.SUPERVISOR_OVERHEAD_CYCLES
-    operand_bytes = (bm * bk + bk * bn) * elem_size
+    compute = bg * (bm * bn * bk) / macs + bg * C.SUPERVISOR_OVERHEAD_CYCLES
+    operand_bytes = bg * (bm * bk + bk * bn) * elem_size
     exchange = operand_bytes / C.EXCHANGE_BYTES_PER_CYCLE + C.EXCHANGE_LATENCY_CYCLES
-    reduce_elems = np.where(sk > 1, bm * bn, 0)
+    reduce_elems = np.where(sk > 1, bg * bm * bn, 0)
     reduction = np.where(
         sk > 1,
         reduce_elems * partial_size / C.EXCHANGE_BYTES_PER_CYCLE
@@ -75,7 +83,7 @@ def plan_matmul(
         0,
     )
     cycles = compute + exchange + reduction
-    temp = operand_bytes + bm * bn * partial_size
+    temp = operand_bytes + bg * bm * bn * partial_size
     budget = available_memory_proportion * bytes_per_tile
     fits = temp <= budget
     if fits.any():
@@ -103,4 +111,6 @@ def plan_matmul(
         float(cycles[choice]),
         int(temp[choice]),
         bool(fits[choice]),
+        int(sg[choice]),
+        int(bg[choice]),
     )

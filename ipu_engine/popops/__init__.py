@@ -16,6 +16,7 @@ from ipu_engine.popops.elementwise import (
     unary,
     zero,
 )
+from ipu_engine.popops.gather import gather
 from ipu_engine.popops.map import map, map_in_place
 from ipu_engine.popops.reduce import reduce
 from ipu_engine.popops.select import select
@@ -101,6 +102,7 @@ __all__ = [
     "expr",
     "fill",
     "floor",
+    "gather",
     "gt",
     "gteq",
     "inv",

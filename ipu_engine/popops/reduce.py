@@ -18,6 +18,7 @@ from ipu_engine.libcommon import add_program, check_tensors, op_context
 from ipu_engine.poputil import linear_tile_array
 from ipu_engine.program import Execute
 from ipu_engine.program import Sequence as SequenceProgram
+from ipu_engine.runs import Runs
 from ipu_engine.tensor import Tensor
 from ipu_engine.vertex import Vertex
 from ipu_engine.vertices import ComputeSet, EdgeColumn
@@ -187,3 +188,66 @@ def _add_reduce_vertices(
     )
     block.state["numPartials"][:] = v_size
     block.state["scale"][:] = scale
+
+
+def reduce_partials(
+    graph: Graph,
+    partials: Tensor,
+    out: Tensor,
+    out_tiles: np.ndarray,
+    prog: SequenceProgram,
+    debug_id: int,
+) -> None:
+    """Sum the partials into ``out`` on each output element's tile, built from runs.
+
+    The vertices are those ``popops.reduce`` makes when every output's partials lie on
+    distinct tiles (one vertex per output tile, reducing all its outputs): the same
+    figures, but each vertex's inputs are runs of ``partials`` (first partial of all its
+    outputs, then the second, ...) instead of one address per element.
+    """
+    depth, size = partials.shape[0], out.num_elements
+    flat_tiles = out_tiles.reshape(-1)
+    order = np.argsort(flat_tiles, kind="stable")
+    tiles_sorted = flat_tiles[order]
+    breaks = (np.diff(order) != 1) | (np.diff(tiles_sorted) != 0)
+    first = np.concatenate(([0], np.flatnonzero(breaks) + 1))
+    length = np.diff(np.append(first, size)).astype(np.int64)
+    pos = order[first].astype(np.int64)
+    run_tile = tiles_sorted[first]
+    del order, tiles_sorted, breaks
+    vstart = np.flatnonzero(np.r_[True, run_tile[1:] != run_tile[:-1]])
+    runs_per_vertex = np.diff(np.append(vstart, pos.size))
+    out_base = out.pool_range()[0]  # type: ignore[index]
+    partials_base = partials.pool_range()[0]  # type: ignore[index]
+    elements = np.add.reduceat(length, vstart)
+    out_col = EdgeColumn(
+        None,
+        np.concatenate(([0], np.cumsum(elements))).astype(np.int64),
+        runs=Runs(out_base + pos, length),
+        run_offsets=np.append(vstart, pos.size).astype(np.int64),
+    )
+    in_run_offsets = np.concatenate(([0], np.cumsum(runs_per_vertex * depth))).astype(np.int64)
+    vertex_of_run = np.repeat(np.arange(vstart.size), runs_per_vertex)
+    local = np.arange(pos.size) - vstart[vertex_of_run]
+    in_start = np.empty(pos.size * depth, dtype=np.int64)
+    in_length = np.empty(pos.size * depth, dtype=np.int64)
+    for d in range(depth):
+        at = in_run_offsets[vertex_of_run] + d * runs_per_vertex[vertex_of_run] + local
+        in_start[at] = partials_base + d * size + pos
+        in_length[at] = length
+    in_col = EdgeColumn(
+        None,
+        np.concatenate(([0], np.cumsum(elements * depth))).astype(np.int64),
+        runs=Runs(in_start, in_length),
+        run_offsets=in_run_offsets,
+    )
+    cs = graph.add_compute_set("Reduce")
+    block = graph.add_vertex_block(
+        cs,
+        reduce_codelet("ADD", partials.type, partials_major=True),
+        run_tile[vstart],
+        {"in": in_col, "out": out_col},
+    )
+    block.state["numPartials"][:] = depth
+    block.state["scale"][:] = 1.0
+    add_program(prog, Execute(cs), debug_id)

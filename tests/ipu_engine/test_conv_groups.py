@@ -69,6 +69,27 @@ def test_grouped_convolution_equals_numpy(
     assert close(got, want, 1e-5 if dtype == np.float32 else 4e-3)
 
 
+def test_padding_wider_than_the_kernel_gives_bias_only_borders() -> None:
+    """Rows and columns whose windows see only padding: their vertices read no input."""
+    x = RNG.standard_normal((2, 3, 3, 2)).astype(np.float32)
+    w = RNG.standard_normal((1, 1, 2, 3)).astype(np.float32)
+    bias = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    pads = ((2, 2), (3, 1))
+    _, got = conv_case(x, w, bias, padding=pads)
+    want = reference_conv(x, w, (1, 1), pads, (1, 1), 1, bias)
+    assert got.shape == (2, 7, 7, 3)
+    assert close(got, want, 1e-6)
+    assert (got[:, :2] == bias).all() and (got[:, :, :3] == bias).all()
+
+
+def test_default_padding_keeps_the_size_with_dilation() -> None:
+    x = RNG.standard_normal((1, 9, 8, 4)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 4, 5)).astype(np.float32)
+    _, got = conv_case(x, w, dilation=(2, 3))  # "same": pads (2, 2) and (3, 3)
+    want = reference_conv(x, w, (1, 1), ((2, 2), (3, 3)), (2, 3), 1)
+    assert got.shape == (1, 9, 8, 5) and close(got, want, 1e-5)
+
+
 def test_bias_is_added_once_when_input_channels_are_split() -> None:
     x = RNG.standard_normal((1, 12, 9, 16)).astype(np.float32)
     w = RNG.standard_normal((3, 3, 16, 6)).astype(np.float32)

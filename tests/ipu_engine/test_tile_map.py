@@ -36,6 +36,15 @@ def test_paints_equal_a_per_element_column() -> None:
         assert np.array_equal(tile_map.element_tiles(slice(0, column.size)), column)
         addr = rng.integers(0, column.size, 50)
         assert np.array_equal(tile_map.element_tiles(addr), column[addr])
+        # slices inside one variable (read from its own intervals) and across variables
+        b = int(rng.integers(0, column.size))
+        e = int(rng.integers(b, column.size + 1))
+        assert np.array_equal(tile_map.element_tiles(slice(b, e)), column[b:e])
+        v = int(rng.choice(np.flatnonzero(sizes)))
+        first = sum(sizes[:v])
+        b = first + int(rng.integers(0, sizes[v]))
+        e = int(rng.integers(b + 1, first + sizes[v] + 1))
+        assert np.array_equal(tile_map.element_tiles(slice(b, e)), column[b:e])
     var, start, elements, tile = tile_map.variable_intervals()
     assert elements.sum() == column.size
     bases = np.cumsum([0, *sizes[:-1]])
