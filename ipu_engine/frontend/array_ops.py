@@ -140,13 +140,25 @@ def matmul(a: Any, b: Any) -> Any:
     return ta._new("matmul_batched", (ta.node, tb.node), shape, ta.dtype)
 
 
-def batch_pairs(a_batch: Sequence[int], b_batch: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """For each matrix of the broadcast batch, the index of the ``a`` and ``b`` matrix it
-    multiplies (numpy's broadcasting of the leading dimensions)."""
-    batch = np.broadcast_shapes(tuple(a_batch), tuple(b_batch))
-    ia = np.arange(int(np.prod(a_batch, dtype=np.int64))).reshape(tuple(a_batch))
-    ib = np.arange(int(np.prod(b_batch, dtype=np.int64))).reshape(tuple(b_batch))
-    return np.broadcast_to(ia, batch).reshape(-1), np.broadcast_to(ib, batch).reshape(-1)
+def take(data: Any, indices: Any, axis: int) -> Any:
+    """numpy's ``take`` along ``axis`` (negative indices count back); with traced indices,
+    one ``popops::gather`` of the rows they name at run time."""
+    if not _traced((data, indices)):
+        return np.take(np.asarray(data), np.asarray(indices), axis=axis)
+    trace = active_trace(data, indices)
+    nd = as_node(trace, data)
+    ni = as_node(
+        trace, np.asarray(indices).astype(np.int32) if not _traced((indices,)) else indices
+    )
+    if ni.type.is_float:
+        raise TypeMismatchError(f"{user_line()}: gather indices {ni.describe()} must be integers")
+    rank = len(nd.shape)
+    if not -rank <= axis < rank:
+        raise ShapeError(f"{user_line()}: gather along axis {axis} of {nd.describe()}")
+    axis %= rank
+    shape = (*nd.shape[:axis], *ni.shape, *nd.shape[axis + 1 :])
+    node = trace.add("gather", (nd, ni), shape, nd.type, {"axis": axis}, "gather")
+    return TracedTensor(trace, node)
 
 
 def cast(value: Any, elem_type: Type) -> Any:

@@ -16,7 +16,6 @@ import numpy as np
 from ipu_engine import poplin, popnn, popops
 from ipu_engine.debug import name_scope, source_location
 from ipu_engine.errors import EngineError, ShardError
-from ipu_engine.frontend.array_ops import batch_pairs
 from ipu_engine.frontend.contexts import IPU_COPY, framework_op
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, shard_limit_text
 from ipu_engine.graph import Graph
@@ -204,17 +203,26 @@ class GraphBuilder:
         return broadcast_to(self.env_or_value(node.inputs[0], ipu), node.attrs["shape"])
 
     def _op_matmul_batched(self, node: Node, ipu: int) -> Tensor:
-        """One poplin product per matrix of the batch, joined along the batch (a view)."""
+        """One grouped poplin product over the broadcast batch (views, no copies)."""
         a, b = self.args(node, ipu)
-        ia, ib = batch_pairs(a.shape[:-2], b.shape[:-2])
-        a3 = a.reshape([int(np.prod(a.shape[:-2], dtype=np.int64)), *a.shape[-2:]])
-        b3 = b.reshape([int(np.prod(b.shape[:-2], dtype=np.int64)), *b.shape[-2:]])
-        parts = [
-            poplin.mat_mul(self.graph, a3[int(i)], b3[int(j)], self.prog, f"{node.name}{g}")
-            for g, (i, j) in enumerate(zip(ia, ib, strict=True))
-        ]
-        joined = concat([p.reshape([1, *p.shape]) for p in parts], 0)
-        return joined.reshape(node.shape)
+        batch = node.shape[:-2]
+        groups = int(np.prod(batch, dtype=np.int64))
+        a3 = broadcast_to(a, (*batch, *a.shape[-2:])).reshape([groups, *a.shape[-2:]])
+        b3 = broadcast_to(b, (*batch, *b.shape[-2:])).reshape([groups, *b.shape[-2:]])
+        out = poplin.mat_mul_grouped(self.graph, a3, b3, self.prog, node.name)
+        return out.reshape(node.shape)
+
+    def _op_gather(self, node: Node, ipu: int) -> Tensor:
+        data, indices = self.args(node, ipu)
+        return popops.gather(self.graph, data, indices, node.attrs["axis"], self.prog, node.name)
+
+    def _op_lrn(self, node: Node, ipu: int) -> Tensor:
+        (x,) = self.args(node, ipu)
+        a = node.attrs
+        return popnn.lrn(
+            self.graph, x, a["size"], self.prog, node.name, alpha=a["alpha"], beta=a["beta"],
+            bias=a["bias"],
+        )  # fmt: skip
 
     def _op_conv(self, node: Node, ipu: int) -> Tensor:
         x, w, *bias = self.args(node, ipu)

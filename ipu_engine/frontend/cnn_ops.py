@@ -97,3 +97,13 @@ def global_avg_pool(x: TracedTensor) -> TracedTensor:
         )
     shape = (nx.shape[0], 1, 1, nx.shape[3])
     return TracedTensor(trace, trace.add("global_avg_pool", (nx,), shape, nx.type, {}, "gap"))
+
+
+def lrn(x: TracedTensor, size: int, *, alpha: float, beta: float, bias: float) -> TracedTensor:
+    """Local response normalisation of ``x`` [N, H, W, C] across ``size`` channels."""
+    trace = active_trace(x)
+    nx = as_node(trace, x)
+    if len(nx.shape) != 4 or not nx.type.is_float or size < 1:
+        raise ShapeError(f"{user_line()}: LRN needs a float [N,H,W,C], not {nx.describe()}")
+    attrs = {"size": int(size), "alpha": float(alpha), "beta": float(beta), "bias": float(bias)}
+    return TracedTensor(trace, trace.add("lrn", (nx,), nx.shape, nx.type, attrs, "lrn"))

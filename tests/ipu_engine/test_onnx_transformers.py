@@ -55,7 +55,8 @@ def test_gpt2_causal_mask_and_positions_fold_on_the_host():
     # token ids are gathered on the IPU (a one-hot product), the tied head is transposed once
     assert {"wte", "lm_head/Transpose_out"} <= set(trace.params)
     ops = [n.op for n in trace.nodes]
-    assert ops.count("matmul_batched") == 2  # scores and context, per head inside
+    assert ops.count("matmul_batched") == 2  # scores and context: one grouped product each
+    assert ops.count("gather") == 1  # the token ids' rows, gathered at run time
     consts = [n for n in trace.nodes if n.op == "const" and n.shape == (12, 12)]
     assert consts, "the causal mask is a host constant"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.frontend.cnn_ops import conv2d, global_avg_pool, pool2d
+from ipu_engine.frontend.cnn_ops import conv2d, global_avg_pool, lrn, pool2d
 from ipu_engine.onnx.lowering.common import traced
 from ipu_engine.onnx.lowering.registry import NodeContext, lowering
 
@@ -126,19 +126,14 @@ def global_pool(ctx: NodeContext, x: Any) -> Any:
 
 
 @lowering("LRN", since=1)
-def lrn(ctx: NodeContext, x: Any) -> Any:
-    """``x / (bias + alpha / size * sum of x^2 over size channels) ^ beta``; the channel
-    window's sum is an average pool over C (padded cells counted) times ``size``."""
-    size = int(ctx.attr("size"))
-    alpha, beta = float(ctx.attr("alpha", 1e-4)), float(ctx.attr("beta", 0.75))
-    bias = float(ctx.attr("bias", 1.0))
+def local_response_norm(ctx: NodeContext, x: Any) -> Any:
+    """popnn's LRN across channels on the NHWC view (2-D images; others one row high)."""
     if not traced(x):
         raise ctx.error("its input must be computed on the IPU (constant folding is not done)")
-    n, c = x.shape[:2]
-    rest = int(np.prod(x.shape[2:], dtype=np.int64))
-    squares = (x * x).reshape(n, c, rest, 1)  # NHWC view: the pool's rows are the channels
-    pads = ((size - 1) // 2, size - 1 - (size - 1) // 2)
-    mean = pool2d("avg", squares, (size, 1), stride=(1, 1), padding=(pads, (0, 0)),
-                  count_include_pad=True)  # fmt: skip
-    scale = (mean * np.float32(alpha) + np.float32(bias)) ** float(beta)
-    return x / scale.reshape(x.shape)
+    shape = x.shape
+    image = x.reshape(shape[0], shape[1], 1, -1) if len(shape) != 4 else x
+    y = lrn(
+        _as_nhwc(image, 2), int(ctx.attr("size")), alpha=float(ctx.attr("alpha", 1e-4)),
+        beta=float(ctx.attr("beta", 0.75)), bias=float(ctx.attr("bias", 1.0)),
+    )  # fmt: skip
+    return _as_nchw(y, 2).reshape(shape)

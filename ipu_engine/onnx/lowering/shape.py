@@ -1,6 +1,6 @@
 """Shape operators: reshapes, transposes, slices, joins and splits are views of traced
 tensors (no copies); Shape, Constant, ConstantOfShape, Range and their arithmetic fold on
-the host. Gather with traced indices is a one-hot product (poplin), as embeddings are.
+the host. Gather with traced indices is one ``popops::gather``.
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from typing import Any
 import numpy as np
 from onnx import helper, numpy_helper
 
-from ipu_engine.frontend.array_ops import broadcast_to, cast, concatenate, map_expr, matmul
+from ipu_engine.frontend.array_ops import broadcast_to, cast, concatenate, map_expr, take
 from ipu_engine.onnx.lowering.common import common_type, device_type, to_type, traced
 from ipu_engine.onnx.lowering.registry import NodeContext, lowering
 from ipu_engine.popops import expr as pe
-from ipu_engine.popops.expr import _1, _2
-from ipu_engine.types import FLOAT
+from ipu_engine.popops.expr import _1
 
 
 def _ints(value: Any) -> list[int]:
@@ -154,30 +153,7 @@ def gather(ctx: NodeContext, data: Any, indices: Any) -> Any:
         parts = [_slice(data, axis, int(i), int(i) + 1) for i in idx.reshape(-1)]
         joined = concatenate(parts, axis)
         return joined.reshape(*data.shape[:axis], *idx.shape, *data.shape[axis + 1 :])
-    return _one_hot_gather(ctx, data, indices, axis)
-
-
-def _one_hot_gather(ctx: NodeContext, data: Any, indices: Any, axis: int) -> Any:
-    """``data[indices]`` along ``axis`` as ``one_hot(indices) @ data``: one compare map and
-    one matrix product, the way embedding lookups run on matrix units."""
-    if not common_type((data,)).is_float:
-        raise ctx.error("gathering integer data with indices computed on the IPU is not supported")
-    length = data.shape[axis]
-    idx = cast(indices, FLOAT).reshape(*indices.shape, 1)
-    wrapped = pe.select(_1 + float(length), _1, _1 < 0.0)
-    one_hot = map_expr(pe.select(1.0, 0.0, pe.Binary("EQUAL", wrapped, _2)), idx,
-                       np.arange(length, dtype=np.float32))  # fmt: skip
-    others = [d for d in range(len(data.shape)) if d != axis]
-    moved = data if axis == 0 else data.transpose((axis, *others))
-    rest = moved.shape[1:]
-    rows = matmul(one_hot.reshape(-1, length), moved.reshape(length, -1))
-    out = rows.reshape(*indices.shape, *rest)
-    if axis == 0:
-        return out
-    # out is [indices..., data dims without axis]; put the index dims back at ``axis``
-    k = len(indices.shape)
-    order = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, len(out.shape)))
-    return out.transpose(tuple(order))
+    return take(data, indices, axis)  # popops::gather of the rows named at run time
 
 
 @lowering("Pad", since=2)
