@@ -143,7 +143,7 @@ def _default_opset(proto: onnx.ModelProto, source: str) -> int:
 #: float32, integers in int32, booleans as 0/1).
 SUPPORTED_TYPES = frozenset(
     {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-     "uint32", "uint64", "bool"}
+     "uint32", "uint64", "bool", "int2", "int4", "uint2", "uint4"}
 )  # fmt: skip
 
 
@@ -160,7 +160,7 @@ def _spec(value: onnx.ValueInfoProto, source: str) -> ValueSpec:
     if dtype.name not in SUPPORTED_TYPES or type_name in ("BFLOAT16",):
         raise OnnxError(
             f"{source}: value {value.name!r} is {type_name}; supported element types: "
-            "FLOAT, FLOAT16, DOUBLE, INT8..INT64, UINT8..UINT64, BOOL"
+            "FLOAT, FLOAT16, DOUBLE, INT2..INT64, UINT2..UINT64, BOOL"
         )
     if not tensor.HasField("shape"):
         return ValueSpec(value.name, None, dtype)

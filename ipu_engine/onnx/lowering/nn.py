@@ -115,7 +115,8 @@ def batch_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any, mean: Any, var: 
 
 @lowering("Dropout", since=6)
 def dropout(ctx: NodeContext, x: Any, ratio: Any = None, training: Any = None) -> list[Any]:
-    if training is not None and (traced(training) or bool(np.asarray(training))):
+    no_drop = ratio is not None and not traced(ratio) and float(np.asarray(ratio)) == 0.0
+    if training is not None and not no_drop and (traced(training) or bool(np.asarray(training))):
         raise ctx.error("training_mode must be a constant False (inference only)")
     outputs = [x]
     if len(ctx.node.output) > 1 and ctx.node.output[1]:
