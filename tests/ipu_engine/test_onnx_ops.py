@@ -75,6 +75,45 @@ CASES = {
         {"x": f32(2, 3, 4), "s": f32(3), "b": f32(3), "m": f32(3), "v": np.abs(f32(3)) + 0.5},
         {},
     ),
+    "mish": ("Mish", {}, {"x": f32(9)}, {}),
+    "celu": ("Celu", {"alpha": 0.7}, {"x": f32(9)}, {}),
+    "mod_fmod": ("Mod", {"fmod": 1}, {"x": 5 * f32(8)}, {"y": np.abs(f32(8)) + 1}),
+    "mod_int": (
+        "Mod",
+        {},
+        {"x": np.array([-7, 7, -3, 9], np.int64)},
+        {"y": np.array([3, -4, 5, 2], np.int64)},
+    ),
+    "reduce_l2": ("ReduceL2", {"axes": [1]}, {"x": f32(3, 4, 5)}, {}),
+    "reduce_l1": ("ReduceL1", {"axes": [-1], "keepdims": 0}, {"x": f32(3, 4)}, {}),
+    "reduce_log_sum_exp": (
+        "ReduceLogSumExp",
+        {"axes": [0, 2], "keepdims": 0},
+        {"x": 10 * f32(3, 4, 5)},
+        {},
+    ),
+    "trilu_lower": ("Trilu", {"upper": 0}, {"x": f32(2, 5, 4)}, {"k": np.array(-1, np.int64)}),
+    "trilu_upper": ("Trilu", {}, {"x": f32(4, 6)}, {}),
+    "resize_nearest_scales": (
+        "Resize",
+        {"mode": "nearest"},
+        {"x": f32(1, 2, 3, 4)},
+        {"roi": np.zeros(0, np.float32), "sc": np.array([1, 1, 2, 3], np.float32)},
+    ),
+    "resize_nearest_sizes": (
+        "Resize",
+        {
+            "mode": "nearest",
+            "coordinate_transformation_mode": "asymmetric",
+            "nearest_mode": "floor",
+        },
+        {"x": f32(1, 2, 3, 4)},
+        {
+            "roi": np.zeros(0, np.float32),
+            "sc": np.zeros(0, np.float32),
+            "sz": np.array([1, 2, 6, 8], np.int64),
+        },
+    ),
     "transpose": ("Transpose", {"perm": [2, 0, 1]}, {"x": f32(2, 3, 4)}, {}),
     "concat": ("Concat", {"axis": 1}, {"x": f32(2, 3), "y": f32(2, 5)}, {"w": f32(2, 2)}),
     "slice_steps": (
@@ -209,7 +248,14 @@ CASES = {
     ),
     "shrink": ("Shrink", {"lambd": 0.3, "bias": 0.1}, {"x": f32(20)}, {}),
 }
-OPSET = {"clip": 13, "split": 13}
+OPSET = {
+    "clip": 13,
+    "split": 13,
+    "mish": 18,
+    "reduce_l2": 13,
+    "reduce_l1": 13,
+    "reduce_log_sum_exp": 13,
+}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -148,6 +148,11 @@ def _activation(ctx: NodeContext) -> pe.Expr:
         return pe.max_(0.0, pe.min_(1.0, _1 * a + b))
     if op == "HardSwish":
         return _1 * pe.max_(0.0, pe.min_(1.0, _1 * (1.0 / 6.0) + 0.5))
+    if op == "Mish":
+        return _1 * pe.tanh(pe.log(pe.exp(_1) + 1.0))
+    if op == "Celu":
+        a = 1.0 if alpha is None else alpha
+        return pe.max_(0.0, _1) + pe.min_(0.0, (pe.exp(_1 * (1.0 / a)) - 1.0) * a)
     if op == "Softplus":
         return pe.log(pe.exp(_1) + 1.0)
     if op == "Softsign":
@@ -177,6 +182,8 @@ _SIMPLE = {
 @lowering("Erf", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Softplus", "Softsign", since=6)
 @lowering("ThresholdedRelu", "Floor", "Ceil", "Sign", "Sin", "Cos", since=6)
 @lowering("Round", "HardSwish", since=11)
+@lowering("Celu", since=12)
+@lowering("Mish", since=18)
 @lowering("Gelu", since=20)
 def activation(ctx: NodeContext, x: Any) -> Any:
     out = map_expr(_activation(ctx), x)
@@ -266,3 +273,17 @@ def shrink(ctx: NodeContext, x: Any) -> Any:
     inner = pe.select(_1 - bias, 0.0, _1 > lambd)
     out = map_expr(pe.select(_1 + bias, inner, _1 < -lambd), x)
     return out if traced(out) else out.astype(np.asarray(x).dtype)
+
+
+@lowering("Mod", since=10)
+def mod(ctx: NodeContext, a: Any, b: Any) -> Any:
+    """``fmod=1``: C's remainder (sign of a); else Python's (sign of b), integers only."""
+    c_style = bool(ctx.attr("fmod", 0))
+    if not traced(a, b):
+        out = np.fmod(a, b) if c_style else np.mod(a, b)
+        return np.asarray(out).astype(np.result_type(a, b))
+    a, b = _operands(a, b)
+    if not c_style and common_type((a, b)).is_float:
+        raise ctx.error("fmod=0 needs integer inputs (ONNX asks fmod=1 for floats)")
+    rem = pe.Binary("REMAINDER", _1, _2)
+    return map_expr(rem if c_style else pe.Binary("REMAINDER", rem + _2, _2), a, b)

@@ -44,6 +44,10 @@ _REDUCE = {
     "ReduceMax": ("max", 18),
     "ReduceMin": ("min", 18),
     "ReduceSumSquare": ("sum", 18),
+    "ReduceL1": ("sum", 18),
+    "ReduceL2": ("sum", 18),
+    "ReduceLogSum": ("sum", 18),
+    "ReduceLogSumExp": ("sum", 18),
 }
 
 
@@ -59,11 +63,24 @@ def reduce(ctx: NodeContext, x: Any, axes: Any = None) -> Any:
         if ctx.attr("noop_with_empty_axes", 0):
             return x
         chosen = tuple(range(len(x.shape)))
-    if ctx.op_type == "ReduceSumSquare":
-        x = x * x
+    chosen = tuple(sorted(int(a) % max(len(x.shape), 1) for a in chosen))
+    dtype = None if traced(x) else np.asarray(x).dtype
     keepdims = bool(ctx.attr("keepdims", 1))
-    out = getattr(x, method)(axis=chosen, keepdims=keepdims)
-    return out if traced(out) else np.asarray(out).astype(np.asarray(x).dtype)
+    op = ctx.op_type
+    if op == "ReduceLogSumExp":  # log(sum(exp(x - max))) + max: no overflow
+        top = x.max(axis=chosen, keepdims=True)
+        out = np.log(np.exp(x - top).sum(axis=chosen, keepdims=True)) + top
+        out = (
+            out if keepdims else out.reshape([d for i, d in enumerate(x.shape) if i not in chosen])
+        )
+    else:
+        if op in ("ReduceSumSquare", "ReduceL2"):
+            x = x * x
+        elif op == "ReduceL1":
+            x = np.absolute(x)
+        out = getattr(x, method)(axis=chosen, keepdims=keepdims)
+        out = np.sqrt(out) if op == "ReduceL2" else np.log(out) if op == "ReduceLogSum" else out
+    return out if traced(out) else np.asarray(out).astype(dtype)
 
 
 def _normalise(x: Any, axes: tuple[int, ...], epsilon: float) -> tuple[Any, Any, Any]:

@@ -15,7 +15,7 @@ from ipu_engine.frontend.array_ops import broadcast_to, cast, concatenate, map_e
 from ipu_engine.onnx.lowering.common import common_type, device_type, to_type, traced
 from ipu_engine.onnx.lowering.registry import NodeContext, lowering
 from ipu_engine.popops import expr as pe
-from ipu_engine.popops.expr import _1
+from ipu_engine.popops.expr import _1, _2
 
 
 def _ints(value: Any) -> list[int]:
@@ -277,3 +277,19 @@ def cast_(ctx: NodeContext, x: Any) -> Any:
     if to.kind not in "fiub":
         raise ctx.unsupported("to", to.name)
     return cast(x, device_type(to))
+
+
+@lowering("Trilu", since=14)
+def trilu(ctx: NodeContext, x: Any, k: Any = None) -> Any:
+    """The upper (``upper=1``) or lower triangle of the last two axes, from diagonal k."""
+    diagonal = 0 if k is None else int(_host(ctx, k, "k").reshape(-1)[0])
+    rows, cols = x.shape[-2:]
+    keep = (
+        np.triu(np.ones((rows, cols), bool), diagonal)
+        if ctx.attr("upper", 1)
+        else np.tril(np.ones((rows, cols), bool), diagonal)
+    )
+    if not traced(x):
+        return np.where(keep, x, np.zeros((), np.asarray(x).dtype))
+    mask = keep.astype(x.dtype.numpy_dtype)
+    return map_expr(pe.select(_1, 0, pe.Binary("NOT_EQUAL", _2, pe.Const(0))), x, mask)
