@@ -33,6 +33,6 @@ EXCLUDED: dict[str, str] = {
         "the runner's probabilities are decided by float32 rounding in the summation order "
         "(squeezenet: 1e-7 relative in the logits, 0.00245 for 0.001 in the output); they also "
         "take 15 s to minutes and up to 10+ GB each. tests/ipu_engine/test_onnx_light.py "
-        "compares squeezenet's and shufflenet's logits with onnxruntime instead"
+        "compares squeezenet's, shufflenet's and inception_v1's logits with onnxruntime instead"
     ),
 }

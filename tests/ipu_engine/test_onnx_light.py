@@ -27,11 +27,12 @@ def with_logits(path: Path) -> tuple[onnx.ModelProto, str]:
     return model, logits.name
 
 
-# squeezenet: Conv, Relu, MaxPool, Concat, Dropout, GlobalAveragePool, Softmax (~15 s)
+# squeezenet: Conv, Relu, MaxPool, Concat, Dropout, GlobalAveragePool, Softmax (~10 s);
 # shufflenet: grouped Conv, BatchNormalization, channel shuffle (Reshape/Transpose),
-# AveragePool, Sum, Gemm (~40 s). The others take minutes and gigabytes: see the README.
+# AveragePool, Sum, Gemm (~13 s); inception_v1: LRN, AveragePool, Concat, Gemm (~22 s,
+# 2.2 GB). The others take tens of seconds to minutes and 4..10+ GB: see the README.
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["squeezenet", "shufflenet"])
+@pytest.mark.parametrize("name", ["squeezenet", "shufflenet", "inception_v1"])
 def test_light_model_equals_onnxruntime_on_a_seeded_input(name):
     model, logits_name = with_logits(LIGHT / f"light_{name}.onnx")
     (spec,) = [
