@@ -154,3 +154,19 @@ def test_bad_session_options_are_errors_naming_the_option(bad):
             InferenceSession(model, options={"dtype": "float16"})
         else:
             InferenceSession(model, ipus=1)
+
+
+def test_each_nodes_ops_are_located_at_the_model_and_node_number(tmp_path):
+    import onnx
+
+    model, x = mlp()
+    path = tmp_path / "mlp.onnx"
+    onnx.save(model, path)
+    session = InferenceSession(path, options=SMALL)
+    session.run(None, {"x": x})
+    located = {
+        c.name.split("/")[1]: c.location
+        for c in session.last.graph.debug.items
+        if c.layer == "ONNX"
+    }
+    assert located["Gemm_fc1"] == (str(path), 1) and located["Softmax_probs"] == (str(path), 7)

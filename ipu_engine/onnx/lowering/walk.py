@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ipu_engine.debug import name_scope
+from ipu_engine.debug import name_scope, source_location
 from ipu_engine.errors import OnnxError
 from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
 from ipu_engine.frontend.traced import TracedTensor
@@ -116,7 +116,9 @@ def lower_graph(
             args.pop()
         ctx.weight = weights
         placement = where[index] if where else (None, None)
-        with name_scope(LAYER), name_scope(node_scope(node, index)), _placed(placement):
+        # a node's ops are attributed to "model.onnx:<node number>", not the caller's line
+        where_from = source_location((model.source, index + 1))
+        with name_scope(LAYER), name_scope(node_scope(node, index)), where_from, _placed(placement):
             if traced(*args) and not registered.host_weights:
                 args = [weights(n, a) for n, a in zip(node.input, args, strict=False)]
             result = _call(ctx, registered.fn, args)
