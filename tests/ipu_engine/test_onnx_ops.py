@@ -114,6 +114,26 @@ CASES = {
             "sz": np.array([1, 2, 6, 8], np.int64),
         },
     ),
+    "argmax": ("ArgMax", {"axis": 1}, {"x": f32(3, 7)}, {}),
+    "argmin_no_keepdims": ("ArgMin", {"axis": 0, "keepdims": 0}, {"x": f32(5, 4)}, {}),
+    "argmax_ties_first": (
+        "ArgMax",
+        {"axis": 1},
+        {"x": np.array([[1, 3, 3, 0], [2, 2, -1, 2]], np.float32)},
+        {},
+    ),
+    "argmax_ties_last": (
+        "ArgMax",
+        {"axis": 1, "select_last_index": 1},
+        {"x": np.array([[1, 3, 3, 0], [2, 2, -1, 2]], np.float32)},
+        {},
+    ),
+    "one_hot": (
+        "OneHot",
+        {"axis": 1},
+        {"i": np.array([[0, 3], [-1, 2]], np.int64)},
+        {"d": np.array(4, np.int64), "v": np.array([-2.0, 5.0], np.float32)},
+    ),
     "transpose": ("Transpose", {"perm": [2, 0, 1]}, {"x": f32(2, 3, 4)}, {}),
     "concat": ("Concat", {"axis": 1}, {"x": f32(2, 3), "y": f32(2, 5)}, {"w": f32(2, 2)}),
     "slice_steps": (
@@ -274,4 +294,34 @@ def test_split_outputs_are_views_of_the_input_and_equal_onnxruntime():
     assert_matches_ort(model, {"x": x})
     node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)
     model = make_model([node], {"x": x}, ["a", "b", "c"], opset=18)
+    assert_matches_ort(model, {"x": x})
+
+
+def _with_float_output(node, feeds, weights, shape, opset):
+    """A model of one function-defined node, whose output shape inference leaves untyped."""
+    from onnx import TensorProto
+
+    first = next(iter(feeds))
+    model = make_model(
+        [helper.make_node("Identity", [first], ["x1"])], feeds, ["x1"], weights, opset=opset
+    )
+    node.input[0] = "x1"
+    model.graph.node.append(node)
+    del model.graph.output[:]
+    model.graph.output.append(helper.make_tensor_value_info("out", TensorProto.FLOAT, shape))
+    return model
+
+
+def test_mean_variance_normalization_equals_onnxruntime():
+    x = f32(2, 3, 4, 4)
+    node = helper.make_node("MeanVarianceNormalization", ["x"], ["out"])
+    assert_matches_ort(_with_float_output(node, {"x": x}, {}, x.shape, 17), {"x": x})
+
+
+def test_group_normalization_equals_onnxruntime():
+    x = f32(2, 4, 3, 3)
+    node = helper.make_node(
+        "GroupNormalization", ["x", "s", "b"], ["out"], num_groups=2, epsilon=1e-5
+    )
+    model = _with_float_output(node, {"x": x}, {"s": f32(4), "b": f32(4)}, x.shape, 21)
     assert_matches_ort(model, {"x": x})

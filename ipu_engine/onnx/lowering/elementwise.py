@@ -16,6 +16,7 @@ from ipu_engine.frontend import ops
 from ipu_engine.frontend.array_ops import map_expr
 from ipu_engine.onnx.lowering.common import (
     common_type,
+    device_type,
     host_scalar,
     squeeze_scalar,
     to_type,
@@ -287,3 +288,59 @@ def mod(ctx: NodeContext, a: Any, b: Any) -> Any:
         raise ctx.error("fmod=0 needs integer inputs (ONNX asks fmod=1 for floats)")
     rem = pe.Binary("REMAINDER", _1, _2)
     return map_expr(rem if c_style else pe.Binary("REMAINDER", rem + _2, _2), a, b)
+
+
+@lowering("ArgMax", "ArgMin", since=1)
+def arg_extreme(ctx: NodeContext, x: Any) -> Any:
+    """The index of the (first, or with ``select_last_index`` the last) largest / smallest
+    element along ``axis``; on the IPU: the extreme, then the smallest (largest) index that
+    reaches it, as two reductions and a map."""
+    axis = int(ctx.attr("axis", 0)) % len(x.shape)
+    keepdims, last = bool(ctx.attr("keepdims", 1)), bool(ctx.attr("select_last_index", 0))
+    find_max = ctx.op_type == "ArgMax"
+    if not traced(x):
+        a = np.asarray(x)
+        flipped = np.flip(a, axis) if last else a
+        i = (np.argmax if find_max else np.argmin)(flipped, axis=axis)
+        i = a.shape[axis] - 1 - i if last else i
+        return np.expand_dims(i, axis).astype(np.int64) if keepdims else i.astype(np.int64)
+    x = to_type((x,), common_type((x,)))[0]
+    extreme = x.max(axis=axis, keepdims=True) if find_max else x.min(axis=axis, keepdims=True)
+    shape = [1] * len(x.shape)
+    shape[axis] = x.shape[axis]
+    index = np.arange(x.shape[axis]).reshape(shape).astype(x.dtype.numpy_dtype)
+    missing = -1.0 if last else float(x.shape[axis])
+    hits = map_expr(pe.select(_3, missing, pe.Binary("EQUAL", _1, _2)), x, extreme, index)
+    found = (
+        hits.max(axis=axis, keepdims=keepdims) if last else hits.min(axis=axis, keepdims=keepdims)
+    )
+    return found.astype(np.int32)
+
+
+@lowering("OneHot", since=9, host_weights=True)
+def one_hot(ctx: NodeContext, indices: Any, depth: Any, values: Any) -> Any:
+    if traced(depth, values):
+        raise ctx.error("its depth and values must be known before the model runs")
+    size = int(np.asarray(depth).reshape(-1)[0])
+    off, on = np.asarray(values).reshape(-1)[:2]
+    axis = int(ctx.attr("axis", -1))
+    rank = len(indices.shape) + 1
+    axis %= rank
+    shape = [1] * rank
+    shape[axis] = size
+    positions = np.arange(size).reshape(shape)
+    if not traced(indices):
+        idx = np.expand_dims(np.asarray(indices), axis)
+        idx = np.where(idx < 0, idx + size, idx)
+        return np.where(idx == positions, on, off).astype(np.asarray(values).dtype)
+    idx = to_type((indices,), common_type((indices,)))[0]
+    idx = idx.reshape(*indices.shape[:axis], 1, *indices.shape[axis:])
+    wrapped = pe.select(_1 + size, _1, _1 < 0)
+    kind = device_type(np.asarray(values).dtype)
+    hot = map_expr(
+        pe.select(1, 0, pe.Binary("EQUAL", wrapped, _2)),
+        idx,
+        positions.astype(idx.dtype.numpy_dtype),
+    )
+    hot = hot.astype(kind)
+    return hot * (on - off) + off if (on, off) != (1, 0) else hot

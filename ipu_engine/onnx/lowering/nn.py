@@ -111,6 +111,30 @@ def instance_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any) -> Any:
     return y * scale.reshape(per_channel) + bias.reshape(per_channel)
 
 
+@lowering("GroupNormalization", since=18)
+def group_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any) -> Any:
+    """Normalised over each group of C / num_groups channels and the spatial axes; scale and
+    bias per channel (opset 21) or per group (opset 18)."""
+    groups = int(ctx.attr("num_groups"))
+    n, c = x.shape[:2]
+    if c % groups:
+        raise ctx.error(f"num_groups={groups} does not divide {c} channels")
+    grouped = x.reshape(n, groups, -1)
+    y, _, _ = _normalise(grouped, (2,), float(ctx.attr("epsilon", 1e-5)))
+    per = (-1,) + (1,) * (len(x.shape) - 2)
+    if ctx.opset < 21:  # one scale and bias per group
+        y = y * scale.reshape(-1, 1) + bias.reshape(-1, 1)
+        return y.reshape(x.shape)
+    return y.reshape(x.shape) * scale.reshape(per) + bias.reshape(per)
+
+
+@lowering("MeanVarianceNormalization", since=9)
+def mean_variance_norm(ctx: NodeContext, x: Any) -> Any:
+    axes = tuple(int(a) % len(x.shape) for a in ctx.attr("axes", [0, 2, 3]))
+    y, _, _ = _normalise(x, axes, 1e-9)
+    return y
+
+
 @lowering("BatchNormalization", since=6, host_weights=True)
 def batch_norm(ctx: NodeContext, x: Any, scale: Any, bias: Any, mean: Any, var: Any) -> Any:
     """Inference: ``x * s + t`` per channel, ``s = scale / sqrt(var + eps)`` and
