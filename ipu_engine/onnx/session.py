@@ -89,11 +89,14 @@ class InferenceSession:
         self.last: CompiledProgram | None = None
 
     def _attributed_ipus(self) -> int:
+        """The IPUs PopART's attributes ask for: a node's __ipu_number, else its
+        __pipeline_stage (a stage runs on the IPU of its number)."""
         most = 0
         for node in self.model.graph.node:
-            for a in node.attribute:
-                if a.name == "__ipu_number":
-                    most = max(most, int(onnx.helper.get_attribute_value(a)) + 1)
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            ipu = attrs.get("__ipu_number", attrs.get("__pipeline_stage"))
+            if ipu is not None:
+                most = max(most, int(ipu) + 1)
         return most
 
     # -- onnxruntime's introspection ---------------------------------------------------------

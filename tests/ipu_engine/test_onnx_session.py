@@ -170,3 +170,21 @@ def test_each_nodes_ops_are_located_at_the_model_and_node_number(tmp_path):
         if c.layer == "ONNX"
     }
     assert located["Gemm_fc1"] == (str(path), 1) and located["Softmax_probs"] == (str(path), 7)
+
+
+def test_pipeline_stages_without_ipu_numbers_run_each_stage_on_its_own_ipu():
+    model, _ = mlp(stage_attrs=[0, 0, 0, 1, 1, 2, 2], batch=2)
+    x = rng.standard_normal((8, 8)).astype(np.float32)  # 4 micro-batches of 2
+    session = InferenceSession(model, batches_per_step=4, options=SMALL)
+    assert session.ipus == 3
+    y, _ = session.run(None, {"x": x})
+    from tests.ipu_engine.onnx_helpers import run_ort
+
+    expected = np.concatenate([run_ort(model, {"x": x[i : i + 2]})[0] for i in range(0, 8, 2)])
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-6)
+    stages = {
+        n.stage: n.shard
+        for n in session.last.traced.trace.nodes
+        if n.stage >= 0 and n.op != "input"
+    }
+    assert stages == {0: 0, 1: 1, 2: 2}
