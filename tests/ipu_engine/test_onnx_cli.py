@@ -99,3 +99,15 @@ def test_bundled_example_equals_onnxruntime():
 def test_import_ipu_engine_does_not_import_onnx():
     code = "import sys, ipu_engine; assert 'onnx' not in sys.modules and 'ipu_engine.onnx' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cli_honours_pvti_options(cnn, tmp_path):
+    import json
+    import os
+
+    env = {**os.environ, "PVTI_OPTIONS": json.dumps({"enable": "true", "directory": str(tmp_path)})}
+    done = subprocess.run(
+        [sys.executable, "-m", "ipu_engine.onnx", str(cnn)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(tmp_path.glob("*.pvti"))
