@@ -170,6 +170,10 @@ def test_each_nodes_ops_are_located_at_the_model_and_node_number(tmp_path):
         if c.layer == "ONNX"
     }
     assert located["Gemm_fc1"] == (str(path), 1) and located["Softmax_probs"] == (str(path), 7)
+    weights = {
+        c.name: c.location for c in session.last.graph.debug.items if c.api == "Graph.add_variable"
+    }
+    assert weights["W1"] == (str(path), 1) and weights["W2"] == (str(path), 5)  # their first users
 
 
 def test_pipeline_stages_without_ipu_numbers_run_each_stage_on_its_own_ipu():
