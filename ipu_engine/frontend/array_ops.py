@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.errors import ShapeError, TypeMismatchError
-from ipu_engine.frontend.traced import TracedTensor, active_trace, as_node, user_line
+from ipu_engine.frontend.traced import (
+    TracedTensor,
+    active_trace,
+    as_node,
+    element_type_of,
+    user_line,
+)
 from ipu_engine.popops import expr as pe
 from ipu_engine.types import Type
 
@@ -159,6 +165,27 @@ def take(data: Any, indices: Any, axis: int) -> Any:
     shape = (*nd.shape[:axis], *ni.shape, *nd.shape[axis + 1 :])
     node = trace.add("gather", (nd, ni), shape, nd.type, {"axis": axis}, "gather")
     return TracedTensor(trace, node)
+
+
+def where(cond: Any, a: Any, b: Any) -> Any:
+    """numpy's ``where``; traced, one ``popops::select`` (a non-zero integer condition picks
+    ``a``). A float condition is cast to int first; ``a`` and ``b`` share one type."""
+    if not _traced((cond, a, b)):
+        return np.where(np.asarray(cond), np.asarray(a), np.asarray(b))
+    trace = active_trace(cond, a, b)
+    like = next(v.dtype for v in (a, b) if isinstance(v, TracedTensor)) if _traced((a, b)) else None
+    if like is None:  # only the condition is traced: the values' own type
+        like = element_type_of(np.result_type(np.asarray(a), np.asarray(b)))
+    na, nb = (as_node(trace, cast(v, like), like) for v in (a, b))
+    nc = as_node(trace, cond if _traced((cond,)) else np.asarray(cond).astype(np.int32))
+    if nc.type.is_float:
+        nc = as_node(trace, TracedTensor(trace, nc).astype(np.int32))
+    try:
+        shape = tuple(int(d) for d in np.broadcast_shapes(nc.shape, na.shape, nb.shape))
+    except ValueError:
+        listed = ", ".join(n.describe() for n in (nc, na, nb))
+        raise ShapeError(f"{user_line()}: where: cannot broadcast {listed}") from None
+    return TracedTensor(trace, trace.add("select", (nc, na, nb), shape, like, {}, "select"))
 
 
 def cast(value: Any, elem_type: Type) -> Any:

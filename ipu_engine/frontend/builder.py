@@ -212,6 +212,10 @@ class GraphBuilder:
         out = poplin.mat_mul_grouped(self.graph, a3, b3, self.prog, node.name)
         return out.reshape(node.shape)
 
+    def _op_select(self, node: Node, ipu: int) -> Tensor:
+        cond, a, b = self.args(node, ipu)
+        return popops.select(self.graph, cond, a, b, self.prog, node.name)
+
     def _op_gather(self, node: Node, ipu: int) -> Tensor:
         data, indices = self.args(node, ipu)
         return popops.gather(self.graph, data, indices, node.attrs["axis"], self.prog, node.name)

@@ -57,6 +57,7 @@ def test_gpt2_causal_mask_and_positions_fold_on_the_host():
     ops = [n.op for n in trace.nodes]
     assert ops.count("matmul_batched") == 2  # scores and context: one grouped product each
     assert ops.count("gather") == 1  # the token ids' rows, gathered at run time
+    assert ops.count("select") == 1  # Where: one popops::select under the causal mask
     consts = [n for n in trace.nodes if n.op == "const" and n.shape == (12, 12)]
     assert consts, "the causal mask is a host constant"
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.frontend import ops
-from ipu_engine.frontend.array_ops import map_expr
+from ipu_engine.frontend.array_ops import map_expr, where
 from ipu_engine.onnx.lowering.common import (
     common_type,
     device_type,
@@ -260,12 +260,11 @@ def logical_xor(ctx: NodeContext, a: Any, b: Any) -> Any:
 
 
 @lowering("Where", since=9)
-def where(ctx: NodeContext, cond: Any, x: Any, y: Any) -> Any:
+def where_(ctx: NodeContext, cond: Any, x: Any, y: Any) -> Any:
+    """One popops::select; a condition computed on the IPU is 0/1 in its operands' type."""
     if not traced(cond, x, y):
         return np.where(cond, x, y)
-    kind = common_type((x, y))
-    cond, x, y = to_type((cond, x, y), kind)
-    return map_expr(pe.select(_2, _3, pe.Binary("NOT_EQUAL", _1, pe.Const(0))), cond, x, y)
+    return where(cond, *to_type((x, y), common_type((x, y))))
 
 
 @lowering("Shrink", since=9)
