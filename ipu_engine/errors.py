@@ -71,3 +71,8 @@ class HostMemoryError(GraphError):
 class ArgumentError(EngineError, TypeError):
     """An argument of the wrong kind (a str where a Tensor goes, a dict for a count...) to
     a function that no narrower family covers; also a ``TypeError``, as Python's own is."""
+
+
+class OnnxError(EngineError):
+    """An ONNX model that cannot be imported or run: unreadable, an operator or attribute we
+    do not lower, or feeds that do not fit its inputs. Names the file, node or input."""

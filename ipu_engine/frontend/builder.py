@@ -20,10 +20,11 @@ from ipu_engine.frontend.available_memory import poplin_options
 from ipu_engine.frontend.contexts import IPU_COPY, framework_op
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, shard_limit_text
 from ipu_engine.graph import Graph
+from ipu_engine.libcommon import broadcast_to
 from ipu_engine.popops import expr
 from ipu_engine.poputil import linear_tile_array
 from ipu_engine.program import Copy, Sequence
-from ipu_engine.tensor import Tensor
+from ipu_engine.tensor import Tensor, concat
 from ipu_engine.virtual_graph import ipu_tiles, on_ipu
 
 BINARY = {
@@ -193,6 +194,63 @@ class GraphBuilder:
         if node.id in self.env:
             return self.env[node.id]
         return self.value(node, ipu)
+
+    def _op_map(self, node: Node, ipu: int) -> Tensor:
+        expression = node.attrs["expr"]
+        return popops.map(self.graph, expression, self.args(node, ipu), self.prog, node.name)
+
+    def _op_concat(self, node: Node, ipu: int) -> Tensor:
+        return concat([self.env_or_value(i, ipu) for i in node.inputs], node.attrs["axis"])
+
+    def _op_broadcast(self, node: Node, ipu: int) -> Tensor:
+        return broadcast_to(self.env_or_value(node.inputs[0], ipu), node.attrs["shape"])
+
+    def _op_matmul_batched(self, node: Node, ipu: int) -> Tensor:
+        """One grouped poplin product over the broadcast batch (views, no copies)."""
+        a, b = self.args(node, ipu)
+        batch = node.shape[:-2]
+        groups = int(np.prod(batch, dtype=np.int64))
+        a3 = broadcast_to(a, (*batch, *a.shape[-2:])).reshape([groups, *a.shape[-2:]])
+        b3 = broadcast_to(b, (*batch, *b.shape[-2:])).reshape([groups, *b.shape[-2:]])
+        out = poplin.mat_mul_grouped(self.graph, a3, b3, self.prog, node.name)
+        return out.reshape(node.shape)
+
+    def _op_select(self, node: Node, ipu: int) -> Tensor:
+        cond, a, b = self.args(node, ipu)
+        return popops.select(self.graph, cond, a, b, self.prog, node.name)
+
+    def _op_gather(self, node: Node, ipu: int) -> Tensor:
+        data, indices = self.args(node, ipu)
+        return popops.gather(self.graph, data, indices, node.attrs["axis"], self.prog, node.name)
+
+    def _op_lrn(self, node: Node, ipu: int) -> Tensor:
+        (x,) = self.args(node, ipu)
+        a = node.attrs
+        return popnn.lrn(
+            self.graph, x, a["size"], self.prog, node.name, alpha=a["alpha"], beta=a["beta"],
+            bias=a["bias"],
+        )  # fmt: skip
+
+    def _op_conv(self, node: Node, ipu: int) -> Tensor:
+        x, w, *bias = self.args(node, ipu)
+        a = node.attrs
+        return poplin.convolution(
+            self.graph, x, w, self.prog, node.name, a["stride"], a["padding"],
+            groups=a["groups"], dilation=a["dilation"], bias=bias[0] if bias else None,
+        )  # fmt: skip
+
+    def _op_pool(self, node: Node, ipu: int) -> Tensor:
+        (x,) = self.args(node, ipu)
+        a = node.attrs
+        kw = {"stride": a["stride"], "padding": a["padding"], "ceil_mode": a["ceil_mode"]}
+        if a["kind"] == "max":
+            return popnn.max_pool(self.graph, x, a["kernel"], self.prog, node.name, **kw)
+        kw["count_include_pad"] = a["count_include_pad"]
+        return popnn.avg_pool(self.graph, x, a["kernel"], self.prog, node.name, **kw)
+
+    def _op_global_avg_pool(self, node: Node, ipu: int) -> Tensor:
+        (x,) = self.args(node, ipu)
+        return popnn.global_avg_pool(self.graph, x, self.prog, node.name)
 
     def _op_softmax(self, node: Node, ipu: int) -> Tensor:
         (a,) = self.args(node, ipu)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ipu_engine.debug import source_location
 from ipu_engine.engine import Engine
 from ipu_engine.frontend.feeds import Feed, host_input
 from ipu_engine.frontend.ir import Node, Trace
@@ -63,7 +64,8 @@ def place_sources(
         env: dict[int, Tensor] = {}
         for node in (*trace.inputs, *trace.params.values()):
             name = node.name if replicas == 1 else f"replica{r}/{node.name}"
-            tensor = graph.add_variable(node.type, node.shape, name)
+            with source_location(node.location):  # where the input or weight was made
+                tensor = graph.add_variable(node.type, node.shape, name)
             ipu = r * ipus_per_replica + homes[node.id]
             graph.set_tile_mapping_array(
                 tensor, linear_tile_array(tensor.num_elements, ipu_tiles(graph, ipu, "shard"))

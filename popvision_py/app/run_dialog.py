@@ -46,7 +46,8 @@ class RunDialog(QDialog):
         self.script = QComboBox()
         self.script.setEditable(True)
         self.script.setToolTip("The Python script to run: a bundled example, a recent one, "
-                               "or any .py file (type a path or choose one)")  # fmt: skip
+                               "any .py file, or an .onnx model (run by python -m "
+                               "ipu_engine.onnx; type a path or choose one)")  # fmt: skip
         for path in examples:
             self.script.addItem(f"{path.name} (example)", str(path))
         for config in recent:
@@ -112,7 +113,9 @@ class RunDialog(QDialog):
     def _on_script_picked(self, index: int) -> None:
         if self.script.itemText(index) != BROWSE:
             return
-        path, _ = QFileDialog.getOpenFileName(self, "A Python script", "", "Python (*.py)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "A Python script or an ONNX model", "", "Python or ONNX (*.py *.onnx)"
+        )
         if path:
             self.set_script(path)
 

@@ -39,8 +39,12 @@ class RunConfig:
         return Path(self.folder) if self.folder else Path(self.script).resolve().parent
 
     def program(self, default_interpreter: str) -> tuple[str, list[str]]:
-        """The program and its argument list (never a shell command line)."""
-        return self.interpreter or default_interpreter, [self.script, *self.args]
+        """The program and its argument list (never a shell command line). An ONNX model
+        runs through ``python -m ipu_engine.onnx MODEL.onnx args…``."""
+        program = self.interpreter or default_interpreter
+        if Path(self.script).suffix.lower() == ".onnx":
+            return program, ["-m", "ipu_engine.onnx", self.script, *self.args]
+        return program, [self.script, *self.args]
 
     def command_line(self, default_interpreter: str) -> str:
         """The run as a shell would quote it, for Recent and the console's first line."""
@@ -80,8 +84,8 @@ class RunConfig:
             return f"The script {script} does not exist."
         if script.is_dir():
             return f"{script} is a folder, not a Python script."
-        if script.suffix.lower() not in (".py", ".pyw"):
-            return f"{script.name} is not a Python script (a .py file is needed)."
+        if script.suffix.lower() not in (".py", ".pyw", ".onnx"):
+            return f"{script.name} is not a Python script or an ONNX model (.py or .onnx)."
         if self.folder and not Path(self.folder).is_dir():
             return f"The working folder {self.folder} does not exist."
         program = self.interpreter or default_interpreter

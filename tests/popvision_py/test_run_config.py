@@ -123,3 +123,27 @@ def test_console_scrollback_is_bounded():
     assert buf.last_lines(2) == ["line 998", "line 999"]
     buf.append("x" * 100_000)  # a megabyte line without newline stays bounded
     assert len(buf.partial) <= 4000
+
+
+def test_an_onnx_model_runs_through_the_importers_command_and_writes_its_report(tmp_path):
+    import os
+    import runpy
+    import subprocess
+
+    import onnx
+
+    example = Path(__file__).resolve().parents[2] / "resources" / "examples" / "onnx_cnn.py"
+    model = tmp_path / "cnn.onnx"
+    onnx.save(runpy.run_path(str(example), run_name="example")["small_cnn"](), model)
+    config = RunConfig(str(model), args=["--batch", "2"], report_dir=str(tmp_path / "runs"))
+    assert config.problem(sys.executable) == ""
+    program, argv = config.program(sys.executable)
+    assert argv == ["-m", "ipu_engine.onnx", str(model), "--batch", "2"]
+    assert config.command_line("python").startswith("python -m ipu_engine.onnx ")
+    root = Path(__file__).resolve().parents[2]
+    env = config.environment({**os.environ, "PYTHONPATH": str(root)})
+    done = subprocess.run(
+        [program, *argv], env=env, cwd=config.working_folder, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "runs" / "onnx_cnn" / "profile.pop").is_file()

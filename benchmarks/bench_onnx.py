@@ -1,0 +1,82 @@
+"""Issue 27's ONNX targets, measured side by side on this machine: ResNet-50 (the light model
+shipped in the onnx package, batch 1) built, compiled, run once and its report written
+(<= 60 s), its run against onnxruntime's on the same input (<= 10x), the peak RSS growth
+against the graph's variables (<= 2x); a BERT-base-like layer (hidden 768, 12 heads,
+seq 384) end to end (<= 30 s)."""
+
+from __future__ import annotations
+
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from benchmarks._timing import median_seconds, report
+from ipu_engine.onnx import InferenceSession
+from tests.ipu_engine.onnx_transformers import bert_layer
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+def _peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def resnet50() -> None:
+    model = onnx.load(LIGHT / "light_resnet50.onnx")
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    name = model.graph.input[0].name
+    before = _peak_rss_bytes()
+    with tempfile.TemporaryDirectory() as reports:
+        options = {"engine_options": {"autoReport.all": "true", "autoReport.directory": reports}}
+        t0 = time.perf_counter()
+        session = InferenceSession(model, options=options)
+        session.run(None, {name: x})
+        end_to_end = time.perf_counter() - t0
+        ours = median_seconds(lambda: session.run(None, {name: x}), repeat=3)
+    report(
+        "onnx resnet50: session + compile + run + report",
+        end_to_end,
+        "s",
+        "<= 60",
+        end_to_end <= 60,
+    )
+    growth = _peak_rss_bytes() - before
+    weights = sum(v.nbytes for v in session.last.traced.trace.weights().values())
+    ratio = growth / weights
+    report("onnx resnet50: peak RSS growth / variables", ratio, "x", "<= 2", ratio <= 2)
+    reference = ort.InferenceSession(model.SerializeToString())
+    theirs = median_seconds(lambda: reference.run(None, {name: x}), repeat=5)
+    report(
+        "onnx resnet50: run / onnxruntime's run", ours / theirs, "x", "<= 10", ours / theirs <= 10
+    )
+
+
+def bert_base_layer() -> None:
+    model = bert_layer(batch=1, seq=384, hidden=768, heads=12, intermediate=3072)
+    rng = np.random.default_rng(0)
+    feeds = {"hidden_states": rng.standard_normal((1, 384, 768)).astype(np.float32),
+             "attention_mask": np.ones((1, 384), np.float32)}  # fmt: skip
+    t0 = time.perf_counter()
+    InferenceSession(model).run(None, feeds)
+    seconds = time.perf_counter() - t0
+    report(
+        "onnx BERT-base layer (768, 12 heads, seq 384): end to end",
+        seconds,
+        "s",
+        "<= 30",
+        seconds <= 30,
+    )
+
+
+def main() -> None:
+    bert_base_layer()
+    resnet50()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""Conv, pools and LRN: ONNX's NCHW tensors seen as NHWC views (no copies) for poplin's
+convolution and popnn's pools; 1-D ones as images one row high; weights laid out
+[KH, KW, C/groups, F] on the host before they become variables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.frontend.array_ops import broadcast_to
+from ipu_engine.frontend.cnn_ops import conv2d, global_avg_pool, lrn, pool2d
+from ipu_engine.onnx.lowering.common import traced
+from ipu_engine.onnx.lowering.registry import NodeContext, lowering
+
+Pads = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _spatial(ctx: NodeContext, x: Any) -> int:
+    rank = len(x.shape) - 2
+    if rank not in (1, 2):
+        raise ctx.error(f"only 1-D and 2-D {ctx.op_type} are supported, got {rank}-D input")
+    if not traced(x):
+        raise ctx.error("its input must be computed on the IPU (constant folding is not done)")
+    return rank
+
+
+def _as_nhwc(x: Any, rank: int) -> Any:
+    if rank == 1:
+        x = x.reshape(x.shape[0], x.shape[1], 1, x.shape[2])
+    return x.transpose((0, 2, 3, 1))
+
+
+def _as_nchw(y: Any, rank: int) -> Any:
+    y = y.transpose((0, 3, 1, 2))
+    return y.reshape(y.shape[0], y.shape[1], y.shape[3]) if rank == 1 else y
+
+
+def _two(values: list[int], rank: int, fill: int) -> tuple[int, int]:
+    """A per-dimension attribute as (height, width); 1-D ones are one row high."""
+    return (fill, int(values[0])) if rank == 1 else (int(values[0]), int(values[1]))
+
+
+def _pads(
+    ctx: NodeContext,
+    sizes: tuple[int, ...],
+    kernel: list[int],
+    strides: list[int],
+    dilations: list[int],
+) -> Pads:
+    """((top, bottom), (left, right)) from ``pads`` or ``auto_pad``."""
+    rank = len(sizes)
+    auto = ctx.attr("auto_pad", "NOTSET")
+    if auto in ("NOTSET", "VALID"):
+        pads = (
+            [int(p) for p in ctx.attr("pads", [0] * 2 * rank)]
+            if auto == "NOTSET"
+            else [0] * 2 * rank
+        )
+        begin, end = pads[:rank], pads[rank:]
+    elif auto in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
+            total = max(0, (-(-size // s) - 1) * s + (k - 1) * d + 1 - size)
+            small, large = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else large)
+            end.append(large if auto == "SAME_UPPER" else small)
+    else:
+        raise ctx.unsupported("auto_pad", auto)
+    if rank == 1:
+        return (0, 0), (begin[0], end[0])
+    return (begin[0], end[0]), (begin[1], end[1])
+
+
+@lowering("Conv", since=1, host_weights=True)
+def conv(ctx: NodeContext, x: Any, w: Any, b: Any = None) -> Any:
+    rank = _spatial(ctx, x)
+    kernel = list(ctx.attr("kernel_shape", w.shape[2:]))
+    strides = list(ctx.attr("strides", [1] * rank))
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    pads = _pads(ctx, tuple(x.shape[2:]), kernel, strides, dilations)
+    if rank == 1:
+        w = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
+    # [F, C/g, KH, KW] -> [KH, KW, C/g, F]
+    if traced(w):
+        w = w.transpose((2, 3, 1, 0))
+    else:
+        w = ctx.weight(ctx.node.input[1], np.ascontiguousarray(np.transpose(w, (2, 3, 1, 0))))
+    if b is not None:
+        b = ctx.weight(ctx.node.input[2], b)
+    y = conv2d(
+        _as_nhwc(x, rank), w, b, stride=_two(strides, rank, 1), padding=pads,
+        dilation=_two(dilations, rank, 1), groups=int(ctx.attr("group", 1)),
+    )  # fmt: skip
+    return _as_nchw(y, rank)
+
+
+@lowering("MaxPool", "AveragePool", since=1)
+def pool(ctx: NodeContext, x: Any) -> Any:
+    rank = _spatial(ctx, x)
+    if len([o for o in ctx.node.output if o]) > 1:
+        raise ctx.error("the Indices output of MaxPool is not supported")
+    if ctx.attr("storage_order", 0):
+        raise ctx.unsupported("storage_order", ctx.attr("storage_order"))
+    kernel = list(ctx.attr("kernel_shape"))
+    strides = list(ctx.attr("strides", [1] * rank))
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    if any(d != 1 for d in dilations):
+        raise ctx.unsupported("dilations", dilations)
+    pads = _pads(ctx, tuple(x.shape[2:]), kernel, strides, dilations)
+    y = pool2d(
+        "max" if ctx.op_type == "MaxPool" else "avg", _as_nhwc(x, rank), _two(kernel, rank, 1),
+        stride=_two(strides, rank, 1), padding=pads, ceil_mode=bool(ctx.attr("ceil_mode", 0)),
+        count_include_pad=bool(ctx.attr("count_include_pad", 0)),
+    )  # fmt: skip
+    return _as_nchw(y, rank)
+
+
+@lowering("GlobalAveragePool", "GlobalMaxPool", since=1)
+def global_pool(ctx: NodeContext, x: Any) -> Any:
+    axes = tuple(range(2, len(x.shape)))
+    if ctx.op_type == "GlobalMaxPool" or not traced(x) or len(axes) != 2:
+        method = "max" if ctx.op_type == "GlobalMaxPool" else "mean"
+        return getattr(x, method)(axis=axes, keepdims=True)
+    return _as_nchw(global_avg_pool(_as_nhwc(x, 2)), 2)
+
+
+@lowering("LRN", since=1)
+def local_response_norm(ctx: NodeContext, x: Any) -> Any:
+    """popnn's LRN across channels on the NHWC view (2-D images; others one row high)."""
+    if not traced(x):
+        raise ctx.error("its input must be computed on the IPU (constant folding is not done)")
+    shape = x.shape
+    image = x.reshape(shape[0], shape[1], 1, -1) if len(shape) != 4 else x
+    y = lrn(
+        _as_nhwc(image, 2), int(ctx.attr("size")), alpha=float(ctx.attr("alpha", 1e-4)),
+        beta=float(ctx.attr("beta", 0.75)), bias=float(ctx.attr("bias", 1.0)),
+    )  # fmt: skip
+    return _as_nchw(y, 2).reshape(shape)
+
+
+@lowering("Resize", "Upsample", since=7, host_weights=True)
+def resize(ctx: NodeContext, x: Any, *args: Any) -> Any:
+    """Nearest-neighbour upsampling by whole factors: each element repeated, as a broadcast
+    view (no copy). Other modes and fractional scales are refused."""
+    scales, sizes = _resize_factors(ctx, x, args)
+    mode = ctx.attr("mode", "nearest")
+    if mode != "nearest":
+        raise ctx.unsupported("mode", mode)
+    ctm = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    nearest = ctx.attr("nearest_mode", "round_prefer_floor")
+    if ctx.op_type == "Upsample" or ctx.opset < 11:
+        ctm, nearest = "asymmetric", "floor"
+    factors = []
+    for d, (size, s, n) in enumerate(zip(x.shape, scales, sizes, strict=True)):
+        f = n // size if n is not None else s
+        if f is None or f < 1 or f != int(f) or (n is not None and n != size * int(f)):
+            raise ctx.error(f"axis {d}: only whole upsampling factors are supported")
+        factors.append(int(f))
+    repeats = any(f > 1 for f in factors)
+    whole = (
+        ctm in ("half_pixel", "pytorch_half_pixel") and nearest.startswith("round_prefer")
+    ) or (ctm == "asymmetric" and nearest == "floor")
+    if repeats and not whole:
+        raise ctx.error(
+            f"coordinate_transformation_mode={ctm!r} with nearest_mode={nearest!r} is not "
+            "supported (half_pixel with round_prefer_*, or asymmetric with floor)"
+        )
+    grown = x.reshape([v for d in x.shape for v in (d, 1)])
+    target = [v for d, f in zip(x.shape, factors, strict=True) for v in (d, f)]
+    out = broadcast_to(grown, target).reshape(
+        [d * f for d, f in zip(x.shape, factors, strict=True)]
+    )
+    return out if traced(out) else np.array(out)
+
+
+def _resize_factors(ctx: NodeContext, x: Any, args: tuple) -> tuple[list, list]:
+    """(scale or None, size or None) per axis from Upsample's or Resize's inputs."""
+    rank = len(x.shape)
+    if ctx.op_type == "Upsample":
+        scales = ctx.attr("scales") if ctx.opset < 9 else (args[0] if args else None)
+        if traced(scales):
+            raise ctx.error("its scales must be known before the model runs")
+        values = [float(v) for v in np.asarray(scales).reshape(-1)]
+        return values, [None] * rank
+    index = 0 if ctx.opset < 11 else 1  # opset 11+: roi, scales, sizes
+    scales = args[index] if len(args) > index else None
+    sizes = args[index + 1] if len(args) > index + 1 else None
+    if traced(scales, sizes):
+        raise ctx.error("its scales and sizes must be known before the model runs")
+    if sizes is not None and np.asarray(sizes).size:
+        return [None] * rank, [int(v) for v in np.asarray(sizes).reshape(-1)]
+    return [float(v) for v in np.asarray(scales).reshape(-1)], [None] * rank

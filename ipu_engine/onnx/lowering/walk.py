@@ -1,0 +1,144 @@
+"""Walking a model's nodes in order over an environment {value name -> host array | traced
+tensor}: each node is lowered inside its debug scopes (layer "ONNX", then the node) and its
+placement (``__ipu_number`` shard, ``__pipeline_stage`` stage, or a balanced split).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ipu_engine.debug import name_scope, source_location
+from ipu_engine.errors import OnnxError
+from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
+from ipu_engine.frontend.traced import TracedTensor
+from ipu_engine.onnx.lowering import conv, elementwise, linalg, nn, shape  # noqa: F401
+from ipu_engine.onnx.lowering.common import traced
+from ipu_engine.onnx.lowering.registry import find_lowering, node_context
+from ipu_engine.onnx.model import OnnxModel
+from ipu_engine.types import FLOAT
+
+LAYER = "ONNX"  # the layer Operations and Insights show the model's nodes under
+Placement = tuple[int | None, int | None]  # (shard, pipeline stage) of a node
+
+
+def check_supported(model: OnnxModel) -> None:
+    """Every node has a lowering at the model's opset: refused before anything is built."""
+    for index, node in enumerate(model.graph.node):
+        find_lowering(node_context(node, index, model.opset, model.source, model.value_types))
+
+
+def node_scope(node: onnx.NodeProto, index: int) -> str:
+    """The node's name scope: its name (with its op type when the name lacks it), '/'-free."""
+    name = node.name.replace("/", ".").strip(".") or f"{node.op_type}_{index}"
+    return name if node.op_type in name else f"{node.op_type}_{name}"
+
+
+def placements(model: OnnxModel, ipus: int, pipelined: bool) -> list[Placement]:
+    """Each node's (shard, stage): PopART's attributes when the model has them, else ``ipus``
+    consecutive groups of nodes holding about equal weight bytes."""
+    nodes = list(model.graph.node)
+    chosen: list[Placement] = []
+    for node in nodes:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        ipu, stage = attrs.get("__ipu_number"), attrs.get("__pipeline_stage")
+        chosen.append((None if ipu is None else int(ipu), None if stage is None else int(stage)))
+    if any(p != (None, None) for p in chosen) or ipus <= 1:
+        return chosen
+    weight_bytes = np.array(
+        [
+            sum(model.initializers[i].nbytes for i in n.input if i in model.initializers)
+            for n in nodes
+        ],
+        dtype=np.float64,
+    )
+    weight_bytes += 1.0  # nodes without weights still spread when no node has any
+    middles = (np.cumsum(weight_bytes) - weight_bytes / 2) / weight_bytes.sum()
+    groups = np.minimum((middles * ipus).astype(int), ipus - 1)
+    groups = np.maximum.accumulate(groups)
+    return [(int(g), int(g) if pipelined else None) for g in groups]
+
+
+@contextlib.contextmanager
+def _placed(where: Placement) -> Iterator[None]:
+    ipu, stage = where
+    if stage is not None:
+        with pipeline_stage(stage, ipu):
+            yield
+    elif ipu is not None:
+        with shard(ipu):
+            yield
+    else:
+        yield
+
+
+class Weights:
+    """Host float arrays of more than one element that meet a device op become weights: a
+    variable written once, named by its ONNX value, shared by every node using it."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, TracedTensor] = {}
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if traced(value) or value is None:
+            return value
+        array = np.asarray(value)
+        if array.dtype.kind != "f" or array.size <= 1:
+            return value
+        if name not in self.made:
+            trace = current_trace()
+            if trace is None:
+                return value
+            node = trace.param(name, np.ascontiguousarray(array, np.float32), FLOAT)
+            self.made[name] = TracedTensor(trace, node)
+        return self.made[name]
+
+
+def lower_graph(
+    model: OnnxModel, env: dict[str, Any], where: list[Placement] | None = None
+) -> dict[str, Any]:
+    """Lower every node of ``model`` on ``env`` (inputs and initializers by name); returns
+    ``env`` with every value the nodes computed."""
+    weights = Weights()
+    for index, node in enumerate(model.graph.node):
+        ctx = node_context(node, index, model.opset, model.source, model.value_types)
+        registered = find_lowering(ctx)
+        args = []
+        for name in node.input:
+            if name and name not in env:
+                raise ctx.error(f"input {name!r} is not computed before this node")
+            args.append(env[name] if name else None)
+        while args and args[-1] is None:
+            args.pop()
+        ctx.weight = weights
+        placement = where[index] if where else (None, None)
+        # a node's ops are attributed to "model.onnx:<node number>", not the caller's line
+        where_from = source_location((model.source, index + 1))
+        with name_scope(LAYER), name_scope(node_scope(node, index)), where_from, _placed(placement):
+            if traced(*args) and not registered.host_weights:
+                args = [weights(n, a) for n, a in zip(node.input, args, strict=False)]
+            result = _call(ctx, registered.fn, args)
+        outputs = result if isinstance(result, list | tuple) else [result]
+        for name, value in zip(node.output, outputs, strict=False):
+            if name:
+                env[name] = value
+    return env
+
+
+def _call(ctx: Any, fn: Any, args: list[Any]) -> Any:
+    try:
+        return fn(ctx, *args)
+    except OnnxError:
+        raise
+    except TypeError as exc:  # wrong arity: the node has inputs the operator does not take
+        raise ctx.error(f"cannot be lowered with these inputs: {exc}") from None
+    except Exception as exc:
+        if isinstance(exc, ArithmeticError | ValueError | IndexError) or type(
+            exc
+        ).__module__.startswith("ipu_engine"):
+            raise ctx.error(str(exc)) from None
+        raise

@@ -1,0 +1,246 @@
+"""``InferenceSession``: an ONNX model run on the IPU engine with onnxruntime's face.
+
+The model's nodes are lowered inside a function the front-end traces (``trace_function``)
+and compiles (``CompiledProgram``), so sharding, pipelining, replication, device
+iterations, autoReport and PVTI apply as to any framework program; the report is named
+after the graph. One program is compiled per input signature.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ipu_engine.errors import EngineError, OnnxError
+from ipu_engine.frontend.api import CompiledProgram, trace_function
+from ipu_engine.frontend.options import Options
+from ipu_engine.frontend.traced import TracedTensor
+from ipu_engine.onnx.lowering.common import device_type
+from ipu_engine.onnx.lowering.walk import check_supported, lower_graph, placements
+from ipu_engine.onnx.model import OnnxModel, ValueSpec, load_model
+
+_OPTION_KEYS = ("engine_options", "ipu_version", "tiles_per_ipu", "name")
+
+
+@dataclass
+class _Program:
+    """One input signature's compiled program and the outputs known without running."""
+
+    compiled: CompiledProgram | None
+    traced_outputs: list[str]  # the outputs the engine computes, in its outfeed order
+    host_outputs: dict[str, np.ndarray]
+
+
+class InferenceSession:
+    """``InferenceSession(model, ipus=1, replication_factor=1, batches_per_step=1,
+    options=None)``; ``run(output_names_or_None, {input_name: array}) -> [array, ...]``.
+
+    ``options``: ``engine_options`` (Poplar's, e.g. autoReport), ``ipu_version``,
+    ``tiles_per_ipu``, ``name`` (the report folder), ``dtype`` ("float32").
+    ``ipus`` > 1 without PopART attributes splits the nodes into that many consecutive
+    groups of about equal weight bytes: shards, or pipeline stages when
+    ``batches_per_step`` > 1 gives them micro-batches to overlap.
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike | onnx.ModelProto | bytes,
+        *,
+        ipus: int | None = None,
+        replication_factor: int = 1,
+        batches_per_step: int = 1,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.model: OnnxModel = load_model(model)
+        check_supported(self.model)
+        opts = dict(options or {})
+        dtype = str(opts.pop("dtype", "float32"))
+        if dtype != "float32":
+            raise OnnxError(
+                f"{self.model.source}: option dtype={dtype!r} is not supported yet; use 'float32'"
+            )
+        unknown = sorted(set(opts) - set(_OPTION_KEYS))
+        if unknown:
+            raise OnnxError(
+                f"unknown InferenceSession option {unknown[0]!r}; known: "
+                f"{sorted((*_OPTION_KEYS, 'dtype'))}"
+            )
+        attributed = self._attributed_ipus()
+        self.ipus = int(ipus if ipus is not None else max(attributed, 1))
+        if self.ipus < 1 or self.ipus < attributed:
+            raise OnnxError(
+                f"{self.model.source}: ipus={self.ipus} but the model's __ipu_number attributes "
+                f"place nodes on {attributed} IPUs"
+            )
+        opts.setdefault("name", self.model.name)
+        self.options = Options(
+            num_ipus=self.ipus * replication_factor,
+            device_iterations=batches_per_step,
+            replication_factor=replication_factor,
+            **opts,
+        )
+        self.placement = placements(self.model, self.ipus, pipelined=batches_per_step > 1)
+        self._programs: dict[tuple, _Program] = {}
+        self.last: CompiledProgram | None = None
+
+    def _attributed_ipus(self) -> int:
+        """The IPUs PopART's attributes ask for: a node's __ipu_number, else its
+        __pipeline_stage (a stage runs on the IPU of its number)."""
+        most = 0
+        for node in self.model.graph.node:
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            ipu = attrs.get("__ipu_number", attrs.get("__pipeline_stage"))
+            if ipu is not None:
+                most = max(most, int(ipu) + 1)
+        return most
+
+    # -- onnxruntime's introspection ---------------------------------------------------------
+    def get_inputs(self) -> list[ValueSpec]:
+        return list(self.model.inputs)
+
+    def get_outputs(self) -> list[ValueSpec]:
+        return list(self.model.outputs)
+
+    # -- running --------------------------------------------------------------------------
+    def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any]) -> list[np.ndarray]:
+        arrays = self._checked_feeds(feeds)
+        wanted = (
+            [o.name for o in self.model.outputs] if output_names is None else list(output_names)
+        )
+        known = {o.name for o in self.model.outputs}
+        for name in wanted:
+            if name not in known:
+                raise OnnxError(
+                    f"{self.model.source}: {name!r} is not an output of the model; outputs: "
+                    f"{sorted(known)}"
+                )
+        per_call = self.options.device_iterations * self.options.replication_factor
+        key = tuple((a.shape, a.dtype.str) for a in arrays)
+        program = self._programs.get(key)
+        if program is None:
+            program = self._programs[key] = self._build(arrays, per_call)
+        values = dict(program.host_outputs)
+        if program.compiled is not None:
+            self.last = program.compiled
+            try:
+                result = program.compiled(arrays)
+            except OnnxError:
+                raise
+            except EngineError as exc:  # an out-of-memory engine kept for its report, ...
+                raise OnnxError(f"{self.model.source}: {exc}") from exc
+            results = (result,) if isinstance(result, np.ndarray) else result
+            values.update(zip(program.traced_outputs, results, strict=True))
+        types = {o.name: o.dtype for o in self.model.outputs}
+        return [np.asarray(values[name]).astype(types[name]) for name in wanted]
+
+    def _checked_feeds(self, feeds: Mapping[str, Any]) -> list[np.ndarray]:
+        source = self.model.source
+        if not isinstance(feeds, Mapping):
+            raise OnnxError(f"{source}: feeds must be a dict {{input name: array}}")
+        names = [i.name for i in self.model.inputs]
+        extra = sorted(set(feeds) - set(names))
+        if extra:
+            raise OnnxError(f"{source}: {extra[0]!r} is not an input of the model; inputs: {names}")
+        per_call = self.options.device_iterations * self.options.replication_factor
+        arrays = []
+        for spec in self.model.inputs:
+            if spec.name not in feeds:
+                raise OnnxError(
+                    f"{source}: no feed for input {spec.name!r} ({spec.type} "
+                    f"{_shape_text(spec.shape)}); feeds given: {sorted(feeds)}"
+                )
+            array = np.asarray(feeds[spec.name])
+            if array.dtype != spec.dtype:
+                raise OnnxError(
+                    f"{source}: input {spec.name!r} must be {spec.dtype.name}, got "
+                    f"{array.dtype.name}; convert it with .astype(np.{spec.dtype.name})"
+                )
+            _check_shape(source, spec, array.shape, per_call)
+            arrays.append(array)
+        return arrays
+
+    def _build(self, arrays: list[np.ndarray], per_call: int) -> _Program:
+        model = self.model
+        specs = [
+            (
+                (a.shape[0] // per_call, *a.shape[1:]) if per_call > 1 else a.shape,
+                device_type(a.dtype),
+            )
+            for a in arrays
+        ]
+        found: dict[str, Any] = {}
+
+        def onnx_graph(*placeholders: TracedTensor) -> tuple[TracedTensor, ...]:
+            env: dict[str, Any] = dict(model.initializers)
+            env.update({s.name: p for s, p in zip(model.inputs, placeholders, strict=True)})
+            lower_graph(model, env, self.placement)
+            found.update({o.name: env[o.name] for o in model.outputs})
+            outs = tuple(v for v in found.values() if isinstance(v, TracedTensor))
+            if not outs:  # every output known on the host: nothing to run on the IPU
+                raise _NothingToRunError
+            return outs
+
+        names = [s.name for s in model.inputs]
+        try:
+            traced = trace_function(onnx_graph, specs, self.options, names)
+        except _NothingToRunError:
+            host = {k: _per_call(np.asarray(v), per_call) for k, v in found.items()}
+            return _Program(None, [], host)
+        traced_names = [k for k, v in found.items() if isinstance(v, TracedTensor)]
+        host = {
+            k: _per_call(np.asarray(v), per_call)
+            for k, v in found.items()
+            if not isinstance(v, TracedTensor)
+        }
+        try:
+            compiled = CompiledProgram(
+                traced, self.options, self.options.name or model.name, "onnx"
+            )
+        except OnnxError:
+            raise
+        except EngineError as exc:
+            raise OnnxError(f"{model.source}: {exc}") from exc
+        return _Program(compiled, traced_names, host)
+
+
+class _NothingToRunError(Exception):
+    pass
+
+
+def _per_call(value: np.ndarray, per_call: int) -> np.ndarray:
+    """A host-known output repeated for every micro-batch of the call, as traced ones are."""
+    if per_call == 1 or value.ndim == 0:
+        return value
+    return np.concatenate([value] * per_call, axis=0)
+
+
+def _shape_text(shape: tuple | None) -> str:
+    if shape is None:
+        return "[unknown shape]"
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _check_shape(source: str, spec: ValueSpec, shape: tuple[int, ...], per_call: int) -> None:
+    if spec.shape is None:
+        return
+    expected = list(spec.shape)
+    if per_call > 1 and expected and isinstance(expected[0], int):
+        expected[0] *= per_call
+    ok = len(shape) == len(expected) and all(
+        not isinstance(e, int) or e == d for e, d in zip(expected, shape, strict=True)
+    )
+    if not ok:
+        scaled = (
+            f" (batches_per_step x replication_factor = {per_call} micro-batches)"
+            if per_call > 1
+            else ""
+        )
+        raise OnnxError(
+            f"{source}: input {spec.name!r} must have shape {_shape_text(tuple(expected))}"
+            f"{scaled}, got {list(shape)}"
+        )
