@@ -22,7 +22,8 @@ from ipu_engine.frontend.ir import Node, Trace
 from ipu_engine.frontend.traced import TracedTensor, user_line
 
 ATTR = "available_memory_proportion"
-PLANNED_OPS = frozenset({"matmul"})  # ops whose plan the proportion changes
+#: ops whose plan the proportion changes: matmuls (plain and batched) and convolutions
+PLANNED_OPS = frozenset({"matmul", "matmul_batched", "conv"})
 VIEW_OPS = frozenset({"reshape", "transpose", "slice"})  # views of a result, not new ops
 _IPU_KEY = re.compile(r"IPU(\d+)")
 
@@ -96,6 +97,15 @@ def _planned_op(node: Node) -> Node | None:
         if len(planned) == 1 and len(others) == 1:
             node = planned[0]
     return node if node.op in PLANNED_OPS else None
+
+
+def apply_proportion_since(trace: Trace, first: int, proportion: Any, what: str) -> None:
+    """Give the planned ops traced since node ``first`` ``proportion`` (an importer's per-node
+    attribute, such as PopART's ``__available_memory_proportion``)."""
+    value = check_proportion(proportion, what)
+    for node in trace.nodes[first:]:
+        if node.op in PLANNED_OPS:
+            node.attrs[ATTR] = value
 
 
 def apply_model_proportion(trace: Trace, value: float | Mapping[str, float] | None) -> None:

@@ -212,7 +212,9 @@ class GraphBuilder:
         groups = int(np.prod(batch, dtype=np.int64))
         a3 = broadcast_to(a, (*batch, *a.shape[-2:])).reshape([groups, *a.shape[-2:]])
         b3 = broadcast_to(b, (*batch, *b.shape[-2:])).reshape([groups, *b.shape[-2:]])
-        out = poplin.mat_mul_grouped(self.graph, a3, b3, self.prog, node.name)
+        options = {"partialsType": node.attrs.get("partials_type", "float")}
+        options |= poplin_options(node) or {}
+        out = poplin.mat_mul_grouped(self.graph, a3, b3, self.prog, node.name, options)
         return out.reshape(node.shape)
 
     def _op_select(self, node: Node, ipu: int) -> Tensor:
@@ -236,7 +238,8 @@ class GraphBuilder:
         a = node.attrs
         return poplin.convolution(
             self.graph, x, w, self.prog, node.name, a["stride"], a["padding"],
-            groups=a["groups"], dilation=a["dilation"], bias=bias[0] if bias else None,
+            poplin_options(node), groups=a["groups"], dilation=a["dilation"],
+            bias=bias[0] if bias else None,
         )  # fmt: skip
 
     def _op_pool(self, node: Node, ipu: int) -> Tensor:

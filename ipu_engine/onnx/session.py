@@ -24,7 +24,9 @@ from ipu_engine.onnx.lowering.common import device_type
 from ipu_engine.onnx.lowering.walk import check_supported, lower_graph, placements
 from ipu_engine.onnx.model import OnnxModel, ValueSpec, load_model
 
-_OPTION_KEYS = ("engine_options", "ipu_version", "tiles_per_ipu", "name")
+_OPTION_KEYS = (
+    "engine_options", "ipu_version", "tiles_per_ipu", "name", "available_memory_proportion",
+)  # fmt: skip
 
 
 @dataclass
@@ -41,7 +43,9 @@ class InferenceSession:
     options=None)``; ``run(output_names_or_None, {input_name: array}) -> [array, ...]``.
 
     ``options``: ``engine_options`` (Poplar's, e.g. autoReport), ``ipu_version``,
-    ``tiles_per_ipu``, ``name`` (the report folder), ``dtype`` ("float32").
+    ``tiles_per_ipu``, ``name`` (the report folder), ``dtype`` ("float32"),
+    ``available_memory_proportion`` (the whole model's, a float or {"IPU0": p}; a node's
+    PopART attribute ``__available_memory_proportion`` wins for its matmuls and convolutions).
     ``ipus`` > 1 without PopART attributes splits the nodes into that many consecutive
     groups of about equal weight bytes: shards, or pipeline stages when
     ``batches_per_step`` > 1 gives them micro-batches to overlap.

@@ -13,7 +13,8 @@ import numpy as np
 import onnx
 
 from ipu_engine.debug import name_scope, source_location
-from ipu_engine.errors import OnnxError
+from ipu_engine.errors import OnnxError, OptionError
+from ipu_engine.frontend.available_memory import apply_proportion_since
 from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
 from ipu_engine.frontend.traced import TracedTensor
 from ipu_engine.onnx.lowering import conv, elementwise, linalg, nn, shape  # noqa: F401
@@ -23,6 +24,7 @@ from ipu_engine.onnx.model import OnnxModel
 from ipu_engine.types import FLOAT
 
 LAYER = "ONNX"  # the layer Operations and Insights show the model's nodes under
+MEMORY_ATTRIBUTE = "__available_memory_proportion"  # PopART's, per node
 Placement = tuple[int | None, int | None]  # (shard, pipeline stage) of a node
 
 
@@ -118,15 +120,31 @@ def lower_graph(
         placement = where[index] if where else (None, None)
         # a node's ops are attributed to "model.onnx:<node number>", not the caller's line
         where_from = source_location((model.source, index + 1))
+        trace = current_trace()
+        first = len(trace.nodes) if trace is not None else 0
         with name_scope(LAYER), name_scope(node_scope(node, index)), where_from, _placed(placement):
             if traced(*args) and not registered.host_weights:
                 args = [weights(n, a) for n, a in zip(node.input, args, strict=False)]
             result = _call(ctx, registered.fn, args)
+        _node_memory_proportion(ctx, node, trace, first)
         outputs = result if isinstance(result, list | tuple) else [result]
         for name, value in zip(node.output, outputs, strict=False):
             if name:
                 env[name] = value
     return env
+
+
+def _node_memory_proportion(ctx: Any, node: onnx.NodeProto, trace: Any, first: int) -> None:
+    """PopART's ``__available_memory_proportion`` node attribute: the matmul / convolution
+    plans the node made may use that share of a tile for temporaries."""
+    attr = next((a for a in node.attribute if a.name == MEMORY_ATTRIBUTE), None)
+    if attr is None or trace is None:
+        return
+    value = onnx.helper.get_attribute_value(attr)
+    try:
+        apply_proportion_since(trace, first, value, f"attribute {MEMORY_ATTRIBUTE}")
+    except OptionError as exc:
+        raise ctx.error(str(exc)) from None
 
 
 def _call(ctx: Any, fn: Any, args: list[Any]) -> Any:
