@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -97,9 +98,10 @@ def open_in_child(path: Path, fast: bool, paint: bool) -> dict:
         [sys.executable, "-c", CHILD, str(path), "1" if fast else "0", "1" if paint else "0"],
         capture_output=True,
         text=True,
-        env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"},
-        check=True,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
     )
+    if out.returncode:
+        raise SystemExit(f"opening {path.name} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -93,14 +93,21 @@ class SystemTraceModel:
         self._thread_lanes: dict[int, ThreadLanes] = {}  # built when first drawn
         self._channels: list[int] | None = None
         self._lane_counts = np.zeros(len(trace.threads), np.int64)
-        self._order = sorted(  # each process's threads, then its tracks (IPU 0, IPU 1 ...)
-            range(len(trace.threads)),
-            key=lambda t: (
-                trace.threads[t].process,
-                trace.threads[t].kind != "thread",
-                _natural(trace.threads[t].name),
-                t,
-            ),
+        # A Chrome trace's tracks come in the order its sort indexes ask for (the global
+        # instants' row first); a .pvti's: each process's threads, then its tracks by name
+        # (IPU 2 before IPU 10), as its writer gives no order of its own.
+        self._order = (
+            list(range(len(trace.threads)))
+            if trace.tracks_in_order
+            else sorted(
+                range(len(trace.threads)),
+                key=lambda t: (
+                    trace.threads[t].process,
+                    trace.threads[t].kind != "thread",
+                    _natural(trace.threads[t].name),
+                    t,
+                ),
+            )
         )
         self.rows: list[LaneRow] = []
         self._instants = np.zeros(0, np.int64)
@@ -139,10 +146,13 @@ class SystemTraceModel:
         return lambda: self.thread_lanes(thread).lanes[depth]
 
     def thread_title(self, thread: int) -> str:
+        """A track's lane name: its process (when there are several) and its name; async
+        tracks say so, the global instants' row belongs to no process."""
         t = self.trace.threads[thread]
-        if len(self.trace.processes) > 1:
-            return f"{self.trace.processes[t.process].name} · {t.name}"
-        return t.name
+        name = f"async · {t.name}" if t.kind == "async" else t.name
+        if len(self.trace.processes) > 1 and t.kind != "global":
+            return f"{self.trace.processes[t.process].name} · {name}"
+        return name
 
     def relayout(self) -> None:
         trace = self.trace

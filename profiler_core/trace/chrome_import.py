@@ -273,6 +273,7 @@ class _Builder:
             flows=flows,
             warnings=self._warnings(unfinished, notes),
             in_place=True,
+            tracks_in_order=True,
         )
 
     def _series(self, base: float, scale: float) -> dict[str, dict[str, tuple]]:

@@ -149,7 +149,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         )
         trace = model.trace
         self.series_plots = [
-            SeriesPlot(graph, trace.series_units.get(graph, ""), series)
+            SeriesPlot(graph, trace.series_units.get(graph, ""), series, model.time_limits()[1])
             for graph, series in trace.series.items()
         ]
         self.heatmap_plots = [HeatmapPlot(h) for h in trace.heatmaps.values()]
@@ -219,6 +219,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         )
         for plot in self.series_plots:
             plot.series = trace.series[plot.graph]
+            plot.until = opened.model.time_limits()[1]
         for plot, heatmap in zip(self.heatmap_plots, trace.heatmaps.values(), strict=True):
             plot.heatmap = heatmap
             plot.peak = max(int(heatmap.counts.max()), 1) if heatmap.counts.size else 1
