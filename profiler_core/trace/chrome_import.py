@@ -27,8 +27,8 @@ from profiler_core.trace.chrome_fast import add_chunk
 from profiler_core.trace.chrome_fields import Skip
 from profiler_core.trace.chrome_flows import FlowPoints
 from profiler_core.trace.chrome_tracks import Tracks
-from profiler_core.trace.json_events import EventStream, read_events
-from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
+from profiler_core.trace.json_events import MAX_TRACE_BYTES, EventStream, read_events
+from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH
 from profiler_core.trace.model import Trace
 
 #: Keys this project adds so that its own exports come back unchanged.
@@ -367,7 +367,7 @@ def nesting_depths(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np
 def import_chrome_file(
     path: str | Path,
     *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = MAX_TRACE_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
     fast: bool = True,
 ) -> Trace:
