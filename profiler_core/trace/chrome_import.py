@@ -30,6 +30,7 @@ from profiler_core.trace.chrome_tracks import Tracks
 from profiler_core.trace.json_events import MAX_TRACE_BYTES, EventStream, read_events
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH
 from profiler_core.trace.model import Trace
+from profiler_core.trace.nesting import nesting_depths
 
 #: Keys this project adds so that its own exports come back unchanged.
 OPEN_ARG = fields.OPEN_ARG
@@ -343,25 +344,6 @@ def _sorted_samples(samples: list[tuple[int, float]]) -> tuple[np.ndarray, np.nd
     v = np.array([s[1] for s in samples], np.float64)
     order = np.argsort(t, kind="stable")
     return t[order], v[order]
-
-
-def nesting_depths(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Depth of each event: how many earlier-starting events on its thread still enclose it."""
-    order = np.lexsort((-(end - start), start, thread))
-    depth = np.zeros(len(order), np.int32)
-    threads, starts, ends = thread.tolist(), start.tolist(), end.tolist()
-    stack: list[int] = []
-    current = None
-    for i in order.tolist():
-        if threads[i] != current:
-            current, stack = threads[i], []
-        s, e = starts[i], ends[i]
-        while stack and stack[-1] <= s and not (stack[-1] == s and e == s):
-            stack.pop()
-        depth[i] = len(stack)
-        if e > s:
-            stack.append(e)
-    return depth
 
 
 def import_chrome_file(
