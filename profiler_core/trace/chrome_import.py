@@ -241,9 +241,13 @@ class _Builder:
             base = 0  # stamps relative to the trace's start (or to a known origin)
         else:  # epoch stamps: the trace starts at its first event, exactly
             origin = int(base) * scale + round((base - int(base)) * scale)
+        start_ns = _relative_ns(start_us, base, scale)
+        del start_us  # one float column at a time: the trace's peak is its columns
+        end_ns = _relative_ns(end_us, base, scale)
+        del end_us
         cols = {
-            "start_ns": _relative_ns(start_us, base, scale),
-            "end_ns": _relative_ns(end_us, base, scale),
+            "start_ns": start_ns,
+            "end_ns": end_ns,
             "thread": self.track.array(),
             "channel": self.channel.array(),
             "label": self.label.array(),
@@ -312,9 +316,16 @@ _EPOCH_NS = 2.6e14
 
 
 def _relative_ns(stamps: np.ndarray, base: int | float, scale: int) -> np.ndarray:
+    """``stamps`` (which this changes: the caller lets them go) as ns from ``base``."""
     if stamps.dtype == np.int64 and isinstance(base, int | np.integer):
-        return (stamps - int(base)) * scale
-    return np.round((stamps - base) * scale).astype(np.int64)
+        stamps -= int(base)
+        stamps *= scale
+        return stamps
+    x = stamps.astype(np.float64, copy=False)
+    x -= base
+    x *= scale
+    np.round(x, out=x)
+    return x.astype(np.int64)
 
 
 _HANDLERS = {

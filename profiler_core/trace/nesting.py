@@ -14,9 +14,9 @@ from itertools import pairwise
 
 import numpy as np
 
-#: events counted at once (whole threads): the counting's temporaries stay ~100x this in
-#: bytes, not 100x the trace
-BATCH = 1 << 20
+#: events counted at once (whole threads): the counting's temporaries (~300 bytes an
+#: event) stay bounded by this, not by the trace
+BATCH = 1 << 18
 
 
 def nesting_depths(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:

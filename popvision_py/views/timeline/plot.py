@@ -7,6 +7,7 @@ the span in the item's last batch, which the view maps to its own items (steps, 
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import pyqtgraph as pg
@@ -119,7 +120,8 @@ class LaneAxis(pg.AxisItem):
     def names_width(self) -> int:
         """Pixels the widest name needs (with the margin)."""
         metrics = self.metrics()
-        widest = max((metrics.horizontalAdvance(n) for n in self.names if n), default=0)
+        longest = heapq.nlargest(64, self.names, key=len)  # 100k lanes: measure a few
+        widest = max((metrics.horizontalAdvance(n) for n in longest if n), default=0)
         return widest + self.MARGIN + 4
 
     def shown_name(self, lane: int) -> str:
