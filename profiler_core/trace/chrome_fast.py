@@ -12,8 +12,9 @@ per-event path, which skips and counts exactly as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import pairwise
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 _NUMBERS = {int, float}
 _IDS = {int, str}
 _NO_TID = object()
+_SIX = itemgetter("ts", "dur", "pid", "tid", "name", "cat")
 _MAX_TS = fields.MAX_MICROSECONDS * 1000  # as fields.timestamp
 _MAX_NUMBER = 1.7e308  # as fields.number
 
@@ -98,13 +100,10 @@ def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
     """Add a run of X/i/I events at once; False (and nothing added) when one of them is not
     plain, so the caller reads them one by one."""
     spans = [ph == "X" for ph in phases]
-    ts = [ev.get("ts") for ev in events]
-    dur = [ev.get("dur") if x else 0 for ev, x in zip(events, spans, strict=True)]
-    pid = [ev.get("pid", 0) for ev in events]
-    tid = [ev.get("tid", _NO_TID) for ev in events]
-    name = [ev.get("name", "") for ev in events]
-    cat = [ev.get("cat", "") for ev in events]
+    ts, dur, pid, tid, name, cat = _fields(events, spans)
     args = [ev.get("args") for ev in events]
+    keys = set().union(*events)
+    present = [a for a in args if a]
     if not (
         set(map(type, ts)) <= _NUMBERS
         and set(map(type, dur)) <= _NUMBERS
@@ -113,10 +112,10 @@ def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
         and set(map(type, name)) == {str}
         and set(map(type, cat)) == {str}
         and set(map(type, args)) <= {dict, type(None)}
-        and not any("bind_id" in ev for ev in events)
-        and not any(a and fields.OPEN_ARG in a for a in args)
-        and all(x or ev.get("s", "t") not in ("g", "p")
-                for ev, x in zip(events, spans, strict=True))
+        and "bind_id" not in keys
+        and (not present or fields.OPEN_ARG not in set().union(*present))
+        and ("s" not in keys or all(x or ev.get("s", "t") not in ("g", "p")
+                                    for ev, x in zip(events, spans, strict=True)))
     ):  # fmt: skip
         return False
     try:
@@ -139,8 +138,8 @@ def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
     builder.ts.extend(ts_col)
     builder.end.extend(end_col)
     builder.track.extend(np.array(track, np.int32))
-    builder.channel.extend(np.array([channels.setdefault(c, len(channels)) for c in cat], np.int32))
-    builder.label.extend(np.array([labels.setdefault(n, len(labels)) for n in name], np.int32))
+    builder.channel.extend(_interned(channels, cat))
+    builder.label.extend(_interned(labels, name))
     kinds = np.where(np.array(spans, bool), EventKind.SPAN, EventKind.INSTANT)
     builder.kind.extend(kinds.astype(np.uint8))
     text = builder.arg_text
@@ -148,6 +147,31 @@ def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
         if a:
             text[first + i] = json.dumps(a, separators=(",", ":"))
     return True
+
+
+def _fields(events: list[dict], spans: list[bool]) -> tuple[Sequence[Any], ...]:
+    """(ts, dur, pid, tid, name, cat) of every event: one C-level pass when every event is a
+    span with all six keys (the usual), else a pass per field with the defaults."""
+    if all(spans):
+        try:
+            return tuple(zip(*map(_SIX, events), strict=True))
+        except KeyError:
+            pass
+    return (
+        [ev.get("ts") for ev in events],
+        [ev.get("dur") if x else 0 for ev, x in zip(events, spans, strict=True)],
+        [ev.get("pid", 0) for ev in events],
+        [ev.get("tid", _NO_TID) for ev in events],
+        [ev.get("name", "") for ev in events],
+        [ev.get("cat", "") for ev in events],
+    )
+
+
+def _interned(ids: dict[str, int], names: Sequence[str]) -> np.ndarray:
+    """Each name's id, new names numbered in order of first appearance."""
+    for name in dict.fromkeys(names):
+        ids.setdefault(name, len(ids))
+    return np.fromiter(map(ids.__getitem__, names), np.int32, len(names))
 
 
 def _tracks(builder: _Builder, pid: list, tid: list) -> list[int]:
