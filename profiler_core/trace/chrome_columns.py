@@ -64,3 +64,28 @@ class Column:
         if self.pending:
             highs.append(max(self.pending))
         return max(highs) if highs else None
+
+
+class ArgsText:
+    """Events' args as compact JSON text, a chunk at a time: one string per chunk (with
+    each event's length) while reading, the per-event strings made only at the end -- so
+    a million small strings are not scattered among the parsed chunks' freed objects,
+    where they would keep that memory from being reused."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[np.ndarray, np.ndarray, str]] = []  # events, lengths, text
+
+    def add(self, events: np.ndarray, texts: list[str]) -> None:
+        if texts:
+            lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+            self.chunks.append((events, lengths, "".join(texts)))
+
+    def into(self, out: dict[int, str]) -> dict[int, str]:
+        """``out`` with every chunk's texts added by event index; the chunks let go."""
+        chunks, self.chunks = self.chunks, []
+        for events, lengths, text in chunks:
+            ends = np.cumsum(lengths).tolist()
+            starts = [0, *ends[:-1]]
+            out.update(zip(events.tolist(), map(text.__getitem__, map(slice, starts, ends)),
+                           strict=True))  # fmt: skip
+        return out

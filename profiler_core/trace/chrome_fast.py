@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 _NUMBERS = {int, float}
 _IDS = {int, str}
 _NO_TID = object()
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # as json.dumps(..., separators=...)
 _SIX = itemgetter("ts", "dur", "pid", "tid", "name", "cat")
 _MAX_TS = fields.MAX_MICROSECONDS * 1000  # as fields.timestamp
 _MAX_NUMBER = 1.7e308  # as fields.number
@@ -142,10 +143,9 @@ def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
     builder.label.extend(_interned(labels, name))
     kinds = np.where(np.array(spans, bool), EventKind.SPAN, EventKind.INSTANT)
     builder.kind.extend(kinds.astype(np.uint8))
-    text = builder.arg_text
-    for i, a in enumerate(args):
-        if a:
-            text[first + i] = json.dumps(a, separators=(",", ":"))
+    at = [i for i, a in enumerate(args) if a]
+    dumps = _COMPACT.encode
+    builder.args_text.add(first + np.array(at, np.int64), [dumps(args[i]) for i in at])
     return True
 
 

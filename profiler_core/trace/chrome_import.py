@@ -23,7 +23,7 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace import chrome_fields as fields
 from profiler_core.trace.build import build_trace
-from profiler_core.trace.chrome_columns import Column, stamps
+from profiler_core.trace.chrome_columns import ArgsText, Column, stamps
 from profiler_core.trace.chrome_fast import add_chunk
 from profiler_core.trace.chrome_fields import Skip
 from profiler_core.trace.chrome_flows import FlowPoints
@@ -64,7 +64,8 @@ class _Builder:
         self.channel = Column(np.int32)
         self.label = Column(np.int32)
         self.kind = Column(np.uint8)
-        self.arg_text: dict[int, str] = {}
+        self.arg_text: dict[int, str] = {}  # the per-event path's
+        self.args_text = ArgsText()  # the fast path's
         self.tracks = Tracks()
         self.labels: dict[str, int] = {}
         self.channels: dict[str, int] = {}
@@ -275,7 +276,7 @@ class _Builder:
             processes=processes,
             series=series,
             series_units={g: units.get(g, "") for g in series},
-            args=self.arg_text,
+            args=self.args_text.into(self.arg_text),
             flows=flows,
             warnings=self._warnings(unfinished, notes),
             in_place=True,
