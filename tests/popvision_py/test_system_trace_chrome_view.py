@@ -15,6 +15,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage
 
 from popvision_py.viewmodels.system_trace import SystemTraceModel
+from popvision_py.viewmodels.trace_flows import flow_arrows
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.system_trace.charts import SeriesPlot
 from popvision_py.views.system_trace.view import SystemTraceView
@@ -217,3 +218,28 @@ def test_screenshots_of_tools_traces(qtbot, view: SystemTraceView, screenshot_di
     view.timeline.viewport().repaint()
     for name in ("system_trace_chrome_tracks", "system_trace_flow_arrows"):
         assert view.grab().save(str(screenshot_dir / f"{name}.png"))
+
+
+def test_many_flows_between_the_same_pixels_are_one_arrow_with_their_count(tmp_path: Path):
+    # 300 producer/consumer pairs 1 µs apart, each bound by its own flow
+    evs = []
+    for i in range(300):
+        evs.append({"ph": "X", "name": "p", "ts": i, "dur": 0.5, "pid": 1, "tid": 1,
+                    "bind_id": i, "flow_out": True})  # fmt: skip
+        evs.append({"ph": "X", "name": "c", "ts": i + 0.6, "dur": 0.3, "pid": 1, "tid": 2,
+                    "bind_id": i, "flow_in": True})  # fmt: skip
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(evs))
+    model = SystemTraceModel(import_chrome_file(path))
+    trace = model.trace
+    assert len(trace.flows) == 300
+    lo, hi = model.time_limits()
+    arrows = flow_arrows(trace, model.rows_of, lo, hi, 10, range(0, 24))
+    # by hand: 10 px over 299.9 µs; tails at i + 0.5 µs, heads at i + 0.6 µs -> each
+    # arrow's ends fall in the pixel of i (or the next), so at most ~2 arrows a pixel
+    assert int(arrows.count.sum()) == 300 and len(arrows) <= 20
+    assert set(arrows.row0.tolist()) == {0} and set(arrows.row1.tolist()) == {1}
+    zoomed = flow_arrows(trace, model.rows_of, lo, lo + 10_000, 1000, range(0, 24))
+    assert len(zoomed) == 10 and zoomed.count.tolist() == [1] * 10  # 10 µs: one each
+    off_screen = flow_arrows(trace, model.rows_of, lo, hi, 10, range(1, 24))
+    assert len(off_screen) == 0  # the tails' row is scrolled away
