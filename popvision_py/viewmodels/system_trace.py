@@ -93,16 +93,24 @@ class SystemTraceModel:
         self._thread_lanes: dict[int, ThreadLanes] = {}  # built when first drawn
         self._channels: list[int] | None = None
         self._lane_counts = np.zeros(len(trace.threads), np.int64)
-        self._order = sorted(  # each process's threads, then its tracks (IPU 0, IPU 1 ...)
-            range(len(trace.threads)),
-            key=lambda t: (
-                trace.threads[t].process,
-                trace.threads[t].kind != "thread",
-                _natural(trace.threads[t].name),
-                t,
-            ),
+        # A Chrome trace's tracks come in the order its sort indexes ask for (the global
+        # instants' row first); a .pvti's: each process's threads, then its tracks by name
+        # (IPU 2 before IPU 10), as its writer gives no order of its own.
+        self._order = (
+            list(range(len(trace.threads)))
+            if trace.tracks_in_order
+            else sorted(
+                range(len(trace.threads)),
+                key=lambda t: (
+                    trace.threads[t].process,
+                    trace.threads[t].kind != "thread",
+                    _natural(trace.threads[t].name),
+                    t,
+                ),
+            )
         )
         self.rows: list[LaneRow] = []
+        self._row_index: dict[tuple, int] | None = None  # row_of's lookup, per layout
         self._instants = np.zeros(0, np.int64)
         self._parents: np.ndarray | None = None
         self.refilter()
@@ -139,10 +147,13 @@ class SystemTraceModel:
         return lambda: self.thread_lanes(thread).lanes[depth]
 
     def thread_title(self, thread: int) -> str:
+        """A track's lane name: its process (when there are several) and its name; async
+        tracks say so, the global instants' row belongs to no process."""
         t = self.trace.threads[thread]
-        if len(self.trace.processes) > 1:
-            return f"{self.trace.processes[t.process].name} · {t.name}"
-        return t.name
+        name = f"async · {t.name}" if t.kind == "async" else t.name
+        if len(self.trace.processes) > 1 and t.kind != "global":
+            return f"{self.trace.processes[t.process].name} · {name}"
+        return name
 
     def relayout(self) -> None:
         trace = self.trace
@@ -153,6 +164,7 @@ class SystemTraceModel:
                 name = "All threads" if d == 0 else ""
                 rows.append(LaneRow(name, self._merged_lane(d), "merged", depth=d))
             self.rows = rows
+            self._row_index = None
             return
         summarised: set[int] = set()
         for t in self.thread_order():
@@ -166,6 +178,7 @@ class SystemTraceModel:
                 name = self.thread_title(t) if d == 0 else ""
                 rows.append(LaneRow(name, self._lane(t, d), "thread", t, process, d))
         self.rows = rows
+        self._row_index = None
 
     def _merged_lane(self, depth: int) -> Callable[[], Lane]:
         def make() -> Lane:
@@ -213,15 +226,21 @@ class SystemTraceModel:
         lane = self.thread_lanes(thread).lane_of(int(self.trace.depth[event]))
         if lane < 0:
             return -1
+        index = self._row_index
+        if index is None:
+            index = self._row_index = {
+                (row.kind, row.thread, row.process, row.depth): i
+                for i, row in reversed(list(enumerate(self.rows)))  # the first row wins
+            }
         process = self.trace.threads[thread].process
-        for i, row in enumerate(self.rows):
-            if row.kind == "thread" and row.thread == thread and row.depth == lane:
-                return i
-            if row.kind == "merged" and row.depth == lane:
-                return i
-            if row.kind == "summary" and row.process == process and lane == 0:
-                return i
-        return -1
+        for key in (("thread", thread, process, lane), ("merged", -1, -1, lane)):
+            if key in index:
+                return index[key]
+        return index.get(("summary", -1, process, 0), -1) if lane == 0 else -1
+
+    def rows_of(self, events: np.ndarray) -> np.ndarray:
+        """``row_of`` each of ``events`` (an array)."""
+        return np.array([self.row_of(e) for e in np.asarray(events).tolist()], np.int64)
 
     def clamped_text(self) -> str:
         """ "" unless some thread nests deeper than it is drawn: how many spans share the

@@ -1,5 +1,6 @@
 """Metric series and heatmaps of a trace, reduced to the pixels of a window: a series to a
-min and a max per pixel column, a heatmap to one bucket-count column per pixel column."""
+min and a max per pixel column (drawn as steps), a heatmap to one bucket-count column per
+pixel column."""
 
 from __future__ import annotations
 
@@ -31,6 +32,18 @@ def series_window(
     x = np.repeat(centre, 2)
     y = np.column_stack([low, high]).ravel()
     return x, y
+
+
+def step_points(x: np.ndarray, y: np.ndarray, until: float) -> tuple[np.ndarray, np.ndarray]:
+    """A counter drawn as steps: each value holds from its sample to the next one (the last
+    to ``until``, the trace's end), as chrome://tracing and Perfetto draw counters. A NaN
+    value leaves its interval empty (a gap, with ``connect="finite"``)."""
+    if len(x) == 0:
+        return x, y
+    ends = np.append(x[1:], max(float(x[-1]), until))
+    xs = np.column_stack([x, ends]).ravel()
+    ys = np.repeat(y, 2)
+    return xs, ys
 
 
 def heatmap_window(heatmap: Heatmap, x0: float, x1: float, width: int) -> np.ndarray:

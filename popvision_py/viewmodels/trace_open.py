@@ -13,10 +13,10 @@ from profiler_core.errors import LoadCancelledError, ReportError
 from profiler_core.formats.files import is_regular_file, regular_file_size
 from profiler_core.formats.pvti import is_sqlite, read_pvti
 from profiler_core.trace import open_trace, trace_from_pvti
-from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES
+from profiler_core.trace.json_events import MAX_TRACE_BYTES
 
 TRACE_SUFFIXES = (".pvti", ".json")
-MAX_JSON_BYTES = DEFAULT_MAX_BYTES  # a bigger Chrome JSON is refused before it is parsed
+MAX_JSON_BYTES = MAX_TRACE_BYTES  # a bigger Chrome JSON is refused before it is parsed
 
 
 @dataclass

@@ -38,6 +38,7 @@ def build_trace(
     flows: np.ndarray | None = None,
     warnings: Sequence[str] = (),
     in_place: bool = False,
+    tracks_in_order: bool = False,
 ) -> Trace:
     """A Trace from unsorted event columns (times already relative to ``origin_wall_ns``).
 
@@ -68,6 +69,7 @@ def build_trace(
         args=args or {},
         flows=flows,
         warnings=tuple(warnings),
+        tracks_in_order=tracks_in_order,
     )
 
 

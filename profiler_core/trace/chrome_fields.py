@@ -13,6 +13,8 @@ from typing import Any
 
 #: |ts| and |dur| past this many µs would not fit int64 nanoseconds
 MAX_MICROSECONDS = 9.2e15
+#: marks a span this project exported while it was still open (``chrome.export_chrome``)
+OPEN_ARG = "pvti_open"
 
 
 class Skip(Exception):  # noqa: N818 - a reason to skip one event, not an error

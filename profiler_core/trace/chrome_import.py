@@ -11,6 +11,7 @@ both are said in ``Trace.warnings`` -- nothing is dropped silently.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
 from pathlib import Path
@@ -22,15 +23,18 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace import chrome_fields as fields
 from profiler_core.trace.build import build_trace
+from profiler_core.trace.chrome_columns import ArgsText, Column, stamps
+from profiler_core.trace.chrome_fast import add_chunk
 from profiler_core.trace.chrome_fields import Skip
 from profiler_core.trace.chrome_flows import FlowPoints
 from profiler_core.trace.chrome_tracks import Tracks
-from profiler_core.trace.json_events import EventStream, read_events
-from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
+from profiler_core.trace.json_events import MAX_TRACE_BYTES, EventStream, read_events
+from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH
 from profiler_core.trace.model import Trace
+from profiler_core.trace.nesting import nesting_depths
 
 #: Keys this project adds so that its own exports come back unchanged.
-OPEN_ARG = "pvti_open"
+OPEN_ARG = fields.OPEN_ARG
 KIND_ARG = "pvti_kind"
 ORIGIN_KEY = "pvti_origin_wall_ns"
 UNITS_KEY = "pvti_series_units"
@@ -54,13 +58,14 @@ class _Builder:
         self.path = path
         self.skipped = skipped
         self.unplaced: Counter = Counter()
-        self.ts: list[float] = []  # µs as written
-        self.end: list[float] = []  # µs; nan until an open span is closed at the trace's end
-        self.track: list[int] = []
-        self.channel: list[int] = []
-        self.label: list[int] = []
-        self.kind: list[int] = []
-        self.arg_text: dict[int, str] = {}
+        self.ts = Column()  # µs as written
+        self.end = Column()  # µs
+        self.track = Column(np.int32)
+        self.channel = Column(np.int32)
+        self.label = Column(np.int32)
+        self.kind = Column(np.uint8)
+        self.arg_text: dict[int, str] = {}  # the per-event path's
+        self.args_text = ArgsText()  # the fast path's
         self.tracks = Tracks()
         self.labels: dict[str, int] = {}
         self.channels: dict[str, int] = {}
@@ -219,15 +224,16 @@ class _Builder:
     # -- result --------------------------------------------------------------------------
 
     def trace(self, origin: int, units: dict[str, str], notes: list[str]) -> Trace:
-        last = max(self.end + self.ts + self.flow_ts, default=0.0)
+        highs = [c.max() for c in (self.end, self.ts)] + [max(self.flow_ts, default=None)]
+        last = max((h for h in highs if h is not None), default=0.0)
         unfinished = 0
         for stacks in (self.open_b, self.open_async):
             for track, stack in stacks.items():
                 for ts, name, cat, args, *_ in stack:  # did not finish, as Chrome shows it
                     self.row(track, ts, max(last, ts), name, cat, EventKind.OPEN, args)
                     unfinished += 1
-        start_us, end_us = _stamps(self.ts), _stamps(self.end)
-        points_us = _stamps(self.flow_ts)
+        start_us, end_us = self.ts.array(), self.end.array()
+        points_us = stamps(self.flow_ts)
         # µs as the format says; a trace whose stamps only fit as ns (> 9.2e15) wrote ns
         highs = [abs(a).max() for a in (start_us, end_us, points_us) if len(a)]
         scale = 1 if highs and max(highs) > fields.MAX_MICROSECONDS else 1000
@@ -237,13 +243,17 @@ class _Builder:
             base = 0  # stamps relative to the trace's start (or to a known origin)
         else:  # epoch stamps: the trace starts at its first event, exactly
             origin = int(base) * scale + round((base - int(base)) * scale)
+        start_ns = _relative_ns(start_us, base, scale)
+        del start_us  # one float column at a time: the trace's peak is its columns
+        end_ns = _relative_ns(end_us, base, scale)
+        del end_us
         cols = {
-            "start_ns": _relative_ns(start_us, base, scale),
-            "end_ns": _relative_ns(end_us, base, scale),
-            "thread": np.array(self.track, np.int32),
-            "channel": np.array(self.channel, np.int32),
-            "label": np.array(self.label, np.int32),
-            "kind": np.array(self.kind, np.uint8),
+            "start_ns": start_ns,
+            "end_ns": end_ns,
+            "thread": self.track.array(),
+            "channel": self.channel.array(),
+            "label": self.label.array(),
+            "kind": self.kind.array(),
         }
         points_ns = _relative_ns(points_us, base, scale)
         self.flows.points = [
@@ -266,10 +276,11 @@ class _Builder:
             processes=processes,
             series=series,
             series_units={g: units.get(g, "") for g in series},
-            args=self.arg_text,
+            args=self.args_text.into(self.arg_text),
             flows=flows,
             warnings=self._warnings(unfinished, notes),
             in_place=True,
+            tracks_in_order=True,
         )
 
     def _series(self, base: float, scale: float) -> dict[str, dict[str, tuple]]:
@@ -306,17 +317,17 @@ class _Builder:
 _EPOCH_NS = 2.6e14
 
 
-def _stamps(values: list[int | float]) -> np.ndarray:
-    """Time stamps as written: int64 when every one is an integer (exact), else float64."""
-    if all(type(v) is int for v in values):
-        return np.array(values, np.int64)
-    return np.array(values, np.float64)
-
-
 def _relative_ns(stamps: np.ndarray, base: int | float, scale: int) -> np.ndarray:
+    """``stamps`` (which this changes: the caller lets them go) as ns from ``base``."""
     if stamps.dtype == np.int64 and isinstance(base, int | np.integer):
-        return (stamps - int(base)) * scale
-    return np.round((stamps - base) * scale).astype(np.int64)
+        stamps -= int(base)
+        stamps *= scale
+        return stamps
+    x = stamps.astype(np.float64, copy=False)
+    x -= base
+    x *= scale
+    np.round(x, out=x)
+    return x.astype(np.int64)
 
 
 _HANDLERS = {
@@ -348,39 +359,33 @@ def _sorted_samples(samples: list[tuple[int, float]]) -> tuple[np.ndarray, np.nd
     return t[order], v[order]
 
 
-def nesting_depths(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Depth of each event: how many earlier-starting events on its thread still enclose it."""
-    order = np.lexsort((-(end - start), start, thread))
-    depth = np.zeros(len(order), np.int32)
-    threads, starts, ends = thread.tolist(), start.tolist(), end.tolist()
-    stack: list[int] = []
-    current = None
-    for i in order.tolist():
-        if threads[i] != current:
-            current, stack = threads[i], []
-        s, e = starts[i], ends[i]
-        while stack and stack[-1] <= s and not (stack[-1] == s and e == s):
-            stack.pop()
-        depth[i] = len(stack)
-        if e > s:
-            stack.append(e)
-    return depth
-
-
 def import_chrome_file(
     path: str | Path,
     *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = MAX_TRACE_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    fast: bool = True,
 ) -> Trace:
     """The Trace in Chrome Trace Event JSON file ``path`` (plain or gzip): every event that
-    can be read, with ``Trace.warnings`` counting what was skipped or has no place."""
+    can be read, with ``Trace.warnings`` counting what was skipped or has no place.
+    ``fast=False`` reads every event one by one (the fast path's oracle in the tests)."""
     path = Path(path)
     stream = EventStream(path)
     builder = _Builder(path, stream.skipped)
-    for chunk in read_events(path, stream, max_bytes=max_bytes, max_depth=max_depth):
-        for ev in chunk:
-            builder.add(ev)
+    collecting = gc.isenabled()
+    # Parsing makes millions of dicts that live a chunk each and hold no cycles: the
+    # cyclic collector would walk them again and again (a quarter of the import's time).
+    gc.disable()
+    try:
+        for chunk in read_events(path, stream, max_bytes=max_bytes, max_depth=max_depth):
+            if fast:
+                add_chunk(builder, chunk)
+            else:
+                for ev in chunk:
+                    builder.add(ev)
+    finally:
+        if collecting:
+            gc.enable()
     other = stream.doc.get("otherData")
     other = other if isinstance(other, dict) else {}
     origin = other.get(ORIGIN_KEY, 0)

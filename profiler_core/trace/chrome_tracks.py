@@ -2,7 +2,8 @@
 rows for process-scoped and global instants, in the order the trace asks for.
 
 ``process_sort_index`` / ``thread_sort_index`` metadata order the processes and the tracks
-within each (ties keep the order of first appearance), as chrome://tracing does.
+within each (ties keep the order of first appearance), as chrome://tracing does; the row of
+global instants comes first, as Perfetto puts its global track above every process.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class Tracks:
         t_order = sorted(
             range(len(tracks)),
             key=lambda t: (
-                self.kinds[t] == GLOBAL_ROW,
+                self.kinds[t] != GLOBAL_ROW,  # the global instants' row on top
                 p_new[self.owner[t]],
                 _KIND_ORDER.get(self.kinds[t], 2),
                 self.thread_sort.get(t, 0),

@@ -23,9 +23,12 @@ import numpy as np
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.files import regular_file_size
-from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, drop_escaped_quotes
+from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH, drop_escaped_quotes
 
-CHUNK_BYTES = 16 << 20
+CHUNK_BYTES = 4 << 20
+#: a Chrome JSON trace is streamed (memory holds a chunk and the event columns, not the
+#: document), so its limit is far above whole-document JSON's DEFAULT_MAX_BYTES
+MAX_TRACE_BYTES = 4 << 30
 #: a gzip stream may expand this much before it is taken for a bomb (text traces gzip ~10-30x)
 MAX_GZIP_RATIO = 200
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -82,7 +85,7 @@ def read_events(
     path: Path,
     stream: EventStream,
     *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = MAX_TRACE_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[list[Any]]:
@@ -284,10 +287,13 @@ class _Limited:
         out = self.pending
         self.pending = b""
         while len(out) < n:
-            raw = self.raw.read(n if self.inflate is None else max(n // 16, 1 << 16))
-            if not raw:
-                break
-            self.compressed += len(raw)
+            if self.inflate is not None and self.inflate.unconsumed_tail:
+                raw = b""  # inflate what an earlier read left over before reading more
+            else:
+                raw = self.raw.read(n if self.inflate is None else max(n // 16, 1 << 16))
+                if not raw:
+                    break
+                self.compressed += len(raw)
             if self.inflate is None:
                 out += raw
             else:
@@ -305,7 +311,7 @@ class _Limited:
 
     def _inflate(self, raw: bytes, want: int) -> bytes:
         try:
-            out = self.inflate.decompress(raw, max(want, 1 << 16))
+            out = self.inflate.decompress(raw or self.inflate.unconsumed_tail, max(want, 1 << 16))
             while self.inflate.unconsumed_tail and len(out) < want:
                 out += self.inflate.decompress(self.inflate.unconsumed_tail, want - len(out))
         except zlib.error as exc:

@@ -72,6 +72,9 @@ class Trace:
     #: What makes this trace incomplete beyond open spans ("x.pvti: incomplete: ..."),
     #: e.g. a truncated file of which only the committed rows still present were read.
     warnings: tuple[str, ...] = ()
+    #: True when ``threads`` are already in the order to show them (a Chrome trace's
+    #: sort indexes); False lets a view order them by name (a .pvti's IPU 0, IPU 1 ...)
+    tracks_in_order: bool = False
     _longest: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

@@ -9,11 +9,11 @@ from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.pvti import is_sqlite, read_pvti
 from profiler_core.trace.build import trace_from_pvti
 from profiler_core.trace.chrome_import import import_chrome_file
-from profiler_core.trace.json_guard import DEFAULT_MAX_BYTES
+from profiler_core.trace.json_events import MAX_TRACE_BYTES
 from profiler_core.trace.model import Trace
 
 
-def open_trace(path: str | Path, *, max_json_bytes: int = DEFAULT_MAX_BYTES) -> Trace:
+def open_trace(path: str | Path, *, max_json_bytes: int = MAX_TRACE_BYTES) -> Trace:
     """The Trace at ``path``.
 
     A folder merges every ``*.pvti`` in it (one per process) on the wall clock; a file is

@@ -81,14 +81,15 @@ def test_import_reads_the_bare_array_form_with_b_e_pairs_and_nesting(tmp_path: P
         (trace.label_of(i), int(trace.start_ns[i]), int(trace.end_ns[i]), int(trace.depth[i]))
         for i in range(len(trace))
     ]
-    assert got == [("outer", 10_000, 20_000, 0), ("inner", 11_500, 13_500, 1),
-                   ("mark", 12_000, 12_000, 0)]  # fmt: skip  # "s": "g" is a global instant
-    assert trace.kind.tolist() == [EventKind.SPAN, EventKind.SPAN, EventKind.INSTANT]
-    assert trace.threads[0].name == "worker" and trace.threads[0].os_tid == 2
-    assert trace.threads[trace.thread[2]].kind == "global"
+    # "s": "g" is a global instant: its row comes first, above every process (as Perfetto)
+    assert got == [("mark", 12_000, 12_000, 0), ("outer", 10_000, 20_000, 0),
+                   ("inner", 11_500, 13_500, 1)]  # fmt: skip
+    assert trace.kind.tolist() == [EventKind.INSTANT, EventKind.SPAN, EventKind.SPAN]
+    assert trace.threads[0].kind == "global" and trace.thread[0] == 0
+    assert trace.threads[1].name == "worker" and trace.threads[1].os_tid == 2
     assert trace.series["mem"]["used"][1].tolist() == [3.0]
     assert trace.series["mem"]["free"][0].tolist() == [15_000]
-    assert trace.channels[trace.channel[0]] == "py"
+    assert trace.channels[trace.channel[1]] == "py"
 
 
 def test_import_reads_the_object_form(tmp_path: Path) -> None:

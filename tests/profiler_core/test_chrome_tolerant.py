@@ -12,7 +12,7 @@ import pytest
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import EventKind
-from profiler_core.trace import export_chrome, import_chrome_file
+from profiler_core.trace import export_chrome, import_chrome_file, json_events
 from profiler_core.trace.build import build_trace
 from profiler_core.trace.model import Process, Thread
 
@@ -279,3 +279,16 @@ def test_export_is_strict_json_and_a_round_trip_keeps_processes_spans_counters_a
     assert t.tolist() == [0, 3_000] and v.tolist() == [1.0, 0.5]  # the gaps are gaps
     assert json.loads(back.args[1]) == {"x": None, "y": 2}
     assert back.warnings == ("out.json: 2 series value(s) were not finite when exported (gaps)",)
+
+
+def test_a_gzip_trace_expanding_past_one_read_is_read_whole(tmp_path: Path) -> None:
+    # ~1.2 MB of text in ~20 kB of gzip: each raw read inflates to more than a chunk, and
+    # what the inflater keeps back must still be read once the raw file has no more
+    evs = [{"ph": "X", "name": "a", "ts": i, "dur": 1, "pid": 1, "tid": 1,
+            "args": {"pad": " " * 400}} for i in range(2500)]  # fmt: skip
+    path = tmp_path / "padded.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(evs).encode()))
+    stream = json_events.EventStream(path)
+    read = [ev for chunk in json_events.read_events(path, stream, chunk_bytes=1 << 16)
+            for ev in chunk]  # fmt: skip
+    assert len(read) == 2500 and not stream.skipped and not stream.notes

@@ -17,6 +17,7 @@ from popvision_py.viewmodels.system_trace_series import (
     bucket_names,
     heatmap_window,
     series_window,
+    step_points,
 )
 from profiler_core.trace.model import Heatmap
 
@@ -163,23 +164,31 @@ class InstantsPlot(LinkedPlot):
 
 
 class SeriesPlot(LinkedPlot):
-    """One pvti.Graph: its series as lines, or areas down to zero."""
+    """One pvti.Graph (or Chrome counter): its series as steps -- a value holds until the
+    next sample, NaN values are gaps -- as lines, or as areas down to zero."""
 
     def __init__(
-        self, graph: str, unit: str, series: dict[str, tuple[np.ndarray, np.ndarray]]
+        self,
+        graph: str,
+        unit: str,
+        series: dict[str, tuple[np.ndarray, np.ndarray]],
+        until: float = 0.0,
     ) -> None:
         super().__init__(f"{graph} ({unit})" if unit else graph)
         self.graph = graph
         self.series = series
+        self.until = until  # the last value holds to here (the trace's end)
         self.area = False
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.samples: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # last redraw's
         self.legend = self.plot_item.addLegend(offset=(-10, 4))
         for i, name in enumerate(series):
             color = SERIES_COLORS[i % len(SERIES_COLORS)]
-            curve = pg.PlotDataItem(pen=pg.mkPen(color, width=1.5), name=name)
+            curve = pg.PlotDataItem(pen=pg.mkPen(color, width=1.5), name=name, connect="finite")
             self.curves[name] = curve
             self.addItem(curve)
-        values = [v for _, v in series.values() if len(v)]
+        values = [v[np.isfinite(v)] for _, v in series.values()]
+        values = [v for v in values if len(v)]
         if values:
             lo = min(0.0, min(float(v.min()) for v in values))
             hi = max(float(v.max()) for v in values)
@@ -198,9 +207,15 @@ class SeriesPlot(LinkedPlot):
         x0, x1, width = self.visible_x()
         for name, (t, v) in self.series.items():
             x, y = series_window(t, v, x0, x1, width)
-            self.curves[name].setData(x, y)
+            self.samples[name] = (x, y)
+            self.curves[name].setData(*step_points(x, y, self.until))
 
     def shown_points(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The samples (or per-pixel min/max) the last redraw drew as steps."""
+        return self.samples.get(name, (np.zeros(0), np.zeros(0)))
+
+    def drawn_steps(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The step outline handed to the curve (two points per sample)."""
         x, y = self.curves[name].getData()
         return (np.zeros(0), np.zeros(0)) if x is None else (x, y)
 

@@ -99,7 +99,8 @@ class TraceCompare:
         charts: list[LinkedPlot] = []
         if len(model.instant_events) or bool(trace.is_instant().any()):
             charts.append(InstantsPlot(model))
-        charts += [SeriesPlot(graph, trace.series_units.get(graph, ""), series)
+        until = model.time_limits()[1]
+        charts += [SeriesPlot(graph, trace.series_units.get(graph, ""), series, until)
                    for graph, series in trace.series.items()]  # fmt: skip
         for chart in charts:
             self.stacked.add_below(side, chart)

@@ -3,7 +3,8 @@ label path) of the selection range or of the whole trace."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
@@ -22,7 +23,10 @@ MAX_TREE_NODES = 20_000  # a call tree has a node per label path; beyond this it
 
 
 class EventDetails(QTableWidget):
-    """Field / value rows of the selected event."""
+    """Field / value rows of the selected event; a row linked to another event (a flow's
+    other end) emits ``link_clicked(event)`` when clicked."""
+
+    link_clicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, 2, parent)
@@ -30,14 +34,25 @@ class EventDetails(QTableWidget):
         self.verticalHeader().hide()
         self.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.links: dict[int, int] = {}  # row -> event it leads to
+        self.cellClicked.connect(self._on_cell_clicked)
         self.show_rows([("Selected event", "none: click a span or an instant")])
 
-    def show_rows(self, rows: list[tuple[str, str]]) -> None:
+    def show_rows(self, rows: list[tuple[str, str]], links: dict[int, int] | None = None) -> None:
+        self.links = dict(links or {})
         self.setRowCount(len(rows))
         for r, (field, value) in enumerate(rows):
             self.setItem(r, 0, QTableWidgetItem(field))
-            self.setItem(r, 1, QTableWidgetItem(value))
+            item = QTableWidgetItem(value)
+            if r in self.links:
+                item.setForeground(QBrush(QColor("#1a73e8")))
+                item.setToolTip("Click to select this end of the flow and scroll to it")
+            self.setItem(r, 1, item)
         self.resizeColumnToContents(0)
+
+    def _on_cell_clicked(self, row: int, _column: int) -> None:
+        if row in self.links:
+            self.link_clicked.emit(self.links[row])
 
     def value(self, field: str) -> str:
         for r in range(self.rowCount()):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QCursor
+from PySide6.QtGui import QAction, QColor, QCursor, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
 from popvision_py.theme import chart_colors
@@ -35,6 +35,7 @@ from popvision_py.views.system_trace.charts import (
 from popvision_py.views.system_trace.compare import TraceCompare
 from popvision_py.views.system_trace.controls import SystemTraceControls
 from popvision_py.views.system_trace.details import CallTreePanel, EventDetails
+from popvision_py.views.system_trace.flows import FlowArrowsItem, FlowSelection
 from popvision_py.views.system_trace.ranges import RangeSelection
 from popvision_py.views.timeline.plot import TimelinePlot
 from profiler_core.formats.pvti import EventKind
@@ -49,7 +50,7 @@ NO_TRACE = (
 )
 
 
-class SystemTraceView(RangeSelection, ChartDetailsView):
+class SystemTraceView(RangeSelection, FlowSelection, ChartDetailsView):
     title = "System Trace"
     rail_help = (
         "The host trace (.pvti files, or Chrome trace JSON): each thread's nested "
@@ -71,6 +72,9 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         self.banner.setStyleSheet("background: #fff3cd; color: #5c4400; padding: 4px;")
         self.banner.hide()
         self.timeline = TimelinePlot(self._spans)
+        self.lanes_shown = MAX_LANES
+        self.flow_item = FlowArrowsItem(self._flow_arrows)
+        self.timeline.addItem(self.flow_item)
         # Many threads: show MAX_LANES lanes at a time, the scroll bar picks which.
         self.lane_scroll = QScrollBar(Qt.Orientation.Vertical)
         self.lane_scroll.setToolTip("Scroll through the threads' lanes")
@@ -89,6 +93,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         self.chart_layout.addWidget(self.banner)
         self.chart_layout.addWidget(timeline_row, 1)
         self.event_details = EventDetails()
+        self.event_details.link_clicked.connect(self.go_to_event)
         self.call_tree = CallTreePanel()
         self.details.addTab(self.event_details, "Details")
         self.details.setTabToolTip(0, "The selected span or instant")
@@ -149,7 +154,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         )
         trace = model.trace
         self.series_plots = [
-            SeriesPlot(graph, trace.series_units.get(graph, ""), series)
+            SeriesPlot(graph, trace.series_units.get(graph, ""), series, model.time_limits()[1])
             for graph, series in trace.series.items()
         ]
         self.heatmap_plots = [HeatmapPlot(h) for h in trace.heatmaps.values()]
@@ -219,6 +224,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         )
         for plot in self.series_plots:
             plot.series = trace.series[plot.graph]
+            plot.until = opened.model.time_limits()[1]
         for plot, heatmap in zip(self.heatmap_plots, trace.heatmaps.values(), strict=True):
             plot.heatmap = heatmap
             plot.peak = max(int(heatmap.counts.max()), 1) if heatmap.counts.size else 1
@@ -241,12 +247,28 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         assert self.model is not None
         names = self.model.lane_names()
         self.timeline.set_lanes(names, self._spans, self.model.time_limits())
+        self.flow_item.set_bounds(*self.model.time_limits(), len(names))
+        self.flow_item.selected_flows = np.zeros(0, np.int64)
         extra = max(len(names) - MAX_LANES, 0)
         self.lane_scroll.setRange(0, extra)
         self.lane_scroll.setPageStep(MAX_LANES)
         self.lane_scroll.setVisible(extra > 0)
         self.lane_scroll.setValue(0)
         self._show_lanes_from(0)
+        self.size_label_column()
+
+    def size_label_column(self) -> None:
+        """The lane names' column as wide as its names, at most a third of the page; every
+        chart's left axis as wide, so their times line up."""
+        if self.model is None or self.compare is not None:
+            return  # compare stacks its own timelines and charts, each 140 px of names
+        width = self.timeline.size_lane_names(max(self.width() // 3, 60))
+        for plot in self.linked_plots():
+            plot.plot_item.getAxis("left").setWidth(width)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.size_label_column()
 
     def _show_lanes_from(self, first: int) -> None:
         lanes = len(self.timeline.lane_axis.names)
@@ -344,7 +366,7 @@ class SystemTraceView(RangeSelection, ChartDetailsView):
         self.timeline.spans.set_highlight(np.array([event]))
         if self.instants is not None:
             self.instants.select(event)
-        self.event_details.show_rows(self.model.details(event))
+        self._show_event_rows(event)
         self.details.setCurrentWidget(self.event_details)
 
     def click_span(self, index: int, _shift: bool) -> None:

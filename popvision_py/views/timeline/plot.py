@@ -7,12 +7,13 @@ the span in the item's last batch, which the view maps to its own items (steps, 
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, Qt, Signal
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QWidget
+from PySide6.QtGui import QCursor, QFontMetrics, QKeyEvent
+from PySide6.QtWidgets import QToolTip, QWidget
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.timeline import pan_range, zoom_range
@@ -101,12 +102,39 @@ def format_time(value: float, units_per_second: float, step_seconds: float) -> s
 
 
 class LaneAxis(pg.AxisItem):
-    """The left axis: each lane's name at the middle of its spans."""
+    """The left axis: each lane's name at the middle of its spans. A name wider than the
+    axis is elided in the middle (its start and end both tell), never dropped; the full
+    name is the lane's tooltip (``TimelinePlot.lane_tooltip``)."""
+
+    MARGIN = 10  # px between a name and the plot
 
     def __init__(self, **kwargs) -> None:
         super().__init__("left", **kwargs)
         self.names: list[str] = []
         self.enableAutoSIPrefix(False)
+
+    def metrics(self) -> QFontMetrics:
+        font = self.style.get("tickFont") or self.font()
+        return QFontMetrics(font)
+
+    def names_width(self) -> int:
+        """Pixels the widest name needs (with the margin)."""
+        metrics = self.metrics()
+        longest = heapq.nlargest(64, self.names, key=len)  # 100k lanes: measure a few
+        widest = max((metrics.horizontalAdvance(n) for n in longest if n), default=0)
+        return widest + self.MARGIN + 4
+
+    def shown_name(self, lane: int) -> str:
+        """Lane ``lane``'s name as drawn: elided in the middle to the axis's width."""
+        if not 0 <= lane < len(self.names):
+            return ""
+        room = max(int(self.width()) - self.MARGIN - 4, 12)
+        return self.metrics().elidedText(self.names[lane], Qt.TextElideMode.ElideMiddle, room)
+
+    def lane_at(self, y: float) -> int:
+        """The lane at view y (-1 outside every lane)."""
+        lane = math.floor(y)
+        return lane if 0 <= lane < len(self.names) else -1
 
     def tickValues(  # pyqtgraph's names
         self,
@@ -121,8 +149,7 @@ class LaneAxis(pg.AxisItem):
         return [(1.0, [lane + middle for lane in range(first, last, every)])]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        lanes = [int(v) for v in values]
-        return [self.names[i] if 0 <= i < len(self.names) else "" for i in lanes]
+        return [self.shown_name(int(v)) for v in values]
 
 
 class TimelinePlot(pg.PlotWidget):
@@ -147,6 +174,7 @@ class TimelinePlot(pg.PlotWidget):
         self.spans = SpanLanesItem(source)
         self.addItem(self.spans)
         self.lane_axis.setWidth(140)
+        self.lane_tooltip = ""  # the full name of the lane last hovered on the name column
         self.lane_axis.setStyle(tickLength=0)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
@@ -209,7 +237,24 @@ class TimelinePlot(pg.PlotWidget):
         self.range_changed.emit(float(x_range[0]), float(x_range[1]))
 
     # -- mouse ----------------------------------------------------------------------------
+    def size_lane_names(self, max_width: int) -> int:
+        """Make the name column as wide as its widest name, at most ``max_width`` (and at
+        least 60 px); the width set."""
+        width = int(min(max(self.lane_axis.names_width(), 60), max(max_width, 60)))
+        if int(self.lane_axis.width()) != width:
+            self.lane_axis.setWidth(width)
+            self.lane_axis.picture = None  # pyqtgraph caches the drawn names
+            self.lane_axis.update()
+        return width
+
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        if self.lane_axis.sceneBoundingRect().contains(scene_pos):
+            y = self.view_box.mapSceneToView(scene_pos).y()
+            lane = self.lane_axis.lane_at(y)
+            self.lane_tooltip = self.lane_axis.names[lane] if lane >= 0 else ""
+            if self.lane_tooltip:
+                QToolTip.showText(QCursor.pos(), self.lane_tooltip, self)
+            return
         if not self.view_box.sceneBoundingRect().contains(scene_pos):
             return
         point = self.view_box.mapSceneToView(scene_pos)

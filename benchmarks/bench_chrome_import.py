@@ -1,0 +1,151 @@
+"""Chrome JSON import benchmark (issue 28): a big Chrome trace (10M ``X`` events, ~1 GB,
+args on every tenth) opened to the System Trace's first paint, and the peak memory of doing
+so against the event columns; plus the fast path beside the per-event path on the same
+smaller file (the ratio of the two, measured in one run).
+
+Each opening runs in a child process, so its peak RSS (VmHWM) is its own; the baseline is
+the child's RSS once Qt and the packages are imported.
+
+Run with ``python -m benchmarks.bench_chrome_import [--events N] [--compare N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks._timing import report
+
+FIRST_PAINT_S = 30.0
+MEMORY_RATIO = 2.0
+THREADS = 8
+LABELS = 500
+
+CHILD = r"""
+import json, sys, time
+from pathlib import Path
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+    return 0
+
+from PySide6.QtWidgets import QApplication
+from popvision_py.viewmodels.system_trace import SystemTraceModel
+from popvision_py.viewmodels.trace_open import OpenedTrace
+from popvision_py.views.system_trace.view import SystemTraceView
+from profiler_core.trace.chrome_import import import_chrome_file
+
+path, fast, paint = Path(sys.argv[1]), sys.argv[2] == "1", sys.argv[3] == "1"
+app = QApplication([])
+view = SystemTraceView() if paint else None
+base = status("VmRSS")
+t0 = time.perf_counter()
+trace = import_chrome_file(path, fast=fast)
+read_s = time.perf_counter() - t0
+painted = 0
+if paint:
+    model = SystemTraceModel(trace)
+    view.resize(1400, 900)
+    view.show_trace(OpenedTrace([path], model))
+    view.show()
+    app.processEvents()
+    view.timeline.viewport().repaint()
+    painted = view.timeline.spans.paint_count
+total_s = time.perf_counter() - t0
+names = ("start_ns", "end_ns", "depth", "thread", "channel", "label", "kind")
+columns = sum(getattr(trace, n).nbytes for n in names)
+print(json.dumps({"events": len(trace), "read_s": read_s, "total_s": total_s,
+                  "painted": painted, "columns": columns,
+                  "peak_added": status("VmHWM") - base}))
+"""
+
+
+def write_trace(path: Path, n_events: int) -> int:
+    """``n_events`` nested X spans on THREADS threads (a parent of 9 children, as a
+    profiler writes them), args on every tenth; the file's size in bytes."""
+    names = [f"aten::op_{i:03d}" for i in range(LABELS)]
+    with path.open("w") as f:
+        f.write('{"displayTimeUnit":"ns","traceEvents":[\n')
+        block = 100_000
+        for first in range(0, n_events, block):
+            lines = []
+            for i in range(first, min(first + block, n_events)):
+                tid, k = i % THREADS, i // THREADS
+                parent, child = divmod(k, 10)
+                ts = parent * 100 + (child * 9 if child else 0)
+                dur = 95 if child == 0 else 8
+                args = f',"args":{{"seq":{i}}}' if i % 10 == 0 else ""
+                lines.append(
+                    f'{{"ph":"X","cat":"cpu_op","name":"{names[i % LABELS]}","pid":1,'
+                    f'"tid":{tid},"ts":{ts}.5,"dur":{dur}{args}}}'
+                )
+            f.write(",\n".join(lines))
+            f.write(",\n" if first + block < n_events else "\n")
+        f.write('],"otherData":{"tool":"bench"}}\n')
+    return path.stat().st_size
+
+
+def open_in_child(path: Path, fast: bool, paint: bool) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), "1" if fast else "0", "1" if paint else "0"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
+    if out.returncode:
+        raise SystemExit(f"opening {path.name} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000_000)
+    parser.add_argument("--compare", type=int, default=300_000)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        small = Path(tmp) / "small.json"
+        write_trace(small, args.compare)
+        fast = open_in_child(small, True, False)
+        slow = open_in_child(small, False, False)
+        print(
+            f"{args.compare:,} events read: fast path {fast['read_s']:.2f} s, per-event path "
+            f"{slow['read_s']:.2f} s -> {slow['read_s'] / fast['read_s']:.1f}x faster; "
+            f"{fast['read_s'] / args.compare * 1e6:.2f} s per 1M events"
+        )
+        big = Path(tmp) / "big.json"
+        t0 = time.perf_counter()
+        size = write_trace(big, args.events)
+        print(f"{args.events:,}-event Chrome JSON ({size / 1e9:.2f} GB) written in "
+              f"{time.perf_counter() - t0:.0f} s (not timed)")  # fmt: skip
+        got = open_in_child(big, True, True)
+        assert got["events"] == args.events and got["painted"] > 0, got
+        report(
+            f"chrome import: open to first paint ({args.events:,} events)",
+            got["total_s"],
+            "s",
+            f"<= {FIRST_PAINT_S:.0f}",
+            got["total_s"] <= FIRST_PAINT_S,
+        )
+        ratio = (got["columns"] + got["peak_added"]) / got["columns"]
+        report(
+            "chrome import: peak memory / event columns",
+            ratio,
+            "x",
+            f"<= {MEMORY_RATIO}",
+            ratio <= MEMORY_RATIO,
+        )
+        print(f"    read {got['read_s']:.1f} s of {got['total_s']:.1f} s; event columns "
+              f"{got['columns'] / 2**20:.0f} MiB, peak RSS above the columns' "
+              f"{got['peak_added'] / 2**20 - got['columns'] / 2**20:.0f} MiB")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Event columns of a Chrome trace import, grown a row or a chunk at a time and kept as
+numpy chunks: 10M events cost their columns' bytes, not 10M Python floats per field.
+
+Time stamps are kept as written: int64 while every stamp is an integer (nanosecond epochs
+keep every digit), float64 as soon as one is not -- the same rule whether a stamp came
+one row at a time or in a chunk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def stamps(values: list[int | float]) -> np.ndarray:
+    """Time stamps as written: int64 when every one is an integer (exact), else float64."""
+    if all(type(v) is int for v in values):
+        return np.array(values, np.int64)
+    return np.array(values, np.float64)
+
+
+class Column:
+    """One event field: rows appended one by one (``append``) or a chunk at a time
+    (``extend``), in row order. ``dtype`` None means time stamps (see ``stamps``)."""
+
+    def __init__(self, dtype: Any = None) -> None:
+        self.dtype = dtype
+        self.parts: list[np.ndarray] = []
+        self.pending: list[Any] = []
+        self.append = self.pending.append  # the per-event path's one call per field
+        self._n = 0
+
+    def _flush(self) -> None:
+        if self.pending:
+            values = self.pending
+            part = stamps(values) if self.dtype is None else np.array(values, self.dtype)
+            self.parts.append(part)
+            self._n += len(values)
+            values.clear()  # the same list: ``append`` stays bound to it
+
+    def extend(self, part: np.ndarray) -> None:
+        self._flush()
+        if len(part):
+            self.parts.append(part)
+            self._n += len(part)
+
+    def __len__(self) -> int:
+        return self._n + len(self.pending)
+
+    def array(self) -> np.ndarray:
+        """The whole column (float64 if any stamp chunk was); the chunks are let go."""
+        self._flush()
+        parts, self.parts = self.parts, []
+        if not parts:
+            return np.zeros(0, np.int64 if self.dtype is None else self.dtype)
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts)
+
+    def max(self) -> int | float | None:
+        """The largest value (as a Python number), None when empty."""
+        highs = [p.max().item() for p in self.parts if len(p)]
+        if self.pending:
+            highs.append(max(self.pending))
+        return max(highs) if highs else None
+
+
+class ArgsText:
+    """Events' args as compact JSON text, a chunk at a time: one string per chunk (with
+    each event's length) while reading, the per-event strings made only at the end -- so
+    a million small strings are not scattered among the parsed chunks' freed objects,
+    where they would keep that memory from being reused."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[np.ndarray, np.ndarray, str]] = []  # events, lengths, text
+
+    def add(self, events: np.ndarray, texts: list[str]) -> None:
+        if texts:
+            lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+            self.chunks.append((events, lengths, "".join(texts)))
+
+    def into(self, out: dict[int, str]) -> dict[int, str]:
+        """``out`` with every chunk's texts added by event index; the chunks let go."""
+        chunks, self.chunks = self.chunks, []
+        for events, lengths, text in chunks:
+            ends = np.cumsum(lengths).tolist()
+            starts = [0, *ends[:-1]]
+            out.update(zip(events.tolist(), map(text.__getitem__, map(slice, starts, ends)),
+                           strict=True))  # fmt: skip
+        return out

@@ -1,0 +1,186 @@
+"""The common events of a Chrome trace read a run at a time instead of one by one.
+
+Most of a big trace is complete spans (``X``) and thread instants (``i``/``I``) with
+numeric ``ts``/``dur``, int or string ``pid``/``tid``, string names and an object (or no)
+``args``. A run of such events is read with one list comprehension per field and checked
+with numpy; labels, categories and tracks are interned in the run's order, so ids come
+out exactly as the per-event path gives them. A run with anything unusual (a bool pid, a
+NaN stamp, a ``bind_id``, a scoped instant...) is not touched: its events go through the
+per-event path, which skips and counts exactly as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from profiler_core.formats.pvti import EventKind
+from profiler_core.trace import chrome_fields as fields
+from profiler_core.trace.chrome_columns import stamps
+
+if TYPE_CHECKING:
+    from profiler_core.trace.chrome_import import _Builder
+
+_NUMBERS = {int, float}
+_IDS = {int, str}
+_NO_TID = object()
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # as json.dumps(..., separators=...)
+_SIX = itemgetter("ts", "dur", "pid", "tid", "name", "cat")
+_MAX_TS = fields.MAX_MICROSECONDS * 1000  # as fields.timestamp
+_MAX_NUMBER = 1.7e308  # as fields.number
+
+
+class _Memo(dict):
+    """fn(*key) per key, computed the first time a key is met (in the run's order)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.fn(*key)
+        return value
+
+
+def add_chunk(builder: _Builder, chunk: list[Any]) -> None:
+    """Add ``chunk``'s events in order: runs of plain X/i events at once, the rest (and any
+    run that is not plain after all) one by one."""
+    phases = [ev.get("ph") if ev.__class__ is dict else None for ev in chunk]
+    # == only: a phase may be any JSON value (a list is unhashable)
+    plain = np.fromiter((ph == "X" or ph == "i" or ph == "I" for ph in phases), bool, len(phases))
+    edges = np.flatnonzero(plain[1:] != plain[:-1]) + 1
+    bounds = [0, *edges.tolist(), len(chunk)]
+    for a, b in pairwise(bounds):
+        if a == b:
+            continue
+        if not plain[a] or not add_run(builder, chunk[a:b], phases[a:b]):
+            _add_split(builder, chunk[a:b], phases[a:b] if plain[a] else None)
+
+
+def _add_split(builder: _Builder, events: list[Any], phases: list[Any] | None) -> None:
+    """A run that was not plain as a whole: its plain stretches at once, the rest (and any
+    stretch still refused) one by one -- one odd event costs itself, not its chunk."""
+    if phases is None:
+        for ev in events:
+            builder.add(ev)
+        return
+    ok = [_plain(ev, ph) for ev, ph in zip(events, phases, strict=True)]
+    i = 0
+    while i < len(events):
+        j = i + 1
+        while j < len(events) and ok[j] == ok[i]:
+            j += 1
+        if not ok[i] or not add_run(builder, events[i:j], phases[i:j]):
+            for ev in events[i:j]:
+                builder.add(ev)
+        i = j
+
+
+def _plain(ev: dict, ph: str) -> bool:
+    """One event passes ``add_run``'s type checks (its numbers are checked there)."""
+    args = ev.get("args")
+    return (
+        type(ev.get("ts")) in _NUMBERS
+        and (ph != "X" or type(ev.get("dur")) in _NUMBERS)
+        and type(ev.get("pid", 0)) in _IDS
+        and type(ev.get("tid", 0)) in _IDS
+        and type(ev.get("name", "")) is str
+        and type(ev.get("cat", "")) is str
+        and (args is None or (type(args) is dict and fields.OPEN_ARG not in args))
+        and "bind_id" not in ev
+        and (ph == "X" or ev.get("s", "t") not in ("g", "p"))
+    )
+
+
+def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
+    """Add a run of X/i/I events at once; False (and nothing added) when one of them is not
+    plain, so the caller reads them one by one."""
+    spans = [ph == "X" for ph in phases]
+    ts, dur, pid, tid, name, cat = _fields(events, spans)
+    args = [ev.get("args") for ev in events]
+    keys = set().union(*events)
+    present = [a for a in args if a]
+    if not (
+        set(map(type, ts)) <= _NUMBERS
+        and set(map(type, dur)) <= _NUMBERS
+        and set(map(type, pid)) <= _IDS
+        and set(map(type, tid)) <= {int, str, object}
+        and set(map(type, name)) == {str}
+        and set(map(type, cat)) == {str}
+        and set(map(type, args)) <= {dict, type(None)}
+        and "bind_id" not in keys
+        and (not present or fields.OPEN_ARG not in set().union(*present))
+        and ("s" not in keys or all(x or ev.get("s", "t") not in ("g", "p")
+                                    for ev, x in zip(events, spans, strict=True)))
+    ):  # fmt: skip
+        return False
+    try:
+        end = [t + d for t, d in zip(ts, dur, strict=True)]
+        ts_col, end_col, dur_col = stamps(ts), stamps(end), np.array(dur, np.float64)
+    except OverflowError:  # an integer past int64: the per-event path says what is wrong
+        return False
+    ok = (
+        np.isfinite(ts_col).all()
+        and (np.abs(ts_col) <= _MAX_TS).all()
+        and np.isfinite(dur_col).all()
+        and (np.abs(dur_col) <= _MAX_NUMBER).all()
+        and (dur_col >= 0).all()
+    )
+    if not ok:
+        return False
+    track = _tracks(builder, pid, tid)
+    labels, channels = builder.labels, builder.channels
+    first = len(builder.ts)
+    builder.ts.extend(ts_col)
+    builder.end.extend(end_col)
+    builder.track.extend(np.array(track, np.int32))
+    builder.channel.extend(_interned(channels, cat))
+    builder.label.extend(_interned(labels, name))
+    kinds = np.where(np.array(spans, bool), EventKind.SPAN, EventKind.INSTANT)
+    builder.kind.extend(kinds.astype(np.uint8))
+    at = [i for i, a in enumerate(args) if a]
+    dumps = _COMPACT.encode
+    builder.args_text.add(first + np.array(at, np.int64), [dumps(args[i]) for i in at])
+    return True
+
+
+def _fields(events: list[dict], spans: list[bool]) -> tuple[Sequence[Any], ...]:
+    """(ts, dur, pid, tid, name, cat) of every event: one C-level pass when every event is a
+    span with all six keys (the usual), else a pass per field with the defaults."""
+    if all(spans):
+        try:
+            return tuple(zip(*map(_SIX, events), strict=True))
+        except KeyError:
+            pass
+    return (
+        [ev.get("ts") for ev in events],
+        [ev.get("dur") if x else 0 for ev, x in zip(events, spans, strict=True)],
+        [ev.get("pid", 0) for ev in events],
+        [ev.get("tid", _NO_TID) for ev in events],
+        [ev.get("name", "") for ev in events],
+        [ev.get("cat", "") for ev in events],
+    )
+
+
+def _interned(ids: dict[str, int], names: Sequence[str]) -> np.ndarray:
+    """Each name's id, new names numbered in order of first appearance."""
+    for name in dict.fromkeys(names):
+        ids.setdefault(name, len(ids))
+    return np.fromiter(map(ids.__getitem__, names), np.int32, len(names))
+
+
+def _tracks(builder: _Builder, pid: list, tid: list) -> list[int]:
+    """Each event's thread track, made in the order the per-event path makes them."""
+    ident = _Memo(lambda p: fields.ident({"pid": p}, "pid"))
+    pids = [p if p.__class__ is int else ident[(p,)] for p in pid]
+    tids = [
+        p if t is _NO_TID else t if t.__class__ is int else ident[(t,)]
+        for p, t in zip(pids, tid, strict=True)
+    ]
+    track = _Memo(builder.tracks.thread)
+    return [track[key] for key in zip(pids, tids, strict=True)]

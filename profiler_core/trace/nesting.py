@@ -1,0 +1,145 @@
+"""Nesting depth of imported spans: how many spans on the same thread still enclose each one
+(a Chrome trace gives no depth; a .pvti writes its own).
+
+Spans are taken in (thread, start, longest first) order against a stack of open ends, as
+chrome://tracing stacks them. When the spans of every thread nest properly (each inside
+all spans open at its start, the usual case), that depth is a count -- spans begun before
+it minus spans ended by its start -- and is found with numpy over all events at once.
+Spans that cross (one starts inside another and ends after it) take the stack walk.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+
+#: events counted at once (whole threads): the counting's temporaries (~300 bytes an
+#: event) stay bounded by this, not by the trace
+BATCH = 1 << 18
+
+
+def nesting_depths(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Depth of each event: how many earlier-starting events on its thread still enclose it."""
+    order = np.lexsort((-(end - start), start, thread))
+    if len(order) < 2**31:
+        order = order.astype(np.int32)
+    depth = np.zeros(len(order), np.int32)
+    for batch in _thread_batches(thread[order]):
+        part = order[batch]
+        counted = _counted_depths(thread, start, end, part)
+        if counted is None:  # some spans cross: walk this batch's threads
+            depth[part] = stacked_depths(thread, start, end, part)[part]
+        else:
+            depth[part] = counted
+    return depth
+
+
+def _thread_batches(sorted_thread: np.ndarray) -> list[slice]:
+    """Slices of about BATCH events that cut only between threads."""
+    n = len(sorted_thread)
+    bounds = np.flatnonzero(sorted_thread[1:] != sorted_thread[:-1]) + 1
+    wanted = np.arange(BATCH, n, BATCH)
+    cuts = np.unique(bounds[np.minimum(np.searchsorted(bounds, wanted), len(bounds) - 1)])
+    edges = [0, *(int(c) for c in cuts if 0 < c < n), n] if len(bounds) else [0, n]
+    return [slice(a, b) for a, b in pairwise(edges) if b > a]
+
+
+def stacked_depths(
+    thread: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray | None = None
+) -> np.ndarray:
+    """The stack walk, one event at a time (any spans, crossing or not), over the events
+    ``order`` lists (all by default); depths by event index (0 for events not listed)."""
+    if order is None:
+        order = np.lexsort((-(end - start), start, thread))
+    depth = np.zeros(len(thread), np.int32)
+    threads, starts, ends = thread[order].tolist(), start[order].tolist(), end[order].tolist()
+    walked = np.zeros(len(order), np.int32)
+    stack: list[int] = []
+    current = None
+    for k, (t, s, e) in enumerate(zip(threads, starts, ends, strict=True)):
+        if t != current:
+            current, stack = t, []
+        while stack and stack[-1] <= s and not (stack[-1] == s and e == s):
+            stack.pop()
+        walked[k] = len(stack)
+        if e > s:
+            stack.append(e)
+    depth[order] = walked
+    return depth
+
+
+def _counted_depths(
+    thread: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray
+) -> np.ndarray | None:
+    """The stack walk's depths of the events ``order`` lists (whole threads, in walk
+    order), counted with numpy; None when some spans cross."""
+    n = len(order)
+    if n == 0:
+        return np.zeros(0, np.int32)
+    th, s, e = thread[order], start[order], end[order]
+    pushed = e > s  # zero-length events (instants) enclose nothing
+    s_rank, e_rank, span = _time_ranks(th, s, e)
+    s_key, e_key = th.astype(np.int64) * span + s_rank, th.astype(np.int64) * span + e_rank
+    ends = np.sort(e_key[pushed])
+    first_of_thread = np.searchsorted(th, th, side="left")
+    begun = np.cumsum(pushed) - pushed  # pushed spans before each event in the order
+    begun = begun - (begun[first_of_thread] if n else 0)
+    ended_by = np.searchsorted(ends, s_key, side="right")  # ended at or before its start
+    ended_by -= np.searchsorted(ends, th.astype(np.int64) * span, side="left")
+    depth = begun - ended_by
+    # A zero-length event keeps the spans ending exactly at it, unless a span of its
+    # thread starting there (taken before it) already closed them.
+    zero = ~pushed
+    if zero.any():
+        ending_at = np.searchsorted(ends, s_key[zero], side="right") - np.searchsorted(
+            ends, s_key[zero], side="left"
+        )
+        starts_here = np.sort(s_key[pushed])
+        opened_here = np.searchsorted(starts_here, s_key[zero], side="right") > np.searchsorted(
+            starts_here, s_key[zero], side="left"
+        )
+        depth[zero] += np.where(opened_here, 0, ending_at)
+    if not _nested(th, s_rank, e_rank, pushed, depth):
+        return None
+    return depth.astype(np.int32)
+
+
+def _nested(
+    th: np.ndarray, s_rank: np.ndarray, e_rank: np.ndarray, pushed: np.ndarray, depth: np.ndarray
+) -> bool:
+    """Whether the pushed spans nest properly: walking opens and closes in time (closes
+    first at a tie, inner spans closing first), each span closes when it is the innermost
+    open one, i.e. with exactly its depth + 1 spans open."""
+    idx = np.flatnonzero(pushed)
+    m = len(idx)
+    if m == 0:
+        return True
+    position = idx.astype(np.int64)  # order position: later = inner at a tie
+    # bracket events: (thread, time, 0 close / 1 open, tie order)
+    b_thread = np.concatenate([th[idx], th[idx]])
+    b_time = np.concatenate([e_rank[idx], s_rank[idx]])
+    b_type = np.concatenate([np.zeros(m, np.int8), np.ones(m, np.int8)])
+    b_tie = np.concatenate([-position, position])
+    walk = np.lexsort((b_tie, b_type, b_time, b_thread))
+    step = np.where(b_type[walk] == 1, 1, -1)
+    level = np.cumsum(step)
+    first = np.searchsorted(b_thread[walk], b_thread[walk], side="left")
+    level_before = level - step - (level[first] - step[first])
+    closes = b_type[walk] == 0
+    which = walk[closes]  # index into idx of each close
+    return bool(np.array_equal(level_before[closes], depth[idx[which]] + 1))
+
+
+def _time_ranks(th: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Times as small non-negative ints keeping their order, and a span such that
+    thread * span + time sorts by (thread, time) within int64: the times less the first
+    one when that fits (no sort), else their ranks among all times."""
+    low = int(min(s.min(), e.min()))
+    high = int(max(s.max(), e.max()))
+    threads = int(th.max()) + 1 if len(th) else 1
+    if (high - low + 2) * threads < 2**62:
+        return s - low, e - low, high - low + 2
+    times, rank = np.unique(np.concatenate([s, e]), return_inverse=True)
+    n = len(s)
+    return rank[:n].astype(np.int64), rank[n:].astype(np.int64), len(times) + 1
