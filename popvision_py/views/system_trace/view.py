@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QCursor, QResizeEvent
+from PySide6.QtGui import QColor, QCursor, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QWidget
 
 from popvision_py.theme import chart_colors
@@ -36,6 +36,7 @@ from popvision_py.views.system_trace.compare import TraceCompare
 from popvision_py.views.system_trace.controls import SystemTraceControls
 from popvision_py.views.system_trace.details import CallTreePanel, EventDetails
 from popvision_py.views.system_trace.flows import FlowArrowsItem, FlowSelection
+from popvision_py.views.system_trace.menus import TrackMenus
 from popvision_py.views.system_trace.ranges import RangeSelection
 from popvision_py.views.timeline.plot import TimelinePlot
 from profiler_core.formats.pvti import EventKind
@@ -50,7 +51,7 @@ NO_TRACE = (
 )
 
 
-class SystemTraceView(RangeSelection, FlowSelection, ChartDetailsView):
+class SystemTraceView(RangeSelection, FlowSelection, TrackMenus, ChartDetailsView):
     title = "System Trace"
     rail_help = (
         "The host trace (.pvti files, or Chrome trace JSON): each thread's nested "
@@ -305,58 +306,6 @@ class SystemTraceView(RangeSelection, FlowSelection, ChartDetailsView):
             axis.set_seconds(1e9, self.model.time_limits()[0], "Time from the first event")
         axis.picture = None  # pyqtgraph caches tick text
         axis.update()
-
-    def _fill_menus(self) -> None:
-        model = self.model
-        assert model is not None
-        trace = model.trace
-        c = self.control_bar
-        c.channel_menu.clear()
-        for i, name in enumerate(trace.channels):
-            action = c.channel_menu.addAction(name)
-            action.setCheckable(True)
-            action.setChecked(i in model.shown_channels)
-            action.toggled.connect(lambda _on: self._channels_changed())
-        c.track_menu.clear()
-        self._tracks_filled = False
-
-    def _fill_track_menu(self) -> None:
-        """A Pin action per thread and a Collapse action per process, made when the menu
-        first opens: a trace of 100k threads must not make 100k actions to show itself."""
-        model = self.model
-        if self._tracks_filled or model is None:
-            return
-        self._tracks_filled = True
-        trace = model.trace
-        c = self.control_bar
-        for t in model.thread_order():
-            action = c.track_menu.addAction(f"Pin {model.thread_title(t)} to the top")
-            action.setCheckable(True)
-            action.setChecked(t in model.pinned)
-            action.toggled.connect(
-                lambda on, t=t: self._relayout(lambda m: m.set_pinned(t, on))
-            )  # fmt: skip
-        c.track_menu.addSeparator()
-        for p, process in enumerate(trace.processes):
-            action = c.track_menu.addAction(f"Collapse {process.name} (pid {process.pid})")
-            action.setCheckable(True)
-            action.setChecked(p in model.collapsed)
-            action.toggled.connect(
-                lambda on, p=p: self._relayout(lambda m: m.set_collapsed(p, on))
-            )  # fmt: skip
-
-    def _channels_changed(self) -> None:
-        shown = {i for i, a in enumerate(self.control_bar.channel_menu.actions()) if a.isChecked()}
-        self._relayout(lambda m: m.set_channels(shown))
-        if self.instants is not None:
-            self.instants.item.update()
-
-    def channel_action(self, name: str) -> QAction:
-        return next(a for a in self.control_bar.channel_menu.actions() if a.text() == name)
-
-    def track_action(self, prefix: str) -> QAction:
-        self._fill_track_menu()
-        return next(a for a in self.control_bar.track_menu.actions() if a.text().startswith(prefix))
 
     # -- selection --------------------------------------------------------------------
     def select_event(self, event: int) -> None:
