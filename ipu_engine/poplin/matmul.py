@@ -63,6 +63,14 @@ def partials_type(
     return HALF if name == "half" and input_type == HALF else FLOAT
 
 
+def _check_float_pair(api: str, a: Tensor, b: Tensor) -> None:
+    """Both operands float, or both half."""
+    if a.type != b.type:
+        raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
+    if a.type.numpy_dtype.kind != "f":
+        raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
+
+
 def mat_mul_plan(
     graph: Graph, a: Tensor, b: Tensor, options: Mapping[str, Any] | None = None
 ) -> MatMulPlan:
@@ -100,10 +108,7 @@ def mat_mul(
             f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}; "
             "needs [M,K] x [K,N]"
         )
-    if a.type != b.type:
-        raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
-    if a.type.numpy_dtype.kind != "f":
-        raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
+    _check_float_pair(api, a, b)
     proportion = _memory_proportion(options)
     plan = mat_mul_plan(graph, a, b, options)
     partials = partials_type(options, a.type)
@@ -145,10 +150,7 @@ def mat_mul_grouped(
             f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}; "
             "needs [G,M,K] x [G,K,N]"
         )
-    if a.type != b.type:
-        raise TypeMismatchError(f"{api}: {a.name!r} is {a.type!r} but {b.name!r} is {b.type!r}")
-    if a.type.numpy_dtype.kind != "f":
-        raise TypeMismatchError(f"{api}: needs float or half matrices, got {a.type!r}")
+    _check_float_pair(api, a, b)
     (groups, m, k), n = a.shape, b.shape[2]
     if 0 in (groups, m, k, n):
         raise ShapeError(f"{api}: {a.name!r} {a.shape} and {b.name!r} {b.shape} have no elements")
