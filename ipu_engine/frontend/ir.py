@@ -81,6 +81,9 @@ class Trace:
     target_text: str = ""
     pipelined_blocks: bool = True  # layers' blocks become pipeline stages (else shards)
     partials_type: str = "float"  # what half matmul products accumulate in, by default
+    #: host float constants take the float type of the tensor they meet (an imported model
+    #: computed in half: its float32 constants must not promote the half values to float32)
+    host_floats_follow: bool = False
     nodes: list[Node] = field(default_factory=list)
     inputs: list[Node] = field(default_factory=list)
     params: dict[str, Node] = field(default_factory=dict)

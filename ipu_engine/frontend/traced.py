@@ -241,7 +241,9 @@ def as_node(trace: Trace, value: Any, like: Type | None = None) -> Node:
         )
     array = np.asarray(value)
     weak = isinstance(value, int | float) and not isinstance(value, np.generic)
-    if like is not None and array.ndim == 0 and weak:
+    if like is not None and like.is_float and array.dtype.kind == "f" and trace.host_floats_follow:
+        elem_type = like
+    elif like is not None and array.ndim == 0 and weak:
         if like == INT and isinstance(value, float) and not float(value).is_integer():
             raise TypeMismatchError(f"{user_line()}: cannot combine int tensors with {value!r}")
         elem_type = like

@@ -18,12 +18,15 @@ import onnx
 
 from ipu_engine.errors import EngineError, OnnxError
 from ipu_engine.frontend.api import CompiledProgram, trace_function
+from ipu_engine.frontend.ir import current_trace
 from ipu_engine.frontend.options import Options
 from ipu_engine.frontend.traced import TracedTensor
-from ipu_engine.onnx.lowering.common import device_type
+from ipu_engine.onnx.lowering.common import computing_in, device_type
 from ipu_engine.onnx.lowering.walk import check_supported, lower_graph, placements
 from ipu_engine.onnx.model import OnnxModel, ValueSpec, load_model
+from ipu_engine.types import FLOAT, HALF
 
+_FLOAT_TYPES = {"float32": FLOAT, "float16": HALF}
 _OPTION_KEYS = (
     "engine_options", "ipu_version", "tiles_per_ipu", "name", "available_memory_proportion",
 )  # fmt: skip
@@ -64,10 +67,14 @@ class InferenceSession:
         check_supported(self.model)
         opts = dict(options or {})
         dtype = str(opts.pop("dtype", "float32"))
-        if dtype != "float32":
+        if dtype not in _FLOAT_TYPES:
             raise OnnxError(
-                f"{self.model.source}: option dtype={dtype!r} is not supported yet; use 'float32'"
+                f"{self.model.source}: option dtype={dtype!r}: the model computes in "
+                f"{' or '.join(repr(k) for k in _FLOAT_TYPES)}"
             )
+        #: what the model's floats compute in (half: weights, activations and float outputs
+        #: are float16, as PopART's half conversion makes them)
+        self.float_type = _FLOAT_TYPES[dtype]
         unknown = sorted(set(opts) - set(_OPTION_KEYS))
         if unknown:
             raise OnnxError(
@@ -127,7 +134,8 @@ class InferenceSession:
         key = tuple((a.shape, a.dtype.str) for a in arrays)
         program = self._programs.get(key)
         if program is None:
-            program = self._programs[key] = self._build(arrays, per_call)
+            with computing_in(self.float_type):
+                program = self._programs[key] = self._build(arrays, per_call)
         values = dict(program.host_outputs)
         if program.compiled is not None:
             self.last = program.compiled
@@ -139,8 +147,12 @@ class InferenceSession:
                 raise OnnxError(f"{self.model.source}: {exc}") from exc
             results = (result,) if isinstance(result, np.ndarray) else result
             values.update(zip(program.traced_outputs, results, strict=True))
-        types = {o.name: o.dtype for o in self.model.outputs}
+        types = {o.name: self._output_dtype(o.dtype) for o in self.model.outputs}
         return [np.asarray(values[name]).astype(types[name]) for name in wanted]
+
+    def _output_dtype(self, declared: np.dtype) -> np.dtype:
+        """A float output comes back in the type the model computed in."""
+        return self.float_type.numpy_dtype if declared.kind == "f" else declared
 
     def _checked_feeds(self, feeds: Mapping[str, Any]) -> list[np.ndarray]:
         source = self.model.source
@@ -165,6 +177,8 @@ class InferenceSession:
                     f"{array.dtype.name}; convert it with .astype(np.{spec.dtype.name})"
                 )
             _check_shape(source, spec, array.shape, per_call)
+            if array.dtype.kind == "f":  # fed as the model declares, computed as asked
+                array = array.astype(self.float_type.numpy_dtype, copy=False)
             arrays.append(array)
         return arrays
 
@@ -180,6 +194,9 @@ class InferenceSession:
         found: dict[str, Any] = {}
 
         def onnx_graph(*placeholders: TracedTensor) -> tuple[TracedTensor, ...]:
+            trace = placeholders[0].trace if placeholders else current_trace()
+            if trace is not None and self.float_type == HALF:
+                trace.host_floats_follow = True  # float32 constants meet half values as half
             env: dict[str, Any] = dict(model.initializers)
             env.update({s.name: p for s, p in zip(model.inputs, placeholders, strict=True)})
             lower_graph(model, env, self.placement)
@@ -230,6 +247,8 @@ def _shape_text(shape: tuple | None) -> str:
 
 
 def _check_shape(source: str, spec: ValueSpec, shape: tuple[int, ...], per_call: int) -> None:
+    if 0 in shape:  # an IPU program streams every input: an empty one has nothing to stream
+        raise OnnxError(f"{source}: input {spec.name!r} has no elements (shape {list(shape)})")
     if spec.shape is None:
         return
     expected = list(spec.shape)

@@ -149,9 +149,9 @@ def test_bad_session_options_are_errors_naming_the_option(bad):
     from ipu_engine.errors import OnnxError
 
     model, _ = mlp(ipu_attrs=[0, 0, 0, 0, 1, 1, 1])
-    with pytest.raises(OnnxError, match="float16" if bad == "dtype" else "ipus=1"):
+    with pytest.raises(OnnxError, match="dtype='bfloat16'" if bad == "dtype" else "ipus=1"):
         if bad == "dtype":
-            InferenceSession(model, options={"dtype": "float16"})
+            InferenceSession(model, options={"dtype": "bfloat16"})
         else:
             InferenceSession(model, ipus=1)
 

@@ -7,7 +7,9 @@ traced tensors (computed on the IPU); a lowering's numpy code works on both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import contextvars
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,16 +18,33 @@ from ipu_engine.frontend.array_ops import cast
 from ipu_engine.frontend.traced import TracedTensor
 from ipu_engine.types import FLOAT, INT, Type
 
+#: the type ONNX floats compute in: float32, or half for a session with dtype float16
+_FLOAT_TYPE: contextvars.ContextVar[Type] = contextvars.ContextVar("onnx_float", default=FLOAT)
+
+
+@contextlib.contextmanager
+def computing_in(float_type: Type) -> Iterator[None]:
+    """Lower the model's floats (weights, constants, casts to float) in ``float_type``."""
+    token = _FLOAT_TYPE.set(float_type)
+    try:
+        yield
+    finally:
+        _FLOAT_TYPE.reset(token)
+
+
+def float_type() -> Type:
+    return _FLOAT_TYPE.get()
+
 
 def traced(*values: Any) -> bool:
     return any(isinstance(v, TracedTensor) for v in values)
 
 
 def device_type(dtype: np.dtype | None) -> Type:
-    """The element type an ONNX value of ``dtype`` has on the IPU: floats compute in float32,
-    integers and booleans (as 0/1) in int32."""
+    """The element type an ONNX value of ``dtype`` has on the IPU: floats compute in float32
+    (or half, see ``computing_in``), integers and booleans (as 0/1) in int32."""
     if dtype is not None and np.dtype(dtype).kind == "f":
-        return FLOAT
+        return float_type()
     return INT
 
 
@@ -34,9 +53,9 @@ def common_type(values: Sequence[Any]) -> Type:
     for v in values:
         if isinstance(v, TracedTensor):
             if v.dtype.is_float:
-                return FLOAT
+                return float_type()
         elif v is not None and np.asarray(v).dtype.kind == "f":
-            return FLOAT
+            return float_type()
     return INT
 
 

@@ -18,10 +18,9 @@ from ipu_engine.frontend.available_memory import apply_proportion_since
 from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
 from ipu_engine.frontend.traced import TracedTensor
 from ipu_engine.onnx.lowering import conv, elementwise, linalg, nn, shape  # noqa: F401
-from ipu_engine.onnx.lowering.common import traced
+from ipu_engine.onnx.lowering.common import float_type, traced
 from ipu_engine.onnx.lowering.registry import find_lowering, node_context
 from ipu_engine.onnx.model import OnnxModel
-from ipu_engine.types import FLOAT
 
 LAYER = "ONNX"  # the layer Operations and Insights show the model's nodes under
 MEMORY_ATTRIBUTE = "__available_memory_proportion"  # PopART's, per node
@@ -95,7 +94,8 @@ class Weights:
             trace = current_trace()
             if trace is None:
                 return value
-            node = trace.param(name, np.ascontiguousarray(array, np.float32), FLOAT)
+            kind = float_type()
+            node = trace.param(name, np.ascontiguousarray(array, kind.numpy_dtype), kind)
             self.made[name] = TracedTensor(trace, node)
         return self.made[name]
 
