@@ -151,8 +151,9 @@ class InferenceSession:
         return [np.asarray(values[name]).astype(types[name]) for name in wanted]
 
     def _output_dtype(self, declared: np.dtype) -> np.dtype:
-        """A float output comes back in the type the model computed in."""
-        return self.float_type.numpy_dtype if declared.kind == "f" else declared
+        """A float output of a model computed in half comes back in half; else as declared."""
+        half = declared.kind == "f" and self.float_type == HALF
+        return np.dtype(np.float16) if half else declared
 
     def _checked_feeds(self, feeds: Mapping[str, Any]) -> list[np.ndarray]:
         source = self.model.source
@@ -177,8 +178,8 @@ class InferenceSession:
                     f"{array.dtype.name}; convert it with .astype(np.{spec.dtype.name})"
                 )
             _check_shape(source, spec, array.shape, per_call)
-            if array.dtype.kind == "f":  # fed as the model declares, computed as asked
-                array = array.astype(self.float_type.numpy_dtype, copy=False)
+            if array.dtype.kind == "f" and self.float_type == HALF:  # fed as declared
+                array = array.astype(np.float16)
             arrays.append(array)
         return arrays
 
