@@ -15,7 +15,6 @@ group, so its channels are always one contiguous range of the input and the outp
 from __future__ import annotations
 
 import dataclasses
-import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,8 +23,6 @@ from ipu_engine.arguments import instance_arg, name_arg, number_arg, pair_arg
 from ipu_engine.errors import GraphError, ShapeError
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 from ipu_engine.poplin.planner import _counts, _splits, choose_serial_plan
-
-log = logging.getLogger("poplibs.poplin")
 
 Pair = tuple[int, int]
 
@@ -186,14 +183,10 @@ def plan_convolution(
         one_slice = dataclasses.replace(shape, out_chans=shape.groups * chans)
         return _slice_plans(one_slice, elem_size, dtype_name, num_tiles)
 
-    choice = choose_serial_plan(shape.group_out_chans, candidates, budget)
-    if not choice.fits_budget:
-        log.warning(
-            "convolution %s: no plan keeps to the memory budget of %.0f bytes per tile "
-            "(availableMemoryProportion %.2f), even in %d serial slices; using the smallest, "
-            "%d bytes",
-            shape, budget, available_memory_proportion, choice.serial, choice.temp_bytes,
-        )  # fmt: skip
+    choice = choose_serial_plan(
+        shape.group_out_chans, candidates, budget, f"convolution {shape}",
+        available_memory_proportion,
+    )  # fmt: skip
     return ConvPlan(
         **choice.split,
         cycles=choice.cycles,

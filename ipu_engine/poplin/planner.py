@@ -96,9 +96,12 @@ class SerialChoice:
 SliceCandidates = Callable[[int], tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]]
 
 
-def choose_serial_plan(size: int, candidates: SliceCandidates, budget: float) -> SerialChoice:
+def choose_serial_plan(
+    size: int, candidates: SliceCandidates, budget: float, what: str, proportion: float
+) -> SerialChoice:
     """The fastest plan whose temporaries per tile fit ``budget``, over serial slice counts
-    of a dimension of ``size`` (fewest slices first); else the one needing least memory.
+    of a dimension of ``size`` (fewest slices first); else the one needing least memory,
+    with a warning naming ``what`` (the op and its shapes) and its ``proportion``.
 
     ``candidates(slice_size)`` gives one slice's parallel splits: their columns, cycles
     and temporary bytes per tile.
@@ -132,6 +135,13 @@ def choose_serial_plan(size: int, candidates: SliceCandidates, budget: float) ->
             if tried_after_fit > SERIAL_AFTER_FIT:
                 break
     assert smallest is not None
+    if best is None:
+        log.warning(
+            "%s: no plan keeps to the memory budget of %.0f bytes per tile "
+            "(availableMemoryProportion %.2f), even in %d serial slices; using the smallest, "
+            "%d bytes",
+            what, budget, proportion, smallest.serial, smallest.temp_bytes,
+        )  # fmt: skip
     return best or smallest
 
 
@@ -188,17 +198,14 @@ def plan_matmul(
         available_memory_proportion, "plan_matmul: available_memory_proportion"
     )
     budget = available_memory_proportion * bytes_per_tile
+    what = f"matmul [{m},{k}]x[{k},{n}]" + ("" if groups == 1 else f" in {groups} groups")
     choice = choose_serial_plan(
-        m, lambda rows: _slice_plans(rows, k, n, elem_size, dtype_name, num_tiles, groups), budget
+        m,
+        lambda rows: _slice_plans(rows, k, n, elem_size, dtype_name, num_tiles, groups),
+        budget,
+        what,
+        available_memory_proportion,
     )
-    if not choice.fits_budget:
-        what = f"matmul [{m},{k}]x[{k},{n}]" + ("" if groups == 1 else f" in {groups} groups")
-        log.warning(
-            "%s: no plan keeps to the memory budget of %.0f bytes per "
-            "tile (availableMemoryProportion %.2f), even in %d serial slices; using the "
-            "smallest, %d bytes",
-            what, budget, available_memory_proportion, choice.serial, choice.temp_bytes,
-        )  # fmt: skip
     return MatMulPlan(
         **choice.split,
         cycles=choice.cycles,

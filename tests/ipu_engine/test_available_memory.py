@@ -121,3 +121,15 @@ def test_a_proportion_outside_zero_to_one_is_an_error_naming_the_option(bad) -> 
         poplin.mat_mul(graph, a, a, Sequence(), "c", options)
     with pytest.raises(GraphError, match=r"poplin::convolution: option availableMemoryProp.* \(0"):
         poplin.convolution(graph, x, w, Sequence(), "y", options=options)
+
+
+def test_a_plan_that_cannot_fit_says_so_naming_the_op_and_takes_the_smallest(caplog):
+    from ipu_engine.poplin.planner import plan_matmul
+
+    with caplog.at_level("WARNING", logger="poplibs.poplin"):
+        plan = plan_matmul(512, 512, 512, 4, "float", 4, 638_976, 0.001)
+    assert not plan.fits_budget
+    (record,) = caplog.records
+    text = record.getMessage()
+    assert text.startswith("matmul [512,512]x[512,512]: no plan keeps to the memory budget of 639")
+    assert f"using the smallest, {plan.temp_bytes} bytes" in text
