@@ -31,6 +31,7 @@ import numpy as np
 from profiler_core.errors import FormatVersionError, ReportError
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.files import regular_file_size
+from profiler_core.formats.strict_cbor import refusal_reason, strict_decoder
 
 MAGIC = b"PVBUNDLE"
 _DIGEST_BYTES = 32
@@ -143,32 +144,12 @@ def decode_bundle(path: Path, data: bytes, kind: str, major: int) -> Bundle:
     return Bundle(kind, got_major, got_minor, header.get("meta"), arrays)
 
 
-class _RefusedTagError(ValueError):
-    pass
-
-
-def _refuse_tag(*args: object) -> Any:
-    raise _RefusedTagError("CBOR tags are not allowed in a bundle")
-
-
 def _decode_header(path: Path, raw: memoryview) -> dict[str, Any]:
-    # every tag cbor2 knows (dates, sets, shared references...) and every other one refused
-    semantic = {tag: _refuse_tag for tag in (0, 1, 2, 3, 4, 5, 25, 28, 29, 30, 35, 36, 37)}
-    semantic |= {tag: _refuse_tag for tag in (52, 54, 100, 256, 258, 260, 261, 1004, 55799)}
     stream = io.BytesIO(raw)
     try:
-        decoder = cbor2.CBORDecoder(
-            stream,
-            tag_hook=_refuse_tag,
-            semantic_decoders=semantic,
-            max_depth=_MAX_NESTING,
-            allow_duplicate_keys=False,
-            strict_hashable_types=True,
-        )
-        header = decoder.decode()
+        header = strict_decoder(stream, "a bundle", _MAX_NESTING).decode()
     except (cbor2.CBORError, ValueError, TypeError, OverflowError, LookupError) as error:
-        refused = error if isinstance(error, _RefusedTagError) else error.__cause__
-        reason = refused if isinstance(refused, _RefusedTagError) else error
+        reason = refusal_reason(error)
         raise ReportError(path, f"the header is not valid CBOR: {reason}") from error
     except (RecursionError, MemoryError) as error:
         raise ReportError(path, "the header is nested too deeply or too large") from error

@@ -27,6 +27,7 @@ from profiler_core.formats import debug_cbor_v1 as v1
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.cbor_views import loads_plain
 from profiler_core.formats.files import regular_file_size
+from profiler_core.formats.strict_cbor import refusal_reason, strict_decoder
 from profiler_core.model.lazy_columns import JsonColumn, StringColumn
 from profiler_core.model.profile import DebugData, Header
 from profiler_core.model.strings import StringInterner, Strings
@@ -40,31 +41,6 @@ MAX_NESTING = v1.MAX_NESTING
 COLUMNS = v1.COLUMNS
 TEXT_COLUMNS = v1.TEXT_COLUMNS
 _MAX_CONTEXTS = 2**31 - 1
-
-# Tags cbor2 decodes into Python objects (dates, regexes, sets, shared references that can
-# build cycles, ...). None belongs in debug.cbor, so each is refused before it is decoded.
-_KNOWN_TAGS = (0, 1, 2, 3, 4, 5, 25, 28, 29, 30, 35, 36, 37, 52, 54, 100, 256, 258, 260, 261)
-_KNOWN_TAGS += (1004, 55799)
-
-
-class _RefusedTagError(ValueError):
-    pass
-
-
-def _refuse_tag(tag: int) -> Any:
-    def refuse(*_: object) -> Any:
-        raise _RefusedTagError(f"CBOR tag {tag} is not allowed in a debug.cbor")
-
-    return refuse
-
-
-def _refuse_unknown_tag(*args: object) -> Any:
-    # cbor2 5 calls tag_hook(decoder, tag), cbor2 6 calls tag_hook(tag, immutable).
-    tag = next((arg.tag for arg in args if isinstance(arg, cbor2.CBORTag)), "?")
-    raise _RefusedTagError(f"CBOR tag {tag} is not allowed in a debug.cbor")
-
-
-_SEMANTIC_DECODERS = {tag: _refuse_tag(tag) for tag in _KNOWN_TAGS}
 
 
 # -- writing -----------------------------------------------------------------------------
@@ -165,21 +141,11 @@ def _decode(path: Path, data: bytes) -> tuple[Any, int]:
         raise ReportError(path, "is empty, not a debug.cbor")
     stream = io.BytesIO(data)
     try:
-        decoder = cbor2.CBORDecoder(
-            stream,
-            tag_hook=_refuse_unknown_tag,
-            semantic_decoders=_SEMANTIC_DECODERS,
-            max_depth=MAX_NESTING,
-            allow_duplicate_keys=False,
-            strict_hashable_types=True,
-        )
-        document = decoder.decode()
+        document = strict_decoder(stream, "a debug.cbor", MAX_NESTING).decode()
     except cbor2.CBORDecodeEOF as error:
         raise ReportError(path, f"truncated: {error}") from error
     except (cbor2.CBORError, ValueError, TypeError, OverflowError, LookupError) as error:
-        refused = error if isinstance(error, _RefusedTagError) else error.__cause__
-        reason = refused if isinstance(refused, _RefusedTagError) else error
-        raise ReportError(path, f"not a valid debug.cbor: {reason}") from error
+        raise ReportError(path, f"not a valid debug.cbor: {refusal_reason(error)}") from error
     except RecursionError as error:
         raise ReportError(path, "not a valid debug.cbor: nested too deeply") from error
     except MemoryError as error:
