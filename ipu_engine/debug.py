@@ -34,6 +34,19 @@ class DebugContext:
     location: tuple[str, int] = ("", 0)
 
 
+class FrameworkScope(str):
+    """A name scope that is also one op of the framework the model came from (an ONNX node):
+    the graph builder gives it a debug context of its own, op ``op`` (``onnx::Conv``), which
+    every context created inside belongs to, so Operations can group by framework op."""
+
+    op: str
+
+    def __new__(cls, name: str, op: str) -> FrameworkScope:
+        scope = super().__new__(cls, name)
+        scope.op = op
+        return scope
+
+
 def current_scopes() -> tuple[str, ...]:
     return tuple(getattr(_scopes, "stack", ()))
 
@@ -90,15 +103,18 @@ class DebugContexts:
     def __init__(self) -> None:
         self.items: list[DebugContext] = []
         self._op_stack: list[int] = []
+        self._framework_stack: list[int] = []
 
     def add(self, name: str, api: str, args: dict[str, Any] | None = None, op: str = "") -> int:
         scopes = current_scopes()
         parent = self._op_stack[-1] if self._op_stack else -1
-        if parent >= 0 and not op:
-            op = self.items[parent].op
-        full = "/".join((*scopes, name)) if scopes else name
+        full = "/".join((*scopes, name) if name else scopes)
         if parent >= 0:
             full = f"{self.items[parent].name}/{name}" if name else self.items[parent].name
+        elif self._framework_stack:  # named by its scopes, as outside any framework op
+            parent = self._framework_stack[-1]
+        if parent >= 0 and not op:
+            op = self.items[parent].op
         ctx = DebugContext(
             id=len(self.items),
             name=full,
@@ -121,6 +137,18 @@ class DebugContexts:
             yield ctx
         finally:
             self._op_stack.pop()
+
+    @contextlib.contextmanager
+    def framework_op(self, scope: FrameworkScope, context: int = -1) -> Iterator[int]:
+        """Everything created inside belongs to framework op ``scope`` (whose name scope is
+        the innermost one in force): its context ``context``, made now when -1."""
+        if context < 0:
+            context = self.add("", api=scope.op, op=scope.op)
+        self._framework_stack.append(context)
+        try:
+            yield context
+        finally:
+            self._framework_stack.pop()
 
     def current_op(self) -> DebugContext | None:
         """The library op being built, if any."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from ipu_engine import poplin, popnn, popops
-from ipu_engine.debug import name_scope, source_location
+from ipu_engine.debug import FrameworkScope, name_scope, source_location
 from ipu_engine.errors import EngineError, ShardError
 from ipu_engine.frontend.available_memory import poplin_options
 from ipu_engine.frontend.contexts import IPU_COPY, framework_op
@@ -67,6 +67,7 @@ class GraphBuilder:
         self.target_text = target_text or graph.target.describe()
         self.extra: dict[int, Tensor] = {}  # second results (the loss op's gradient)
         self._copies: dict[tuple[int, int], Tensor] = {}
+        self._framework_ops: dict[int, int] = {}  # id of a FrameworkScope -> its context
 
     # -- placement ------------------------------------------------------------------------
     def ipu_of(self, node: Node) -> int:
@@ -82,6 +83,10 @@ class GraphBuilder:
         with contextlib.ExitStack() as stack:
             for scope in node.scope:
                 stack.enter_context(name_scope(scope))
+                if isinstance(scope, FrameworkScope):  # one context per framework op
+                    known = self._framework_ops.get(id(scope), -1)
+                    context = stack.enter_context(self.graph.debug.framework_op(scope, known))
+                    self._framework_ops[id(scope)] = context
             stack.enter_context(source_location(node.location))
             stack.enter_context(on_ipu(self.graph, ipu))
             yield ipu

@@ -21,6 +21,8 @@ GROUP_BY_LABELS = {
     "op": "Library op (PopLibs call)",
     "layer": "Layer (outermost name scope)",
     "name": "Operation (debug name of the call)",
+    "framework": "Framework op (ONNX node, outermost call)",
+    "framework_op": "Framework op type (onnx::Conv)",
     "context": "Debug context (full name)",
 }
 NONE_LABEL = "(none)"

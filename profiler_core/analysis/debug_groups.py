@@ -1,7 +1,8 @@
 """Debug contexts as group labels: by library op (``poplin::matMul``), by layer (the outermost
-name scope), by operation name (the debug name of the op call, ``m4``) or by each context's
-own full name. Variables, compute sets and steps carry debug context ids; these turn them
-into groups with one vectorised lookup.
+name scope), by operation name (the debug name of the op call, ``m4``), by framework op (the
+outermost op call: an ONNX node, ``ONNX/Conv_12``, or a library op not called by another) and
+its type (``onnx::Conv``), or by each context's own full name. Variables, compute sets and
+steps carry debug context ids; these turn them into groups with one vectorised lookup.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import numpy as np
 from profiler_core.analysis.string_groups import group_string_ids_lazily
 from profiler_core.model.lazy_columns import StringColumn, as_str_list
 
-GROUPINGS = ("op", "layer", "name", "context")
+GROUPINGS = ("op", "layer", "name", "framework", "framework_op", "context")
+#: groupings that label each context by the name / op of an op call above it
+_BY_OWNER = {"name": "name", "framework": "name", "framework_op": "op"}
 
 
 def debug_column(debug: Any, column: str, ids: np.ndarray) -> list[str]:
@@ -81,6 +84,38 @@ def op_call_owners(debug: Any, ids: np.ndarray) -> np.ndarray:
     return owner
 
 
+def outermost_op_calls(debug: Any, ids: np.ndarray) -> np.ndarray:
+    """The outermost op call at or above each id (a framework op such as an ONNX node, or
+    a library op no other op called), else the id itself; -1 and unknown ids give -1. One
+    vectorised step per level of nesting, as ``op_call_owners``."""
+    ids = np.asarray(ids, dtype=np.int64)
+    if debug is None:
+        return np.full(len(ids), -1, dtype=np.int64)
+    is_call = np.asarray(_op_calls(debug), dtype=bool)
+    parents = np.asarray(debug.parent, dtype=np.int64)
+    known = (ids >= 0) & (ids < len(parents))
+    current = np.where(known, ids, -1)
+    owner = current.copy()
+    walking = known.copy()
+    while walking.any():
+        rows = np.flatnonzero(walking)
+        at = current[rows]
+        calls = rows[is_call[at]]
+        owner[calls] = current[calls]
+        up = parents[at]
+        good = (up >= 0) & (up < at)  # a parent precedes its child: no cycle in a damaged file
+        current[rows[good]] = up[good]
+        walking = np.zeros_like(walking)
+        walking[rows[good]] = True
+    return owner
+
+
+def _owners(debug: Any, group_by: str, ids: np.ndarray) -> np.ndarray:
+    if group_by == "name":
+        return op_call_owners(debug, ids)
+    return outermost_op_calls(debug, ids)
+
+
 def operation_contexts(debug: Any) -> np.ndarray:
     """For each context, the nearest context at or above it that is a library op call (its
     API is its op), else itself. Parents normally precede children; a parent that does not
@@ -99,10 +134,10 @@ def context_labels(debug: Any, group_by: str) -> Sequence[str]:
         return []
     if group_by in ("op", "layer"):
         return getattr(debug, group_by)
-    names = debug.name
     if group_by == "context":
-        return names
-    owner = operation_contexts(debug)
+        return debug.name
+    names = getattr(debug, _BY_OWNER[group_by])
+    owner = _owners(debug, group_by, np.arange(len(debug.parent), dtype=np.int64))
     if isinstance(names, StringColumn):
         return StringColumn(names.table, names.ids[owner])
     return [names[i] for i in owner.tolist()]
@@ -162,11 +197,11 @@ def groups_of(debug: Any, group_by: str, ids: np.ndarray) -> tuple[list[str], np
     count = 0 if debug is None else len(debug.parent)
     known = (ids >= 0) & (ids < count)
     owners = np.where(known, ids, -1)
-    column = "name"
+    column = _BY_OWNER.get(group_by, "name")
     if group_by in ("op", "layer"):
         column = group_by
-    elif group_by == "name" and count:
-        owners = np.where(known, op_call_owners(debug, np.where(known, ids, 0)), -1)
+    elif group_by in _BY_OWNER and count:
+        owners = np.where(known, _owners(debug, group_by, np.where(known, ids, 0)), -1)
     distinct, inverse = np.unique(owners, return_inverse=True)
     names = debug_column(debug, column, distinct)
     labels = sorted(set(names) | {""})

@@ -84,7 +84,7 @@ class OperationsTable:
 def operations_table(
     report: Any, group_by: str = "op", run: int | None = None, debug: Any = None
 ) -> OperationsTable:
-    """Operations grouped ``group_by`` ("op", "layer", "name" or "context") over run ``run``,
+    """Operations grouped ``group_by`` (one of ``GROUPINGS``) over run ``run``,
     or every run when None. A damaged debug.cbor raises its ReportError."""
     graph = checked_graph(report)
     programs = checked_programs(report)

@@ -1,5 +1,6 @@
-"""operation_contexts (numpy, a step per nesting level) against a walk written out by hand,
-on random context trees with damaged parents (forward, self and out-of-range ids)."""
+"""operation_contexts and outermost_op_calls (numpy, a step per nesting level) against walks
+written out by hand, on random context trees with damaged parents (forward, self and
+out-of-range ids)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from profiler_core.analysis.debug_groups import operation_contexts
+from profiler_core.analysis.debug_groups import operation_contexts, outermost_op_calls
 from profiler_core.model.lazy_columns import StringColumn
 
 
@@ -50,3 +51,35 @@ def test_random_trees_with_damaged_parents(seed):
     api = [rng.choice([o, "", "poplar::Graph"]) for o in op]
     debug = Debug(parent, op, api)
     assert operation_contexts(debug).tolist() == by_hand(debug)
+
+
+def outermost_by_hand(debug: Debug) -> list[int]:
+    """Follow parents that precede their child to the root, keeping the last op call met;
+    a context with no op call on that chain is its own owner."""
+    owners = []
+    for child in range(len(debug)):
+        at, found = child, child
+        while True:
+            if debug.op[at] and debug.api[at] == debug.op[at]:
+                found = at
+            up = int(debug.parent[at])
+            if not 0 <= up < at:
+                break
+            at = up
+        owners.append(found)
+    return owners
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_outermost_op_calls_on_random_trees_with_damaged_parents(seed):
+    rng = random.Random(seed)
+    n = rng.randint(0, 60)
+    parent = [
+        rng.choice([-1, rng.randint(-1, max(i - 1, -1)), rng.randint(-5, n + 5)]) for i in range(n)
+    ]
+    op = [rng.choice(["", "onnx::Conv", "poplin::matMul", "popops::add"]) for _ in range(n)]
+    api = [rng.choice([o, "", "poplar::Graph"]) for o in op]
+    debug = Debug(parent, op, api)
+    ids = np.arange(n, dtype=np.int64)
+    assert outermost_op_calls(debug, ids).tolist() == outermost_by_hand(debug)
+    assert outermost_op_calls(debug, np.array([-1, n + 3])).tolist() == [-1, -1]

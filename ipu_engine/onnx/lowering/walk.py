@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ipu_engine.debug import name_scope, source_location
+from ipu_engine.debug import FrameworkScope, name_scope, source_location
 from ipu_engine.errors import OnnxError, OptionError
 from ipu_engine.frontend.available_memory import apply_proportion_since
 from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
@@ -122,7 +122,8 @@ def lower_graph(
         where_from = source_location((model.source, index + 1))
         trace = current_trace()
         first = len(trace.nodes) if trace is not None else 0
-        with name_scope(LAYER), name_scope(node_scope(node, index)), where_from, _placed(placement):
+        scope = FrameworkScope(node_scope(node, index), f"onnx::{node.op_type}")
+        with name_scope(LAYER), name_scope(scope), where_from, _placed(placement):
             if traced(*args) and not registered.host_weights:
                 args = [weights(n, a) for n, a in zip(node.input, args, strict=False)]
             result = _call(ctx, registered.fn, args)
