@@ -399,3 +399,19 @@ def test_clicking_an_ipus_name_shows_its_tiles_and_the_range_is_shared(qtbot, op
     view.plot.set_x_range(1000, 9000)
     selection = opened_window.opened[0].selection
     qtbot.waitUntil(lambda: selection.cycle_range == (1000, 9000), timeout=3000)
+
+
+def test_the_kind_names_of_the_summary_bars_have_a_line_each(opened_window):
+    """Squeezed under Poplar's summary table, the bar chart's kind names overlapped (each row
+    of the chart had less height than a line of text)."""
+    view = trace(opened_window)
+    opened_window.resize(1400, 900)
+    view.summary.show()
+    chart = view.summary.chart
+    chart.grab()
+    ticks = chart.getAxis("left")._tickLevels[0]
+    rows = len(ticks)
+    assert rows >= 3  # tutorial 4: compute, exchange and sync
+    box = chart.getViewBox().sceneBoundingRect()
+    line = chart.fontMetrics().height()
+    assert box.height() / rows >= line, (box.height(), rows, line)

@@ -165,6 +165,9 @@ class SummaryPanel(QWidget):
             plot.addItem(bar)
         names = [StepKind(int(k)).poplar_name for k in kinds.tolist()]
         plot.getAxis("left").setTicks([list(zip(y.tolist(), names, strict=True))])
+        # a line of text per kind, and the bottom axis: squeezed, the names would overlap
+        line = plot.fontMetrics().height()
+        plot.setMinimumHeight(int(kinds.size * (line + 4) + 3 * line))
         plot.getViewBox().invertY(True)
         plot.setYRange(-0.6, max(kinds.size - 0.4, 0.6), padding=0)
         plot.setXRange(0, 100, padding=0.02)
