@@ -134,9 +134,10 @@ def main(argv: list[str] | None = None) -> None:
             f"<= {FIRST_PAINT_S:.0f}",
             got["total_s"] <= FIRST_PAINT_S,
         )
-        ratio = (got["columns"] + got["peak_added"]) / got["columns"]
+        # the opening's peak memory (the columns are part of it) against the columns' bytes
+        ratio = got["peak_added"] / got["columns"]
         report(
-            "chrome import: peak memory / event columns",
+            "chrome import: peak memory added / event columns",
             ratio,
             "x",
             f"<= {MEMORY_RATIO}",

@@ -194,10 +194,40 @@ def thread_depth_lanes(
 
 def lane_counts(trace: Trace, channels: Iterable[int] | None = None) -> np.ndarray:
     """How many lanes ``thread_depth_lanes`` gives each thread, for every thread at once
-    (a few passes over the columns), so a layout of 100k threads needs no lane built."""
+    (a few passes over the columns), so a layout of 100k threads needs no lane built.
+
+    The (thread, depth) pairs that occur are marked in a table of threads x depths, a
+    block of events at a time: the temporaries stay a few MB however long the trace."""
+    threads = len(trace.threads)
+    wanted = None if channels is None else np.fromiter(channels, np.int64)
+    n = len(trace)
+    if not n:
+        return np.zeros(threads, np.int64)
+    low, high = int(trace.depth.min()), int(trace.depth.max())
+    depths = high + 1
+    if low < 0 or threads * depths > max(4 * n, 1 << 20):  # a huge table: sort the pairs
+        return _lane_counts_sorted(trace, wanted)
+    seen = np.zeros(threads * depths, bool)
+    for a in range(0, n, _COUNT_BLOCK):
+        block = slice(a, a + _COUNT_BLOCK)
+        keep = trace.kind[block] != EventKind.INSTANT
+        if wanted is not None:
+            keep &= np.isin(trace.channel[block], wanted)
+        pair = trace.thread[block][keep].astype(np.int64)
+        pair *= depths
+        pair += trace.depth[block][keep]
+        seen[pair] = True
+    counts = seen.reshape(threads, depths).sum(axis=1)
+    return np.minimum(counts, MAX_THREAD_LANES).astype(np.int64)
+
+
+_COUNT_BLOCK = 1 << 20
+
+
+def _lane_counts_sorted(trace: Trace, wanted: np.ndarray | None) -> np.ndarray:
     keep = trace.kind != EventKind.INSTANT
-    if channels is not None:
-        keep &= np.isin(trace.channel, np.fromiter(channels, np.int64))
+    if wanted is not None:
+        keep &= np.isin(trace.channel, wanted)
     thread = trace.thread[keep].astype(np.int64)
     depth = trace.depth[keep]
     if not depth.any():  # the usual trace: every span at depth 0, one lane per thread

@@ -80,10 +80,13 @@ class ArgsText:
             lengths = np.fromiter(map(len, texts), np.int64, len(texts))
             self.chunks.append((events, lengths, "".join(texts)))
 
-    def into(self, out: dict[int, str]) -> dict[int, str]:
-        """``out`` with every chunk's texts added by event index; the chunks let go."""
+    def into(self, out: dict[int, str], moved: np.ndarray | None = None) -> dict[int, str]:
+        """``out`` with every chunk's texts added by event index (``moved[index]`` when the
+        events were sorted since); the chunks let go."""
         chunks, self.chunks = self.chunks, []
         for events, lengths, text in chunks:
+            if moved is not None:
+                events = moved[events]
             ends = np.cumsum(lengths).tolist()
             starts = [0, *ends[:-1]]
             out.update(zip(events.tolist(), map(text.__getitem__, map(slice, starts, ends)),

@@ -28,10 +28,11 @@ from profiler_core.trace.chrome_fast import add_chunk
 from profiler_core.trace.chrome_fields import Skip
 from profiler_core.trace.chrome_flows import FlowPoints
 from profiler_core.trace.chrome_tracks import Tracks
+from profiler_core.trace.free_memory import release_free_memory
 from profiler_core.trace.json_events import MAX_TRACE_BYTES, EventStream, read_events
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH
 from profiler_core.trace.model import Trace
-from profiler_core.trace.nesting import nesting_depths
+from profiler_core.trace.nesting import nesting_depths, walk_order
 
 #: Keys this project adds so that its own exports come back unchanged.
 OPEN_ARG = fields.OPEN_ARG
@@ -255,17 +256,27 @@ class _Builder:
             "label": self.label.array(),
             "kind": self.kind.array(),
         }
+        processes, threads, new_track = self.tracks.ordered(origin)
+        cols["thread"] = new_track[cols["thread"]] if len(cols["thread"]) else cols["thread"]
+        # Sorted once, where they are, in the order the nesting walk takes them: the depths
+        # need no index of their own and the Trace is then sorted already.
+        moved = _sort_in_walk_order(cols)
+        release_free_memory()  # the sort's and the float columns' temporaries
+        cols["depth"] = nesting_depths(
+            cols["thread"], cols["start_ns"], cols["end_ns"], in_walk_order=True
+        )
+        release_free_memory()
         points_ns = _relative_ns(points_us, base, scale)
+        tracks = new_track.tolist()  # the points' threads and the bound rows, as the columns'
         self.flows.points = [
-            (k, ph, t, int(points_ns[i]), e) for k, ph, t, i, e in self.flows.points
+            (k, ph, tracks[t], int(points_ns[i]), e) for k, ph, t, i, e in self.flows.points
         ]
+        if moved is not None:
+            self.flows.bound = [(b, int(moved[row]), out) for b, row, out in self.flows.bound]
         flows = self.flows.arrows(
             cols["thread"], cols["start_ns"], cols["end_ns"], cols["kind"],
             (EventKind.SPAN, EventKind.OPEN), self.skipped,
         )  # fmt: skip
-        processes, threads, new_track = self.tracks.ordered(origin)
-        cols["thread"] = new_track[cols["thread"]] if len(cols["thread"]) else cols["thread"]
-        cols["depth"] = nesting_depths(cols["thread"], cols["start_ns"], cols["end_ns"])
         series = self._series(base, scale)
         return build_trace(
             cols,
@@ -276,7 +287,7 @@ class _Builder:
             processes=processes,
             series=series,
             series_units={g: units.get(g, "") for g in series},
-            args=self.args_text.into(self.arg_text),
+            args=self.args_text.into(_moved_keys(self.arg_text, moved), moved),
             flows=flows,
             warnings=self._warnings(unfinished, notes),
             in_place=True,
@@ -352,6 +363,30 @@ _HANDLERS = {
 }
 
 
+def _sort_in_walk_order(cols: dict[str, np.ndarray]) -> np.ndarray | None:
+    """Sort ``cols`` by (thread, start, longest first) where they are; where each event
+    went (None when they were in that order already)."""
+    thread, start, end = cols["thread"], cols["start_ns"], cols["end_ns"]
+    n = len(thread)
+    if n < 2:
+        return None
+    order = walk_order(thread, start, end)
+    if (order[1:] > order[:-1]).all():
+        return None
+    for column in cols.values():
+        column[...] = column[order]  # one column-sized temporary at a time
+    moved = np.empty(n, order.dtype)
+    moved[order] = np.arange(n, dtype=order.dtype)
+    return moved
+
+
+def _moved_keys(args: dict[int, str], moved: np.ndarray | None) -> dict[int, str]:
+    if moved is None or not args:
+        return args
+    return dict(zip(moved[np.fromiter(args, np.int64, len(args))].tolist(), args.values(),
+                    strict=True))  # fmt: skip
+
+
 def _sorted_samples(samples: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
     t = np.array([s[0] for s in samples], np.int64)
     v = np.array([s[1] for s in samples], np.float64)
@@ -377,15 +412,20 @@ def import_chrome_file(
     # cyclic collector would walk them again and again (a quarter of the import's time).
     gc.disable()
     try:
-        for chunk in read_events(path, stream, max_bytes=max_bytes, max_depth=max_depth):
+        for n, chunk in enumerate(read_events(path, stream, max_bytes=max_bytes,
+                                              max_depth=max_depth)):  # fmt: skip
             if fast:
                 add_chunk(builder, chunk)
             else:
                 for ev in chunk:
                     builder.add(ev)
+            del chunk
+            if n % 4 == 3:  # the parsed events freed
+                release_free_memory()
     finally:
         if collecting:
             gc.enable()
+    release_free_memory()
     other = stream.doc.get("otherData")
     other = other if isinstance(other, dict) else {}
     origin = other.get(ORIGIN_KEY, 0)

@@ -15,18 +15,28 @@ from itertools import pairwise
 import numpy as np
 
 #: events counted at once (whole threads): the counting's temporaries (~300 bytes an
-#: event) stay bounded by this, not by the trace
-BATCH = 1 << 18
+#: event, ~20 MB) stay bounded by this, not by the trace
+BATCH = 1 << 16
 
 
-def nesting_depths(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Depth of each event: how many earlier-starting events on its thread still enclose it."""
+def walk_order(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The order the stack walk takes events in: by thread, start, longest first (int32
+    when it fits, half the index memory)."""
     order = np.lexsort((-(end - start), start, thread))
-    if len(order) < 2**31:
-        order = order.astype(np.int32)
-    depth = np.zeros(len(order), np.int32)
-    for batch in _thread_batches(thread[order]):
-        part = order[batch]
+    return order.astype(np.int32) if len(order) < 2**31 else order
+
+
+def nesting_depths(
+    thread: np.ndarray, start: np.ndarray, end: np.ndarray, *, in_walk_order: bool = False
+) -> np.ndarray:
+    """Depth of each event: how many earlier-starting events on its thread still enclose it.
+    ``in_walk_order``: the events are in ``walk_order`` already, so no index is made (the
+    depths of events so sorted never decrease among ties, so they stay sorted by (thread,
+    start, depth) too)."""
+    order = None if in_walk_order else walk_order(thread, start, end)
+    depth = np.zeros(len(thread), np.int32)
+    for batch in _thread_batches(thread if order is None else thread[order]):
+        part = batch if order is None else order[batch]
         counted = _counted_depths(thread, start, end, part)
         if counted is None:  # some spans cross: walk this batch's threads
             depth[part] = stacked_depths(thread, start, end, part)[part]
@@ -46,15 +56,19 @@ def _thread_batches(sorted_thread: np.ndarray) -> list[slice]:
 
 
 def stacked_depths(
-    thread: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray | None = None
+    thread: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    order: np.ndarray | slice | None = None,
 ) -> np.ndarray:
     """The stack walk, one event at a time (any spans, crossing or not), over the events
-    ``order`` lists (all by default); depths by event index (0 for events not listed)."""
+    ``order`` lists or slices (all by default); depths by event index (0 for events not
+    listed)."""
     if order is None:
-        order = np.lexsort((-(end - start), start, thread))
+        order = walk_order(thread, start, end)
     depth = np.zeros(len(thread), np.int32)
     threads, starts, ends = thread[order].tolist(), start[order].tolist(), end[order].tolist()
-    walked = np.zeros(len(order), np.int32)
+    walked = np.zeros(len(threads), np.int32)
     stack: list[int] = []
     current = None
     for k, (t, s, e) in enumerate(zip(threads, starts, ends, strict=True)):
@@ -70,14 +84,14 @@ def stacked_depths(
 
 
 def _counted_depths(
-    thread: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray
+    thread: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray | slice
 ) -> np.ndarray | None:
-    """The stack walk's depths of the events ``order`` lists (whole threads, in walk
-    order), counted with numpy; None when some spans cross."""
-    n = len(order)
+    """The stack walk's depths of the events ``order`` lists or slices (whole threads, in
+    walk order), counted with numpy; None when some spans cross."""
+    th, s, e = thread[order], start[order], end[order]
+    n = len(th)
     if n == 0:
         return np.zeros(0, np.int32)
-    th, s, e = thread[order], start[order], end[order]
     pushed = e > s  # zero-length events (instants) enclose nothing
     s_rank, e_rank, span = _time_ranks(th, s, e)
     s_key, e_key = th.astype(np.int64) * span + s_rank, th.astype(np.int64) * span + e_rank

@@ -4,6 +4,7 @@ tree (time by label path), checked against hand counts and brute-force numpy."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from profiler_core.analysis.call_tree import call_tree, event_parents
 from profiler_core.analysis.trace_lanes import (
@@ -178,7 +179,13 @@ def test_nesting_deeper_than_the_lane_limit_shares_the_last_lane_and_is_counted(
     assert lanes.lane_of(n - 1) == MAX_THREAD_LANES - 1
 
 
-def test_lane_counts_of_every_thread_at_once_match_the_lanes_built_one_by_one() -> None:
+@pytest.mark.parametrize(
+    "depth_values",
+    [[0, 1, 2, 5, 70, 10**9], [0, 1, 2, 5, 70, 3]],  # a huge depth: sorted pairs; else the table
+)
+def test_lane_counts_of_every_thread_at_once_match_the_lanes_built_one_by_one(
+    depth_values,
+) -> None:
     # The System Trace lays out rows from lane_counts and builds a row's lanes when drawn:
     # both must agree on every thread, under every channel filter.
     rng = np.random.default_rng(5)
@@ -190,7 +197,7 @@ def test_lane_counts_of_every_thread_at_once_match_the_lanes_built_one_by_one() 
             "thread": rng.integers(0, threads, n),
             "start_ns": start,
             "end_ns": start + rng.integers(0, 1000, n),
-            "depth": rng.choice([0, 1, 2, 5, 70, 10**9], n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.05]),
+            "depth": rng.choice(depth_values, n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.05]),
             "kind": rng.choice([EventKind.SPAN, EventKind.INSTANT], n),
             "channel": rng.integers(0, 3, n),
         },
