@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -34,7 +34,7 @@ def build_trace(
     series: SeriesMap | None = None,
     series_units: dict[str, str] | None = None,
     heatmaps: dict[str, Heatmap] | None = None,
-    args: dict[int, str] | None = None,
+    args: Mapping[int, str] | None = None,
     flows: np.ndarray | None = None,
     warnings: Sequence[str] = (),
     in_place: bool = False,

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from profiler_core.trace.event_args import EventArgs
+
 
 def stamps(values: list[int | float]) -> np.ndarray:
     """Time stamps as written: int64 when every one is an integer (exact), else float64."""
@@ -80,15 +82,17 @@ class ArgsText:
             lengths = np.fromiter(map(len, texts), np.int64, len(texts))
             self.chunks.append((events, lengths, "".join(texts)))
 
-    def into(self, out: dict[int, str], moved: np.ndarray | None = None) -> dict[int, str]:
-        """``out`` with every chunk's texts added by event index (``moved[index]`` when the
-        events were sorted since); the chunks let go."""
+    def into(self, out: dict[int, str], moved: np.ndarray | None = None) -> EventArgs:
+        """Every chunk's texts and ``out``'s (the per-event path's) by event index
+        (``moved[index]`` when the events were sorted since), kept joined; the chunks let
+        go."""
         chunks, self.chunks = self.chunks, []
-        for events, lengths, text in chunks:
-            if moved is not None:
-                events = moved[events]
-            ends = np.cumsum(lengths).tolist()
-            starts = [0, *ends[:-1]]
-            out.update(zip(events.tolist(), map(text.__getitem__, map(slice, starts, ends)),
-                           strict=True))  # fmt: skip
-        return out
+        if out:
+            texts = list(out.values())
+            events = np.fromiter(out, np.int64, len(out))
+            chunks.append((events, np.fromiter(map(len, texts), np.int64, len(texts)),
+                           "".join(texts)))  # fmt: skip
+            out.clear()
+        if moved is not None:
+            chunks = [(moved[events], lengths, text) for events, lengths, text in chunks]
+        return EventArgs.joined(chunks)

@@ -258,6 +258,7 @@ class _Builder:
         }
         processes, threads, new_track = self.tracks.ordered(origin)
         cols["thread"] = new_track[cols["thread"]] if len(cols["thread"]) else cols["thread"]
+        release_free_memory()  # the columns' chunks, joined
         # Sorted once, where they are, in the order the nesting walk takes them: the depths
         # need no index of their own and the Trace is then sorted already.
         moved = _sort_in_walk_order(cols)
@@ -287,7 +288,7 @@ class _Builder:
             processes=processes,
             series=series,
             series_units={g: units.get(g, "") for g in series},
-            args=self.args_text.into(_moved_keys(self.arg_text, moved), moved),
+            args=self.args_text.into(self.arg_text, moved),
             flows=flows,
             warnings=self._warnings(unfinished, notes),
             in_place=True,
@@ -378,13 +379,6 @@ def _sort_in_walk_order(cols: dict[str, np.ndarray]) -> np.ndarray | None:
     moved = np.empty(n, order.dtype)
     moved[order] = np.arange(n, dtype=order.dtype)
     return moved
-
-
-def _moved_keys(args: dict[int, str], moved: np.ndarray | None) -> dict[int, str]:
-    if moved is None or not args:
-        return args
-    return dict(zip(moved[np.fromiter(args, np.int64, len(args))].tolist(), args.values(),
-                    strict=True))  # fmt: skip
 
 
 def _sorted_samples(samples: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,7 @@ slice with sorted starts and a view asks "what is in [t0, t1) on this thread" wi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,7 +67,8 @@ class Trace:
     series: SeriesMap = field(default_factory=dict)
     series_units: dict[str, str] = field(default_factory=dict)  # graph -> unit
     heatmaps: dict[str, Heatmap] = field(default_factory=dict)
-    args: dict[int, str] = field(default_factory=dict)  # event index -> JSON text
+    #: event index -> JSON text (a dict, or an imported trace's compact EventArgs)
+    args: Mapping[int, str] = field(default_factory=dict)
     #: flow arrows: (F, 2) int64 rows of (from event, to event), as Chrome's flow events bind
     flows: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
     #: What makes this trace incomplete beyond open spans ("x.pvti: incomplete: ..."),

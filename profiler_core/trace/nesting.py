@@ -22,7 +22,7 @@ BATCH = 1 << 16
 def walk_order(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """The order the stack walk takes events in: by thread, start, longest first (int32
     when it fits, half the index memory)."""
-    order = np.lexsort((-(end - start), start, thread))
+    order = np.lexsort((start - end, start, thread))  # start - end: longest first
     return order.astype(np.int32) if len(order) < 2**31 else order
 
 
@@ -35,7 +35,10 @@ def nesting_depths(
     start, depth) too)."""
     order = None if in_walk_order else walk_order(thread, start, end)
     depth = np.zeros(len(thread), np.int32)
-    for batch in _thread_batches(thread if order is None else thread[order]):
+    batches = _thread_batches(thread if order is None else thread[order])
+    if order is None:  # a long thread is cut where its walk's stack is empty
+        batches = [b for batch in batches for b in _quiet_cuts(start, end, batch)]
+    for batch in batches:
         part = batch if order is None else order[batch]
         counted = _counted_depths(thread, start, end, part)
         if counted is None:  # some spans cross: walk this batch's threads
@@ -49,10 +52,42 @@ def _thread_batches(sorted_thread: np.ndarray) -> list[slice]:
     """Slices of about BATCH events that cut only between threads."""
     n = len(sorted_thread)
     bounds = np.flatnonzero(sorted_thread[1:] != sorted_thread[:-1]) + 1
+    if not len(bounds):  # one thread
+        return [slice(0, n)] if n else []
     wanted = np.arange(BATCH, n, BATCH)
     cuts = np.unique(bounds[np.minimum(np.searchsorted(bounds, wanted), len(bounds) - 1)])
-    edges = [0, *(int(c) for c in cuts if 0 < c < n), n] if len(bounds) else [0, n]
+    edges = [0, *(int(c) for c in cuts if 0 < c < n), n]
     return [slice(a, b) for a, b in pairwise(edges) if b > a]
+
+
+def _quiet_cuts(start: np.ndarray, end: np.ndarray, batch: slice) -> list[slice]:
+    """``batch`` (whole threads, in walk order) cut into parts of about BATCH events where
+    every event before the cut has ended before the next one starts, so no span is open
+    across a cut and each part's depths are its own. A batch of several threads, or one
+    thread with no such point, stays whole."""
+    a, b = batch.start, batch.stop
+    if b - a <= 2 * BATCH:
+        return [batch]
+    quiet = []  # i such that every event a..i-1 ends before start[i]
+    reach = np.iinfo(np.int64).min
+    for x in range(a, b, _REACH_BLOCK):  # the running end a block at a time: bounded memory
+        y = min(x + _REACH_BLOCK, b)
+        ends = np.maximum.accumulate(end[x:y])
+        np.maximum(ends, reach, out=ends)
+        if x > a and reach < start[x]:
+            quiet.append(np.array([x], np.int64))
+        quiet.append(np.flatnonzero(ends[:-1] < start[x + 1 : y]) + (x + 1))
+        reach = int(ends[-1])
+    points = np.concatenate(quiet)
+    if not len(points):
+        return [batch]
+    wanted = np.arange(a + BATCH, b, BATCH)
+    picked = np.unique(points[np.minimum(np.searchsorted(points, wanted), len(points) - 1)])
+    edges = [a, *picked.tolist(), b]
+    return [slice(lo, hi) for lo, hi in pairwise(edges) if hi > lo]
+
+
+_REACH_BLOCK = 1 << 20
 
 
 def stacked_depths(

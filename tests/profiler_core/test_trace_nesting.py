@@ -68,3 +68,55 @@ def test_batches_cut_between_threads_and_give_the_same_depths(monkeypatch):
     assert len(batches) > 3
     assert nesting_depths(thread, start, end).tolist() == whole.tolist()
     assert whole.tolist() == stacked_depths(thread, start, end).tolist()
+
+
+@settings(max_examples=examples(300), derandomize=DERANDOMIZE, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 60), st.integers(0, 6)), max_size=80),
+    st.integers(1, 6),
+    st.integers(1, 7),
+)
+def test_long_threads_cut_where_nothing_is_open_give_the_stack_walks_depths(rows, batch, block):
+    # A thread longer than two batches is cut inside where its walk's stack is empty (the
+    # running end a block at a time): the depths stay the walk's, on any spans.
+    import profiler_core.trace.nesting as nesting
+
+    thread, start, end = _columns(rows)
+    order = nesting.walk_order(thread, start, end)
+    thread, start, end = thread[order], start[order], end[order]
+    walked = stacked_depths(thread, start, end).tolist()
+    saved = nesting.BATCH, nesting._REACH_BLOCK
+    nesting.BATCH, nesting._REACH_BLOCK = batch, block
+    try:
+        cuts = nesting._quiet_cuts(start, end, slice(0, len(start)))
+        got = nesting_depths(thread, start, end, in_walk_order=True).tolist()
+    finally:
+        nesting.BATCH, nesting._REACH_BLOCK = saved
+    assert got == walked
+    for part in cuts[1:]:  # nothing before a cut is still open at it
+        assert end[: part.start].max() < start[part.start]
+
+
+def test_a_long_thread_of_siblings_is_cut_into_batches(monkeypatch):
+    import profiler_core.trace.nesting as nesting
+
+    monkeypatch.setattr(nesting, "BATCH", 10)
+    start = np.arange(0, 1000, 10, dtype=np.int64)  # 100 siblings, each [10k, 10k + 5)
+    end = start + 5
+    cuts = nesting._quiet_cuts(start, end, slice(0, 100))
+    assert [c.start for c in cuts] == list(range(0, 100, 10))
+
+
+def test_one_thread_longer_than_a_batch(monkeypatch):
+    # A trace of one thread with more events than a batch raised IndexError (an empty list
+    # of thread bounds was indexed): 300,000 siblings, each holding an instant.
+    import profiler_core.trace.nesting as nesting
+
+    n = 300_000
+    start = np.repeat(np.arange(n // 2, dtype=np.int64) * 10, 2)
+    end = start + np.tile(np.array([5, 0], np.int64), n // 2)  # span [10k, 10k+5), instant
+    expected = np.tile(np.array([0, 1], np.int32), n // 2)  # by hand: each instant inside
+    assert nesting_depths(np.zeros(n, np.int32), start, end).tolist() == expected.tolist()
+    assert len(nesting._quiet_cuts(start, end, slice(0, n))) > 1
+    got = nesting_depths(np.zeros(n, np.int32), start, end, in_walk_order=True)
+    assert got.tolist() == expected.tolist()
