@@ -62,9 +62,13 @@ def reduce(
         raise GraphError(f"{api}: unknown operation {op!r}; use one of {', '.join(_ALIASES)}")
     if op_name.startswith("LOGICAL") and t.type.name != "bool":
         raise TypeMismatchError(f"{api}: {op_name} needs a bool tensor; {t.name!r} is {t.type!r}")
-    dims = sorted({d % max(t.rank, 1) for d in dims}) if t.rank else []
-    if any(not 0 <= d < t.rank for d in dims):
-        raise ShapeError(f"{api}: dimensions {dims} are outside {t.name!r} {t.shape}")
+    outside = [d for d in dims if not -t.rank <= d < t.rank]
+    if outside:  # checked before negative dims count from the end: 5 is not 5 % rank
+        raise ShapeError(
+            f"{api}: dimensions {outside} are outside {t.name!r} {t.shape} (a tensor of "
+            f"rank {t.rank} has dimensions 0..{t.rank - 1}, or -{t.rank}..-1 from the end)"
+        )
+    dims = sorted({d % t.rank for d in dims})
     keep = [d for d in range(t.rank) if d not in dims]
     out_shape = tuple(t.shape[d] for d in keep)
     n_out = int(np.prod(out_shape, dtype=np.int64))
