@@ -271,6 +271,8 @@ def pair_arg(
     height, width = int(items[0]), int(items[1])
     if min(height, width) < low:
         raise error(f"{what} {_describe(value)} must be at least {low}")
+    if max(height, width) > MAX_COUNT:
+        raise error(f"{what} {_describe(value)} must be at most {MAX_COUNT}")
     return height, width
 
 

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ipu_engine.arguments import count_arg, index_arg, integer_arg, integers_arg, shape_arg
+from ipu_engine.arguments import (
+    count_arg,
+    index_arg,
+    integer_arg,
+    integers_arg,
+    sequence_arg,
+    shape_arg,
+    tensor_arg,
+)
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.host_memory import check_fits
 from ipu_engine.types import Type
@@ -341,7 +349,9 @@ class Tensor:
 
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along ``dim``; the result aliases every part."""
-    tensors = list(tensors)
+    tensors = [
+        tensor_arg(t, f"concat: part {i}") for i, t in enumerate(sequence_arg(tensors, "concat"))
+    ]
     if not tensors:
         raise ShapeError("concat needs at least one tensor")
     first = tensors[0]

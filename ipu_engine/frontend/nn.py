@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import instance_arg, integer_arg, name_arg
+from ipu_engine.arguments import host_values, instance_arg, integer_arg, mapping_arg, name_arg
 from ipu_engine.debug import current_scopes, name_scope
 from ipu_engine.errors import ArgumentError, GraphError, ShapeError, TypeMismatchError
 from ipu_engine.frontend import ops
@@ -31,6 +31,7 @@ from ipu_engine.frontend.ir import (
 )
 from ipu_engine.frontend.traced import TracedTensor, active_trace, element_type_of, user_line
 from ipu_engine.host_memory import check_fits
+from ipu_engine.types import as_type
 
 Grads = dict[str, TracedTensor]
 
@@ -111,9 +112,21 @@ class Layer:
         return self.to(np.float32)
 
     def load_parameters(self, values: dict[str, np.ndarray]) -> None:
+        """Set the weights named in ``values`` (others keep theirs); each value must have
+        its weight's shape and be numbers the weight's type holds. All are checked before
+        any weight changes."""
+        values = mapping_arg(values, f"{self.name}.load_parameters: the values", ArgumentError)
+        checked = []
         for name, array in self.parameters().items():
-            if name in values:
-                array[...] = values[name]
+            if name not in values:
+                continue
+            what = f"{self.name}.load_parameters: {name!r}"
+            data = host_values(values[name], as_type(array.dtype), what, GraphError)
+            if data.shape != array.shape:
+                raise ShapeError(f"{what} has shape {list(array.shape)}, got {list(data.shape)}")
+            checked.append((array, data))
+        for array, data in checked:
+            array[...] = data
 
     def __call__(self, *args: Any) -> TracedTensor:
         trace = active_trace(*args)

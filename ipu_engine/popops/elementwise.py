@@ -139,7 +139,7 @@ def scaled_add_to(
 ) -> None:
     """``a += scale * b`` in place (PopLibs' ``scaledAddTo``, the SGD weight update)."""
     check_tensors(graph, "popops::scaledAddTo", a, b)
-    scale = number_arg(scale, "popops::scaledAddTo: the scale")
+    number_arg(scale, "popops::scaledAddTo: the scale")
     if a.shape != b.shape:
         raise ShapeError(
             f"popops::scaledAddTo: {a.name!r} {a.shape} and {b.name!r} {b.shape} differ"
@@ -148,6 +148,7 @@ def scaled_add_to(
         raise TypeMismatchError(
             f"popops::scaledAddTo: {a.name!r} is {a.type!r}, {b.name!r} is {b.type!r}"
         )
+    host_values(scale, a.type, f"popops::scaledAddTo: the scale of {a.name!r}", GraphError)
     with op_context(graph, "popops::scaledAddTo", debug_prefix) as debug_id:
         edges, state = {"data": a, "deltas": b}, {"scaleB": scale}
         codelet = codelets.scaled_add(a.type)

@@ -67,6 +67,8 @@ class _Heatmap:
             edges_array = np.asarray(items, dtype=np.float64)
         except (TypeError, ValueError):
             raise MetricError(f"{what} must be numbers, got {items[:5]!r}") from None
+        if np.isnan(edges_array).any():
+            raise MetricError(f"{what} must be numbers, not NaN: {items[:5]!r}")
         if edges_array.ndim != 1 or len(edges_array) == 0 or np.any(np.diff(edges_array) <= 0):
             raise MetricError(f"heatmap {name!r}: edges must be a non-empty increasing list")
         self.name = name
@@ -83,13 +85,14 @@ class _Heatmap:
         return np.bincount(buckets, minlength=len(self.edges) + 1)
 
     def add(self, values: Sequence[float] | np.ndarray) -> None:
+        counts = self.bucket_counts(values)  # checked whether or not a trace is recording
         writer = session.writer
         if not session.recording or writer is None:
             return
         if self._declared_in is not writer:
             writer.declare_heatmap(self.name, self.edges, self.units)
             self._declared_in = writer
-        writer.add_heatmap_sample(self.name, monotonic_ns(), self.bucket_counts(values))
+        writer.add_heatmap_sample(self.name, monotonic_ns(), counts)
 
 
 class HeatmapDouble(_Heatmap):
