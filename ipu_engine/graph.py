@@ -284,6 +284,15 @@ class Graph(ComputeSetsMixin):
         name_arg(handle, "create_host_write: the handle", HandleError)
         if handle in self.host_writes:
             raise HandleError(f"host write handle {handle!r} already exists")
+        from ipu_engine.compiler.access_sets import variables_of  # it imports this module
+
+        constants = [v for v in variables_of(self, tensor).tolist() if v in self.constant_values]
+        if constants:
+            raise HandleError(
+                f"create_host_write({handle!r}): tensor {tensor.name!r} holds constant "
+                f"{self.variables[constants[0]].name!r}; constants are read-only, as in "
+                "Poplar: write into a variable instead"
+            )
         self.host_writes[handle] = tensor
 
     def create_host_read(self, handle: str, tensor: Tensor) -> None:

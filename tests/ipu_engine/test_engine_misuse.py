@@ -16,6 +16,7 @@ from ipu_engine import (
     EngineError,
     Graph,
     GraphError,
+    HandleError,
     HostMemoryError,
     IPUModel,
     ProgramError,
@@ -276,6 +277,11 @@ def test_a_copy_into_a_constant_is_refused_at_compile_naming_the_constant(device
     stream = graph.add_host_to_device_fifo("in", FLOAT, 4)
     with pytest.raises(ProgramError, match=r"writes constant 'weights'"):
         Engine(graph, Copy(stream, c))
+    with pytest.raises(
+        HandleError, match=r"create_host_write\('c'\): tensor 'weights\[1:3\]' holds"
+    ):
+        graph.create_host_write("c", c[1:3])  # engine.write_tensor would overwrite it
+    assert "c" not in graph.host_writes
     # reading the constant is fine, and it holds its values
     assert runs(graph, device, Sequence(Copy(c, x)), "c").tolist() == [1.0, 2.0, 3.0, 4.0]
 
