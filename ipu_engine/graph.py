@@ -202,6 +202,7 @@ class Graph(ComputeSetsMixin):
         if not begins:
             return
         begin_a, end_a = np.asarray(begins, np.int64), np.asarray(ends, np.int64)
+        _check_disjoint(begin_a, end_a, np.asarray(tiles), target.name)
         span = target.pool_range()
         if span is not None:  # a whole variable: the intervals are pool intervals
             tile_map.paint(span[0] + begin_a, end_a - begin_a, np.asarray(tiles, np.int32))
@@ -369,3 +370,18 @@ def _intervals(intervals: Any, tile_id: int, what: str) -> list[tuple[int, int]]
             )
         )
     return out
+
+
+def _check_disjoint(begins: np.ndarray, ends: np.ndarray, tiles: np.ndarray, name: str) -> None:
+    """Each element is on one tile: intervals given to two tiles (or twice) must not overlap
+    (the last one painted would silently win)."""
+    used = ends > begins
+    order = np.argsort(begins[used], kind="stable")
+    b, e, t = begins[used][order], ends[used][order], tiles[used][order]
+    clash = np.flatnonzero(b[1:] < e[:-1])
+    if clash.size:
+        k = int(clash[0])
+        raise TileMappingError(
+            f"tile mapping of {name!r}: interval [{b[k]}, {e[k]}) on tile {t[k]} overlaps "
+            f"[{b[k + 1]}, {e[k + 1]}) on tile {t[k + 1]}; each element lives on one tile"
+        )

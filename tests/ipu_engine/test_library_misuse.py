@@ -18,9 +18,11 @@ from ipu_engine import (
     HostMemoryError,
     Input,
     IPUModel,
+    ProgramError,
     Sequence,
     ShapeError,
     ShardError,
+    Sync,
     TileMappingError,
     Vertex,
     VertexConnectionError,
@@ -284,3 +286,23 @@ def test_load_parameters_checks_every_value_before_changing_any():
     np.testing.assert_array_equal(layer.bias, bias)
     layer.load_parameters({"fc.bias": [1.0, 2.0]})
     assert layer.bias.tolist() == [1.0, 2.0]
+
+
+# -- tile mappings and programs ----------------------------------------------------------------
+
+
+def test_overlapping_tile_mapping_intervals_are_refused_not_last_one_wins(graph):
+    t = graph.add_variable(FLOAT, [4], "t")
+    with pytest.raises(TileMappingError, match=r"\[0, 3\) on tile 0 overlaps \[2, 4\) on tile 1"):
+        graph.set_tile_mapping(t, [[(0, 3)], [(2, 4)]])  # element 2 was put on tile 1
+    with pytest.raises(TileMappingError, match=r"\[1, 2\) on tile 0 overlaps \[1, 3\) on tile 0"):
+        graph.set_tile_mapping(t[0:4], [[(1, 2), (1, 3)]])  # a view, intervals repeated
+    assert (graph.tile_array(t) == -1).all()
+    graph.set_tile_mapping(t, [[(0, 2), (3, 3)], [(2, 4)]])  # touching and empty ones are fine
+    assert graph.tile_array(t).tolist() == [0, 0, 1, 1]
+
+
+def test_a_sync_s_global_flag_is_true_or_false():
+    with pytest.raises(ProgramError, match=r"Sync: global_ must be True or False, got 'x'"):
+        Sync("x")  # a truthy string was a global sync
+    assert Sync(True).global_ is True
