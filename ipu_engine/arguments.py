@@ -271,6 +271,8 @@ def pair_arg(
     height, width = int(items[0]), int(items[1])
     if min(height, width) < low:
         raise error(f"{what} {_describe(value)} must be at least {low}")
+    if max(height, width) > MAX_COUNT:
+        raise error(f"{what} {_describe(value)} must be at most {MAX_COUNT}")
     return height, width
 
 
@@ -283,3 +285,32 @@ def address_array_arg(value: Any, what: str) -> np.ndarray:
     if array.size and array.dtype.kind not in "iu":
         raise TileMappingError(kind_error(what, "an array of integer addresses", value))
     return array
+
+
+def index_arg(key: Any, what: str) -> Any:
+    """An index of a tensor (``t[key]``): integers, slices whose bounds and step are integers
+    or None, None, ``...``, and integer or boolean arrays; a float bound is refused, not
+    truncated, and a string is refused, not left to numpy's TypeError."""
+    parts = key if isinstance(key, tuple) else (key,)
+    for part in parts:
+        if part is None or part is Ellipsis:
+            continue
+        if isinstance(part, slice):
+            for field in ("start", "stop", "step"):
+                bound = getattr(part, field)
+                if bound is not None:
+                    integer_arg(bound, f"{what}: the slice {field}", ShapeError)
+            continue
+        if isinstance(part, bool | np.bool_):
+            raise ShapeError(kind_error(f"{what}: an index", "an integer or a slice", part))
+        if isinstance(part, int | np.integer):
+            continue
+        if isinstance(part, str | bytes | Mapping | float | complex | np.floating):
+            raise ShapeError(kind_error(f"{what}: an index", "an integer or a slice", part))
+        try:
+            array = np.asarray(part)
+        except (ValueError, TypeError):
+            raise ShapeError(kind_error(f"{what}: an index", "integers", part)) from None
+        if array.size and array.dtype.kind not in "iub":
+            raise ShapeError(kind_error(f"{what}: an index", "integers or booleans", part))
+    return key

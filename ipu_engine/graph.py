@@ -202,6 +202,7 @@ class Graph(ComputeSetsMixin):
         if not begins:
             return
         begin_a, end_a = np.asarray(begins, np.int64), np.asarray(ends, np.int64)
+        _check_disjoint(begin_a, end_a, np.asarray(tiles), target.name)
         span = target.pool_range()
         if span is not None:  # a whole variable: the intervals are pool intervals
             tile_map.paint(span[0] + begin_a, end_a - begin_a, np.asarray(tiles, np.int32))
@@ -284,6 +285,15 @@ class Graph(ComputeSetsMixin):
         name_arg(handle, "create_host_write: the handle", HandleError)
         if handle in self.host_writes:
             raise HandleError(f"host write handle {handle!r} already exists")
+        from ipu_engine.compiler.access_sets import variables_of  # it imports this module
+
+        constants = [v for v in variables_of(self, tensor).tolist() if v in self.constant_values]
+        if constants:
+            raise HandleError(
+                f"create_host_write({handle!r}): tensor {tensor.name!r} holds constant "
+                f"{self.variables[constants[0]].name!r}; constants are read-only, as in "
+                "Poplar: write into a variable instead"
+            )
         self.host_writes[handle] = tensor
 
     def create_host_read(self, handle: str, tensor: Tensor) -> None:
@@ -360,3 +370,18 @@ def _intervals(intervals: Any, tile_id: int, what: str) -> list[tuple[int, int]]
             )
         )
     return out
+
+
+def _check_disjoint(begins: np.ndarray, ends: np.ndarray, tiles: np.ndarray, name: str) -> None:
+    """Each element is on one tile: intervals given to two tiles (or twice) must not overlap
+    (the last one painted would silently win)."""
+    used = ends > begins
+    order = np.argsort(begins[used], kind="stable")
+    b, e, t = begins[used][order], ends[used][order], tiles[used][order]
+    clash = np.flatnonzero(b[1:] < e[:-1])
+    if clash.size:
+        k = int(clash[0])
+        raise TileMappingError(
+            f"tile mapping of {name!r}: interval [{b[k]}, {e[k]}) on tile {t[k]} overlaps "
+            f"[{b[k + 1]}, {e[k + 1]}) on tile {t[k + 1]}; each element lives on one tile"
+        )

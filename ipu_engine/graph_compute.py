@@ -20,6 +20,7 @@ from ipu_engine.arguments import (
     count_arg,
     host_values,
     instance_arg,
+    kind_error,
     mapping_arg,
     name_arg,
     tile_array_arg,
@@ -279,8 +280,17 @@ def _split_field(field: FieldRef) -> tuple[VertexRef, str, int | None]:
     if not isinstance(field, FieldRef):
         raise VertexConnectionError(f"expected a vertex field such as v['in'], got {field!r}")
     name = field.name
+    if not isinstance(name, str):
+        raise VertexConnectionError(
+            kind_error(f"{field.vertex.describe()}: a field name", "a string", name)
+        )
     if name.endswith("]") and "[" in name:
         base, index = name[:-1].split("[", 1)
+        if not (index.isascii() and index.isdigit()):
+            raise VertexConnectionError(
+                f"{field.vertex.describe()}: field {name!r}: an edge of a vector field is "
+                f"numbered 0, 1, ..., got {index!r}"
+            )
         return field.vertex, base, int(index)
     return field.vertex, name, None
 

@@ -148,16 +148,21 @@ def execute_per_tile(
     ``by``; each field in ``edges`` gets its tensor's elements matching those of ``by``
     (tensors must have ``by``'s shape); ``state`` values go to every vertex. Appends its
     Execute to ``prog``."""
+    if not isinstance(prog, SequenceProgram):  # checked before the graph changes
+        raise ProgramError(f"library ops append to a Sequence program; got {type(prog).__name__}")
     state = mapping_arg(state, f"{name}: the state values")
-    cs = graph.add_compute_set(name)
-    split = split_by_tile(graph, by)
-    block = graph.add_vertex_block(
-        cs, codelet, split.tiles, {field: split.edge(t) for field, t in edges.items()}
-    )
+    converted = {}
     for field, value in state.items():
         what = f"{name}: state field {field!r}"
         values = host_values(value, codelet.state[field].type, what, GraphError)
         if values.size != 1:
             raise GraphError(f"{what} holds one value, got {values.size}")
-        block.state[field][:] = values.reshape(-1)[0]
+        converted[field] = values.reshape(-1)[0]
+    cs = graph.add_compute_set(name)
+    split = split_by_tile(graph, by)
+    block = graph.add_vertex_block(
+        cs, codelet, split.tiles, {field: split.edge(t) for field, t in edges.items()}
+    )
+    for field, value in converted.items():
+        block.state[field][:] = value
     add_program(prog, Execute(cs), debug_id)

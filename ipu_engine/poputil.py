@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipu_engine.arguments import count_arg, graph_arg, integer_arg, kind_error, tensor_arg
+from ipu_engine.arguments import count_arg, graph_arg, kind_error, tensor_arg
 from ipu_engine.errors import GraphError
 from ipu_engine.graph import Graph
 from ipu_engine.tensor import Tensor
@@ -15,6 +15,7 @@ def linear_tile_array(
     tiles: range,
     min_elements_per_tile: int = 1,
     grain_size: int = 1,
+    api: str = "linear_tile_array",
 ) -> np.ndarray:
     """The tile of each element when spread evenly in order, in whole grains.
 
@@ -22,11 +23,14 @@ def linear_tile_array(
     turn takes ``ceil(grains / tiles)`` grains (at least ``min_elements_per_tile``
     elements), so the first tiles are full and the last used one takes the rest.
     """
-    num_elements = count_arg(num_elements, "linear_tile_array: num_elements", limit=2**62)
+    num_elements = count_arg(num_elements, f"{api}: num_elements", limit=2**62)
     if not isinstance(tiles, range) or len(tiles) == 0:
-        raise GraphError(kind_error("linear_tile_array: the tiles", "a non-empty range", tiles))
-    min_elements_per_tile = integer_arg(min_elements_per_tile, "min_elements_per_tile")
-    grain_size = max(integer_arg(grain_size, "grain_size"), 1)
+        raise GraphError(kind_error(f"{api}: the tiles", "a non-empty range", tiles))
+    # Poplar's are unsigned: a negative or zero grain is a mistake, not a 1 in disguise
+    min_elements_per_tile = count_arg(min_elements_per_tile, f"{api}: min_elements_per_tile")
+    grain_size = count_arg(grain_size, f"{api}: grain_size")
+    if grain_size < 1:
+        raise GraphError(f"{api}: grain_size must be at least 1, got {grain_size}")
     num_grains = -(-num_elements // grain_size)
     grains_per_tile = max(
         -(-num_grains // len(tiles)), -(-max(min_elements_per_tile, 1) // grain_size)
@@ -49,8 +53,9 @@ def map_tensor_linearly(
     graph_arg(graph, "poputil::mapTensorLinearly")
     tensor_arg(tensor, "poputil::mapTensorLinearly: the tensor")
     tiles = linear_tile_array(
-        tensor.num_elements, graph.tile_range, min_elements_per_tile, grain_size
-    )
+        tensor.num_elements, graph.tile_range, min_elements_per_tile, grain_size,
+        "poputil::mapTensorLinearly",
+    )  # fmt: skip
     graph.set_tile_mapping_array(tensor, tiles)
 
 
@@ -61,8 +66,9 @@ def calc_linear_tile_mapping(
     graph_arg(graph, "poputil::calcLinearTileMapping")
     tensor_arg(tensor, "poputil::calcLinearTileMapping: the tensor")
     tiles = linear_tile_array(
-        tensor.num_elements, graph.tile_range, min_elements_per_tile, grain_size
-    )
+        tensor.num_elements, graph.tile_range, min_elements_per_tile, grain_size,
+        "poputil::calcLinearTileMapping",
+    )  # fmt: skip
     mapping: list[list[tuple[int, int]]] = [[] for _ in range(graph.target.num_tiles)]
     if tiles.size:
         cuts = np.flatnonzero(np.diff(tiles)) + 1

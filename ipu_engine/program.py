@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ipu_engine.arguments import count_arg
+from ipu_engine.arguments import count_arg, flag_arg
 from ipu_engine.debug import scoped_name
 from ipu_engine.errors import ProgramError
 from ipu_engine.graph import Function
@@ -188,7 +188,7 @@ class Sync(Program):
 
     def __init__(self, global_: bool = False, name: str = "") -> None:
         super().__init__(name)
-        self.global_ = global_
+        self.global_ = flag_arg(global_, "Sync: global_", ProgramError)
 
 
 class WriteUndef(Program):

@@ -12,13 +12,23 @@ Concatenations, broadcasts and advanced indexing are address arrays.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ipu_engine.arguments import shape_arg
+from ipu_engine.arguments import (
+    count_arg,
+    index_arg,
+    integer_arg,
+    integers_arg,
+    sequence_arg,
+    shape_arg,
+    tensor_arg,
+)
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.host_memory import check_fits
 from ipu_engine.types import Type
 
 if TYPE_CHECKING:
@@ -80,6 +90,7 @@ class Tensor:
 
     def dim(self, i: int) -> int:
         """Size of dimension ``i`` (Poplar's ``Tensor::dim``)."""
+        i = integer_arg(i, f"dim of tensor {self.name!r}", ShapeError)
         if not 0 <= i < len(self._shape):
             raise ShapeError(
                 f"dim({i}) of tensor {self.name!r} with shape {self._shape}: it has "
@@ -147,10 +158,11 @@ class Tensor:
 
     # -- views ------------------------------------------------------------------------
     def __getitem__(self, key: int | slice | tuple) -> Tensor:
+        index_arg(key, f"tensor {self.name!r} of shape {self.shape}")
         try:
             space = self._space(key)
             addr = space[_with_ellipsis(key)] if space.dtype == np.uint8 else space[key]
-        except IndexError as exc:
+        except (IndexError, ValueError, TypeError, OverflowError) as exc:
             raise ShapeError(f"tensor {self.name!r} of shape {self.shape}: {exc}") from None
         return self._view(np.asarray(addr), f"[{_key_text(key)}]")
 
@@ -161,8 +173,14 @@ class Tensor:
         dim: int = 0,
     ) -> Tensor:
         """``t.slice(b, e, dim)`` or Poplar's multi-dim ``t.slice([b0, b1], [e0, e1])``."""
-        if isinstance(begin, Sequence):
-            if end is None or not isinstance(end, Sequence) or len(begin) != len(end):
+        what = f"slice of {self.name!r}"
+        if isinstance(begin, Sequence) and not isinstance(begin, str | bytes):
+            if (
+                end is None
+                or not isinstance(end, Sequence)
+                or isinstance(end, str | bytes)
+                or len(begin) != len(end)
+            ):
                 raise ShapeError(
                     f"slice of {self.name!r}: begin {list(begin)} and end "
                     f"{end!r} must be lists of the same length"
@@ -174,6 +192,8 @@ class Tensor:
                 )
             key = []
             for d, (b, e) in enumerate(zip(begin, end, strict=True)):
+                b = integer_arg(b, f"{what}: begin of dimension {d}", ShapeError)
+                e = integer_arg(e, f"{what}: end of dimension {d}", ShapeError)
                 self._check_bounds(d, b, e)
                 key.append(slice(b, e))
             text = ",".join(f"{b}:{e}" for b, e in zip(begin, end, strict=True))
@@ -181,8 +201,10 @@ class Tensor:
         if end is None:
             raise ShapeError(f"slice of {self.name!r} needs an end index")
         dim = self._dim(dim, "slice")
-        self._check_bounds(dim, int(begin), int(end))
-        key = (slice(None),) * dim + (slice(int(begin), int(end)),)
+        begin = integer_arg(begin, f"{what}: begin", ShapeError)
+        end = integer_arg(end, f"{what}: end", ShapeError)
+        self._check_bounds(dim, begin, end)
+        key = (slice(None),) * dim + (slice(begin, end),)
         return self._view(self._space()[key], f".slice({begin},{end},{dim})")
 
     def _check_bounds(self, dim: int, begin: int, end: int) -> None:
@@ -194,6 +216,7 @@ class Tensor:
             )
 
     def _dim(self, dim: int, what: str) -> int:
+        dim = integer_arg(dim, f"{what} of tensor {self.name!r}: the dimension", ShapeError)
         if not -self.rank <= dim < max(self.rank, 1):
             raise ShapeError(
                 f"{what}: dimension {dim} is outside tensor {self.name!r} {self.shape}"
@@ -213,7 +236,9 @@ class Tensor:
         """All dimensions into one, or Poplar's ``flatten(dimBegin, dimEnd)``."""
         if begin is None:
             return self._view(self._reshaped((self.num_elements,)), ".flatten()")
+        begin = integer_arg(begin, f"flatten of tensor {self.name!r}: begin", ShapeError)
         end = self.rank if end is None else end
+        end = integer_arg(end, f"flatten of tensor {self.name!r}: end", ShapeError)
         if not 0 <= begin < end <= self.rank:
             raise ShapeError(
                 f"flatten({begin}, {end}) is outside tensor {self.name!r} {self.shape}"
@@ -242,7 +267,7 @@ class Tensor:
         return self._view(self._space().T, ".transpose()")
 
     def dim_shuffle(self, permutation: Sequence[int]) -> Tensor:
-        perm = [int(p) for p in permutation]
+        perm = integers_arg(permutation, f"dim_shuffle of tensor {self.name!r}", ShapeError)
         if sorted(perm) != list(range(self.rank)):
             raise ShapeError(
                 f"dim_shuffle {perm} is not a permutation of the {self.rank} "
@@ -256,8 +281,9 @@ class Tensor:
 
     def expand(self, dims: Sequence[int]) -> Tensor:
         """Insert singleton dimensions at the given positions."""
+        positions = integers_arg(dims, f"expand of tensor {self.name!r}", ShapeError)
         addr = self._space()
-        for d in sorted(int(d) for d in dims):
+        for d in sorted(positions):
             if not 0 <= d <= addr.ndim:
                 raise ShapeError(f"expand: position {d} is outside tensor {self.name!r}")
             addr = np.expand_dims(addr, d)
@@ -266,7 +292,14 @@ class Tensor:
     def squeeze(self, dims: Sequence[int] | None = None) -> Tensor:
         if dims is None:
             return self._view(np.squeeze(self._space()), ".squeeze()")
+        dims = integers_arg(dims, f"squeeze of tensor {self.name!r}", ShapeError)
+        if len(set(dims)) != len(dims):
+            raise ShapeError(f"squeeze of tensor {self.name!r}: dimensions {dims} repeat")
         for d in dims:
+            if not -self.rank <= d < self.rank:
+                raise ShapeError(
+                    f"squeeze: dimension {d} is outside tensor {self.name!r} {self.shape}"
+                )
             if self.shape[d] != 1:
                 raise ShapeError(f"squeeze: dimension {d} of {self.name!r} {self.shape} is not 1")
         return self._view(np.squeeze(self._space(), axis=tuple(dims)), f".squeeze({list(dims)})")
@@ -274,9 +307,17 @@ class Tensor:
     def broadcast(self, times: int, dim: int) -> Tensor:
         """Repeat the tensor ``times`` along ``dim``: the copies alias the same elements."""
         dim = self._dim(dim, "broadcast")
-        return self._view(
-            np.concatenate([self.addr] * int(times), axis=dim), f".broadcast({times})"
-        )
+        times = count_arg(times, f"broadcast of tensor {self.name!r}: times", ShapeError)
+        if times < 1:
+            raise ShapeError(
+                f"broadcast of tensor {self.name!r}: times must be at least 1, got 0 "
+                "(a broadcast repeats the tensor)"
+            )
+        shape = list(self.shape)
+        shape[dim] *= times
+        shape_arg(shape, f"broadcast of tensor {self.name!r} {times} times")
+        check_fits(f"{self.name}.broadcast({times})", tuple(shape), math.prod(shape), 8, 0)
+        return self._view(np.concatenate([self.addr] * times, axis=dim), f".broadcast({times})")
 
     def reverse(self, dim: int) -> Tensor:
         dim = self._dim(dim, "reverse")
@@ -285,9 +326,10 @@ class Tensor:
 
     def subsample(self, stride: int, dim: int) -> Tensor:
         dim = self._dim(dim, "subsample")
+        stride = integer_arg(stride, f"subsample of tensor {self.name!r}: stride", ShapeError)
         if stride < 1:
             raise ShapeError(f"subsample stride must be at least 1, got {stride}")
-        key = (slice(None),) * dim + (slice(None, None, int(stride)),)
+        key = (slice(None),) * dim + (slice(None, None, stride),)
         return self._view(self._space()[key], f".subsample({stride},{dim})")
 
     def concat(self, other: Tensor, dim: int = 0) -> Tensor:
@@ -307,7 +349,9 @@ class Tensor:
 
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along ``dim``; the result aliases every part."""
-    tensors = list(tensors)
+    tensors = [
+        tensor_arg(t, f"concat: part {i}") for i, t in enumerate(sequence_arg(tensors, "concat"))
+    ]
     if not tensors:
         raise ShapeError("concat needs at least one tensor")
     first = tensors[0]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from ipu_engine.arguments import integer_arg
 from ipu_engine.errors import ShardError, TileMappingError
 from ipu_engine.graph import Graph
 
@@ -38,13 +39,14 @@ def on_tiles(graph: Graph, tiles: range) -> Iterator[range]:
 def ipu_tiles(graph: Graph, ipu: int, what: str = "IPU") -> range:
     """The tiles of IPU ``ipu``, or a ShardError naming the index and the IPUs there are."""
     target = graph.target
-    if not 0 <= int(ipu) < target.num_ipus:
+    ipu = integer_arg(ipu, f"{what}: the IPU", ShardError)  # 0.5 is no IPU, not IPU 0
+    if not 0 <= ipu < target.num_ipus:
         raise ShardError(
             f"{what} {ipu} is beyond the target's IPUs: {target.version} has "
             f"{target.num_ipus} IPU{'s' if target.num_ipus != 1 else ''} "
             f"(0..{target.num_ipus - 1})"
         )
-    return range(int(ipu) * target.tiles_per_ipu, (int(ipu) + 1) * target.tiles_per_ipu)
+    return range(ipu * target.tiles_per_ipu, (ipu + 1) * target.tiles_per_ipu)
 
 
 @contextlib.contextmanager
@@ -58,4 +60,7 @@ def create_virtual_graph(
     graph: Graph, lower_tile: int, upper_tile: int
 ) -> contextlib.AbstractContextManager[range]:
     """Poplar's ``createVirtualGraph(lowerTile, upperTile)`` as a scope: use it in ``with``."""
-    return on_tiles(graph, range(int(lower_tile), int(upper_tile)))
+    what = "createVirtualGraph"
+    lower = integer_arg(lower_tile, f"{what}: the lower tile", TileMappingError)
+    upper = integer_arg(upper_tile, f"{what}: the upper tile", TileMappingError)
+    return on_tiles(graph, range(lower, upper))

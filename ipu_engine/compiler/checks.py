@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipu_engine.errors import TileMappingError, VertexConnectionError
+from ipu_engine.compiler.steps import Step
+from ipu_engine.errors import ProgramError, TileMappingError, VertexConnectionError
 from ipu_engine.graph import Graph
 from ipu_engine.pool import UNMAPPED
 from ipu_engine.vertices import EdgeColumn, VertexBlock, VertexRef
@@ -50,6 +51,28 @@ def check_tile_mapping(graph: Graph) -> None:
             + "\nmap them with graph.set_tile_mapping(tensor, tile) or "
             "poputil.map_tensor_linearly(graph, tensor)"
         )
+
+
+def check_constants_unwritten(graph: Graph, steps: list[Step]) -> None:
+    """No step writes a constant: constants are read-only, as in Poplar (a Copy into one,
+    a stream copied into one or a vertex output connected to one would change it)."""
+    if not graph.constant_values:
+        return
+    constant = np.zeros(len(graph.variables), dtype=bool)
+    constant[list(graph.constant_values)] = True
+    for step in steps:
+        writes = step.facts.get("writes")
+        if writes is None or len(writes) == 0:
+            continue
+        written = np.asarray(writes, dtype=np.int64)
+        hit = written[constant[written]]
+        if hit.size:
+            info = graph.variables[int(hit[0])]
+            raise ProgramError(
+                f"{step.name!r} writes constant {info.name!r} ({info.type!r} "
+                f"{list(info.shape)}); constants are read-only, as in Poplar: write into a "
+                "variable (graph.add_variable) instead"
+            )
 
 
 def check_vertices(graph: Graph) -> None:

@@ -6,7 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ipu_engine.arguments import instance_arg, sequence_arg
-from ipu_engine.compiler.checks import check_tile_mapping, check_vertices
+from ipu_engine.compiler.checks import (
+    check_constants_unwritten,
+    check_tile_mapping,
+    check_vertices,
+)
 from ipu_engine.compiler.known_facts import KnownFacts
 from ipu_engine.compiler.lower import Lowering
 from ipu_engine.compiler.program_tree import check_program_tree
@@ -74,6 +78,7 @@ def lower_programs(
         roots.append(lowering.lower(p))
         streams_used.append(lowering.streams_used)
     lowering.root_nodes = root_nodes
+    check_constants_unwritten(graph, lowering.steps)
     exe = Executable(
         graph,
         programs,

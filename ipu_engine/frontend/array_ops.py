@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import integer_arg
 from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.frontend.traced import (
     TracedTensor,
@@ -76,6 +77,7 @@ def concatenate(values: Sequence[Any], axis: int) -> Any:
             f"{user_line()}: cannot join {', '.join(n.describe() for n in nodes)}: element "
             "types differ"
         )
+    axis = integer_arg(axis, f"{user_line()}: concatenate: the axis", ShapeError)
     rank = len(nodes[0].shape)
     if rank == 0 or not -rank <= axis < rank:
         raise ShapeError(f"{user_line()}: cannot join {nodes[0].describe()} along axis {axis}")
@@ -158,6 +160,7 @@ def take(data: Any, indices: Any, axis: int) -> Any:
     )
     if ni.type.is_float:
         raise TypeMismatchError(f"{user_line()}: gather indices {ni.describe()} must be integers")
+    axis = integer_arg(axis, f"{user_line()}: take: the axis", ShapeError)
     rank = len(nd.shape)
     if not -rank <= axis < rank:
         raise ShapeError(f"{user_line()}: gather along axis {axis} of {nd.describe()}")

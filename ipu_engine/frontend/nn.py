@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import host_values, instance_arg, integer_arg, mapping_arg, name_arg
 from ipu_engine.debug import current_scopes, name_scope
-from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.errors import ArgumentError, GraphError, ShapeError, TypeMismatchError
 from ipu_engine.frontend import ops
 from ipu_engine.frontend.ir import (
     TapeEntry,
@@ -29,6 +30,8 @@ from ipu_engine.frontend.ir import (
     shard,
 )
 from ipu_engine.frontend.traced import TracedTensor, active_trace, element_type_of, user_line
+from ipu_engine.host_memory import check_fits
+from ipu_engine.types import as_type
 
 Grads = dict[str, TracedTensor]
 
@@ -62,6 +65,8 @@ class Layer:
     weight_attributes: tuple[str, ...] = ()  # the attributes holding its weight arrays
 
     def __init__(self, name: str | None = None) -> None:
+        if name is not None:
+            name_arg(name, f"{type(self).__name__}: the name", ArgumentError)
         self.name = name or type(self).__name__.lower()
         self.named = name is not None
         self.block_ipu: int | None = None  # set by begin_block
@@ -107,9 +112,21 @@ class Layer:
         return self.to(np.float32)
 
     def load_parameters(self, values: dict[str, np.ndarray]) -> None:
+        """Set the weights named in ``values`` (others keep theirs); each value must have
+        its weight's shape and be numbers the weight's type holds. All are checked before
+        any weight changes."""
+        values = mapping_arg(values, f"{self.name}.load_parameters: the values", ArgumentError)
+        checked = []
         for name, array in self.parameters().items():
-            if name in values:
-                array[...] = values[name]
+            if name not in values:
+                continue
+            what = f"{self.name}.load_parameters: {name!r}"
+            data = host_values(values[name], as_type(array.dtype), what, GraphError)
+            if data.shape != array.shape:
+                raise ShapeError(f"{what} has shape {list(array.shape)}, got {list(data.shape)}")
+            checked.append((array, data))
+        for array, data in checked:
+            array[...] = data
 
     def __call__(self, *args: Any) -> TracedTensor:
         trace = active_trace(*args)
@@ -138,7 +155,11 @@ def begin_block(layer: Layer, ipu_id: int) -> Layer:
     """PopTorch's ``BeginBlock``: ``layer`` and those after it run on IPU ``ipu_id`` -- as
     the next pipeline stage (inference and training), or as a shard when the options'
     ``execution_strategy`` is "sharded"."""
-    layer.block_ipu = int(ipu_id)
+    instance_arg(layer, Layer, "begin_block: the layer")
+    ipu = integer_arg(ipu_id, f"begin_block({layer.name}): the IPU", ArgumentError)
+    if ipu < 0:
+        raise ShapeError(f"begin_block({layer.name}): the IPU must be 0 or more, got {ipu}")
+    layer.block_ipu = ipu
     return layer
 
 
@@ -157,10 +178,19 @@ class Linear(Layer):
         dtype: Any = np.float32,
     ) -> None:
         super().__init__(name)
+        what = f"Linear({name!r})" if name else "Linear"
+        for size, field in ((in_features, "in_features"), (out_features, "out_features")):
+            if integer_arg(size, f"{what}: {field}", ShapeError) < 1:
+                raise ShapeError(f"{what}: {field} must be at least 1, got {size}")
+        if seed is not None:
+            seed = integer_arg(seed, f"{what}: the seed", ArgumentError)
+            if seed < 0:
+                raise ShapeError(f"{what}: the seed must be 0 or more, got {seed}")
         target = weight_dtype(dtype, name or "Linear")
+        shape = (in_features, out_features)
+        check_fits(f"{what}.weight", shape, in_features * out_features, target.itemsize, 0)
         rng = np.random.default_rng(seed)
         bound = 1.0 / np.sqrt(in_features)
-        shape = (in_features, out_features)
         self.weight = rng.uniform(-bound, bound, shape).astype(target)
         self.bias = rng.uniform(-bound, bound, out_features).astype(target)
 
@@ -224,7 +254,9 @@ class Sequential(Layer):
     def __init__(self, *layers: Layer, name: str | None = None) -> None:
         super().__init__(name or "sequential")
         self.named = name is not None
-        self.layers = list(layers)
+        self.layers = [
+            instance_arg(layer, Layer, f"Sequential: layer {i}") for i, layer in enumerate(layers)
+        ]
         for i, layer in enumerate(self.layers):
             if not layer.named:
                 layer.name = f"{type(layer).__name__.lower()}{i}"

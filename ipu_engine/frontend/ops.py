@@ -7,12 +7,12 @@ library op (popops, poplin, popnn) when the graph is built.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import index_arg, integer_arg, sequence_arg
 from ipu_engine.errors import OptionError, ShapeError, TypeMismatchError
 from ipu_engine.frontend.available_memory import set_available_memory as set_available_memory
 from ipu_engine.frontend.traced import (
@@ -121,7 +121,10 @@ def softmax(x: Any, axis: int = -1) -> TracedTensor:
 def reshape(x: Any, shape: Sequence[int] | int) -> TracedTensor:
     trace = active_trace(x)
     node = as_node(trace, x)
-    dims = [int(shape)] if isinstance(shape, int | np.integer) else [int(d) for d in shape]
+    what = f"{user_line()}: reshape of {node.describe()}: the shape"
+    if isinstance(shape, int | np.integer | float | np.floating | np.bool_ | str | bytes):
+        shape = [shape]  # one dimension; a float or string is refused, not bent
+    dims = [integer_arg(d, what, ShapeError) for d in sequence_arg(shape, what, ShapeError)]
     if dims.count(-1) > 1 or any(d < -1 for d in dims):
         raise ShapeError(f"{user_line()}: cannot reshape {node.describe()} to {tuple(dims)}")
     known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
@@ -141,11 +144,15 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> TracedTensor:
     trace = active_trace(x)
     node = as_node(trace, x)
     rank = len(node.shape)
-    perm = (
-        tuple(range(rank))[::-1]
+    what = f"{user_line()}: transpose of {node.describe()}: the axes"
+    given = (
+        None
         if axes is None
-        else tuple(int(a) % builtins.max(rank, 1) for a in axes)
+        else [integer_arg(a, what, ShapeError) for a in sequence_arg(axes, what, ShapeError)]
     )
+    if given is not None and any(not -rank <= a < rank for a in given):
+        raise ShapeError(f"{what} {tuple(given)} are not all within the {rank} axes")
+    perm = tuple(range(rank))[::-1] if given is None else tuple(a % rank for a in given)
     if sorted(perm) != list(range(rank)):
         raise ShapeError(
             f"{user_line()}: axes {tuple(axes or ())} do not permute {node.describe()}"
@@ -160,14 +167,17 @@ def index(x: TracedTensor, key: Any) -> TracedTensor:
     """Basic numpy indexing (integers, slices, ``None``, ``...``): a view, no copy."""
     parts = key if isinstance(key, tuple) else (key,)
     for p in parts:
-        if not (p is None or p is Ellipsis or isinstance(p, slice | int | np.integer)):
+        if isinstance(p, bool | np.bool_) or not (
+            p is None or p is Ellipsis or isinstance(p, slice | int | np.integer)
+        ):
             raise ShapeError(
                 f"{user_line()}: index {key!r} of {x.node.describe()}: only integers, slices, None "
                 "and ... are supported"
             )
+    index_arg(key, f"{user_line()}: index {key!r} of {x.node.describe()}")  # slice bounds
     try:
         shape = np.broadcast_to(np.empty((), dtype=bool), x.shape)[key].shape
-    except IndexError as exc:
+    except (IndexError, ValueError) as exc:
         raise ShapeError(f"{user_line()}: index {key!r} of {x.node.describe()}: {exc}") from None
     return x._new("slice", (x.node,), shape, x.dtype, {"key": key})
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import flag_arg, host_values, integer_arg, sequence_arg
 from ipu_engine.debug import caller_location
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.frontend.ir import Node, Trace, current_trace, where
@@ -206,7 +207,12 @@ def user_line() -> str:
 def element_type_of(dtype: Any) -> Type:
     """half, float32 and int32 are the types traced code computes in (numpy's wider
     floats narrow to float32, wider integers to int32)."""
-    np_dtype = np.dtype(dtype.numpy_dtype if isinstance(dtype, Type) else dtype)
+    try:
+        np_dtype = np.dtype(dtype.numpy_dtype if isinstance(dtype, Type) else dtype)
+    except (TypeError, ValueError):
+        raise TypeMismatchError(
+            f"{user_line()}: {dtype!r} is not an element type; traced code computes in float or int"
+        ) from None
     kind = np_dtype.kind
     if np_dtype == np.float16:
         return HALF
@@ -247,8 +253,13 @@ def as_node(trace: Trace, value: Any, like: Type | None = None) -> Node:
         if like == INT and isinstance(value, float) and not float(value).is_integer():
             raise TypeMismatchError(f"{user_line()}: cannot combine int tensors with {value!r}")
         elem_type = like
+    elif weak and array.dtype.kind not in "biuf":  # an int beyond 64 bits
+        raise TypeMismatchError(f"{user_line()}: {value!r} is too large for a tensor op")
     else:
         elem_type = element_type_of(array.dtype)
+    if weak:  # a Python number meets the tensor's type: 2**40 must not wrap into an int32
+        what = f"{user_line()}: the constant {value!r}"
+        array = host_values(array, elem_type, what, TypeMismatchError)
     array = array.astype(elem_type.numpy_dtype)
     return trace.add("const", (), array.shape, elem_type, {"value": array}, "constant")
 
@@ -306,7 +317,12 @@ def normalise_axes(node: Node, axis: Any, what: str) -> tuple[int, ...]:
     rank = len(node.shape)
     if axis is None:
         return tuple(range(rank))
-    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    what_axis = f"{user_line()}: {what} of {node.describe()}: the axis"
+    if isinstance(axis, int | np.integer | float | np.floating | str | bytes | np.bool_):
+        items = [axis]  # one axis; a float, string or bool is refused below, not bent
+    else:
+        items = sequence_arg(axis, what_axis, ShapeError)
+    axes = tuple(integer_arg(a, what_axis, ShapeError) for a in items)
     out = []
     for a in axes:
         if not -rank <= int(a) < max(rank, 1) or rank == 0:
@@ -323,6 +339,7 @@ def reduce(op: str, a: Any, axis: Any = None, keepdims: bool = False) -> TracedT
     na = as_node(trace, a)
     what = {"add": "sum", "mean": "mean", "max": "max", "min": "min"}[op]
     axes = normalise_axes(na, axis, what)
+    keepdims = flag_arg(keepdims, f"{user_line()}: {what}: keepdims", ShapeError)
     count = int(np.prod([na.shape[d] for d in axes], dtype=np.int64))
     if count == 0:
         raise ShapeError(f"{user_line()}: {what} over empty axes {axes} of {na.describe()}")

@@ -63,6 +63,22 @@ def partials_type(
     return HALF if name == "half" and input_type == HALF else FLOAT
 
 
+def _check_matrices(api: str, a: Tensor, b: Tensor) -> None:
+    """[M, K] x [K, N], each of M, K and N at least 1 (the planner splits each of them)."""
+    if a.rank != 2 or b.rank != 2 or a.shape[1] != b.shape[0]:
+        raise ShapeError(
+            f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}; "
+            "needs [M,K] x [K,N]"
+        )
+    sizes = {"M": a.shape[0], "K": a.shape[1], "N": b.shape[1]}
+    empty = [f"{name} = 0" for name, size in sizes.items() if size == 0]
+    if empty:
+        raise ShapeError(
+            f"{api}: {a.name!r} {a.shape} x {b.name!r} {b.shape} has {', '.join(empty)}; "
+            "M, K and N must each be at least 1"
+        )
+
+
 def _check_float_pair(api: str, a: Tensor, b: Tensor) -> None:
     """Both operands float, or both half."""
     if a.type != b.type:
@@ -77,8 +93,7 @@ def mat_mul_plan(
     """The plan ``mat_mul`` would use for ``a @ b``."""
     api = "poplin::matMulPlan"
     check_tensors(graph, api, a, b)
-    if a.rank != 2 or b.rank != 2 or a.shape[1] != b.shape[0]:
-        raise ShapeError(f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}")
+    _check_matrices(api, a, b)
     (m, k), n = a.shape, b.shape[1]
     return plan_matmul(
         m,
@@ -103,11 +118,7 @@ def mat_mul(
     """``a @ b`` for 2-D tensors, as a new tensor [M, N] spread over the tiles."""
     api = "poplin::matMul"
     check_tensors(graph, api, a, b)
-    if a.rank != 2 or b.rank != 2 or a.shape[1] != b.shape[0]:
-        raise ShapeError(
-            f"{api}: cannot multiply {a.name!r} {a.shape} by {b.name!r} {b.shape}; "
-            "needs [M,K] x [K,N]"
-        )
+    _check_matrices(api, a, b)
     _check_float_pair(api, a, b)
     proportion = _memory_proportion(options)
     plan = mat_mul_plan(graph, a, b, options)

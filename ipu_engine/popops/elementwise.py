@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ipu_engine.arguments import host_values, number_arg
 from ipu_engine.codelets import elementwise as codelets
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS
-from ipu_engine.errors import ShapeError, TypeMismatchError
+from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import (
     broadcast_shape,
@@ -117,8 +118,12 @@ def cast(graph: Graph, a: Tensor, dtype: Any, prog: Sequence, debug_prefix: str 
 
 
 def fill(graph: Graph, t: Tensor, value: float, prog: Sequence, debug_prefix: str = "") -> None:
-    """Set every element of ``t`` to ``value``."""
+    """Set every element of ``t`` to ``value``: a number ``t``'s type holds exactly (2.5 or
+    NaN into an INT tensor is refused, not stored as 2 or garbage)."""
     check_tensors(graph, "popops::fill", t)
+    values = host_values(value, t.type, "popops::fill: the value", GraphError)
+    if values.size != 1:
+        raise ShapeError(f"popops::fill: the value must be one number, got {values.size}")
     with op_context(graph, "popops::fill", debug_prefix) as debug_id:
         execute_per_tile(
             graph, "fill", codelets.fill(t.type), t, {"out": t}, prog, debug_id, {"value": value}
@@ -134,6 +139,7 @@ def scaled_add_to(
 ) -> None:
     """``a += scale * b`` in place (PopLibs' ``scaledAddTo``, the SGD weight update)."""
     check_tensors(graph, "popops::scaledAddTo", a, b)
+    number_arg(scale, "popops::scaledAddTo: the scale")
     if a.shape != b.shape:
         raise ShapeError(
             f"popops::scaledAddTo: {a.name!r} {a.shape} and {b.name!r} {b.shape} differ"
@@ -142,6 +148,7 @@ def scaled_add_to(
         raise TypeMismatchError(
             f"popops::scaledAddTo: {a.name!r} is {a.type!r}, {b.name!r} is {b.type!r}"
         )
+    host_values(scale, a.type, f"popops::scaledAddTo: the scale of {a.name!r}", GraphError)
     with op_context(graph, "popops::scaledAddTo", debug_prefix) as debug_id:
         edges, state = {"data": a, "deltas": b}, {"scaleB": scale}
         codelet = codelets.scaled_add(a.type)

@@ -10,7 +10,16 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.arguments import host_values, integer_arg, kind_error
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS
+from ipu_engine.errors import ArgumentError, GraphError
+from ipu_engine.types import Type
+
+#: Deepest expression ``map`` takes: evaluating and naming one recurses once per level.
+MAX_EXPR_DEPTH = 200
+#: Most nodes an expression may have, a subexpression counted at every place it is used
+#: (``e = e + e`` ten times over is 2**10 nodes): its text and evaluation grow with this.
+MAX_EXPR_NODES = 10_000
 
 
 class Expr:
@@ -24,6 +33,10 @@ class Expr:
 
     def placeholders(self) -> set[int]:
         return set()
+
+    def children(self) -> tuple[Any, ...]:
+        """The operands of this node."""
+        return ()
 
     def cost(self) -> tuple[float, int]:
         """(cycles per element, FLOPs per element) on one worker."""
@@ -84,8 +97,9 @@ class Expr:
 
 class Placeholder(Expr):
     def __init__(self, index: int) -> None:
+        index = integer_arg(index, "popops.expr.Placeholder: the index", ArgumentError)
         if index < 1:
-            raise ValueError("placeholders count from _1")
+            raise GraphError(f"popops.expr.Placeholder: placeholders count from _1, got {index}")
         self.index = index
 
     def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
@@ -100,6 +114,8 @@ class Placeholder(Expr):
 
 class Const(Expr):
     def __init__(self, value: float | int | bool) -> None:
+        if not isinstance(value, bool | int | float | np.bool_ | np.integer | np.floating):
+            raise ArgumentError(kind_error("popops.expr.Const: the value", "a number", value))
         self.value = value
 
     def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
@@ -111,7 +127,7 @@ class Const(Expr):
 
 class Unary(Expr):
     def __init__(self, op: str, arg: Expr) -> None:
-        self.op = UNARY_OPS[op]
+        self.op = _op(UNARY_OPS, op, "Unary")
         self.arg = arg
 
     def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
@@ -125,6 +141,9 @@ class Unary(Expr):
     def placeholders(self) -> set[int]:
         return self.arg.placeholders()
 
+    def children(self) -> tuple[Any, ...]:
+        return (self.arg,)
+
     def cost(self) -> tuple[float, int]:
         c, f = self.arg.cost()
         return (c + self.op.cycles_per_element, f + self.op.flops_per_element)
@@ -135,7 +154,7 @@ class Unary(Expr):
 
 class Binary(Expr):
     def __init__(self, op: str, lhs: Expr, rhs: Expr) -> None:
-        self.op = BINARY_OPS[op]
+        self.op = _op(BINARY_OPS, op, "Binary")
         self.lhs, self.rhs = lhs, rhs
 
     def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
@@ -153,6 +172,9 @@ class Binary(Expr):
 
     def placeholders(self) -> set[int]:
         return self.lhs.placeholders() | self.rhs.placeholders()
+
+    def children(self) -> tuple[Any, ...]:
+        return (self.lhs, self.rhs)
 
     def cost(self) -> tuple[float, int]:
         (c1, f1), (c2, f2) = self.lhs.cost(), self.rhs.cost()
@@ -180,17 +202,64 @@ class Select(Expr):
     def placeholders(self) -> set[int]:
         return self.a.placeholders() | self.b.placeholders() | self.cond.placeholders()
 
+    def children(self) -> tuple[Any, ...]:
+        return (self.a, self.b, self.cond)
+
     def cost(self) -> tuple[float, int]:
         parts = [self.a.cost(), self.b.cost(), self.cond.cost()]
         return (sum(c for c, _ in parts) + 1.0, sum(f for _, f in parts))
 
 
+def _op(table: dict[str, Any], op: Any, node: str) -> Any:
+    if not isinstance(op, str) or op not in table:
+        raise GraphError(
+            f"popops.expr.{node}: unknown operation {op!r}; use one of {', '.join(table)}"
+        )
+    return table[op]
+
+
 def _wrap(value: Any) -> Expr:
     if isinstance(value, Expr):
         return value
-    if isinstance(value, bool | int | float | np.number):
+    if isinstance(value, bool | int | float | np.bool_ | np.integer | np.floating):
         return Const(value)
-    raise TypeError(f"cannot use {value!r} in a popops expression")
+    raise ArgumentError(
+        kind_error("popops.expr: an operand", "a number or an expression such as _1", value)
+    )
+
+
+def check_expression(expr: Expr, api: str, elem_type: Type | None) -> None:
+    """Refuse, before anything walks ``expr`` recursively, an expression nested deeper than
+    ``MAX_EXPR_DEPTH`` or larger than ``MAX_EXPR_NODES`` (a loop of ``e = e + 1`` run a
+    million times, or ``e = e + e`` sixty times), an operand that is not an expression,
+    and a constant ``elem_type`` cannot hold exactly (2.5 or NaN in an INT map)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, int, bool]] = [(expr, 1, False)]
+    while stack:
+        node, depth, expanded = stack.pop()
+        if not isinstance(node, Expr):
+            raise GraphError(kind_error(f"{api}: an operand of the expression", "an Expr", node))
+        if depth > MAX_EXPR_DEPTH:
+            raise GraphError(
+                f"{api}: the expression is nested more than {MAX_EXPR_DEPTH} deep "
+                "(ipu_engine.popops.expr.MAX_EXPR_DEPTH); split it into several maps"
+            )
+        key = id(node)
+        if expanded:
+            sizes[key] = min(1 + sum(sizes[id(c)] for c in node.children()), MAX_EXPR_NODES + 1)
+            if sizes[key] > MAX_EXPR_NODES:
+                raise GraphError(
+                    f"{api}: the expression has more than {MAX_EXPR_NODES} nodes, counting a "
+                    "shared subexpression at each use (ipu_engine.popops.expr.MAX_EXPR_NODES); "
+                    "split it into several maps"
+                )
+            continue
+        if key in sizes:
+            continue
+        if isinstance(node, Const) and elem_type is not None:
+            host_values(node.value, elem_type, f"{api}: the constant {node.value!r}", GraphError)
+        stack.append((node, depth, True))
+        stack.extend((child, depth + 1, False) for child in node.children())
 
 
 _1, _2, _3, _4, _5, _6 = (Placeholder(i) for i in range(1, 7))

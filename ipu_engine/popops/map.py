@@ -16,7 +16,7 @@ from ipu_engine.libcommon import (
     op_context,
     output_like,
 )
-from ipu_engine.popops.expr import Expr
+from ipu_engine.popops.expr import Expr, check_expression
 from ipu_engine.program import Sequence as SequenceProgram
 from ipu_engine.tensor import Tensor
 
@@ -26,6 +26,7 @@ def _checked(graph: Graph, expr: Expr, tensors: Sequence[Tensor], api: str) -> t
         raise GraphError(f"{api}: expected a popops.expr expression such as _1 + _2, got {expr!r}")
     tensors = sequence_arg(tensors, f"{api}: the tensors")
     check_tensors(graph, api, *tensors)
+    check_expression(expr, api, tensors[0].type if tensors else None)
     used = expr.placeholders()
     if not used or max(used) > len(tensors):
         raise GraphError(

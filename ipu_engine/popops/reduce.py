@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ipu_engine.arguments import integers_arg, name_arg, number_arg
+from ipu_engine.arguments import host_values, integers_arg, name_arg, number_arg
 from ipu_engine.codelets.reduce import REDUCE_UFUNCS, reduce_codelet
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
@@ -62,9 +62,17 @@ def reduce(
         raise GraphError(f"{api}: unknown operation {op!r}; use one of {', '.join(_ALIASES)}")
     if op_name.startswith("LOGICAL") and t.type.name != "bool":
         raise TypeMismatchError(f"{api}: {op_name} needs a bool tensor; {t.name!r} is {t.type!r}")
-    dims = sorted({d % max(t.rank, 1) for d in dims}) if t.rank else []
-    if any(not 0 <= d < t.rank for d in dims):
-        raise ShapeError(f"{api}: dimensions {dims} are outside {t.name!r} {t.shape}")
+    if len(set(dims)) != len(dims):
+        raise ShapeError(f"{api}: dimensions {dims} name a dimension twice")
+    if not t.type.is_float and scale != 1.0:  # an INT result cannot hold 0.5 x 11
+        host_values(scale, t.type, f"{api}: the scale of a {t.type!r} reduction", GraphError)
+    outside = [d for d in dims if not -t.rank <= d < t.rank]
+    if outside:  # checked before negative dims count from the end: 5 is not 5 % rank
+        raise ShapeError(
+            f"{api}: dimensions {outside} are outside {t.name!r} {t.shape} (a tensor of "
+            f"rank {t.rank} has dimensions 0..{t.rank - 1}, or -{t.rank}..-1 from the end)"
+        )
+    dims = sorted({d % t.rank for d in dims})
     keep = [d for d in range(t.rank) if d not in dims]
     out_shape = tuple(t.shape[d] for d in keep)
     n_out = int(np.prod(out_shape, dtype=np.int64))

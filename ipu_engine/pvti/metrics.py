@@ -7,10 +7,11 @@ from time import monotonic_ns
 
 import numpy as np
 
-from ipu_engine.arguments import kind_error, name_arg, sequence_arg
+from ipu_engine.arguments import host_values, kind_error, name_arg, number_arg, sequence_arg
 from ipu_engine.errors import ArgumentError
 from ipu_engine.pvti.errors import MetricError
 from ipu_engine.pvti.session import resolve, session
+from ipu_engine.types import LONGLONG, Type
 from profiler_core.formats.pvti import PvtiWriter
 
 
@@ -26,9 +27,11 @@ class Series:
         self.name = name_arg(name, f"Series of {graph.name!r}: the name", ArgumentError)
 
     def add(self, value: float) -> None:
+        what = f"Series {self.name!r} of {self.graph.name!r}: the value"
+        number = number_arg(value, what, MetricError)  # a str or list is refused, traced or not
         if session.recording and session.writer is not None:
             session.writer.add_sample(
-                self.graph.name, self.name, monotonic_ns(), float(value), self.graph.unit
+                self.graph.name, self.name, monotonic_ns(), number, self.graph.unit
             )
 
 
@@ -50,7 +53,7 @@ class _Heatmap:
     """Samples of many values counted into buckets: below edges[0], between each pair of
     edges (lower edge inclusive), and from edges[-1] up: ``len(edges) + 1`` buckets."""
 
-    _dtype: type = np.float64
+    _type: Type = Type("double", np.dtype("<f8"), 8)
 
     def __init__(self, name: str, edges: Sequence[float], units: str = "") -> None:
         resolve()
@@ -64,6 +67,8 @@ class _Heatmap:
             edges_array = np.asarray(items, dtype=np.float64)
         except (TypeError, ValueError):
             raise MetricError(f"{what} must be numbers, got {items[:5]!r}") from None
+        if np.isnan(edges_array).any():
+            raise MetricError(f"{what} must be numbers, not NaN: {items[:5]!r}")
         if edges_array.ndim != 1 or len(edges_array) == 0 or np.any(np.diff(edges_array) <= 0):
             raise MetricError(f"heatmap {name!r}: edges must be a non-empty increasing list")
         self.name = name
@@ -72,19 +77,22 @@ class _Heatmap:
         self._declared_in: PvtiWriter | None = None
 
     def bucket_counts(self, values: Sequence[float] | np.ndarray) -> np.ndarray:
-        """How many of ``values`` fall in each bucket."""
-        v = np.asarray(values, dtype=self._dtype).ravel()
+        """How many of ``values`` fall in each bucket (numbers of the heatmap's type: 2.5 is
+        refused by an int64 heatmap, not counted as 2)."""
+        what = f"heatmap {self.name!r}: the values"
+        v = host_values(values, self._type, what, MetricError).ravel()
         buckets = np.searchsorted(self.edges, v, side="right")
         return np.bincount(buckets, minlength=len(self.edges) + 1)
 
     def add(self, values: Sequence[float] | np.ndarray) -> None:
+        counts = self.bucket_counts(values)  # checked whether or not a trace is recording
         writer = session.writer
         if not session.recording or writer is None:
             return
         if self._declared_in is not writer:
             writer.declare_heatmap(self.name, self.edges, self.units)
             self._declared_in = writer
-        writer.add_heatmap_sample(self.name, monotonic_ns(), self.bucket_counts(values))
+        writer.add_heatmap_sample(self.name, monotonic_ns(), counts)
 
 
 class HeatmapDouble(_Heatmap):
@@ -94,4 +102,4 @@ class HeatmapDouble(_Heatmap):
 class HeatmapInt64(_Heatmap):
     """A heatmap of integer values (libpvti's HeatmapInt64)."""
 
-    _dtype = np.int64
+    _type = LONGLONG

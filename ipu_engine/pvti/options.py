@@ -16,6 +16,9 @@ from ipu_engine.pvti.errors import PvtiOptionsError
 
 ENV_VAR = "PVTI_OPTIONS"
 KNOWN_KEYS = ("enable", "directory", "channels", "duration")
+#: Longest recording a duration may ask for: a year (a longer wait overflows the timer's
+#: clock, and its thread would die with the recording never stopped).
+MAX_DURATION_S = 365 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,11 @@ def _duration(value: Any) -> float:
         seconds = float(value) if not isinstance(value, bool) else math.nan
     except (TypeError, ValueError):
         seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0:
-        raise PvtiOptionsError(f'{ENV_VAR}: "duration" must be seconds >= 0, not {value!r}')
+    if not 0 <= seconds <= MAX_DURATION_S:  # NaN fails too
+        raise PvtiOptionsError(
+            f'{ENV_VAR}: "duration" must be seconds >= 0 (0: no limit) and at most '
+            f"{MAX_DURATION_S:g}, not {value!r}"
+        )
     return seconds
 
 

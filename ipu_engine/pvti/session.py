@@ -18,7 +18,7 @@ from pathlib import Path
 from ipu_engine.arguments import kind_error, name_arg, number_arg
 from ipu_engine.errors import ArgumentError
 from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
-from ipu_engine.pvti.options import ENV_VAR, PvtiOptions, parse_options
+from ipu_engine.pvti.options import ENV_VAR, MAX_DURATION_S, PvtiOptions, parse_options
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import PvtiWriter
 
@@ -180,8 +180,11 @@ def enable(
             raise PvtiOptionsError(kind_error("enable: channels", "a list of names", channels))
         channels = [name_arg(c, "enable: a channel name", PvtiOptionsError) for c in channels]
     duration_s = number_arg(duration_s, "enable: duration_s", PvtiOptionsError)
-    if not duration_s >= 0:
-        raise PvtiOptionsError(f"enable: duration_s must be 0 or more seconds, got {duration_s}")
+    if not 0 <= duration_s <= MAX_DURATION_S:
+        raise PvtiOptionsError(
+            f"enable: duration_s must be 0 (no limit) to {MAX_DURATION_S:g} seconds, got "
+            f"{duration_s}"
+        )
     if process_name is not None:
         name_arg(process_name, "enable: process_name", PvtiOptionsError)
     with session.lock:

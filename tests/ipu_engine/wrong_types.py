@@ -1,11 +1,12 @@
 """The engine's public surface and a well-formed call of each, for the wrong-type sweep
-(test_wrong_types.py): Graph and Engine methods, popops / poplin / popnn / poputil
-functions, program constructors and the pvti API. Each call's other arguments are the
+(test_wrong_types.py): Graph, Engine and Tensor methods, popops / poplin / popnn / poputil
+functions, program constructors, the front end's nn layers and the pvti API and metrics. Each call's other arguments are the
 well-formed ones below (found by parameter name), so a wrong-typed value in one argument
 is what the function meets."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import io
 from collections.abc import Callable
@@ -33,8 +34,10 @@ from ipu_engine import (
     popops,
     poputil,
 )
+from ipu_engine.frontend import nn
 from ipu_engine.poplin.conv import ConvShape
 from ipu_engine.popops import expr
+from ipu_engine.tensor import Tensor
 
 #: Wrong-typed values, one at a time in each argument.
 WRONG = {
@@ -45,6 +48,8 @@ WRONG = {
     "a dict": {"k": 1},
     "an object()": object(),
     "a negative int": -1,
+    "a huge int": 2**70,  # beyond int64: numpy's C conversions overflow
+    "NaN": float("nan"),
 }
 DEVICE = IPUModel("ipu2", tiles_per_ipu=4).create_device()
 
@@ -180,6 +185,21 @@ BY_NAME: dict[str, Callable[[Context], Any]] = {
     "callback": lambda c: lambda buffer: None,
     "stream": lambda c: None,
     "out_": lambda c: None,
+    # Tensor methods, on the [2, 3] matrix
+    "key": lambda c: 0,
+    "begin": lambda c: 0,
+    "end": lambda c: 1,
+    "dim": lambda c: 0,
+    "new_dim": lambda c: 1,
+    "i": lambda c: 1,
+    "times": lambda c: 2,
+    "permutation": lambda c: [1, 0],
+    "other": _tensor("m23"),
+    # front-end layers and metrics
+    "in_features": lambda c: 3,
+    "out_features": lambda c: 2,
+    "layer": lambda c: nn.ReLU(),
+    "ipu_id": lambda c: 0,
 }
 OVERRIDES: dict[tuple[str, str], Callable[[Context], Any]] = {
     ("mat_mul", "a"): _tensor("m23"),
@@ -218,6 +238,11 @@ OVERRIDES: dict[tuple[str, str], Callable[[Context], Any]] = {
     ("Series", "graph"): lambda c: pvti.Graph("g"),
     ("PrintTensor", "tensor"): _tensor("a"),
     ("linear_tile_array", "tiles"): lambda c: range(4),
+    ("reshape", "shape"): lambda c: [3, 2],
+    ("squeeze", "dims"): lambda c: [],
+    ("Linear", "dtype"): lambda c: np.float32,
+    ("to", "dtype"): lambda c: np.float16,
+    ("load_parameters", "values"): lambda c: {"fc.weight": np.ones((3, 2))},
 }
 
 
@@ -313,6 +338,42 @@ PVTI = ("Graph", "HeatmapDouble", "HeatmapInt64", "Series", "TraceChannel", "Tra
         "ipu_track_spans", "enable")  # fmt: skip
 
 
+TENSOR_HELPERS = {"flat_addr", "flat_index", "pool_range", "row_starts"}  # engine-internal
+
+
+def _library_targets() -> list[Target]:
+    """Tensor views, the front end's layers and the pvti metrics' methods."""
+    targets = _methods(Tensor, lambda c: c.t["m23"], TENSOR_HELPERS)
+    getitem = inspect.Signature([inspect.Parameter("key", inspect.Parameter.POSITIONAL_ONLY)])
+    targets.append(Target("Tensor.__getitem__", lambda c: c.t["m23"].__getitem__, getitem))
+    for name in ("Linear", "Sequential", "begin_block"):
+        obj = getattr(nn, name)
+        targets.append(Target(f"nn.{name}", lambda _c, o=obj: o, inspect.signature(obj)))
+    layer = lambda _c: nn.Linear(3, 2, name="fc")  # noqa: E731
+    for name in ("to", "load_parameters"):
+        sig = _sig(getattr(nn.Layer, name))
+        params = list(sig.parameters.values())[1:]
+        targets.append(
+            Target(
+                f"nn.Layer.{name}",
+                lambda c, n=name: getattr(layer(c), n),
+                sig.replace(parameters=params),
+            )
+        )
+    metric_objects = {
+        "Series": lambda _c: pvti.Graph("g").addSeries("s"),
+        "Graph": lambda _c: pvti.Graph("g"),
+        "HeatmapDouble": lambda _c: pvti.HeatmapDouble("h", [0.0, 1.0]),
+        "HeatmapInt64": lambda _c: pvti.HeatmapInt64("h", [0, 1]),
+    }
+    for cls_name, get in metric_objects.items():
+        targets += [
+            dataclasses.replace(t, name=f"pvti.{t.name}")
+            for t in _methods(getattr(pvti, cls_name), get, {"bucket_counts"})
+        ]
+    return targets
+
+
 def public_targets() -> list[Target]:
     targets = _methods(Graph, lambda c: c.graph, {"pool"})
     targets += _methods(Engine, _engine, set())
@@ -326,7 +387,7 @@ def public_targets() -> list[Target]:
     for name in PVTI:
         obj = getattr(pvti, name)
         targets.append(Target(f"pvti.{name}", lambda _c, o=obj: o, inspect.signature(obj)))
-    return targets
+    return targets + _library_targets()
 
 
 def _engine(ctx: Context) -> Engine:
@@ -347,10 +408,9 @@ def arguments(target: Target, ctx: Context) -> tuple[list[Any], dict[str, Any], 
             continue
         value = ctx.value(p.name, short)
         if p.kind is p.VAR_POSITIONAL:
-            if p.name in ("programs", "sources", "tensors"):
-                args.append(
-                    ctx.prog if p.name == "programs" else Zero if p.name == "sources" else ctx.a
-                )
+            if p.name in ("programs", "sources", "tensors", "layers"):
+                one = {"programs": ctx.prog, "sources": Zero, "layers": nn.ReLU()}
+                args.append(one.get(p.name, ctx.t["a"]))
                 names.append(f"*{p.name}")
             continue
         if value is None and p.default is not p.empty:
