@@ -43,6 +43,7 @@ class LiveTrace(QObject):
         self.snapshots = 0
         self.poll_seconds: list[float] = []  # worker time per poll that found something
         self.poll_copied: list[int] = []  # per such poll: events its pieces copied (work)
+        self.polled_at: list[float] = []  # per such poll: when it began (perf_counter)
         self.show_seconds: list[float] = []  # GUI time per snapshot shown
         self.chart_builds = 0  # snapshots that had to make their charts
         self.built: list[bool] = []  # per snapshot shown: whether it made its charts
@@ -85,6 +86,7 @@ class LiveTrace(QObject):
         opened = OpenedTrace([tail.path], LiveTraceModel(snapshot), files=[tail.path])
         self.poll_seconds.append(time.perf_counter() - started)
         self.poll_copied.append(tail.pieces.last_copied)
+        self.polled_at.append(started)
         with self._lock:
             self.latest = opened
             self.events_read = len(snapshot)

@@ -125,7 +125,14 @@ class LiveTraceModel(SystemTraceModel):
         if pairs is None:
             keep = (piece.kind != EventKind.INSTANT) & _kept(piece, key)
             thread = piece.thread[keep].astype(np.int64)
-            pairs = np.unique((thread << 32) | (piece.depth[keep].astype(np.int64) & 0xFFFFFFFF))
+            depth = piece.depth[keep].astype(np.int64) & 0xFFFFFFFF
+            deepest = int(depth.max()) + 1 if len(depth) else 1
+            threads = len(piece.threads)
+            if threads * deepest <= 1 << 22:  # counting beats sorting a big merged piece
+                seen = np.flatnonzero(np.bincount(thread * deepest + depth))
+                pairs = ((seen // deepest) << 32) | (seen % deepest)
+            else:
+                pairs = np.unique((thread << 32) | depth)
             facts.pairs[key] = pairs
         return pairs
 

@@ -59,11 +59,13 @@ class Program:
 def _drawn(model: SystemTraceModel, x0: float, x1: float, width: int) -> dict:
     spans = model.spans(x0, x1, width)
     counts, first = model.instants(x0, x1, width)
+    columns = (spans.lane, spans.start, spans.end, spans.key, spans.color.tolist())
+    drawn = zip(*(c if isinstance(c, list) else c.tolist() for c in columns), strict=True)
     return {
         "lanes": model.lane_names(),
-        "spans": list(zip(spans.lane.tolist(), spans.start.tolist(), spans.end.tolist(),
-                          spans.key.tolist(), spans.labels, map(tuple, spans.color.tolist()),
-                          strict=True)),  # fmt: skip
+        "spans": [
+            (*row[:4], tuple(row[4]), label) for row, label in zip(drawn, spans.labels, strict=True)
+        ],
         "instants": (counts.tolist(), first.tolist()),
     }
 
