@@ -9,7 +9,7 @@ pixels times the pieces, and a new piece costs nothing until it is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -36,22 +36,23 @@ class ChainedLane:
     def ended_by(self, keys: np.ndarray) -> np.ndarray:
         return sum((p.ended_by(keys) for p in self.parts), np.zeros(len(keys), np.int64))
 
-    def _gather(self, pos: np.ndarray, column: str) -> np.ndarray:
+    def _gather(
+        self, pos: np.ndarray, take: Callable[[Lane, np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """``take(part, positions in part)`` for chain positions ``pos``, part by part."""
         pos = np.asarray(pos, np.int64)
         part = np.searchsorted(self.offsets, pos, side="right") - 1
         out = np.zeros(len(pos), np.int64)
         for i in np.unique(part).tolist():
             here = part == i
-            local = pos[here] - self.offsets[i]
-            lane = self.parts[i]
-            out[here] = lane.event_at(local) if column == "event" else getattr(lane, column)[local]
+            out[here] = take(self.parts[i], pos[here] - self.offsets[i])
         return out
 
     def start_at(self, pos: np.ndarray) -> np.ndarray:
-        return self._gather(pos, "start")
+        return self._gather(pos, lambda lane, local: lane.start[local])
 
     def end_at(self, pos: np.ndarray) -> np.ndarray:
-        return self._gather(pos, "end")
+        return self._gather(pos, lambda lane, local: lane.end[local])
 
     def reach_at(self, pos: np.ndarray) -> np.ndarray:
         return pos  # the chain's ends ascend: each span reaches furthest so far
@@ -62,13 +63,14 @@ class ChainedLane:
     def locate(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(piece, event index in that piece) of chain positions ``pos``."""
         part = np.searchsorted(self.offsets, np.asarray(pos, np.int64), side="right") - 1
-        return self.owners[part], self._gather(pos, "event")
+        return self.owners[part], self._gather(pos, Lane.event_at)
 
 
 def chain_lanes(parts: Sequence[Lane], owners: Sequence[int]) -> ChainedLane | None:
     """The chain of ``parts`` (lanes of pieces ``owners``, in piece order), or None when
-    they are not one after the other (spans of one part overlapping, or a part starting
-    or ending before the one before it): such a lane must be built from the joined trace."""
+    their spans one after the other are not in start and in end order (a part starting or
+    ending before the one before it, or a part whose own ends are out of order): such a
+    lane must be built from the joined trace."""
     kept = [(lane, owner) for lane, owner in zip(parts, owners, strict=True) if len(lane)]
     for (a, _), (b, _) in pairwise(kept):
         if a.start[-1] > b.start[0] or a.end[-1] > b.end[0]:
