@@ -17,6 +17,7 @@ import numpy as np
 from profiler_core.formats.pvti import PvtiReader
 from profiler_core.formats.pvti.reader import PvtiNotStartedError
 from profiler_core.trace.build import EVENT_FIELDS, build_trace
+from profiler_core.trace.growing import GrowingRows
 from profiler_core.trace.model import Heatmap, Process, SeriesMap, Thread, Trace
 from profiler_core.trace.pieces import PiecedTrace, TracePieces
 
@@ -48,8 +49,8 @@ class TraceTail:
         self.pieces = TracePieces()
         self._committed = 0  # events read so far (the args' positions count from here)
         self._open = _empty_columns()
-        self._series: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
-        self._heat: dict[int, list[tuple[int, np.ndarray]]] = {}
+        self._series: dict[tuple[str, str], tuple[GrowingRows, GrowingRows]] = {}
+        self._heat: dict[int, tuple[GrowingRows, GrowingRows]] = {}  # (t, counts) per heatmap
         self._shift = 0
         self.origin_wall_ns = 0
         #: The writer's monotonic clock at time 0 (add it to get back the writer's clock).
@@ -89,14 +90,22 @@ class TraceTail:
             pick = delta.series_id == sid
             sample = (delta.series_t_ns[pick] + self._shift, delta.series_value[pick])
             update.series.setdefault(sdef.graph, {})[sdef.name] = sample
-            self._series.setdefault((sdef.graph, sdef.name), []).append(sample)
+            key = (sdef.graph, sdef.name)
+            if key not in self._series:
+                self._series[key] = (GrowingRows(np.int64), GrowingRows(np.float64))
+            for rows, new in zip(self._series[key], sample, strict=True):
+                rows.append(new)
         for hid, t, counts in zip(
             delta.heatmap_id.tolist(),
             delta.heatmap_t_ns.tolist(),
             delta.heatmap_counts,
             strict=True,
         ):
-            self._heat.setdefault(hid, []).append((t + self._shift, counts))
+            if hid not in self._heat:
+                buckets = len(self._reader.heatmaps[hid].edges) + 1
+                self._heat[hid] = (GrowingRows(np.int64), GrowingRows(np.int64, (buckets,)))
+            self._heat[hid][0].append([t + self._shift])
+            self._heat[hid][1].append([counts])
         return update
 
     def _shifted(self, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -118,20 +127,16 @@ class TraceTail:
         series: SeriesMap = {}
         units: dict[str, str] = {}
         for sdef in reader.series:
-            samples = self._series.get((sdef.graph, sdef.name), [])
-            t = np.concatenate([s[0] for s in samples]) if samples else np.zeros(0, np.int64)
-            v = np.concatenate([s[1] for s in samples]) if samples else np.zeros(0)
-            if len(samples) > 1:
-                self._series[(sdef.graph, sdef.name)] = [(t, v)]  # joined once, not each poll
+            found = self._series.get((sdef.graph, sdef.name))
+            t, v = (found[0].view(), found[1].view()) if found else (np.zeros(0, np.int64),
+                                                                     np.zeros(0))  # fmt: skip
             series.setdefault(sdef.graph, {})[sdef.name] = (t, v)
             units.setdefault(sdef.graph, sdef.unit)
         heatmaps = {}
         for i, hdef in enumerate(reader.heatmaps):
-            samples = self._heat.get(i, [])
-            counts = np.zeros((len(samples), len(hdef.edges) + 1), np.int64)
-            for row, (_, c) in enumerate(samples):
-                counts[row] = c
-            t = np.array([s[0] for s in samples], np.int64)
+            heat = self._heat.get(i)
+            t = heat[0].view() if heat else np.zeros(0, np.int64)
+            counts = heat[1].view() if heat else np.zeros((0, len(hdef.edges) + 1), np.int64)
             heatmaps[hdef.name] = Heatmap(hdef.name, hdef.unit, hdef.edges, t, counts)
         open_spans = self._tables(self._open, series=series, series_units=units, heatmaps=heatmaps)
         return PiecedTrace((*self.pieces.pieces, open_spans))
