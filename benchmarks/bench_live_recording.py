@@ -27,7 +27,8 @@ from PySide6.QtWidgets import QApplication
 from benchmarks._timing import report
 from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
-from popvision_py.viewmodels.live_trace import _FACTS, LiveTraceModel
+from popvision_py.viewmodels.live_trace import LiveTraceModel
+from popvision_py.viewmodels.piece_facts import FACTS
 from popvision_py.viewmodels.run_config import RunConfig
 from profiler_core.trace.build import _DTYPES, EVENT_FIELDS
 from profiler_core.trace.tail import TraceTail
@@ -163,6 +164,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  window, median snapshot shown: {c * 1e3:6.1f} ms  {d * 1e3:7.1f} ms  ({d / c:.2f}x)")
     g, h = _by_minute(*map(list, zip(*live.paints, strict=True)), t0, stretch, seconds)
     print(f"  window, median repaint:       {g * 1e3:7.1f} ms  {h * 1e3:7.1f} ms  ({h / g:.2f}x)")
+    worst_poll, worst_show = max(live.poll_seconds) * 1e3, max(live.show_seconds) * 1e3
+    print(f"  worst: poll {worst_poll:.0f} ms (worker), snapshot shown {worst_show:.0f} ms "
+          f"(window), repaint {max(s for _, s in live.paints) * 1e3:.0f} ms")  # fmt: skip
     copied = [float(x) for x in live.poll_copied]
     e, f = _by_minute(live.polled_at, copied, t0, stretch, seconds)
     print(f"  events copied, median poll:   {e:9,.0f}  {f:9,.0f}  (all polls: "
@@ -189,7 +193,7 @@ def _held_bytes(model: LiveTraceModel) -> int:
     drawn of them that are copies (a nested lane's spans), not views of the columns."""
     arrays = [getattr(p, k) for p in model.pieces for k in EVENT_FIELDS]
     for piece in model.pieces:
-        facts = _FACTS.get(piece)
+        facts = FACTS.get(piece)
         for lanes in facts.lanes.values() if facts else ():
             arrays += [a for lane in lanes.lanes for a in (lane.start, lane.end, lane.events)]
     return sum(a.nbytes for a in arrays if a is not None and a.base is None)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from popvision_py.viewmodels.live_trace import LiveTraceModel
+from popvision_py.viewmodels.piece_facts import prepare_piece
 from popvision_py.viewmodels.run_config import newest_trace
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from profiler_core.trace.tail import TraceTail
@@ -63,7 +64,7 @@ class LiveTrace(QObject):
                 if tail is None:
                     self.path = newest_trace(self.folder, self.since)
                     if self.path is not None:
-                        tail = TraceTail(self.path)
+                        tail = TraceTail(self.path, background_merges=True, prepare=prepare_piece)
                 if tail is not None:
                     self._poll(tail)
                 if stopping:

@@ -3,24 +3,32 @@ pieces a ``TraceTail`` keeps (``PiecedTrace``), so showing a new snapshot costs 
 pieces, not the recording so far.
 
 What a poll redraws -- the lanes' layout, each lane's spans in the window, the instants per
-pixel, the time limits -- is asked of each piece (a piece's lanes, depths and instants are
-worked out once, the first time it is drawn, and reused by every later snapshot) and
-combined per pixel. Event numbers are those of the joined trace (``PiecedTrace.whole``),
-which is built only when a question about single events needs it: a click, a search, the
-call tree or a selected range. Lanes that are not one piece after another (merged or
-collapsed rows, spans crossing) are drawn from the joined trace too: right, not flat.
+pixel, the time limits -- is asked of each piece and combined per pixel. A piece's lanes,
+depths and instants are worked out once (``piece_facts``: by the thread that made the
+piece, or when first drawn) and reused by every later snapshot.
+
+Event numbers are those of the joined trace (``PiecedTrace.whole``), which is built only
+when a question about single events needs it: a click, a search, the call tree or a
+selected range. Lanes that are not one piece after another (merged or collapsed rows,
+spans arriving out of order) are drawn from the joined trace too: right, not flat.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cached_property
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from popvision_py.viewmodels.piece_facts import (
+    ChannelKey,
+    piece_has_instants,
+    piece_instants,
+    piece_lanes,
+    piece_pairs,
+    piece_time_range,
+)
 from popvision_py.viewmodels.system_trace import LaneRow, SystemTraceModel
 from profiler_core.analysis.chained_lanes import ChainedLane, chain_lanes
 from profiler_core.analysis.trace_lanes import (
@@ -30,42 +38,10 @@ from profiler_core.analysis.trace_lanes import (
     ThreadLanes,
     ceil_ns,
     lane_window,
-    thread_depth_lanes,
 )
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.model import Trace
 from profiler_core.trace.pieces import PiecedTrace, merged_index
-
-ChannelKey = tuple[int, ...] | None  # the shown channels (None: all)
-
-
-@dataclass
-class _PieceFacts:
-    """What the live view has worked out about one piece; a piece lives on through many
-    snapshots, so each fact is worked out once."""
-
-    lanes: dict[tuple[int, ChannelKey], ThreadLanes] = field(default_factory=dict)
-    pairs: dict[ChannelKey, np.ndarray] = field(default_factory=dict)  # (thread << 32) | depth
-    instants: dict[ChannelKey, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-    time_range: tuple[int, int] | None = None
-    has_instants: bool | None = None
-
-
-_FACTS: WeakKeyDictionary[Trace, _PieceFacts] = WeakKeyDictionary()
-
-
-def _facts(piece: Trace) -> _PieceFacts:
-    facts = _FACTS.get(piece)
-    if facts is None:
-        facts = _FACTS[piece] = _PieceFacts()
-    return facts
-
-
-def _kept(piece: Trace, channels: ChannelKey) -> np.ndarray:
-    """Which of ``piece``'s events the channel filter shows."""
-    if channels is None:
-        return np.ones(len(piece), bool)
-    return np.isin(piece.channel, np.array(channels, np.int64))
 
 
 class LiveTraceModel(SystemTraceModel):
@@ -106,7 +82,7 @@ class LiveTraceModel(SystemTraceModel):
         self._channels = None if every else sorted(self.shown_channels)
         self._channel_key = None if every else tuple(self._channels or ())
         self._thread_lanes = {}
-        pairs = np.unique(np.concatenate([self._pairs(p) for p in self.pieces]))
+        pairs = np.unique(np.concatenate([piece_pairs(p, self._channel_key) for p in self.pieces]))
         thread = (pairs >> 32).astype(np.int64)
         counts = np.bincount(thread, minlength=len(tables.threads))
         self._lane_counts = np.minimum(counts, MAX_THREAD_LANES).astype(np.int64)
@@ -116,37 +92,6 @@ class LiveTraceModel(SystemTraceModel):
             t: depth[bounds[t] : bounds[t + 1]] for t in np.flatnonzero(counts).tolist()
         }
         self.relayout()
-
-    def _pairs(self, piece: Trace) -> np.ndarray:
-        """The (thread, depth) pairs of ``piece``'s shown spans, as thread << 32 | depth."""
-        facts = _facts(piece)
-        key = self._channel_key
-        pairs = facts.pairs.get(key)
-        if pairs is None:
-            keep = (piece.kind != EventKind.INSTANT) & _kept(piece, key)
-            thread = piece.thread[keep].astype(np.int64)
-            depth = piece.depth[keep].astype(np.int64) & 0xFFFFFFFF
-            deepest = int(depth.max()) + 1 if len(depth) else 1
-            threads = len(piece.threads)
-            if threads * deepest <= 1 << 22:  # counting beats sorting a big merged piece
-                seen = np.flatnonzero(np.bincount(thread * deepest + depth))
-                pairs = ((seen // deepest) << 32) | (seen % deepest)
-            else:
-                pairs = np.unique((thread << 32) | depth)
-            facts.pairs[key] = pairs
-        return pairs
-
-    def _piece_lanes(self, piece: Trace, thread: int) -> ThreadLanes:
-        facts = _facts(piece)
-        key = (thread, self._channel_key)
-        lanes = facts.lanes.get(key)
-        if lanes is None:
-            if thread < len(piece.threads):
-                lanes = thread_depth_lanes(piece, thread, self._channels)
-            else:  # a thread that began after this piece was read
-                lanes = ThreadLanes([], np.zeros(0, np.int64))
-            facts.lanes[key] = lanes
-        return lanes
 
     def thread_lanes(self, thread: int) -> ThreadLanes:
         """``thread``'s lanes, each a chain of its pieces' lanes at that depth."""
@@ -160,7 +105,7 @@ class LiveTraceModel(SystemTraceModel):
         depths = self._depths.get(thread, np.zeros(0, np.int64))
         if len(depths) > MAX_THREAD_LANES:
             return None  # clamped lanes: the joined trace's lanes say how
-        per_piece = [self._piece_lanes(p, thread) for p in self.pieces]
+        per_piece = [piece_lanes(p, thread, self._channel_key) for p in self.pieces]
         chains: list[Lane] = []
         for d in depths.tolist():
             found = [(i, lanes.lane_of(d)) for i, lanes in enumerate(per_piece)]
@@ -182,7 +127,7 @@ class LiveTraceModel(SystemTraceModel):
 
     # -- drawing ------------------------------------------------------------------------
     def time_limits(self) -> tuple[float, float]:
-        ranges = [self._time_range(p) for p in self.pieces[:-1]]
+        ranges = [piece_time_range(p) for p in self.pieces[:-1]]
         tables = self.tables
         if len(tables) or tables.series or tables.heatmaps:
             ranges.append(tables.time_range())
@@ -191,15 +136,6 @@ class LiveTraceModel(SystemTraceModel):
             return 0.0, 1.0
         lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
         return float(lo), float(max(hi, lo + 1))
-
-    @staticmethod
-    def _time_range(piece: Trace) -> tuple[int, int] | None:
-        if not len(piece):
-            return None
-        facts = _facts(piece)
-        if facts.time_range is None:
-            facts.time_range = piece.time_range()
-        return facts.time_range
 
     def _row_window(
         self, row: LaneRow, x0: float, x1: float, width: int
@@ -218,17 +154,6 @@ class LiveTraceModel(SystemTraceModel):
         event[single] = merged_index(self.pieces, piece, local)
         return dataclasses.replace(part, event=event), labels_id
 
-    def _piece_instants(self, piece: Trace) -> tuple[np.ndarray, np.ndarray]:
-        """``piece``'s shown instants in time order: (times, event index in the piece)."""
-        facts = _facts(piece)
-        key = self._channel_key
-        found = facts.instants.get(key)
-        if found is None:
-            events = np.flatnonzero((piece.kind == EventKind.INSTANT) & _kept(piece, key))
-            events = events[np.argsort(piece.start_ns[events], kind="stable")]
-            found = facts.instants[key] = (piece.start_ns[events], events)
-        return found
-
     def instants(self, x0: float, x1: float, width: int) -> tuple[np.ndarray, np.ndarray]:
         """As ``SystemTraceModel.instants``: counts summed over the pieces, and per column
         the earliest of the pieces' first instants (by time, then by event number)."""
@@ -237,7 +162,7 @@ class LiveTraceModel(SystemTraceModel):
         counts = np.zeros(width, np.int64)
         column, piece, local, times = [], [], [], []
         for p, part in enumerate(self.pieces):
-            t, events = self._piece_instants(part)
+            t, events = piece_instants(part, self._channel_key)
             at = np.searchsorted(t, keys, side="left")
             here = np.diff(at)
             counts += here
@@ -261,13 +186,7 @@ class LiveTraceModel(SystemTraceModel):
         return self._whole().instant_events
 
     def has_instants(self) -> bool:
-        for piece in self.pieces:
-            facts = _facts(piece)
-            if facts.has_instants is None:
-                facts.has_instants = bool((piece.kind == EventKind.INSTANT).any())
-            if facts.has_instants:
-                return True
-        return False
+        return any(piece_has_instants(piece) for piece in self.pieces)
 
     def open_spans(self) -> int:
         return int((self.tables.kind == EventKind.OPEN).sum())

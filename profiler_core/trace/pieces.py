@@ -11,7 +11,8 @@ A snapshot's event numbers are those of the whole trace the pieces make (``whole
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,6 +74,34 @@ class PiecedTrace:
         )
 
 
+class _Merge:
+    """One merge running beside the poller: ``parts`` (pieces[first:first + len(parts)])
+    joined in a thread of its own, swapped in by a later ``append`` once it is done."""
+
+    def __init__(
+        self, first: int, parts: tuple[Trace, ...], join: Callable[[tuple[Trace, ...]], Trace]
+    ) -> None:
+        self.first, self.parts = first, parts
+        self._result: Trace | None = None
+        self._error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(join,), name="pvti-merge")
+        self.thread.daemon = True
+        self.thread.start()
+
+    def _run(self, join: Callable[[tuple[Trace, ...]], Trace]) -> None:
+        try:
+            self._result = join(self.parts)
+        except BaseException as error:  # handed to the poller, which raises it
+            self._error = error
+
+    def result(self) -> Trace:
+        self.thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
 @dataclass
 class TracePieces:
     """The sorted pieces of a growing trace, and how many events each append copied."""
@@ -81,7 +110,14 @@ class TracePieces:
     #: events written into new columns, all appends so far (sorting a poll's events and
     #: every merge count each event they write once): the work the pieces cost
     copied: int = 0
-    last_copied: int = 0  # of the latest append
+    last_copied: int = 0  # of the latest append (a background merge counts when swapped in)
+    #: merge in a thread beside the caller instead of within ``append``, so that no poll
+    #: waits for a big merge; the merged piece replaces its parts at a later append
+    background: bool = False
+    #: called with each new and each merged piece in the thread that made it (e.g. to work
+    #: out, off the window's thread, what a view will ask of it)
+    prepare: Callable[[Trace], None] | None = None
+    _merge: _Merge | None = None
 
     def __len__(self) -> int:
         return sum(len(p) for p in self.pieces)
@@ -89,24 +125,56 @@ class TracePieces:
     def append(self, columns: dict[str, np.ndarray], tables: Trace, args: dict[int, str]) -> None:
         """Add one poll's events (unsorted columns, ``args`` keyed by their position in
         ``columns``) named by ``tables``'s labels, channels and threads."""
+        copied = self._swap_in(wait=False)
         n = len(columns["start_ns"])
-        if n == 0:
-            self.last_copied = 0
-            return
-        piece = build_trace(dict(columns), **_tables(tables), args=args)  # type: ignore[arg-type]
-        copied = n
-        pieces = [*self.pieces, piece]
-        first = len(pieces) - 1
-        newer = n
-        while first > 0 and len(pieces[first - 1]) <= MERGE_RATIO * newer:
-            first -= 1
-            newer += len(pieces[first])
-        if first < len(pieces) - 1:
-            pieces[first:] = [join_pieces(pieces[first:], tables)]
-            copied += newer
-        self.pieces = pieces
+        if n:
+            piece = build_trace(dict(columns), **_tables(tables), args=args)  # type: ignore[arg-type]
+            if self.prepare is not None:
+                self.prepare(piece)
+            self.pieces = [*self.pieces, piece]
+            copied += n + self._merge_due(tables)
         self.copied += copied
         self.last_copied = copied
+
+    def finish(self) -> None:
+        """Wait for a merge running beside the caller and swap it in."""
+        self.copied += self._swap_in(wait=True)
+
+    def _merge_due(self, tables: Trace) -> int:
+        """Merge the newest pieces while the one before them is no bigger (one merge at a
+        time); the events copied now (0 when the merge runs beside the caller)."""
+        if self._merge is not None:
+            return 0
+        first, newer = len(self.pieces) - 1, len(self.pieces[-1])
+        while first > 0 and len(self.pieces[first - 1]) <= MERGE_RATIO * newer:
+            first -= 1
+            newer += len(self.pieces[first])
+        if first == len(self.pieces) - 1:
+            return 0
+        parts = tuple(self.pieces[first:])
+        join = lambda parts: self._joined(parts, tables)  # noqa: E731
+        if self.background:
+            self._merge = _Merge(first, parts, join)
+            return 0
+        self.pieces = [*self.pieces[:first], join(parts)]
+        return newer
+
+    def _joined(self, parts: tuple[Trace, ...], tables: Trace) -> Trace:
+        merged = join_pieces(parts, tables)
+        if self.prepare is not None:
+            self.prepare(merged)
+        return merged
+
+    def _swap_in(self, *, wait: bool) -> int:
+        merge = self._merge
+        if merge is None or (merge.thread.is_alive() and not wait):
+            return 0
+        self._merge = None
+        merged = merge.result()
+        end = merge.first + len(merge.parts)
+        assert all(a is b for a, b in zip(self.pieces[merge.first : end], merge.parts, strict=True))
+        self.pieces = [*self.pieces[: merge.first], merged, *self.pieces[end:]]
+        return len(merged)
 
 
 def merged_index(pieces: Sequence[Trace], piece: np.ndarray, local: np.ndarray) -> np.ndarray:

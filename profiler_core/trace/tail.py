@@ -9,6 +9,7 @@ the recording so far, and ``pieces_snapshot()`` hands them out without joining t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,10 +44,19 @@ class TraceTail:
     """Incremental reader of one .pvti file; ``pieces_snapshot()`` (cheap) and ``snapshot()``
     (one joined Trace) give all read so far."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        background_merges: bool = False,
+        prepare: Callable[[Trace], None] | None = None,
+    ) -> None:
+        """``background_merges`` and ``prepare``: as ``TracePieces``'s ``background`` and
+        ``prepare`` (a live view: no poll waits for a big merge, each piece is made ready
+        to draw by the thread that made it)."""
         self.path = Path(path)
         self._reader: PvtiReader | None = None
-        self.pieces = TracePieces()
+        self.pieces = TracePieces(background=background_merges, prepare=prepare)
         self._committed = 0  # events read so far (the args' positions count from here)
         self._open = _empty_columns()
         self._series: dict[tuple[str, str], tuple[GrowingRows, GrowingRows]] = {}
@@ -162,6 +172,7 @@ class TraceTail:
         )
 
     def close(self) -> None:
+        self.pieces.finish()
         if self._reader is not None:
             self._reader.close()
             self._reader = None

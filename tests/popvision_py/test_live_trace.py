@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from popvision_py.viewmodels.live_trace import LiveTraceModel
+from popvision_py.viewmodels.piece_facts import prepare_piece
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from profiler_core.analysis.chained_lanes import ChainedLane
 from profiler_core.formats.pvti import PvtiWriter
@@ -92,7 +93,8 @@ def _record(tmp_path: Path) -> tuple[Path, list[LiveTraceModel], TraceTail]:
     writer = PvtiWriter(tmp_path, background=False)
     program = Program(writer)
     rng = np.random.default_rng(7)
-    tail = TraceTail(writer.path)
+    # As the recorder follows a file: merges beside the poller, pieces prepared to draw.
+    tail = TraceTail(writer.path, background_merges=True, prepare=prepare_piece)
     models = []
     for k in range(POLLS):
         program.poll(k, rng)
@@ -105,6 +107,7 @@ def _record(tmp_path: Path) -> tuple[Path, list[LiveTraceModel], TraceTail]:
     writer.open_spans_source = None
     writer.close()
     tail.poll()
+    tail.pieces.finish()  # the last merge swapped in: the pieces as a poll would leave them
     models.append(LiveTraceModel(tail.pieces_snapshot()))
     return writer.path, models, tail
 

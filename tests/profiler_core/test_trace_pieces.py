@@ -5,6 +5,7 @@ their events as, the trace sorted at once."""
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -109,3 +110,30 @@ def test_the_pieces_join_and_number_events_as_the_trace_sorted_at_once():
 
 def whole_column(trace, name: str) -> np.ndarray:
     return getattr(trace, name).astype(np.int64)
+
+
+def test_merges_beside_the_poller_join_to_the_same_trace_and_prepare_every_piece():
+    rng = np.random.default_rng(4)
+    tables = _tables()
+    polls = [_poll(rng, 900 * k, int(rng.integers(1, 2000))) for k in range(60)]
+    prepared: list[tuple[int, str]] = []
+    background = TracePieces(
+        background=True,
+        prepare=lambda p: prepared.append((len(p), threading.current_thread().name)),
+    )
+    inline = TracePieces()
+    for cols in polls:
+        background.append(cols, tables, {})
+        inline.append(cols, tables, {})
+    background.finish()
+    n = sum(len(c["start_ns"]) for c in polls)
+    assert len(background) == len(inline) == n
+    a = PiecedTrace((*background.pieces, tables)).whole()
+    b = PiecedTrace((*inline.pieces, tables)).whole()
+    for k in EVENT_FIELDS:
+        assert getattr(a, k).tolist() == getattr(b, k).tolist()
+    # Every poll's piece was prepared by the poller, every merged one by the merge thread.
+    by_poller = [size for size, thread in prepared if thread != "pvti-merge"]
+    merged = [size for size, thread in prepared if thread == "pvti-merge"]
+    assert by_poller == [len(c["start_ns"]) for c in polls]
+    assert merged and background.copied == n + sum(merged) <= n * (2 + math.log2(len(polls)))
