@@ -18,6 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from popvision_py.viewmodels.timeline import SpanBatch
+from popvision_py.viewmodels.trace_colors import MERGED_COLOR, label_colors
 from popvision_py.viewmodels.trace_format import format_duration, format_ns, shown_label
 from profiler_core.analysis.call_tree import CallTree, call_tree, event_parents
 from profiler_core.analysis.trace_lanes import (
@@ -37,17 +38,6 @@ from profiler_core.analysis.trace_lanes import (
 )
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.model import Trace
-
-#: Span colours by label (a label keeps its colour wherever it is drawn).
-PALETTE = np.array(
-    [
-        (78, 121, 167), (242, 142, 43), (89, 161, 79), (225, 87, 89), (118, 183, 178),
-        (237, 201, 72), (176, 122, 161), (255, 157, 167), (156, 117, 95), (186, 176, 172),
-        (95, 158, 209), (200, 82, 0),
-    ],
-    dtype=np.uint8,
-)  # fmt: skip
-MERGED_COLOR = (128, 128, 128, 255)
 
 
 @dataclass(frozen=True)
@@ -71,12 +61,6 @@ class LaneRow:
 def _natural(name: str) -> list[tuple[int, int | str]]:
     """A sort key putting "IPU 2" before "IPU 10" (numbers compare as numbers)."""
     return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name)]
-
-
-def label_colors(n_labels: int) -> np.ndarray:
-    """RGBA per label id."""
-    rgb = PALETTE[np.arange(n_labels) % len(PALETTE)]
-    return np.hstack([rgb, np.full((n_labels, 1), 255, np.uint8)])
 
 
 class SystemTraceModel:
