@@ -72,9 +72,11 @@ def live_latency(app: QApplication, window: MainWindow, folder: Path) -> None:
             return
         window.traces.view.timeline.repaint()  # the paint that draws the new spans
         now_ns = time.time_ns()
-        trace = shown.model.trace
-        done = trace.kind != EventKind.OPEN
-        ends = trace.origin_wall_ns + trace.end_ns[done]
+        model = shown.model  # a live model: its pieces, read without joining them
+        pieces = model.pieces if hasattr(model, "pieces") else (model.trace,)
+        ends = model.tables.origin_wall_ns + np.concatenate(
+            [p.end_ns[p.kind != EventKind.OPEN] for p in pieces]
+        )
         new = ends[ends > seen[0]]
         latencies.extend(((now_ns - new) / 1e6).tolist())
         if len(new):

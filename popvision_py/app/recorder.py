@@ -1,6 +1,8 @@
 """Record: the System Trace page follows the child's .pvti while it runs. A worker thread
-polls a ``TraceTail`` (one read transaction per poll) and lays the new snapshot out; the
-window shows only the newest finished snapshot, so it never waits on the child or the file.
+polls a ``TraceTail`` (one read transaction per poll), which keeps what it read as sorted
+pieces, and lays the new snapshot out over those pieces (``LiveTraceModel``): a poll costs
+its new events, not the recording so far. The window shows only the newest finished
+snapshot, so it never waits on the child or the file.
 Follow keeps the newest time in view; pausing it keeps the range the user looks at."""
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
+from popvision_py.viewmodels.live_trace import LiveTraceModel
+from popvision_py.viewmodels.piece_facts import prepare_piece
 from popvision_py.viewmodels.run_config import newest_trace
-from popvision_py.viewmodels.system_trace import SystemTraceModel
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from profiler_core.trace.tail import TraceTail
 
@@ -40,6 +43,8 @@ class LiveTrace(QObject):
         self.events_read = 0
         self.snapshots = 0
         self.poll_seconds: list[float] = []  # worker time per poll that found something
+        self.poll_copied: list[int] = []  # per such poll: events its pieces copied (work)
+        self.polled_at: list[float] = []  # per such poll: when it began (perf_counter)
         self.show_seconds: list[float] = []  # GUI time per snapshot shown
         self.chart_builds = 0  # snapshots that had to make their charts
         self.built: list[bool] = []  # per snapshot shown: whether it made its charts
@@ -59,7 +64,7 @@ class LiveTrace(QObject):
                 if tail is None:
                     self.path = newest_trace(self.folder, self.since)
                     if self.path is not None:
-                        tail = TraceTail(self.path)
+                        tail = TraceTail(self.path, background_merges=True, prepare=prepare_piece)
                 if tail is not None:
                     self._poll(tail)
                 if stopping:
@@ -75,15 +80,17 @@ class LiveTrace(QObject):
         if not tail.started or (update.n_events == 0 and not update.series and self._made):
             return  # nothing new: the view keeps what it shows
         self._made += 1
-        trace = tail.snapshot()
-        if len(trace.start_ns) == 0 and not update.series:
+        snapshot = tail.pieces_snapshot()
+        if len(snapshot) == 0 and not update.series:
             self._made = 0  # nothing to draw yet: the page keeps its "waiting" message
             return
-        opened = OpenedTrace([tail.path], SystemTraceModel(trace), files=[tail.path])
+        opened = OpenedTrace([tail.path], LiveTraceModel(snapshot), files=[tail.path])
         self.poll_seconds.append(time.perf_counter() - started)
+        self.poll_copied.append(tail.pieces.last_copied)
+        self.polled_at.append(started)
         with self._lock:
             self.latest = opened
-            self.events_read = len(trace.start_ns)
+            self.events_read = len(snapshot)
         self.snapshot_ready.emit()  # queued to the window's thread
 
     def _show_latest(self) -> None:
@@ -105,7 +112,7 @@ class LiveTrace(QObject):
             self.show_newest()
         open_spans = opened.model.open_spans()
         view.banner.setText(
-            f"Recording {opened.name} live: {len(opened.model.trace.start_ns):,} events so far"
+            f"Recording {opened.name} live: {opened.model.n_events:,} events so far"
             + (f"; {open_spans:,} span(s) still open end at the newest commit." if open_spans
                else ".")
         )  # fmt: skip
@@ -113,7 +120,7 @@ class LiveTrace(QObject):
         self.show_seconds.append(time.perf_counter() - started)
         self.built.append(view.instants is not charts)
         self.snapshots += 1
-        self.shown_at.append((time.time(), len(opened.model.trace.start_ns)))
+        self.shown_at.append((time.time(), opened.model.n_events))
 
     def show_newest(self) -> None:
         """Put the newest time at the right edge (at most FOLLOW_WINDOW_NS shown)."""

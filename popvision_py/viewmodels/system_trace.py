@@ -18,12 +18,14 @@ from functools import cached_property
 import numpy as np
 
 from popvision_py.viewmodels.timeline import SpanBatch
+from popvision_py.viewmodels.trace_colors import MERGED_COLOR, label_colors
 from popvision_py.viewmodels.trace_format import format_duration, format_ns, shown_label
 from profiler_core.analysis.call_tree import CallTree, call_tree, event_parents
 from profiler_core.analysis.trace_lanes import (
     MAX_THREAD_LANES,
     MERGED,
     Lane,
+    LaneSpans,
     ThreadLanes,
     ceil_ns,
     children,
@@ -36,17 +38,6 @@ from profiler_core.analysis.trace_lanes import (
 )
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.model import Trace
-
-#: Span colours by label (a label keeps its colour wherever it is drawn).
-PALETTE = np.array(
-    [
-        (78, 121, 167), (242, 142, 43), (89, 161, 79), (225, 87, 89), (118, 183, 178),
-        (237, 201, 72), (176, 122, 161), (255, 157, 167), (156, 117, 95), (186, 176, 172),
-        (95, 158, 209), (200, 82, 0),
-    ],
-    dtype=np.uint8,
-)  # fmt: skip
-MERGED_COLOR = (128, 128, 128, 255)
 
 
 @dataclass(frozen=True)
@@ -72,17 +63,21 @@ def _natural(name: str) -> list[tuple[int, int | str]]:
     return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name)]
 
 
-def label_colors(n_labels: int) -> np.ndarray:
-    """RGBA per label id."""
-    rgb = PALETTE[np.arange(n_labels) % len(PALETTE)]
-    return np.hstack([rgb, np.full((n_labels, 1), 255, np.uint8)])
-
-
 class SystemTraceModel:
-    """What the System Trace timeline shows of one Trace, and the choices that shape it."""
+    """What the System Trace timeline shows of one Trace, and the choices that shape it.
+
+    ``tables`` is the Trace that names threads, labels and channels and holds the series,
+    heatmaps, flows and warnings: the trace itself here; a live recording's model
+    (``live_trace.LiveTraceModel``) keeps its events in pieces and joins them only when
+    asked a question about single events."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
+        self._setup(trace)
+
+    def _setup(self, tables: Trace) -> None:
+        """The choices and layout of a trace named by ``tables`` (``trace`` itself here)."""
+        trace = self.tables = tables
         self.shown_channels: set[int] = set(range(len(trace.channels)))
         self.pinned: list[int] = []  # threads drawn above all others, in pin order
         self.collapsed: set[int] = set()  # processes drawn as one summary lane
@@ -149,14 +144,14 @@ class SystemTraceModel:
     def thread_title(self, thread: int) -> str:
         """A track's lane name: its process (when there are several) and its name; async
         tracks say so, the global instants' row belongs to no process."""
-        t = self.trace.threads[thread]
+        t = self.tables.threads[thread]
         name = f"async · {t.name}" if t.kind == "async" else t.name
-        if len(self.trace.processes) > 1 and t.kind != "global":
-            return f"{self.trace.processes[t.process].name} · {name}"
+        if len(self.tables.processes) > 1 and t.kind != "global":
+            return f"{self.tables.processes[t.process].name} · {name}"
         return name
 
     def relayout(self) -> None:
-        trace = self.trace
+        trace = self.tables
         rows: list[LaneRow] = []
         if self.merge_all:
             deepest = int(self._lane_counts.max()) if len(self._lane_counts) else 0
@@ -190,11 +185,11 @@ class SystemTraceModel:
     def _summary_row(self, process: int) -> LaneRow:
         threads = [
             t
-            for t, th in enumerate(self.trace.threads)
+            for t, th in enumerate(self.tables.threads)
             if th.process == process and t not in self.pinned
         ]
         shown = [t for t in threads if self._lane_counts[t]]
-        name = f"▸ {self.trace.processes[process].name} ({len(threads)} threads)"
+        name = f"▸ {self.tables.processes[process].name} ({len(threads)} threads)"
         lane = lambda: merge_lanes(self.trace, [self.thread_lanes(t).lanes[0] for t in shown])  # noqa: E731
         return LaneRow(name, lane, "summary", process=process)
 
@@ -271,12 +266,10 @@ class SystemTraceModel:
         for i in rows if rows is not None else range(len(self.rows)):
             if not 0 <= i < len(self.rows):
                 continue
-            row = self.rows[i]
-            part = lane_window(row.lane, x0, x1, width)
+            part, labels_id = self._row_window(self.rows[i], x0, x1, width)
             if not len(part):
                 continue
             single = part.event >= 0
-            labels_id = self.trace.label[np.maximum(part.event, 0)]
             color = np.where(single[:, None], self.colors[labels_id], MERGED_COLOR)
             label_text = [
                 self.labels[int(lab)] if ok else f"{int(c):,} events"
@@ -295,6 +288,13 @@ class SystemTraceModel:
                 )
             )
         return SpanBatch.concat(batches)
+
+    def _row_window(
+        self, row: LaneRow, x0: float, x1: float, width: int
+    ) -> tuple[LaneSpans, np.ndarray]:
+        """``row``'s spans in the window and each one's label id."""
+        part = lane_window(row.lane, x0, x1, width)
+        return part, self.trace.label[np.maximum(part.event, 0)]
 
     def instants(self, x0: float, x1: float, width: int) -> tuple[np.ndarray, np.ndarray]:
         """Per pixel column of [x0, x1): instants in it (counts) and the first one (-1)."""
@@ -378,6 +378,14 @@ class SystemTraceModel:
         if self._parents is None:
             self._parents = event_parents(self.trace)
         return call_tree(self.trace, t0, t1, parents=self._parents)
+
+    @property
+    def n_events(self) -> int:
+        return len(self.trace)
+
+    def has_instants(self) -> bool:
+        """Whether the trace has instants (shown or hidden by the channel filter)."""
+        return len(self._instants) > 0 or bool(self.trace.is_instant().any())
 
     def open_spans(self) -> int:
         """Spans still open when the file was last written (the trace is incomplete)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from popvision_py.viewmodels.system_trace import PALETTE
+from popvision_py.viewmodels.trace_colors import PALETTE
 from popvision_py.viewmodels.trace_open import OpenedTrace, read_trace
 
 

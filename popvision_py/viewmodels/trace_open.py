@@ -35,7 +35,7 @@ class OpenedTrace:
     def incomplete_text(self) -> str:
         """ "" for a finished trace; else what shows that the writer had not finished or
         that a file was cut short (``Trace.warnings``)."""
-        trace = self.model.trace
+        trace = self.model.tables  # a live model's open spans are there, with the warnings
         parts = list(trace.warnings)
         parts += [f"{self.name}: {w}" for w in trace.partial_warnings()[len(trace.warnings) :]]
         return "\n".join(parts)

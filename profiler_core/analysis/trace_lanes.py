@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.model import Trace
+
+if TYPE_CHECKING:
+    from profiler_core.analysis.chained_lanes import ChainedLane
 
 MERGED = -1
 """``event`` of a span that stands for several events sharing pixel columns."""
@@ -53,6 +57,20 @@ class Lane:
 
     def reach_at(self, pos: np.ndarray) -> np.ndarray:
         return pos if self.reach is None else self.reach[pos]
+
+    def start_at(self, pos: np.ndarray) -> np.ndarray:
+        return self.start[pos]
+
+    def end_at(self, pos: np.ndarray) -> np.ndarray:
+        return self.end[pos]
+
+    def started_before(self, keys: np.ndarray) -> np.ndarray:
+        """Per int64 key, how many spans start before it."""
+        return np.searchsorted(self.start, keys, side="left")
+
+    def ended_by(self, keys: np.ndarray) -> np.ndarray:
+        """Per int64 key, how many spans end at or before it."""
+        return np.searchsorted(self.end_sorted, keys, side="right")
 
     def count_in(self, t0: float, t1: float) -> int:
         """How many spans overlap [t0, t1)."""
@@ -244,7 +262,7 @@ def merge_lanes(trace: Trace, lanes: Iterable[Lane]) -> Lane:
     return make_lane(trace, np.concatenate(parts) if parts else np.zeros(0, np.int64))
 
 
-def lane_window(lane: Lane, t0: float, t1: float, width_px: int) -> LaneSpans:
+def lane_window(lane: Lane | ChainedLane, t0: float, t1: float, width_px: int) -> LaneSpans:
     """Spans of ``lane`` in [t0, t1) for ``width_px`` pixel columns: a span wider than its
     columns keeps its event; columns where several events meet become MERGED spans."""
     if t1 <= t0 or width_px < 1:
@@ -253,14 +271,14 @@ def lane_window(lane: Lane, t0: float, t1: float, width_px: int) -> LaneSpans:
         empty = np.zeros(0)
         return LaneSpans(empty, empty, np.zeros(0, np.int64), np.zeros(0, np.int64))
     edges = t0 + (t1 - t0) * np.arange(width_px + 1) / width_px
-    started = np.searchsorted(lane.start, ceil_ns(edges), side="left")  # start < edge
-    ended = np.searchsorted(lane.end_sorted, floor_ns(edges), side="right")  # end <= edge
+    started = lane.started_before(ceil_ns(edges))  # start < edge
+    ended = lane.ended_by(floor_ns(edges))  # end <= edge
     count = started[1:] - ended[:-1]  # spans overlapping each column
     latest = np.maximum(started[1:] - 1, 0)
     # Where two spans meet in a column -- the tail of one begun before it, the head of one
     # going on past it -- the later owns it; any span wholly inside a column merges.
-    before = lane.start[np.maximum(latest - 1, 0)] < edges[:-1]
-    handover = (count == 2) & (latest >= 1) & before & (lane.end[latest] >= edges[1:])
+    before = lane.start_at(np.maximum(latest - 1, 0)) < edges[:-1]
+    handover = (count == 2) & (latest >= 1) & before & (lane.end_at(latest) >= edges[1:])
     owner = np.where(count == 1, lane.reach_at(latest), MERGED)
     owner = np.where(handover, latest, owner)
     owner = np.where(count <= 0, -2, owner)  # -2: nothing drawn in the column
@@ -272,8 +290,8 @@ def lane_window(lane: Lane, t0: float, t1: float, width_px: int) -> LaneSpans:
     first, stop, code = first[drawn], stop[drawn], code[drawn]
     single = code >= 0
     pos = np.maximum(code, 0)
-    start = np.where(single, np.maximum(lane.start[pos], edges[first]), edges[first])
-    end = np.where(single, np.minimum(lane.end[pos], edges[stop]), edges[stop])
+    start = np.where(single, np.maximum(lane.start_at(pos), edges[first]), edges[first])
+    end = np.where(single, np.minimum(lane.end_at(pos), edges[stop]), edges[stop])
     event = np.where(single, lane.event_at(pos), MERGED)
     merged_count = started[stop] - ended[first]
     return LaneSpans(

@@ -120,3 +120,31 @@ def test_a_tail_sees_events_of_a_running_writer_process_within_250_ms(tmp_path: 
     p90 = float(np.percentile(latencies, 90))
     assert min(latencies) >= 0
     assert p90 < 250, f"90% of events seen within {p90:.0f} ms; all: {sorted(latencies)}"
+
+
+def test_series_and_heatmaps_grow_in_place_and_earlier_snapshots_keep_theirs(tmp_path: Path):
+    writer = PvtiWriter(tmp_path, background=False)
+    o = writer.origin_monotonic_ns
+    writer.declare_heatmap("weights", [0.0, 1.0])
+    tail = TraceTail(writer.path)
+    snapshots = []
+    for k in range(40):  # past the rows' first room (16), so they grow twice
+        writer.add_sample("Loss", "train", o + 10 * k, 1.0 / (k + 1))
+        writer.add_heatmap_sample("weights", o + 10 * k, np.array([k, 1, 2 * k]))
+        writer.flush()
+        tail.poll()
+        snapshots.append(tail.pieces_snapshot().tables)
+    writer.close()
+    tail.poll()
+    whole = open_trace(writer.path)
+    for k, tables in enumerate(snapshots):
+        t, loss = tables.series["Loss"]["train"]
+        assert t.tolist() == [10 * i for i in range(k + 1)]  # still as it was read then
+        assert loss.tolist() == [1.0 / (i + 1) for i in range(k + 1)]
+        heat = tables.heatmaps["weights"]
+        assert heat.counts.tolist() == [[i, 1, 2 * i] for i in range(k + 1)]
+    last = tail.pieces_snapshot().tables
+    assert last.series["Loss"]["train"][1].tolist() == whole.series["Loss"]["train"][1].tolist()
+    assert last.heatmaps["weights"].counts.tolist() == whole.heatmaps["weights"].counts.tolist()
+    assert last.heatmaps["weights"].t_ns.tolist() == whole.heatmaps["weights"].t_ns.tolist()
+    tail.close()

@@ -94,7 +94,7 @@ class FlowSelection:
             return FlowArrows.empty()
         first = self.lane_scroll.value()  # only the lanes on screen
         rows = range(first, first + self.lanes_shown)
-        return flow_arrows(model.trace, model.rows_of, x0, x1, width, rows)
+        return flow_arrows(model.tables, model.rows_of, x0, x1, width, rows)
 
     def _show_event_rows(self, event: int) -> None:
         """``event``'s details, then its flows as rows that select the other end."""

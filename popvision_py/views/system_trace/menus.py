@@ -13,7 +13,7 @@ class TrackMenus:
     def _fill_menus(self) -> None:
         model = self.model
         assert model is not None
-        trace = model.trace
+        trace = model.tables
         c = self.control_bar
         c.channel_menu.clear()
         for i, name in enumerate(trace.channels):
@@ -31,7 +31,7 @@ class TrackMenus:
         if self._tracks_filled or model is None:
             return
         self._tracks_filled = True
-        trace = model.trace
+        trace = model.tables
         c = self.control_bar
         for t in model.thread_order():
             action = c.track_menu.addAction(f"Pin {model.thread_title(t)} to the top")

@@ -150,10 +150,8 @@ class SystemTraceView(RangeSelection, FlowSelection, TrackMenus, ChartDetailsVie
         self.instants = InstantsPlot(model)
         self.instants.instant_clicked.connect(lambda e: self.select_event(e) if e >= 0 else None)
         self.chart_layout.insertWidget(1, self.instants)
-        self.instants.setVisible(
-            len(model.instant_events) > 0 or bool(model.trace.is_instant().any())
-        )
-        trace = model.trace
+        self.instants.setVisible(model.has_instants())
+        trace = model.tables  # names, series and heatmaps (a live model's events are pieces)
         self.series_plots = [
             SeriesPlot(graph, trace.series_units.get(graph, ""), series, model.time_limits()[1])
             for graph, series in trace.series.items()
@@ -200,7 +198,7 @@ class SystemTraceView(RangeSelection, FlowSelection, TrackMenus, ChartDetailsVie
         their widgets when it has the same graphs and heatmaps, so an update costs the
         window a relayout and a repaint, not new plots. Otherwise as ``show_trace``."""
         old = self.model
-        trace = opened.model.trace
+        trace = opened.model.tables
         same = (
             old is not None
             and self.instants is not None
@@ -220,9 +218,7 @@ class SystemTraceView(RangeSelection, FlowSelection, TrackMenus, ChartDetailsVie
         x0, x1 = opened.model.time_limits()
         item.bounds = QRectF(x0, 0.0, x1 - x0, 1.0)
         item.update()
-        self.instants.setVisible(
-            len(opened.model.instant_events) > 0 or bool(trace.is_instant().any())
-        )
+        self.instants.setVisible(opened.model.has_instants())
         for plot in self.series_plots:
             plot.series = trace.series[plot.graph]
             plot.until = opened.model.time_limits()[1]
@@ -301,7 +297,7 @@ class SystemTraceView(RangeSelection, FlowSelection, TrackMenus, ChartDetailsVie
             return
         axis = self.timeline.time_axis
         if self.control_bar.absolute.isChecked():
-            axis.set_clock(1e9, self.model.trace.origin_wall_ns, "Wall clock (UTC)")
+            axis.set_clock(1e9, self.model.tables.origin_wall_ns, "Wall clock (UTC)")
         else:
             axis.set_seconds(1e9, self.model.time_limits()[0], "Time from the first event")
         axis.picture = None  # pyqtgraph caches tick text
