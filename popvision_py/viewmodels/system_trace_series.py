@@ -47,17 +47,20 @@ def step_points(x: np.ndarray, y: np.ndarray, until: float) -> tuple[np.ndarray,
 
 
 def heatmap_window(heatmap: Heatmap, x0: float, x1: float, width: int) -> np.ndarray:
-    """(buckets, width) float: the counts of the sample in force at each pixel column's
-    centre (the latest sample at or before it), NaN before the first sample and after the
-    last one's interval."""
+    """(buckets, width) float: the counts of the sample in force at the end of each pixel
+    column (the latest sample at or before it, so every sample in view owns the column it
+    falls in, the last one of a trace too), NaN before the first sample and after the last
+    one's interval."""
     out = np.full((heatmap.counts.shape[1], width), np.nan)
     t = heatmap.t_ns
     if len(t) == 0 or width < 1:
         return out
-    centre = x0 + (np.arange(width) + 0.5) * (x1 - x0) / width
-    sample = np.searchsorted(t, centre, side="right") - 1
+    left = x0 + np.arange(width + 1) * (x1 - x0) / width
+    # columns [a, b), the last one [a, x1]: a sample at the window's end is in view
+    sample = np.searchsorted(t, left[1:], side="left") - 1
+    sample[-1] = np.searchsorted(t, left[-1], side="right") - 1
     step = float(np.median(np.diff(t))) if len(t) > 1 else max(x1 - x0, 1.0)
-    ok = (sample >= 0) & (centre < t[-1] + step)
+    ok = (sample >= 0) & (left[:-1] < t[-1] + step)
     out[:, ok] = heatmap.counts[sample[ok]].T
     return out
 

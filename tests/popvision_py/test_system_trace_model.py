@@ -198,10 +198,16 @@ def test_series_are_their_samples_when_few_and_min_max_per_pixel_when_many() -> 
 def test_heatmap_columns_show_the_sample_in_force() -> None:
     counts = np.array([[1, 0, 0], [0, 2, 0], [0, 0, 3]])
     heatmap = Heatmap("w", "", np.array([0.0, 1.0]), np.array([100, 200, 300]), counts)
-    grid = heatmap_window(heatmap, 0, 400, 4)  # column centres 50, 150, 250, 350
+    grid = heatmap_window(heatmap, 0, 400, 4)  # columns [0, 100) ... [300, 400]
     assert np.isnan(grid[:, 0]).all()
     assert grid[:, 1].tolist() == [1, 0, 0] and grid[:, 2].tolist() == [0, 2, 0]
     assert grid[:, 3].tolist() == [0, 0, 3]
+    # the last sample of a trace, a little before the window's end (less than a column
+    # after the last column's centre) or at it, owns the last column: it was not shown
+    for last in (390, 400):
+        late = Heatmap("w", "", np.array([0.0, 1.0]), np.array([100, 200, last]), counts)
+        grid = heatmap_window(late, 0, 400, 4)
+        assert grid[:, 3].tolist() == [0, 0, 3] and grid[:, 2].tolist() == [0, 2, 0]
     assert bucket_names(np.array([0.0, 0.5, 1.0])) == ["< 0", "0 – 0.5", "0.5 – 1", "≥ 1"]
 
 
