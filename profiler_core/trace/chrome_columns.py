@@ -1,5 +1,6 @@
 """Event columns of a Chrome trace import, grown a row or a chunk at a time and kept as
-numpy chunks: 10M events cost their columns' bytes, not 10M Python floats per field.
+numpy chunks: 10M events cost their columns' bytes, not 10M Python floats per field; then
+made relative ns and sorted where they are.
 
 Time stamps are kept as written: int64 while every stamp is an integer (nanosecond epochs
 keep every digit), float64 as soon as one is not -- the same rule whether a stamp came
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from profiler_core.trace.event_args import EventArgs
+from profiler_core.trace.nesting import walk_order
 
 
 def stamps(values: list[int | float]) -> np.ndarray:
@@ -96,3 +98,33 @@ class ArgsText:
         if moved is not None:
             chunks = [(moved[events], lengths, text) for events, lengths, text in chunks]
         return EventArgs.joined(chunks)
+
+
+def relative_ns(stamps: np.ndarray, base: int | float, scale: int) -> np.ndarray:
+    """``stamps`` (which this changes: the caller lets them go) as ns from ``base``."""
+    if stamps.dtype == np.int64 and isinstance(base, int | np.integer):
+        stamps -= int(base)
+        stamps *= scale
+        return stamps
+    x = stamps.astype(np.float64, copy=False)
+    x -= base
+    x *= scale
+    np.round(x, out=x)
+    return x.astype(np.int64)
+
+
+def sort_in_walk_order(cols: dict[str, np.ndarray]) -> np.ndarray | None:
+    """Sort ``cols`` by (thread, start, longest first) where they are; where each event
+    went (None when they were in that order already)."""
+    thread, start, end = cols["thread"], cols["start_ns"], cols["end_ns"]
+    n = len(thread)
+    if n < 2:
+        return None
+    order = walk_order(thread, start, end)
+    if (order[1:] > order[:-1]).all():
+        return None
+    for column in cols.values():
+        column[...] = column[order]  # one column-sized temporary at a time
+    moved = np.empty(n, order.dtype)
+    moved[order] = np.arange(n, dtype=order.dtype)
+    return moved

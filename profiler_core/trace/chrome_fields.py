@@ -104,3 +104,23 @@ def flow_id(ev: dict) -> int | str | None:
             if scope in id2:
                 return ident(id2, scope)
     return None
+
+
+def other_data(
+    doc: dict, origin_key: str, units_key: str, gaps_key: str
+) -> tuple[int, dict[str, str], int]:
+    """What this project's exports keep in ``otherData``: the origin (epoch ns), series
+    units and how many series values were left out; defaults for anything else written."""
+    other = doc.get("otherData")
+    other = other if isinstance(other, dict) else {}
+    origin = other.get(origin_key, 0)
+    origin = origin if isinstance(origin, int) and not isinstance(origin, bool) else 0
+    if not 0 <= origin < 2**62:
+        origin = 0
+    units = other.get(units_key)
+    units = (
+        {k: v for k, v in units.items() if isinstance(v, str)} if isinstance(units, dict) else {}
+    )
+    gaps = other.get(gaps_key)
+    gaps = gaps if isinstance(gaps, int) and not isinstance(gaps, bool) and gaps > 0 else 0
+    return origin, units, gaps

@@ -23,7 +23,13 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace import chrome_fields as fields
 from profiler_core.trace.build import build_trace
-from profiler_core.trace.chrome_columns import ArgsText, Column, stamps
+from profiler_core.trace.chrome_columns import (
+    ArgsText,
+    Column,
+    relative_ns,
+    sort_in_walk_order,
+    stamps,
+)
 from profiler_core.trace.chrome_fast import add_chunk
 from profiler_core.trace.chrome_fields import Skip
 from profiler_core.trace.chrome_flows import FlowPoints
@@ -32,7 +38,7 @@ from profiler_core.trace.free_memory import release_free_memory
 from profiler_core.trace.json_events import MAX_TRACE_BYTES, EventStream, read_events
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH
 from profiler_core.trace.model import Trace
-from profiler_core.trace.nesting import nesting_depths, walk_order
+from profiler_core.trace.nesting import nesting_depths
 
 #: Keys this project adds so that its own exports come back unchanged.
 OPEN_ARG = fields.OPEN_ARG
@@ -244,9 +250,9 @@ class _Builder:
             base = 0  # stamps relative to the trace's start (or to a known origin)
         else:  # epoch stamps: the trace starts at its first event, exactly
             origin = int(base) * scale + round((base - int(base)) * scale)
-        start_ns = _relative_ns(start_us, base, scale)
+        start_ns = relative_ns(start_us, base, scale)
         del start_us  # one float column at a time: the trace's peak is its columns
-        end_ns = _relative_ns(end_us, base, scale)
+        end_ns = relative_ns(end_us, base, scale)
         del end_us
         cols = {
             "start_ns": start_ns,
@@ -261,13 +267,13 @@ class _Builder:
         release_free_memory()  # the columns' chunks, joined
         # Sorted once, where they are, in the order the nesting walk takes them: the depths
         # need no index of their own and the Trace is then sorted already.
-        moved = _sort_in_walk_order(cols)
+        moved = sort_in_walk_order(cols)
         release_free_memory()  # the sort's and the float columns' temporaries
         cols["depth"] = nesting_depths(
             cols["thread"], cols["start_ns"], cols["end_ns"], in_walk_order=True
         )
         release_free_memory()
-        points_ns = _relative_ns(points_us, base, scale)
+        points_ns = relative_ns(points_us, base, scale)
         tracks = new_track.tolist()  # the points' threads and the bound rows, as the columns'
         self.flows.points = [
             (k, ph, tracks[t], int(points_ns[i]), e) for k, ph, t, i, e in self.flows.points
@@ -329,19 +335,6 @@ class _Builder:
 _EPOCH_NS = 2.6e14
 
 
-def _relative_ns(stamps: np.ndarray, base: int | float, scale: int) -> np.ndarray:
-    """``stamps`` (which this changes: the caller lets them go) as ns from ``base``."""
-    if stamps.dtype == np.int64 and isinstance(base, int | np.integer):
-        stamps -= int(base)
-        stamps *= scale
-        return stamps
-    x = stamps.astype(np.float64, copy=False)
-    x -= base
-    x *= scale
-    np.round(x, out=x)
-    return x.astype(np.int64)
-
-
 _HANDLERS = {
     "X": _Builder.complete,
     "B": _Builder.begin,
@@ -362,23 +355,6 @@ _HANDLERS = {
     "C": _Builder.counter,
     "M": _Builder.metadata,
 }
-
-
-def _sort_in_walk_order(cols: dict[str, np.ndarray]) -> np.ndarray | None:
-    """Sort ``cols`` by (thread, start, longest first) where they are; where each event
-    went (None when they were in that order already)."""
-    thread, start, end = cols["thread"], cols["start_ns"], cols["end_ns"]
-    n = len(thread)
-    if n < 2:
-        return None
-    order = walk_order(thread, start, end)
-    if (order[1:] > order[:-1]).all():
-        return None
-    for column in cols.values():
-        column[...] = column[order]  # one column-sized temporary at a time
-    moved = np.empty(n, order.dtype)
-    moved[order] = np.arange(n, dtype=order.dtype)
-    return moved
 
 
 def _sorted_samples(samples: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -420,18 +396,8 @@ def import_chrome_file(
         if collecting:
             gc.enable()
     release_free_memory()
-    other = stream.doc.get("otherData")
-    other = other if isinstance(other, dict) else {}
-    origin = other.get(ORIGIN_KEY, 0)
-    origin = origin if isinstance(origin, int) and not isinstance(origin, bool) else 0
-    if not 0 <= origin < 2**62:
-        origin = 0
-    units = other.get(UNITS_KEY)
-    units = (
-        {k: v for k, v in units.items() if isinstance(v, str)} if isinstance(units, dict) else {}
-    )
-    gaps = other.get(GAPS_KEY)
-    if isinstance(gaps, int) and not isinstance(gaps, bool) and gaps > 0:
+    origin, units, gaps = fields.other_data(stream.doc, ORIGIN_KEY, UNITS_KEY, GAPS_KEY)
+    if gaps:
         stream.notes.append(f"{gaps:,} series value(s) were not finite when exported (gaps)")
     trace = builder.trace(origin, units, stream.notes)
     if not len(trace) and not trace.series and stream.skipped:
