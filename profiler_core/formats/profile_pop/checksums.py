@@ -1,0 +1,140 @@
+"""Section checksums of ``profile.pop`` (format 1.2): a CRC-32 per section, so a byte changed
+after writing is refused instead of shown as a different number.
+
+A Cap'n Proto section is not one contiguous byte range, so a section's checksum is
+``zlib.crc32`` over a canonical byte stream of its *decoded* content: every scalar field and
+every array's dtype, shape and bytes, in schema order. The writer computes it from the
+columns it writes, the reader right after decoding the section (the arrays are zero-copy
+views of the file, so checking is one pass over their memory). A changed byte therefore
+either changes what the section decodes to, and fails its checksum, or does not, and every
+answer stays the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from profiler_core.formats.crc import Digest
+from profiler_core.formats.profile_pop import columns as cols
+from profiler_core.formats.profile_pop.arrays import coerce_column
+from profiler_core.model.profile import (
+    ExecutionData,
+    GraphData,
+    Header,
+    LivenessData,
+    MemoryData,
+    ProgramData,
+    TargetInfo,
+)
+from profiler_core.model.strings import Strings
+
+CHECKSUMS_SINCE_MINOR = 2
+"""Files of format 1.2 and later carry checksums; a 1.2 file without them is damaged."""
+
+STRINGS = "strings"
+"""The graph's string table has its own checksum: ``ProfileReader.strings`` decodes it
+without the graph's columns (commands that need names alone)."""
+
+SECTIONS = ("header", "target", STRINGS, "graph", "memory", "programs", "liveness", "execution")
+
+
+def _columns(digest: Digest, record: object, spec: Iterable[cols.Column]) -> None:
+    """Every column of ``spec`` that ``record`` holds (optional ones may be None), in the
+    schema's dtype: the writer's columns are converted as it converts them to write."""
+    for column in spec:
+        value = getattr(record, column.name, None)
+        if value is None:
+            digest.text(f"{column.name}: absent")
+            continue
+        digest.array(column.name, coerce_column(value, column.name, column.dtype, column.ndim))
+
+
+def header_crc(header: Header) -> int:
+    digest = Digest()
+    digest.integer(header.format_major)
+    digest.integer(header.format_minor)
+    for text in (header.producer, header.producer_version, header.program_name):
+        digest.text(text)
+    digest.real(header.created_unix)
+    digest.text(header.report_id)
+    digest.pairs(header.options)
+    digest.integer(bool(header.out_of_memory))
+    digest.pairs(header.framework)
+    digest.text(header.instrumentation)
+    digest.integer(len(header.traces))
+    for trace in header.traces:
+        digest.text(trace)
+    return digest.crc
+
+
+def target_crc(target: TargetInfo) -> int:
+    digest = Digest()
+    digest.text(target.version)
+    for number in (target.num_ipus, target.tiles_per_ipu, target.bytes_per_tile):
+        digest.integer(number)
+    digest.real(target.clock_hz)
+    digest.text(target.type)
+    digest.integer(target.replicas)
+    digest.integer(target.ipus_per_replica)
+    return digest.crc
+
+
+def strings_crc(strings: Strings) -> int:
+    digest = Digest()
+    digest.raw(strings.blob)
+    digest.array("offsets", coerce_column(strings.offsets, "strings.offsets", cols.I64, 1))
+    return digest.crc
+
+
+def graph_crc(graph: GraphData) -> int:
+    """The graph's columns and edge count (its string table has a checksum of its own)."""
+    digest = Digest()
+    _columns(digest, graph, cols.GRAPH_COLUMNS + cols.GRAPH_OPTIONAL_COLUMNS)
+    digest.integer(graph.num_edges)
+    return digest.crc
+
+
+def memory_crc(memory: MemoryData) -> int:
+    digest = Digest()
+    _columns(digest, memory, cols.MEMORY_COLUMNS)
+    return digest.crc
+
+
+def programs_crc(programs: ProgramData) -> int:
+    digest = Digest()
+    _columns(digest, programs, cols.PROGRAM_COLUMNS + cols.PROGRAM_OPTIONAL_COLUMNS)
+    return digest.crc
+
+
+def liveness_crc(liveness: LivenessData) -> int:
+    digest = Digest()
+    digest.integer(liveness.always_live_bytes)
+    _columns(digest, liveness, cols.LIVENESS_COLUMNS)
+    return digest.crc
+
+
+def execution_crc(execution: ExecutionData | None) -> int:
+    digest = Digest()
+    if execution is None:
+        digest.text("not run")
+        return digest.crc
+    digest.integer(len(execution.runs))
+    for run in execution.runs:
+        digest.integer(run.program)
+        digest.text(run.name)
+        digest.integer(run.total_cycles)
+        _columns(digest, run, cols.RUN_COLUMNS)
+    return digest.crc
+
+
+SECTION_CRC = {
+    "header": header_crc,
+    "target": target_crc,
+    STRINGS: strings_crc,
+    "graph": graph_crc,
+    "memory": memory_crc,
+    "programs": programs_crc,
+    "liveness": liveness_crc,
+    "execution": execution_crc,
+}
+"""The checksum of each section's decoded content, by the name the file stores it under."""
