@@ -143,6 +143,19 @@ class Report:
         error = self.section_error("debug")
         return [str(error)] if error is not None else []
 
+    def notes(self) -> list[str]:
+        """What a reader should know about this report that does not make it partial
+        ([] for files with checksums): a profile.pop or debug.cbor (once read) written
+        before checksums, so damage to it after writing cannot be detected. The CLI prints
+        them as ``note:`` lines; the window shows them in its status bar."""
+        found = []
+        if self._reader.integrity_note:
+            found.append(f"{self.profile_path}: {self._reader.integrity_note}")
+        debug = self._debug
+        if debug is not None and not isinstance(debug, ReportError) and debug.integrity_note:
+            found.append(f"{self.debug_path}: {debug.integrity_note}")
+        return found
+
     def section_error(self, section: str) -> ReportError | None:
         """The error of a damaged section, or None when it loads."""
         try:
