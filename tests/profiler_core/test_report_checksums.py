@@ -17,6 +17,7 @@ import cbor2
 import numpy as np
 import pytest
 
+from profiler_core import pva
 from profiler_core.cli import main
 from profiler_core.errors import ChecksumError
 from profiler_core.formats.debug_cbor import read_debug, write_debug
@@ -143,6 +144,8 @@ def test_a_1_1_file_without_checksums_opens_with_a_note(report, tmp_path):
     code, out, err = cli("summary", str(folder))
     assert code == 0 and out
     assert err == f"popvision-cli: note: {note}\n"
+    with pva.openReport(path) as script_report:
+        assert script_report.notes == [note] and script_report.warnings == []
 
 
 def test_a_1_2_file_that_lost_its_checksums_is_damaged_not_old(report):
