@@ -13,10 +13,13 @@ answer stays the same.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
+from profiler_core.errors import ChecksumError
 from profiler_core.formats.crc import Digest
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column
+from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, describe
 from profiler_core.model.profile import (
     ExecutionData,
     GraphData,
@@ -138,3 +141,53 @@ SECTION_CRC = {
     "execution": execution_crc,
 }
 """The checksum of each section's decoded content, by the name the file stores it under."""
+
+
+class StoredChecksums:
+    """The checksums a file stores (read when it is opened) and the check of each section
+    against them, right after the section is decoded."""
+
+    def __init__(self, root: Any, major: int, minor: int) -> None:
+        self.version = f"{major}.{minor}"
+        self.sums: dict[str, int] | ChecksumError | None = None  # None: before checksums
+        try:
+            if root._has("checksums"):
+                self.sums = {str(entry.section): int(entry.crc32) for entry in root.checksums}
+            elif minor >= CHECKSUMS_SINCE_MINOR:
+                self.sums = ChecksumError(
+                    None, f"its section checksums are missing (a {self.version} file has them)"
+                )
+        except DECODE_ERRORS as error:
+            self.sums = ChecksumError(
+                None, f"its section checksums are unreadable: {describe(error)}"
+            )
+
+    @property
+    def note(self) -> str:
+        """A sentence for a file written before section checksums ("" when it has them)."""
+        if self.sums is not None:
+            return ""
+        return (
+            f"written in profile format {self.version}, before section checksums: damage to "
+            "it after writing cannot be detected"
+        )
+
+    def check(self, key: str, name: str, content: Any) -> None:
+        """Raise ChecksumError (without a path) unless ``content``, section ``name`` just
+        decoded (its string table for ``key`` "strings"), is what was written."""
+        stored = self.sums
+        if stored is None:
+            return
+        part = f"section '{name}'" + (" (its string table)" if key == STRINGS else "")
+        if isinstance(stored, ChecksumError):
+            raise ChecksumError(None, f"damaged: {part} cannot be checked: {stored.problem}")
+        if key not in stored:
+            raise ChecksumError(None, f"damaged: {part} has no checksum in the file")
+        computed = SECTION_CRC[key](content)
+        if computed != stored[key]:
+            raise ChecksumError(
+                None,
+                f"damaged: {part} fails its checksum (CRC-32 {computed:08x}, written "
+                f"{stored[key]:08x}): the file changed after it was written; write the "
+                "report again",
+            )

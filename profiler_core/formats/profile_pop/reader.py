@@ -21,7 +21,7 @@ from profiler_core.errors import ChecksumError, FormatVersionError, ReportError
 from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import read_array
-from profiler_core.formats.profile_pop.checksums import CHECKSUMS_SINCE_MINOR, SECTION_CRC, STRINGS
+from profiler_core.formats.profile_pop.checksums import StoredChecksums
 from profiler_core.formats.profile_pop.file_bytes import FileBytes
 from profiler_core.formats.profile_pop.locate import Locator, StructRef
 from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
@@ -101,7 +101,7 @@ class ProfileReader:
         _check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
         self._root_ref = self._locator.root()
         self._cache: dict[str, Any] = {}
-        self._checksums: dict[str, int] | ChecksumError | None = self._read_checksums()
+        self._checksums = StoredChecksums(self._root, self.format_major, self.format_minor)
         if self._bytes.releasable:
             for section in _ARRAY_SECTIONS:
                 self._bytes.release(section, self._array_spans(section))
@@ -181,7 +181,7 @@ class ProfileReader:
                 self._bytes.restore(name)
                 found = decode(self._root)
                 if self.verify:
-                    self._check_sum(key, name, found)
+                    self._checksums.check(key, name, found)
                 self._cache[key] = found
             except ChecksumError as error:
                 self._cache[key] = ChecksumError(self.path, error.problem)
@@ -197,46 +197,7 @@ class ProfileReader:
     @property
     def integrity_note(self) -> str:
         """A sentence for a file written before section checksums ("" when it has them)."""
-        if self._checksums is not None:
-            return ""
-        return (
-            f"written in profile format {self.format_major}.{self.format_minor}, before "
-            "section checksums: damage to it after writing cannot be detected"
-        )
-
-    def _read_checksums(self) -> dict[str, int] | ChecksumError | None:
-        """The stored CRC-32 of each section; None for a file from before checksums."""
-        try:
-            if not self._root._has("checksums"):
-                if self.format_minor < CHECKSUMS_SINCE_MINOR:
-                    return None
-                return ChecksumError(
-                    None,
-                    f"its section checksums are missing (a profile format "
-                    f"{self.format_major}.{self.format_minor} file has them)",
-                )
-            return {str(entry.section): int(entry.crc32) for entry in self._root.checksums}
-        except DECODE_ERRORS as error:
-            return ChecksumError(None, f"its section checksums are unreadable: {describe(error)}")
-
-    def _check_sum(self, key: str, name: str, content: Any) -> None:
-        """Raise ChecksumError unless ``content``, just decoded, is what was written."""
-        stored = self._checksums
-        if stored is None:
-            return
-        part = f"section '{name}'" + (" (its string table)" if key == STRINGS else "")
-        if isinstance(stored, ChecksumError):
-            raise ChecksumError(None, f"damaged: {part} cannot be checked: {stored.problem}")
-        if key not in stored:
-            raise ChecksumError(None, f"damaged: {part} has no checksum in the file")
-        computed = SECTION_CRC[key](content)
-        if computed != stored[key]:
-            raise ChecksumError(
-                None,
-                f"damaged: {part} fails its checksum (CRC-32 {computed:08x}, written "
-                f"{stored[key]:08x}): the file changed after it was written; write the "
-                "report again",
-            )
+        return self._checksums.note
 
     def _decode_header(self, root: Any) -> Header:
         header = root.header
