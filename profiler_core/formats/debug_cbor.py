@@ -3,13 +3,13 @@
 Version 2 (written): ``{"magic": "popvision-py debug", "formatMajor": 2, "formatMinor": 1,
 "reportId": str, "count": N, "strings": {"offsets": bytes, "data": bytes},
 "columns": {"name", "layer", "op", "api", "file", "args", "parent", "line": bytes},
-"crc32": int}``.
+"xxh3": int}``.
 ``strings`` is one UTF-8 table (``offsets``: little-endian int64, one more than strings);
 each column is N little-endian int32: an index into the table for the text columns, the
 JSON text of the arguments (-1 for none), the parent context (-1 for none), the line.
 Reading is a few array views, so 400,000 contexts open without a Python object each.
-Since 2.1, ``crc32`` is a CRC-32 of the version, report id, count, string table and columns
-(``content_crc``): a file changed after writing is refused rather than shown with other
+Since 2.1, ``xxh3`` is an XXH3-64 of the version, report id, count, string table and columns
+(``content_checksum``): a file changed after writing is refused rather than shown with other
 names. Version 2.0 and version 1 files (a list per column, ``debug_cbor_v1``) are still
 read, with a note that damage cannot be detected. Reading refuses oversized files, CBOR
 tags and deep nesting, and names every problem.
@@ -30,7 +30,7 @@ from profiler_core.errors import ChecksumError, FormatVersionError, ReportError
 from profiler_core.formats import debug_cbor_v1 as v1
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.cbor_views import loads_plain
-from profiler_core.formats.crc import Digest
+from profiler_core.formats.checksum import Digest
 from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.strict_cbor import refusal_reason, strict_decoder
 from profiler_core.model.lazy_columns import JsonColumn, StringColumn
@@ -39,7 +39,7 @@ from profiler_core.model.strings import StringInterner, Strings
 
 MAGIC = "popvision-py debug"
 FORMAT_MAJOR = 2
-FORMAT_MINOR = 1  # 2.1: crc32
+FORMAT_MINOR = 1  # 2.1: xxh3
 CHECKSUMS_SINCE_MINOR = 1
 MAX_DEBUG_BYTES = 2 * 1024**3
 """Larger files are refused before reading: no honest debug.cbor comes near it."""
@@ -68,7 +68,7 @@ def write_debug(path: str | Path, debug: DebugData, format_major: int = FORMAT_M
         document = {**header, "formatMajor": 1, "formatMinor": 0, "contexts": contexts}
     elif format_major == 2:
         document = {**header, "formatMajor": 2, "formatMinor": FORMAT_MINOR, **_columnar(contexts)}
-        document["crc32"] = content_crc(document)
+        document["xxh3"] = content_checksum(document)
     else:
         raise ValueError(f"debug.cbor format {format_major} cannot be written")
     atomic_write(path, lambda file: cbor2.dump(document, file))
@@ -95,8 +95,8 @@ def _columnar(contexts: dict[str, list[Any]]) -> dict[str, Any]:
     }
 
 
-def content_crc(document: dict[str, Any]) -> int:
-    """CRC-32 of a version 2 document's content: version, report id, count, the string
+def content_checksum(document: dict[str, Any]) -> int:
+    """XXH3-64 of a version 2 document's content: version, report id, count, the string
     table's offsets and data, and each column's bytes in ``COLUMNS`` order. Values of the
     wrong type (a damaged file) go in as their text, so the sum then fails."""
     digest = Digest()
@@ -114,25 +114,25 @@ def content_crc(document: dict[str, Any]) -> int:
             digest.raw(value)
         else:
             digest.text(repr(value)[:100])
-    return digest.crc
+    return digest.value
 
 
 def _check_sum(document: dict[str, Any], minor: int) -> bool:
-    """Raise ChecksumError when a version 2 document fails its crc32; False when it is
+    """Raise ChecksumError when a version 2 document fails its xxh3; False when it is
     from before checksums (2.0), so the caller notes that damage cannot be detected."""
-    stored = document.get("crc32")
+    stored = document.get("xxh3")
     if stored is None and minor < CHECKSUMS_SINCE_MINOR:
         return False
     if not v1.is_int(stored):
         raise ChecksumError(
-            None, f"damaged: its crc32 is {str(stored)[:40]!r}, not a checksum (format 2.{minor})"
+            None, f"damaged: its xxh3 is {str(stored)[:40]!r}, not a checksum (format 2.{minor})"
         )
-    computed = content_crc(document)
+    computed = content_checksum(document)
     if computed != stored:
         raise ChecksumError(
             None,
-            f"damaged: its content fails its checksum (CRC-32 {computed:08x}, written "
-            f"{stored & 0xFFFFFFFF:08x}): the file changed after it was written; write the "
+            f"damaged: its content fails its checksum (XXH3 {computed:016x}, written "
+            f"{stored % (1 << 64):016x}): the file changed after it was written; write the "
             "report again",
         )
     return True

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler_core.formats.profile_pop import ProfileReader
-from profiler_core.formats.profile_pop.checksums import SECTION_CRC
+from profiler_core.formats.profile_pop.checksums import SECTION_CHECKSUM
 
 
 def resealed(message: Any) -> Any:
@@ -25,7 +25,7 @@ def resealed(message: Any) -> Any:
                     content = getattr(reader, entry.section)
                 except Exception:
                     continue
-                entry.crc32 = SECTION_CRC[entry.section](content)
+                entry.xxh3 = SECTION_CHECKSUM[entry.section](content)
     return message
 
 

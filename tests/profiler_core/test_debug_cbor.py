@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 from profiler_core.analysis.debug_groups import debug_column, debug_groups
 from profiler_core.errors import ReportError
-from profiler_core.formats.debug_cbor import content_crc, read_debug, write_debug
+from profiler_core.formats.debug_cbor import content_checksum, read_debug, write_debug
 from profiler_core.model.lazy_columns import JsonColumn, StringColumn
 from tests.fuzzing import DERANDOMIZE, byte_edits, edited, examples
 from tests.profiler_core.factories import make_debug
@@ -27,8 +27,8 @@ def document_of(path):
 def rewrite(path, document):
     """``document`` as a writer would write it: with a checksum of its (edited) content, so
     the reader's own checks see the edit (test_debug_cbor_checksum.py damages files)."""
-    if "crc32" in document:
-        document["crc32"] = content_crc(document)
+    if "xxh3" in document:
+        document["xxh3"] = content_checksum(document)
     path.write_bytes(cbor2.dumps(document))
 
 

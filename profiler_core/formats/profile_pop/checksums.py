@@ -1,13 +1,13 @@
-"""Section checksums of ``profile.pop`` (format 1.2): a CRC-32 per section, so a byte changed
-after writing is refused instead of shown as a different number.
+"""Section checksums of ``profile.pop`` (format 1.2): an XXH3-64 per section, so a byte
+changed after writing is refused instead of shown as a different number.
 
-A Cap'n Proto section is not one contiguous byte range, so a section's checksum is
-``zlib.crc32`` over a canonical byte stream of its *decoded* content: every scalar field and
-every array's dtype, shape and bytes, in schema order. The writer computes it from the
-columns it writes, the reader right after decoding the section (the arrays are zero-copy
-views of the file, so checking is one pass over their memory). A changed byte therefore
-either changes what the section decodes to, and fails its checksum, or does not, and every
-answer stays the same.
+A Cap'n Proto section is not one contiguous byte range, so a section's checksum is XXH3-64
+(``formats/checksum.py``) over a canonical byte stream of its *decoded* content: every
+scalar field and every array's dtype, shape and bytes, in schema order. The writer computes
+it from the columns it writes, the reader right after decoding the section (the arrays are
+zero-copy views of the file, so checking is one pass over their memory). A changed byte
+therefore either changes what the section decodes to, and fails its checksum, or does not,
+and every answer stays the same.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from profiler_core.errors import ChecksumError
-from profiler_core.formats.crc import Digest
+from profiler_core.formats.checksum import Digest
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, describe
@@ -52,7 +52,7 @@ def _columns(digest: Digest, record: object, spec: Iterable[cols.Column]) -> Non
         digest.array(column.name, coerce_column(value, column.name, column.dtype, column.ndim))
 
 
-def header_crc(header: Header) -> int:
+def header_checksum(header: Header) -> int:
     digest = Digest()
     digest.integer(header.format_major)
     digest.integer(header.format_minor)
@@ -67,10 +67,10 @@ def header_crc(header: Header) -> int:
     digest.integer(len(header.traces))
     for trace in header.traces:
         digest.text(trace)
-    return digest.crc
+    return digest.value
 
 
-def target_crc(target: TargetInfo) -> int:
+def target_checksum(target: TargetInfo) -> int:
     digest = Digest()
     digest.text(target.version)
     for number in (target.num_ipus, target.tiles_per_ipu, target.bytes_per_tile):
@@ -79,66 +79,66 @@ def target_crc(target: TargetInfo) -> int:
     digest.text(target.type)
     digest.integer(target.replicas)
     digest.integer(target.ipus_per_replica)
-    return digest.crc
+    return digest.value
 
 
-def strings_crc(strings: Strings) -> int:
+def strings_checksum(strings: Strings) -> int:
     digest = Digest()
     digest.raw(strings.blob)
     digest.array("offsets", coerce_column(strings.offsets, "strings.offsets", cols.I64, 1))
-    return digest.crc
+    return digest.value
 
 
-def graph_crc(graph: GraphData) -> int:
+def graph_checksum(graph: GraphData) -> int:
     """The graph's columns and edge count (its string table has a checksum of its own)."""
     digest = Digest()
     _columns(digest, graph, cols.GRAPH_COLUMNS + cols.GRAPH_OPTIONAL_COLUMNS)
     digest.integer(graph.num_edges)
-    return digest.crc
+    return digest.value
 
 
-def memory_crc(memory: MemoryData) -> int:
+def memory_checksum(memory: MemoryData) -> int:
     digest = Digest()
     _columns(digest, memory, cols.MEMORY_COLUMNS)
-    return digest.crc
+    return digest.value
 
 
-def programs_crc(programs: ProgramData) -> int:
+def programs_checksum(programs: ProgramData) -> int:
     digest = Digest()
     _columns(digest, programs, cols.PROGRAM_COLUMNS + cols.PROGRAM_OPTIONAL_COLUMNS)
-    return digest.crc
+    return digest.value
 
 
-def liveness_crc(liveness: LivenessData) -> int:
+def liveness_checksum(liveness: LivenessData) -> int:
     digest = Digest()
     digest.integer(liveness.always_live_bytes)
     _columns(digest, liveness, cols.LIVENESS_COLUMNS)
-    return digest.crc
+    return digest.value
 
 
-def execution_crc(execution: ExecutionData | None) -> int:
+def execution_checksum(execution: ExecutionData | None) -> int:
     digest = Digest()
     if execution is None:
         digest.text("not run")
-        return digest.crc
+        return digest.value
     digest.integer(len(execution.runs))
     for run in execution.runs:
         digest.integer(run.program)
         digest.text(run.name)
         digest.integer(run.total_cycles)
         _columns(digest, run, cols.RUN_COLUMNS)
-    return digest.crc
+    return digest.value
 
 
-SECTION_CRC = {
-    "header": header_crc,
-    "target": target_crc,
-    STRINGS: strings_crc,
-    "graph": graph_crc,
-    "memory": memory_crc,
-    "programs": programs_crc,
-    "liveness": liveness_crc,
-    "execution": execution_crc,
+SECTION_CHECKSUM = {
+    "header": header_checksum,
+    "target": target_checksum,
+    STRINGS: strings_checksum,
+    "graph": graph_checksum,
+    "memory": memory_checksum,
+    "programs": programs_checksum,
+    "liveness": liveness_checksum,
+    "execution": execution_checksum,
 }
 """The checksum of each section's decoded content, by the name the file stores it under."""
 
@@ -152,7 +152,7 @@ class StoredChecksums:
         self.sums: dict[str, int] | ChecksumError | None = None  # None: before checksums
         try:
             if root._has("checksums"):
-                self.sums = {str(entry.section): int(entry.crc32) for entry in root.checksums}
+                self.sums = {str(entry.section): int(entry.xxh3) for entry in root.checksums}
             elif minor >= CHECKSUMS_SINCE_MINOR:
                 self.sums = ChecksumError(
                     None, f"its section checksums are missing (a {self.version} file has them)"
@@ -183,11 +183,11 @@ class StoredChecksums:
             raise ChecksumError(None, f"damaged: {part} cannot be checked: {stored.problem}")
         if key not in stored:
             raise ChecksumError(None, f"damaged: {part} has no checksum in the file")
-        computed = SECTION_CRC[key](content)
+        computed = SECTION_CHECKSUM[key](content)
         if computed != stored[key]:
             raise ChecksumError(
                 None,
-                f"damaged: {part} fails its checksum (CRC-32 {computed:08x}, written "
-                f"{stored[key]:08x}): the file changed after it was written; write the "
+                f"damaged: {part} fails its checksum (XXH3 {computed:016x}, written "
+                f"{stored[key]:016x}): the file changed after it was written; write the "
                 "report again",
             )

@@ -19,7 +19,7 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column, write_array
-from profiler_core.formats.profile_pop.checksums import SECTION_CRC, STRINGS
+from profiler_core.formats.profile_pop.checksums import SECTION_CHECKSUM, STRINGS
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, MAGIC, describe, profile_schema
 from profiler_core.model.profile import FORMAT_MAJOR, FORMAT_MINOR, ProfileData
 from profiler_core.model.strings import Strings
@@ -81,7 +81,7 @@ def build_message(profile: ProfileData, path: str | Path | None = None) -> Any:
 
 
 def _build_checksums(message: Any, profile: ProfileData) -> None:
-    """A CRC-32 of each section as the reader will decode it (see checksums.py)."""
+    """An XXH3-64 of each section as the reader will decode it (see checksums.py)."""
     header = dataclasses.replace(
         profile.header, format_major=FORMAT_MAJOR, format_minor=FORMAT_MINOR
     )
@@ -95,10 +95,10 @@ def _build_checksums(message: Any, profile: ProfileData) -> None:
         "liveness": profile.liveness,
         "execution": profile.execution,
     }
-    out = message.init("checksums", len(SECTION_CRC))
-    for entry, (section, crc) in zip(out, SECTION_CRC.items(), strict=True):
+    out = message.init("checksums", len(SECTION_CHECKSUM))
+    for entry, (section, checksum) in zip(out, SECTION_CHECKSUM.items(), strict=True):
         entry.section = section
-        entry.crc32 = crc(content[section])
+        entry.xxh3 = checksum(content[section])
 
 
 def _build_header(message: Any, profile: ProfileData) -> None:

@@ -5,7 +5,7 @@ are read first (their ``n`` and blob lengths, without the blobs), the columns ar
 once, and each batch row is fetched alone and copied into place, so at most one batch's
 blobs exist beside the columns. A truncated file is salvaged: each batch is read by id on
 its own and the ones whose pages are missing are skipped and counted. Since format 1.2 a
-batch whose CRC-32 (``crc``) does not match its count and columns is skipped and counted
+batch whose XXH3-64 (``checksum``) does not match its count and columns is skipped and counted
 the same way (``BatchPlan.damaged``).
 """
 
@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from profiler_core.formats.pvti.batch import batch_crc
+from profiler_core.formats.pvti.batch import batch_checksum
 from profiler_core.formats.pvti.schema import EVENT_COLUMNS, EventKind
 
 _NAMES = list(EVENT_COLUMNS)
 _SELECT = f"SELECT n, {', '.join(_NAMES)} FROM event_batches WHERE id = ?"
-_SELECT_CHECKED = f"SELECT n, {', '.join(_NAMES)}, crc FROM event_batches WHERE id = ?"
+_SELECT_CHECKED = f"SELECT n, {', '.join(_NAMES)}, checksum FROM event_batches WHERE id = ?"
 #: Probing for salvaged batch ids stops after this many ids in a row could not be read.
 SALVAGE_PROBE_GAP = 1024
 #: A salvaged batch may name dictionary ids this far past the rows that survived.
@@ -37,8 +37,8 @@ class BatchPlan:
     counts: list[int] = field(default_factory=list)
     lost: list[int] = field(default_factory=list)  # ids that could not be read (salvage)
     end_unknown: bool = False  # salvage: the table's last page is gone, so later ids may be
-    checksummed: bool = False  # rows carry a crc (format 1.2): ``fill`` checks each
-    damaged: list[int] = field(default_factory=list)  # ids that failed their crc (``fill``)
+    checksummed: bool = False  # rows carry a checksum (format 1.2): ``fill`` checks each
+    damaged: list[int] = field(default_factory=list)  # ids that failed their checksum
 
     @property
     def total(self) -> int:
@@ -84,9 +84,9 @@ def _sizes_agree(n: object, sizes: list, dtypes: dict[str, np.dtype]) -> bool:
 
 
 def has_checksums(conn: sqlite3.Connection) -> bool:
-    """Whether the file's batch rows carry a crc column (written by format 1.2 and later)."""
+    """Whether the file's batch rows carry a checksum column (written by format 1.2 and later)."""
     try:
-        return any(row[1] == "crc" for row in conn.execute("PRAGMA table_info(event_batches)"))
+        return any(row[1] == "checksum" for row in conn.execute("PRAGMA table_info(event_batches)"))
     except sqlite3.DatabaseError:
         return False
 
@@ -167,7 +167,7 @@ def fill(
 ) -> list[int]:
     """Copy the planned batches into ``out`` in order; returns each batch's first index.
 
-    A batch failing its crc is left out: it moves from ``plan.ids`` to ``plan.damaged``,
+    A batch failing its checksum is left out: it moves from ``plan.ids`` to ``plan.damaged``,
     and ``out``'s columns are cut short by its events (the space at their end is unused).
     """
     starts, kept = [], []
@@ -182,7 +182,7 @@ def fill(
                 isinstance(blob, bytes) and len(blob) == n * dtypes[name].itemsize,
                 f"event batch {batch_id}: column {name} is not {n} x {dtypes[name].itemsize} bytes",
             )
-        if plan.checksummed and row[-1] != batch_crc(n, blobs):
+        if plan.checksummed and row[-1] != batch_checksum(n, blobs):
             plan.damaged.append(batch_id)
             continue
         for name, blob in zip(_NAMES, blobs, strict=True):
