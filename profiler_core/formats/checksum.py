@@ -1,5 +1,5 @@
 """XXH3-64 over a canonical stream of typed values: the checksums of profile.pop sections,
-debug.cbor and .pvti event batches. ``xxhash`` hashes at memory speed (~8x zlib's CRC-32
+debug.cbor and .pvti event batches. ``xxhash`` hashes at memory speed (~5x zlib's CRC-32
 here) and releases the GIL over large buffers, so checking a file costs a fraction of one
 pass over its memory, off the window's thread (``benchmarks/bench_checksums.py``)."""
 
