@@ -23,5 +23,10 @@ class FormatVersionError(ReportError):
     """The file was written by a newer format major version than this reader knows."""
 
 
+class ChecksumError(ReportError):
+    """Part of a file fails its checksum: it changed after it was written (a bad disk, a
+    copy cut short, an edit), so what it decodes to cannot be trusted."""
+
+
 class LoadCancelledError(ReportError):
     """The user (or a caller) cancelled a long load; nothing was kept half-loaded."""

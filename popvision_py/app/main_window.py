@@ -37,7 +37,7 @@ from popvision_py.app.start_page import StartPage
 from popvision_py.app.trace_loader import TraceOpening
 from popvision_py.theme import apply_theme
 from popvision_py.viewmodels.compare import compared_names
-from popvision_py.viewmodels.opened import OpenedReport, carry_selections
+from popvision_py.viewmodels.opened import OpenedReport, carry_selections, opened_status
 from popvision_py.views.base import ReportView
 from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.insights.view import InsightsView
@@ -234,10 +234,10 @@ class MainWindow(PageBuilding, QMainWindow):
             self.settings.add_recent(path)
         self._update_state()
         damaged = " ".join(o.damaged_summary() for o in opened if o.errors)
-        seconds = sum(o.seconds_to_load for o in opened)
-        self.statusBar().showMessage(damaged or f"Opened in {seconds:.2f} s.")
-        if damaged:
-            self._show_damaged(damaged)
+        if damaged:  # the box says why each section is missing ("fails its checksum", ...)
+            errors = "\n\n".join(str(e) for o in opened for e in o.errors.values())
+            self._show_damaged(damaged, errors)
+        self.statusBar().showMessage(opened_status(opened))
         if self.current_view() is None or self.pages.currentWidget() is self.start_page:
             self.show_view("Summary")
         self.traces.report_opened(*opened[:2])
@@ -248,9 +248,10 @@ class MainWindow(PageBuilding, QMainWindow):
             self.debug_decoding.painted()  # the window has just painted the report's page
         return handled
 
-    def _show_damaged(self, text: str) -> None:
+    def _show_damaged(self, text: str, details: str = "") -> None:
         self.statusBar().showMessage(text)
-        self.message_box = show_message(self, "Part of the report is damaged", text)
+        box_text = f"{text}\n\n{details}" if details else text
+        self.message_box = show_message(self, "Part of the report is damaged", box_text)
 
     def _on_failed(self, path: str, message: str) -> None:
         self._loading_done()

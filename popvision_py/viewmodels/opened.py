@@ -76,6 +76,16 @@ class OpenedReport:
         return f"{self.name}: some sections could not be read ({names}); the other views work."
 
 
+def opened_status(opened: list[OpenedReport]) -> str:
+    """The status bar's line after opening: the damaged sections, else the time it took;
+    then the files written before checksums, whose damage could not be detected."""
+    damaged = " ".join(o.damaged_summary() for o in opened if o.errors)
+    seconds = sum(o.seconds_to_load for o in opened)
+    notes = [note for o in opened for note in o.report.notes()]
+    text = damaged or f"Opened in {seconds:.2f} s."
+    return " ".join([text, *(f"Note: {note}." for note in notes)])
+
+
 def carry_selections(old: list[OpenedReport], new: list[OpenedReport]) -> None:
     """Reload (or opening a report again) keeps what was selected in it: the new
     OpenedReport of a folder starts with the old one's tiles, steps, operation, run and range."""

@@ -8,7 +8,8 @@ output could not be written (a full disk, a file size limit), so what was writte
 incomplete; 5 done, but the input is partial -- a report whose debug.cbor belongs to another
 run or cannot be read, a damaged section, a trace cut short, still being written, or written
 under a failed writer -- with a ``warning:`` line on stderr for each problem (what could be
-read is printed).
+read is printed). A report file written before checksums (profile.pop 1.1, debug.cbor 2.0
+or 1) adds a ``note:`` line saying damage to it cannot be detected; the exit status stays.
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> Output:
         output = _COMMANDS[args.command](reports[0], args)
     for report in reports:  # every command says when its report is partial, the same way
         output.warnings += [w for w in report.warnings() if w not in output.warnings]
+        output.notes += [n for n in report.notes() if n not in output.notes]
     return output
 
 
@@ -168,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {output.message}", file=sys.stderr)
     for warning in output.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    for note in output.notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
     return output.exit_code or (EXIT_PARTIAL if output.warnings else EXIT_OK)
 
 

@@ -30,6 +30,10 @@ def insights_command(report: Report, args: argparse.Namespace) -> Output:
         document=found.to_dict(),
         csv_table=findings,
     )
+    # A section that could not be read makes the answer partial: exit 5 with a warning, as
+    # every command says it (a damaged section is not the same as one never written).
+    errors = (report.section_error(section) for section in found.missing)
+    out.warnings = list(dict.fromkeys(str(error) for error in errors if error is not None))
     hits = [f for f in found.findings if fail_on is not None and f.severity >= fail_on]
     if hits:
         out.exit_code = 1

@@ -26,6 +26,10 @@ class Output:
     #: What makes the input partial (incomplete, mismatched, cut short, written under a
     #: failed writer): each is a ``warning:`` line on stderr, and the exit status is 5.
     warnings: list[str] = field(default_factory=list)
+    #: What a reader should know that does not make the input partial (a file written
+    #: before checksums, whose damage could not be detected): a ``note:`` line on stderr
+    #: each; the exit status stays.
+    notes: list[str] = field(default_factory=list)
 
     def render_pieces(self, form: str) -> Iterator[str]:
         """``render(form)`` in pieces: text and JSON tables a chunk of rows at a time, so a

@@ -1,14 +1,18 @@
 """``debug.cbor``: a report's debug contexts as one CBOR map of typed columns.
 
-Version 2 (written): ``{"magic": "popvision-py debug", "formatMajor": 2, "formatMinor": 0,
+Version 2 (written): ``{"magic": "popvision-py debug", "formatMajor": 2, "formatMinor": 1,
 "reportId": str, "count": N, "strings": {"offsets": bytes, "data": bytes},
-"columns": {"name", "layer", "op", "api", "file", "args", "parent", "line": bytes}}``.
+"columns": {"name", "layer", "op", "api", "file", "args", "parent", "line": bytes},
+"xxh3": int}``.
 ``strings`` is one UTF-8 table (``offsets``: little-endian int64, one more than strings);
 each column is N little-endian int32: an index into the table for the text columns, the
 JSON text of the arguments (-1 for none), the parent context (-1 for none), the line.
 Reading is a few array views, so 400,000 contexts open without a Python object each.
-Version 1 files (a list per column, ``debug_cbor_v1``) are still read. Reading refuses
-oversized files, CBOR tags and deep nesting, and names every problem.
+Since 2.1, ``xxh3`` is an XXH3-64 of the version, report id, count, string table and columns
+(``content_checksum``): a file changed after writing is refused rather than shown with other
+names. Version 2.0 and version 1 files (a list per column, ``debug_cbor_v1``) are still
+read, with a note that damage cannot be detected. Reading refuses oversized files, CBOR
+tags and deep nesting, and names every problem.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from typing import Any
 import cbor2
 import numpy as np
 
-from profiler_core.errors import FormatVersionError, ReportError
+from profiler_core.errors import ChecksumError, FormatVersionError, ReportError
 from profiler_core.formats import debug_cbor_v1 as v1
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.cbor_views import loads_plain
+from profiler_core.formats.checksum import Digest
 from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.strict_cbor import refusal_reason, strict_decoder
 from profiler_core.model.lazy_columns import JsonColumn, StringColumn
@@ -34,7 +39,8 @@ from profiler_core.model.strings import StringInterner, Strings
 
 MAGIC = "popvision-py debug"
 FORMAT_MAJOR = 2
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1  # 2.1: xxh3
+CHECKSUMS_SINCE_MINOR = 1
 MAX_DEBUG_BYTES = 2 * 1024**3
 """Larger files are refused before reading: no honest debug.cbor comes near it."""
 MAX_NESTING = v1.MAX_NESTING
@@ -57,11 +63,12 @@ def write_debug(path: str | Path, debug: DebugData, format_major: int = FORMAT_M
         v1.check_contexts(contexts)
     except v1.DocumentError as problem:
         raise ReportError(path, f"cannot write: {problem}") from None
-    header = {"magic": MAGIC, "formatMinor": 0, "reportId": str(debug.report_id)}
+    header = {"magic": MAGIC, "reportId": str(debug.report_id)}
     if format_major == 1:
-        document = {**header, "formatMajor": 1, "contexts": contexts}
+        document = {**header, "formatMajor": 1, "formatMinor": 0, "contexts": contexts}
     elif format_major == 2:
-        document = {**header, "formatMajor": 2, **_columnar(contexts)}
+        document = {**header, "formatMajor": 2, "formatMinor": FORMAT_MINOR, **_columnar(contexts)}
+        document["xxh3"] = content_checksum(document)
     else:
         raise ValueError(f"debug.cbor format {format_major} cannot be written")
     atomic_write(path, lambda file: cbor2.dump(document, file))
@@ -88,17 +95,69 @@ def _columnar(contexts: dict[str, list[Any]]) -> dict[str, Any]:
     }
 
 
+def content_checksum(document: dict[str, Any]) -> int:
+    """XXH3-64 of a version 2 document's content: version, report id, count, the string
+    table's offsets and data, and each column's bytes in ``COLUMNS`` order. Values of the
+    wrong type (a damaged file) go in as their text, so the sum then fails."""
+    digest = Digest()
+    for key in ("formatMajor", "formatMinor", "reportId", "count"):
+        digest.text(document.get(key))
+    strings, columns = document.get("strings"), document.get("columns")
+    strings = strings if isinstance(strings, dict) else {}
+    columns = columns if isinstance(columns, dict) else {}
+    for value in (
+        strings.get("offsets"),
+        strings.get("data"),
+        *(columns.get(name) for name in COLUMNS),
+    ):
+        if isinstance(value, (bytes, memoryview)):
+            digest.raw(value)
+        else:
+            digest.text(repr(value)[:100])
+    return digest.value
+
+
+def _check_sum(document: dict[str, Any], minor: int) -> bool:
+    """Raise ChecksumError when a version 2 document fails its xxh3; False when it is
+    from before checksums (2.0), so the caller notes that damage cannot be detected."""
+    stored = document.get("xxh3")
+    if stored is None and minor < CHECKSUMS_SINCE_MINOR:
+        return False
+    if not v1.is_int(stored):
+        raise ChecksumError(
+            None, f"damaged: its xxh3 is {str(stored)[:40]!r}, not a checksum (format 2.{minor})"
+        )
+    computed = content_checksum(document)
+    if computed != stored:
+        raise ChecksumError(
+            None,
+            f"damaged: its content fails its checksum (XXH3 {computed:016x}, written "
+            f"{stored % (1 << 64):016x}): the file changed after it was written; write the "
+            "report again",
+        )
+    return True
+
+
+UNCHECKED_NOTE = (
+    "written in debug format {version}, before checksums: damage to it after writing "
+    "cannot be detected"
+)
+
+
 # -- reading -----------------------------------------------------------------------------
-def read_debug(path: str | Path) -> DebugData:
-    """Read a ``debug.cbor``; every problem with the file raises ``ReportError`` naming it."""
+def read_debug(path: str | Path, verify: bool = True) -> DebugData:
+    """Read a ``debug.cbor``; every problem with the file raises ``ReportError`` naming it.
+    ``verify=False`` skips the checksum (only to measure what it costs)."""
     path = Path(path)
     data = _read_file(path)
     plain = loads_plain(data)  # version 2 without copying its columns
     document, trailing = plain if plain is not None else _decode(path, data)
     try:
-        return _to_debug_data(path, document, trailing)
+        return _to_debug_data(path, document, trailing, verify)
     except v1.DocumentError as problem:
         raise ReportError(path, str(problem)) from None
+    except ChecksumError as error:
+        raise ChecksumError(path, error.problem) from None
 
 
 #: The words a mismatched profile.pop / debug.cbor pair is reported with.
@@ -153,7 +212,7 @@ def _decode(path: Path, data: bytes) -> tuple[Any, int]:
     return document, len(data) - stream.tell()
 
 
-def _to_debug_data(path: Path, document: Any, trailing: int) -> DebugData:
+def _to_debug_data(path: Path, document: Any, trailing: int, verify: bool = True) -> DebugData:
     if not isinstance(document, dict) or document.get("magic") != MAGIC:
         magic = document.get("magic") if isinstance(document, dict) else None
         raise v1.DocumentError(f"not a popvision-py debug.cbor (magic {str(magic)[:40]!r})")
@@ -172,8 +231,14 @@ def _to_debug_data(path: Path, document: Any, trailing: int) -> DebugData:
     if not isinstance(report_id, str):
         raise v1.DocumentError(f"reportId must be a string, not {v1.type_name(report_id)}")
     if major == 1:
-        return v1.debug_from_contexts(report_id, document.get("contexts"), path)
-    return _from_columns(path, report_id, document)
+        debug = v1.debug_from_contexts(report_id, document.get("contexts"), path)
+    else:
+        checked = _check_sum(document, minor) if verify else True
+        debug = _from_columns(path, report_id, document)
+        if checked:
+            return debug
+    debug.integrity_note = UNCHECKED_NOTE.format(version=f"{major}.{minor}")
+    return debug
 
 
 def _from_columns(path: Path, report_id: str, document: dict[str, Any]) -> DebugData:

@@ -15,7 +15,8 @@ import numpy as np
 from profiler_core.model.strings import Strings
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 1  # 1.1: framework, instrumentation, target type, replicas, edges, state
+# 1.1: framework, instrumentation, target type, replicas, edges, state; 1.2: section checksums
+FORMAT_MINOR = 2
 
 
 @dataclass
@@ -214,6 +215,9 @@ class DebugData:
     file: list[str]
     line: np.ndarray  # int32
     args: list[dict[str, Any]]
+    #: Read from a file written before debug.cbor checksums (format 2.0 or 1): says that
+    #: damage to it cannot be detected ("" when it was checked).
+    integrity_note: str = field(default="", compare=False)
 
     def __len__(self) -> int:
         return len(self.name)

@@ -108,6 +108,12 @@ class Report(PvaObject):
         ("incomplete report"), or one that cannot be read -- as every CLI command says."""
         return self.columns.warnings()
 
+    @property
+    def notes(self) -> list[str]:
+        """What to know that does not make the report partial: its files written before
+        checksums, so damage to them cannot be detected -- as the CLI's ``note:`` lines."""
+        return self.columns.notes()
+
     @cached_property
     def compilation(self) -> Compilation:
         return Compilation(self._derived)

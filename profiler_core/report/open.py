@@ -42,12 +42,18 @@ class Report:
     """One opened report: sections as attributes, decoded on first use and cached."""
 
     def __init__(
-        self, folder: Path, profile_path: Path, debug_path: Path | None, on_demand: bool = False
+        self,
+        folder: Path,
+        profile_path: Path,
+        debug_path: Path | None,
+        on_demand: bool = False,
+        verify: bool = True,
     ) -> None:
         self.folder = folder
         self.profile_path = profile_path
         self.debug_path = debug_path
-        self._reader = ProfileReader(profile_path, on_demand)
+        self._verify = verify
+        self._reader = ProfileReader(profile_path, on_demand, verify)
         self._debug: DebugData | ReportError | None = None
         self._debug_lock = threading.Lock()
 
@@ -119,7 +125,7 @@ class Report:
         with self._debug_lock:  # decoded once, whichever thread asks first
             if self._debug is None:
                 try:
-                    debug = read_debug(self.debug_path)
+                    debug = read_debug(self.debug_path, self._verify)
                     check_pair(self.header, debug, self.debug_path)
                     self._debug = debug
                 except ReportError as error:
@@ -142,6 +148,19 @@ class Report:
         information is optional (``autoReport.outputDebugInfo``)."""
         error = self.section_error("debug")
         return [str(error)] if error is not None else []
+
+    def notes(self) -> list[str]:
+        """What a reader should know about this report that does not make it partial
+        ([] for files with checksums): a profile.pop or debug.cbor (once read) written
+        before checksums, so damage to it after writing cannot be detected. The CLI prints
+        them as ``note:`` lines; the window shows them in its status bar."""
+        found = []
+        if self._reader.integrity_note:
+            found.append(f"{self.profile_path}: {self._reader.integrity_note}")
+        debug = self._debug
+        if debug is not None and not isinstance(debug, ReportError) and debug.integrity_note:
+            found.append(f"{self.debug_path}: {debug.integrity_note}")
+        return found
 
     def section_error(self, section: str) -> ReportError | None:
         """The error of a damaged section, or None when it loads."""
@@ -194,12 +213,15 @@ def open_report(
     progress: Progress | None = None,
     cancel: Cancel | None = None,
     on_demand: bool = False,
+    verify: bool = True,
 ) -> Report:
     """Open a report folder, or the ``profile.pop`` inside one.
 
     ``on_demand``: the sections nobody decodes hold no memory -- for a reader that needs a
     few of them once (a CLI command); each needed section is then read from the file twice
-    (see ``ProfileReader``), which a window decoding them all would pay for nothing."""
+    (see ``ProfileReader``), which a window decoding them all would pay for nothing.
+    ``verify``: check each section against its checksum when decoded (off only to measure
+    what checking costs: ``benchmarks/bench_checksums.py``)."""
     path = Path(path)
     if cancel is not None and cancel():
         raise LoadCancelledError(path, "opening was cancelled")
@@ -221,7 +243,7 @@ def open_report(
     # A debug.cbor that is a FIFO, a device or a link to /dev/zero is kept, so reading it
     # says why it cannot be used instead of the report passing for one without debug info.
     present = debug.is_file() or os.path.lexists(debug)
-    return Report(folder, profile, debug if present else None, on_demand)
+    return Report(folder, profile, debug if present else None, on_demand, verify)
 
 
 def _refuse_irregular(path: Path) -> None:

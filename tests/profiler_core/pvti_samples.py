@@ -62,3 +62,10 @@ def sql(path: Path, statement: str, params: tuple = ()) -> list[tuple]:
         return rows
     finally:
         conn.close()
+
+
+def as_format_1_1(path: Path) -> Path:
+    """``path`` as a writer of format 1.1 left it: event batches without a checksum column."""
+    sql(path, "ALTER TABLE event_batches DROP COLUMN checksum")
+    sql(path, "UPDATE meta SET value = '1' WHERE key = 'format_minor'")
+    return path

@@ -13,6 +13,7 @@ from profiler_core.formats.profile_pop import reader as reader_module
 from profiler_core.formats.profile_pop.writer import build_message, write_message
 from profiler_core.model.profile import ExecutionData, RunData
 from profiler_core.model.strings import Strings
+from tests.profiler_core.checksummed import resealed
 from tests.profiler_core.factories import make_profile
 
 
@@ -125,7 +126,7 @@ def test_a_newer_minor_version_is_read(tmp_path):
     profile = make_profile(1)
     message = build_message(profile)
     message.formatMinor = 9
-    write_message(tmp_path / "profile.pop", message)
+    write_message(tmp_path / "profile.pop", resealed(message))
     reader = ProfileReader(tmp_path / "profile.pop")
     assert (reader.header.format_major, reader.header.format_minor) == (1, 9)
     assert_same(profile.graph, reader.graph)

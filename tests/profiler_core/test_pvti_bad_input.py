@@ -11,7 +11,7 @@ import pytest
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import read_pvti
 from profiler_core.trace import open_trace
-from tests.profiler_core.pvti_samples import sql
+from tests.profiler_core.pvti_samples import as_format_1_1, sql
 
 
 def refused(path: Path, match: str) -> ReportError:
@@ -72,17 +72,22 @@ def test_a_trace_without_its_event_table_names_the_table(small_pvti: Path) -> No
     refused(small_pvti, "missing event_batches")
 
 
+# A 1.1 file's batches carry no checksum: only the reader's own checks stand between a
+# damaged batch and the window (test_pvti_checksums.py: a 1.2 file skips the batch).
 def test_a_batch_whose_blob_is_shorter_than_its_count_is_corrupt(small_pvti: Path) -> None:
+    as_format_1_1(small_pvti)
     sql(small_pvti, "UPDATE event_batches SET n = n + 1")
     refused(small_pvti, "corrupt .pvti: event batch 1: column start_ns")
 
 
 def test_an_absurd_batch_count_is_refused_without_allocating_it(small_pvti: Path) -> None:
+    as_format_1_1(small_pvti)
     sql(small_pvti, "UPDATE event_batches SET n = 4611686018427387904")
     refused(small_pvti, "corrupt .pvti: event batch")
 
 
 def test_damaged_label_ids_are_corrupt_not_an_index_error(small_pvti: Path) -> None:
+    as_format_1_1(small_pvti)
     (blob,) = sql(small_pvti, "SELECT label FROM event_batches WHERE id = 1")[0]
     sql(small_pvti, "UPDATE event_batches SET label = ? WHERE id = 1", (b"\xff" * len(blob),))
     refused(small_pvti, "an event's label id")

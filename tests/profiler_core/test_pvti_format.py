@@ -165,7 +165,7 @@ def test_an_open_span_that_also_finished_in_the_same_batch_is_kept_once(
 
 def test_a_newer_major_format_version_is_refused_by_name(small_pvti: Path) -> None:
     sql(small_pvti, "UPDATE meta SET value = '2' WHERE key = 'format_major'")
-    with pytest.raises(FormatVersionError, match=r"format 2\.1.*major version 1") as err:
+    with pytest.raises(FormatVersionError, match=r"format 2\.2.*major version 1") as err:
         read_pvti(small_pvti)
     assert small_pvti.name in str(err.value)
 

@@ -4,20 +4,23 @@ command let only ReportError escape, within a time and memory bound per example.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import resource
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from profiler_core.cli import main
 from profiler_core.errors import ReportError
 from profiler_core.formats.debug_cbor import write_debug
 from profiler_core.formats.profile_pop import write_profile
 from tests.fuzzing import DERANDOMIZE, examples
-from tests.profiler_core.everything import analyse_everything, cli_everything
+from tests.profiler_core.everything import CLI_COMMANDS, analyse_everything, cli_everything
 from tests.profiler_core.factories import make_report
 
 SECONDS_PER_EXAMPLE = 5.0
@@ -48,7 +51,8 @@ def check_everything(folder: Path) -> None:
         assert code in (0, 1, 2, 5), err  # 5: printed what it could, the rest as warnings
         assert "internal error" not in err and "Traceback" not in err
         if code == 5:
-            assert all(line.startswith("popvision-cli: warning: ") for line in err.splitlines())
+            prefixes = ("popvision-cli: warning: ", "popvision-cli: note: ")
+            assert all(line.startswith(prefixes) for line in err.splitlines())
     assert time.perf_counter() - started < SECONDS_PER_EXAMPLE
     assert peak_rss() - before < MEMORY_GROWTH_BYTES
 
@@ -141,3 +145,66 @@ def test_decodable_columns_with_random_values_raise_only_report_errors(column, w
 def _limits(dtype: np.dtype) -> tuple[int, int]:
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
+
+
+# -- checksums: no silent difference ---------------------------------------------------------
+ANSWER_COMMANDS = (*CLI_COMMANDS, ["insights"])
+ANSWERS_FOLDER = Path(tempfile.mkdtemp(prefix="popvision-answers-"))  # one path: same output
+
+
+def answers(folder: Path) -> list[tuple[int, str, str]]:
+    """(exit code, stdout, stderr) of every command on the report in ``folder``."""
+    results = []
+    for argv in ANSWER_COMMANDS:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([*argv, str(folder)])
+        results.append((code, out.getvalue(), err.getvalue()))
+    return results
+
+
+def _write_answers_folder(profile: bytes, debug: bytes) -> None:
+    (ANSWERS_FOLDER / "profile.pop").write_bytes(profile)
+    (ANSWERS_FOLDER / "debug.cbor").write_bytes(debug)
+
+
+_write_answers_folder(*FACTORY)
+INTACT_ANSWERS = answers(ANSWERS_FOLDER)
+
+
+@settings(
+    max_examples=examples(60),
+    derandomize=DERANDOMIZE,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    file=st.sampled_from(["profile.pop", "debug.cbor"]),
+    where=st.floats(0, 1, exclude_max=True),
+    mask=st.integers(1, 255),
+)
+def test_a_changed_byte_changes_no_answer_silently(file, where, mask):
+    """Issue 30: a byte of profile.pop or debug.cbor changed after writing either leaves
+    every command's answer (exit code, stdout, stderr) as the intact report's, or the command
+    says the file is damaged (exit 2, or 5 with a warning) naming it -- mostly its checksum,
+    else a check the reader makes before it can compute one (a dtype, a framing)."""
+    profile, debug = bytearray(FACTORY[0]), bytearray(FACTORY[1])
+    data = profile if file == "profile.pop" else debug
+    data[int(where * len(data))] ^= mask
+    _write_answers_folder(bytes(profile), bytes(debug))
+    try:
+        found = answers(ANSWERS_FOLDER)
+    finally:
+        _write_answers_folder(*FACTORY)
+    changed = [
+        (argv, got) for argv, got, intact in zip(ANSWER_COMMANDS, found, INTACT_ANSWERS, strict=True)
+        if got != intact
+    ]  # fmt: skip
+    if not changed:
+        event("every answer unchanged")
+        return
+    for argv, (code, _out, err) in changed:
+        assert code in (2, 5), f"{argv} answered differently with no error: exit {code}"
+        assert f"{ANSWERS_FOLDER / file}: " in err, f"{argv}: {err}"
+    checksum = any("checksum" in err for _, (_, _, err) in changed)
+    event(f"{file}: {'checksum error' if checksum else 'refused by another check'}")

@@ -159,10 +159,10 @@ def test_debug_cbor_is_decoded_once_when_two_threads_ask_at_once(tmp_path, monke
     calls = []
     real = report_open.read_debug
 
-    def slow_read(path):
+    def slow_read(path, verify=True):
         calls.append(path)
         time.sleep(0.05)  # long enough for the other thread to ask meanwhile
-        return real(path)
+        return real(path, verify)
 
     monkeypatch.setattr(report_open, "read_debug", slow_read)
     got = []

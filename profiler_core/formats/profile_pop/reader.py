@@ -17,10 +17,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from profiler_core.errors import FormatVersionError, ReportError
+from profiler_core.errors import ChecksumError, FormatVersionError, ReportError
 from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import read_array
+from profiler_core.formats.profile_pop.checksums import StoredChecksums
 from profiler_core.formats.profile_pop.file_bytes import FileBytes
 from profiler_core.formats.profile_pop.locate import Locator, StructRef
 from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
@@ -75,8 +76,10 @@ class ProfileReader:
     already handed out stay valid.
     """
 
-    def __init__(self, path: str | Path, on_demand: bool = False) -> None:
+    def __init__(self, path: str | Path, on_demand: bool = False, verify: bool = True) -> None:
         self.path = Path(path)
+        #: Check each section against its checksum when decoded (off: benchmarks' baseline).
+        self.verify = verify
         self._bytes = _read_file(self.path, on_demand)
         data = self._bytes.data
         segments = _check_framing(self.path, data)
@@ -98,6 +101,7 @@ class ProfileReader:
         _check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
         self._root_ref = self._locator.root()
         self._cache: dict[str, Any] = {}
+        self._checksums = StoredChecksums(self._root, self.format_major, self.format_minor)
         if self._bytes.releasable:
             for section in _ARRAY_SECTIONS:
                 self._bytes.release(section, self._array_spans(section))
@@ -175,7 +179,12 @@ class ProfileReader:
                 raise ReportError(self.path, f"section '{name}': the reader was closed")
             try:
                 self._bytes.restore(name)
-                self._cache[key] = decode(self._root)
+                found = decode(self._root)
+                if self.verify:
+                    self._checksums.check(key, name, found)
+                self._cache[key] = found
+            except ChecksumError as error:
+                self._cache[key] = ChecksumError(self.path, error.problem)
             except ReportError as error:
                 self._cache[key] = ReportError(self.path, f"section '{name}': {error.problem}")
             except DECODE_ERRORS as error:
@@ -184,6 +193,11 @@ class ProfileReader:
         if isinstance(found, ReportError):
             raise found
         return found
+
+    @property
+    def integrity_note(self) -> str:
+        """A sentence for a file written before section checksums ("" when it has them)."""
+        return self._checksums.note
 
     def _decode_header(self, root: Any) -> Header:
         header = root.header

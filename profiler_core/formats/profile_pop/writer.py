@@ -7,6 +7,7 @@ is written.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -18,6 +19,7 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column, write_array
+from profiler_core.formats.profile_pop.checksums import SECTION_CHECKSUM, STRINGS
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, MAGIC, describe, profile_schema
 from profiler_core.model.profile import FORMAT_MAJOR, FORMAT_MINOR, ProfileData
 from profiler_core.model.strings import Strings
@@ -74,7 +76,29 @@ def build_message(profile: ProfileData, path: str | Path | None = None) -> Any:
             raise ReportError(path, f"cannot write section '{name}': {error.problem}") from error
         except DECODE_ERRORS as error:
             raise ReportError(path, f"cannot write section '{name}': {describe(error)}") from error
+    _build_checksums(message, profile)
     return message
+
+
+def _build_checksums(message: Any, profile: ProfileData) -> None:
+    """An XXH3-64 of each section as the reader will decode it (see checksums.py)."""
+    header = dataclasses.replace(
+        profile.header, format_major=FORMAT_MAJOR, format_minor=FORMAT_MINOR
+    )
+    content = {
+        "header": header,
+        "target": profile.target,
+        STRINGS: profile.graph.strings,
+        "graph": profile.graph,
+        "memory": profile.memory,
+        "programs": profile.programs,
+        "liveness": profile.liveness,
+        "execution": profile.execution,
+    }
+    out = message.init("checksums", len(SECTION_CHECKSUM))
+    for entry, (section, checksum) in zip(out, SECTION_CHECKSUM.items(), strict=True):
+        entry.section = section
+        entry.xxh3 = checksum(content[section])
 
 
 def _build_header(message: Any, profile: ProfileData) -> None:

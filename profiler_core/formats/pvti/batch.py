@@ -14,6 +14,7 @@ from operator import is_not
 
 import numpy as np
 
+from profiler_core.formats.checksum import Digest, as_signed64
 from profiler_core.formats.pvti.schema import EVENT_COLUMNS, EventKind
 
 #: One event in the writer's flat record list:
@@ -86,14 +87,25 @@ def span_keys(flat: list) -> list[tuple]:
     ]
 
 
-def pack_batch(cols: dict[str, np.ndarray]) -> tuple[int, ...]:
-    """The ``event_batches`` row values for ``cols``: (n, blob, blob, ...)."""
+def pack_batch(cols: dict[str, np.ndarray]) -> tuple[int | bytes, ...]:
+    """The ``event_batches`` row values for ``cols``: (n, blob, blob, ..., checksum)."""
     n = len(cols["start_ns"])
     blobs = tuple(
         np.ascontiguousarray(cols[name], dtype=np.dtype(dt)).tobytes()
         for name, dt in EVENT_COLUMNS.items()
     )
-    return (n, *blobs)
+    return (n, *blobs, batch_checksum(n, blobs))
+
+
+def batch_checksum(n: int, blobs: Sequence[bytes]) -> int:
+    """XXH3-64 of a batch row (as SQLite's signed INTEGER): its event count and its column
+    blobs in ``EVENT_COLUMNS`` order (format 1.2), so a batch changed after writing is
+    skipped, not shown."""
+    digest = Digest()
+    digest.integer(n)
+    for blob in blobs:
+        digest.raw(blob)
+    return as_signed64(digest.value)
 
 
 def split_columns(cols: dict[str, np.ndarray], size: int) -> list[dict[str, np.ndarray]]:

@@ -15,8 +15,8 @@ from profiler_core.formats.pvti.batch import pack_batch
 from profiler_core.formats.pvti.schema import EVENT_COLUMNS
 
 _INSERT_BATCH = (
-    f"INSERT INTO event_batches(n, {', '.join(EVENT_COLUMNS)}) "
-    f"VALUES (?{', ?' * len(EVENT_COLUMNS)})"
+    f"INSERT INTO event_batches(n, {', '.join(EVENT_COLUMNS)}, checksum) "
+    f"VALUES (?{', ?' * len(EVENT_COLUMNS)}, ?)"
 )
 _INSERT_DICTIONARY = {
     "threads": "INSERT INTO threads VALUES (?, ?, ?, ?, ?)",

@@ -4,7 +4,9 @@ A 10M-event trace must load in little more memory than its columns: the batches'
 are read first (their ``n`` and blob lengths, without the blobs), the columns are allocated
 once, and each batch row is fetched alone and copied into place, so at most one batch's
 blobs exist beside the columns. A truncated file is salvaged: each batch is read by id on
-its own and the ones whose pages are missing are skipped and counted.
+its own and the ones whose pages are missing are skipped and counted. Since format 1.2 a
+batch whose XXH3-64 (``checksum``) does not match its count and columns is skipped and counted
+the same way (``BatchPlan.damaged``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from profiler_core.formats.pvti.batch import batch_checksum
 from profiler_core.formats.pvti.schema import EVENT_COLUMNS, EventKind
 
 _NAMES = list(EVENT_COLUMNS)
 _SELECT = f"SELECT n, {', '.join(_NAMES)} FROM event_batches WHERE id = ?"
+_SELECT_CHECKED = f"SELECT n, {', '.join(_NAMES)}, checksum FROM event_batches WHERE id = ?"
 #: Probing for salvaged batch ids stops after this many ids in a row could not be read.
 SALVAGE_PROBE_GAP = 1024
 #: A salvaged batch may name dictionary ids this far past the rows that survived.
@@ -33,6 +37,8 @@ class BatchPlan:
     counts: list[int] = field(default_factory=list)
     lost: list[int] = field(default_factory=list)  # ids that could not be read (salvage)
     end_unknown: bool = False  # salvage: the table's last page is gone, so later ids may be
+    checksummed: bool = False  # rows carry a checksum (format 1.2): ``fill`` checks each
+    damaged: list[int] = field(default_factory=list)  # ids that failed their checksum
 
     @property
     def total(self) -> int:
@@ -47,10 +53,13 @@ def plan_batches(
 ) -> BatchPlan:
     """The batches with ids above ``after``, checked by their counts and blob lengths."""
     lengths = ", ".join(f"length({name}), typeof({name})" for name in _NAMES)
-    plan = BatchPlan()
+    plan = BatchPlan(checksummed=has_checksums(conn))
     for batch_id, n, *blobs in conn.execute(
         f"SELECT id, n, {lengths} FROM event_batches WHERE id > ? ORDER BY id", (after,)
     ):
+        if plan.checksummed and not _sizes_agree(n, blobs, dtypes):
+            plan.damaged.append(batch_id)  # a count or column changed after writing
+            continue
         expect(isinstance(n, int) and n >= 0, f"event batch {batch_id} count {n!r}")
         for i, name in enumerate(_NAMES):
             size, kind = blobs[2 * i], blobs[2 * i + 1]
@@ -61,6 +70,25 @@ def plan_batches(
         plan.ids.append(batch_id)
         plan.counts.append(n)
     return plan
+
+
+def _sizes_agree(n: object, sizes: list, dtypes: dict[str, np.dtype]) -> bool:
+    """Whether every column of a batch is a blob of ``n`` values (``sizes``: (length,
+    type) of each column, in order)."""
+    if not isinstance(n, int) or n < 0:
+        return False
+    return all(
+        sizes[2 * i + 1] == "blob" and sizes[2 * i] == n * dtypes[name].itemsize
+        for i, name in enumerate(_NAMES)
+    )
+
+
+def has_checksums(conn: sqlite3.Connection) -> bool:
+    """Whether the file's batch rows carry a checksum column (written by format 1.2 and later)."""
+    try:
+        return any(row[1] == "checksum" for row in conn.execute("PRAGMA table_info(event_batches)"))
+    except sqlite3.DatabaseError:
+        return False
 
 
 def salvage_plan(conn: sqlite3.Connection, after: int, dtypes: dict[str, np.dtype]) -> BatchPlan:
@@ -74,7 +102,7 @@ def salvage_plan(conn: sqlite3.Connection, after: int, dtypes: dict[str, np.dtyp
         last = conn.execute("SELECT max(id) FROM event_batches").fetchone()[0]
     except sqlite3.DatabaseError:
         last = None
-    plan = BatchPlan()
+    plan = BatchPlan(checksummed=has_checksums(conn))
     batch_id, misses = after + 1, 0
     while (batch_id <= last) if isinstance(last, int) else misses < SALVAGE_PROBE_GAP:
         columns = _read_whole(conn, batch_id, dtypes)
@@ -137,19 +165,35 @@ def fill(
     dtypes: dict[str, np.dtype],
     expect: Callable[[bool, str], None],
 ) -> list[int]:
-    """Copy the planned batches into ``out`` in order; returns each batch's first index."""
-    starts = []
+    """Copy the planned batches into ``out`` in order; returns each batch's first index.
+
+    A batch failing its checksum is left out: it moves from ``plan.ids`` to ``plan.damaged``,
+    and ``out``'s columns are cut short by its events (the space at their end is unused).
+    """
+    starts, kept = [], []
     position = 0
+    select = _SELECT_CHECKED if plan.checksummed else _SELECT
     for batch_id, n in zip(plan.ids, plan.counts, strict=True):
-        row = conn.execute(_SELECT, (batch_id,)).fetchone()
+        row = conn.execute(select, (batch_id,)).fetchone()
         expect(row is not None and row[0] == n, f"event batch {batch_id} changed while read")
-        for name, blob in zip(_NAMES, row[1:], strict=True):
+        blobs = row[1 : 1 + len(_NAMES)]
+        for name, blob in zip(_NAMES, blobs, strict=True):
             expect(
                 isinstance(blob, bytes) and len(blob) == n * dtypes[name].itemsize,
                 f"event batch {batch_id}: column {name} is not {n} x {dtypes[name].itemsize} bytes",
             )
+        if plan.checksummed and row[-1] != batch_checksum(n, blobs):
+            plan.damaged.append(batch_id)
+            continue
+        for name, blob in zip(_NAMES, blobs, strict=True):
             # Assignment converts a narrower stored dtype to the model's in place.
             out[name][position : position + n] = np.frombuffer(blob, dtypes[name])
         starts.append(position)
+        kept.append((batch_id, n))
         position += n
+    if plan.damaged:
+        unused = plan.total - position
+        plan.ids, plan.counts = [b for b, _ in kept], [n for _, n in kept]
+        for name, column in out.items():
+            out[name] = column[: len(column) - unused]
     return starts

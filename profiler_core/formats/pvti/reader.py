@@ -234,6 +234,8 @@ class PvtiReader:
         n_open = len(open_spans["start_ns"]) if open_spans is not None else 0
         events = event_batches.allocate(plan.total + n_open)
         starts = event_batches.fill(self._conn, plan, events, self._dtypes, self._expect)
+        if plan.damaged:
+            self.lost.append(f"{len(plan.damaged):,} event batch(es) that fail their checksum")
         if open_spans is not None:
             for name, column in events.items():
                 column[plan.total :] = open_spans[name]
@@ -248,12 +250,13 @@ class PvtiReader:
                 "SELECT batch, item, json FROM event_args WHERE batch > ? AND batch <= ?",
                 (self._last_batch, plan.ids[-1]),
             ):
-                if self.truncated and batch not in batch_start:
+                if (self.truncated or plan.damaged) and batch not in batch_start:
                     continue  # the arguments of a batch that was lost
                 self._expect(batch in batch_start and isinstance(item, int), "event_args row")
                 self._expect(isinstance(text, str), "event_args json is not text")
                 args[batch_start[batch] + item] = text
             self._last_batch = plan.ids[-1]
+        self._last_batch = max([self._last_batch, *plan.damaged])  # not read again
         self.n_events += plan.total
         return events, args
 
@@ -368,6 +371,10 @@ def incomplete_note(reader: PvtiReader, n_events: int) -> str:
             0,
             f"the file is {reader.truncated}: shows the {n_events:,} committed event(s) whose "
             f"pages are present{lost}",
+        )
+    elif reader.lost:  # batches that fail their checksum
+        notes.insert(
+            0, f"shows {n_events:,} event(s); left out as damaged: {', '.join(reader.lost)}"
         )
     return "; ".join(note for note in notes if note)
 

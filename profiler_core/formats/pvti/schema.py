@@ -18,8 +18,9 @@ import numpy as np
 
 FORMAT_MAJOR = 1
 # 1.1: meta 'writer_state' says whether the writer closed the file; a series value may be
-# NULL, which holds NaN
-FORMAT_MINOR = 1
+# NULL, which holds NaN; 1.2: each event batch row has an XXH3-64 of its count and
+# columns (``checksum``), and a row that fails it is skipped as damaged
+FORMAT_MINOR = 2
 PRODUCER = "popvision-py"
 
 #: Events per batch row at most; bigger bulk writes are split so no BLOB grows unbounded.
@@ -91,7 +92,7 @@ CREATE TABLE threads(id INTEGER PRIMARY KEY, process INTEGER NOT NULL, os_tid IN
 CREATE TABLE channels(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE labels(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
 CREATE TABLE event_columns(name TEXT PRIMARY KEY, dtype TEXT NOT NULL);
-CREATE TABLE event_batches(id INTEGER PRIMARY KEY, n INTEGER NOT NULL, {_BLOBS});
+CREATE TABLE event_batches(id INTEGER PRIMARY KEY, n INTEGER NOT NULL, {_BLOBS}, checksum INTEGER);
 CREATE TABLE event_args(batch INTEGER NOT NULL, item INTEGER NOT NULL, json TEXT NOT NULL,
     PRIMARY KEY(batch, item));
 CREATE TABLE open_spans(thread INTEGER NOT NULL, channel INTEGER NOT NULL,
