@@ -3,12 +3,12 @@
 Version 2 (written): ``{"magic": "popvision-py debug", "formatMajor": 2, "formatMinor": 1,
 "reportId": str, "count": N, "strings": {"offsets": bytes, "data": bytes},
 "columns": {"name", "layer", "op", "api", "file", "args", "parent", "line": bytes},
-"xxh3": int}``.
+"crc32": int}``.
 ``strings`` is one UTF-8 table (``offsets``: little-endian int64, one more than strings);
 each column is N little-endian int32: an index into the table for the text columns, the
 JSON text of the arguments (-1 for none), the parent context (-1 for none), the line.
 Reading is a few array views, so 400,000 contexts open without a Python object each.
-Since 2.1, ``xxh3`` is an XXH3-64 of the version, report id, count, string table and columns
+Since 2.1, ``crc32`` is an CRC-32 of the version, report id, count, string table and columns
 (``content_checksum``): a file changed after writing is refused rather than shown with other
 names. Version 2.0 and version 1 files (a list per column, ``debug_cbor_v1``) are still
 read, with a note that damage cannot be detected. Reading refuses oversized files, CBOR
@@ -39,7 +39,7 @@ from profiler_core.model.strings import StringInterner, Strings
 
 MAGIC = "popvision-py debug"
 FORMAT_MAJOR = 2
-FORMAT_MINOR = 1  # 2.1: xxh3
+FORMAT_MINOR = 1  # 2.1: crc32
 CHECKSUMS_SINCE_MINOR = 1
 MAX_DEBUG_BYTES = 2 * 1024**3
 """Larger files are refused before reading: no honest debug.cbor comes near it."""
@@ -68,7 +68,7 @@ def write_debug(path: str | Path, debug: DebugData, format_major: int = FORMAT_M
         document = {**header, "formatMajor": 1, "formatMinor": 0, "contexts": contexts}
     elif format_major == 2:
         document = {**header, "formatMajor": 2, "formatMinor": FORMAT_MINOR, **_columnar(contexts)}
-        document["xxh3"] = content_checksum(document)
+        document["crc32"] = content_checksum(document)
     else:
         raise ValueError(f"debug.cbor format {format_major} cannot be written")
     atomic_write(path, lambda file: cbor2.dump(document, file))
@@ -96,7 +96,7 @@ def _columnar(contexts: dict[str, list[Any]]) -> dict[str, Any]:
 
 
 def content_checksum(document: dict[str, Any]) -> int:
-    """XXH3-64 of a version 2 document's content: version, report id, count, the string
+    """CRC-32 of a version 2 document's content: version, report id, count, the string
     table's offsets and data, and each column's bytes in ``COLUMNS`` order. Values of the
     wrong type (a damaged file) go in as their text, so the sum then fails."""
     digest = Digest()
@@ -118,20 +118,20 @@ def content_checksum(document: dict[str, Any]) -> int:
 
 
 def _check_sum(document: dict[str, Any], minor: int) -> bool:
-    """Raise ChecksumError when a version 2 document fails its xxh3; False when it is
+    """Raise ChecksumError when a version 2 document fails its crc32; False when it is
     from before checksums (2.0), so the caller notes that damage cannot be detected."""
-    stored = document.get("xxh3")
+    stored = document.get("crc32")
     if stored is None and minor < CHECKSUMS_SINCE_MINOR:
         return False
     if not v1.is_int(stored):
         raise ChecksumError(
-            None, f"damaged: its xxh3 is {str(stored)[:40]!r}, not a checksum (format 2.{minor})"
+            None, f"damaged: its crc32 is {str(stored)[:40]!r}, not a checksum (format 2.{minor})"
         )
     computed = content_checksum(document)
     if computed != stored:
         raise ChecksumError(
             None,
-            f"damaged: its content fails its checksum (XXH3 {computed:016x}, written "
+            f"damaged: its content fails its checksum (CRC-32 {computed:08x}, written "
             f"{stored % (1 << 64):016x}): the file changed after it was written; write the "
             "report again",
         )

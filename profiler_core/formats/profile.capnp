@@ -22,14 +22,14 @@ struct Profile {
     notRun @9 :Void;  # compiled but never run: no execution profile
     profile @10 :Execution;
   }
-  # 1.2: an XXH3-64 of each section's decoded content (profile_pop/checksums.py), so a file
+  # 1.2: an CRC-32 of each section's decoded content (profile_pop/checksums.py), so a file
   # damaged after writing is refused section by section (absent in older files).
   checksums @11 :List(SectionChecksum);
 }
 
 struct SectionChecksum {
   section @0 :Text;  # "header", "target", "strings", "graph", ... "execution"
-  xxh3 @1 :UInt64;
+  crc32 @1 :UInt64;
 }
 
 # A numpy array: `dtype` is numpy's `dtype.str` ("<i8", "|u1", "|b1", ...), `shape` its

@@ -25,7 +25,7 @@ def resealed(message: Any) -> Any:
                     content = getattr(reader, entry.section)
                 except Exception:
                     continue
-                entry.xxh3 = SECTION_CHECKSUM[entry.section](content)
+                entry.crc32 = SECTION_CHECKSUM[entry.section](content)
     return message
 
 

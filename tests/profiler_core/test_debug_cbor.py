@@ -27,8 +27,8 @@ def document_of(path):
 def rewrite(path, document):
     """``document`` as a writer would write it: with a checksum of its (edited) content, so
     the reader's own checks see the edit (test_debug_cbor_checksum.py damages files)."""
-    if "xxh3" in document:
-        document["xxh3"] = content_checksum(document)
+    if "crc32" in document:
+        document["crc32"] = content_checksum(document)
     path.write_bytes(cbor2.dumps(document))
 
 

@@ -1,4 +1,4 @@
-""".pvti 1.2: each event batch row carries an XXH3-64 of its count and columns; a batch
+""".pvti 1.2: each event batch row carries an CRC-32 of its count and columns; a batch
 changed after writing is left out and counted in ``incomplete`` (as a batch on a missing
 page is), while the rest of the trace reads (issue 30, point 1)."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
-import xxhash
 
 from profiler_core.formats.pvti import PvtiWriter, read_pvti
 from profiler_core.formats.pvti.schema import EVENT_COLUMNS
@@ -86,8 +86,8 @@ def test_a_1_1_trace_without_checksums_still_reads_whole(tmp_path):
     assert contents.incomplete == ""
 
 
-def test_the_stored_checksum_is_xxh3_of_the_count_and_the_columns_as_documented(tmp_path):
-    """The definition, computed here with xxhash alone: XXH3-64 of the count as 16
+def test_the_stored_checksum_is_crc32_of_the_count_and_the_columns_as_documented(tmp_path):
+    """The definition, computed here with zlib alone: CRC-32 of the count as 16
     little-endian signed bytes, then per column in schema order its length (<Q) and its
     bytes, stored as a signed 64-bit INTEGER."""
     path, _ = two_batch_trace(tmp_path)
@@ -95,7 +95,7 @@ def test_the_stored_checksum_is_xxh3_of_the_count_and_the_columns_as_documented(
     for n, *blobs, stored in sql(path, f"SELECT n, {names}, checksum FROM event_batches"):
         stream = n.to_bytes(16, "little", signed=True)
         stream += b"".join(struct.pack("<Q", len(blob)) + blob for blob in blobs)
-        expected = xxhash.xxh3_64_intdigest(stream)
+        expected = zlib.crc32(stream)
         assert stored % 2**64 == expected
         assert np.frombuffer(blobs[0], "<i8").size == n
     assert read_pvti(path).meta.format_minor == 2

@@ -1,4 +1,4 @@
-"""profile.pop 1.2 and debug.cbor 2.1 carry XXH3-64 checksums (issue 30, point 1): a byte
+"""profile.pop 1.2 and debug.cbor 2.1 carry CRC-32 checksums (issue 30, point 1): a byte
 changed after writing is a ChecksumError naming the file and the section, never a silently
 different number; the other sections still read; files from before checksums open with a
 note."""
@@ -10,12 +10,12 @@ import io
 import re
 import shutil
 import struct
+import zlib
 from pathlib import Path
 
 import cbor2
 import numpy as np
 import pytest
-import xxhash
 
 from profiler_core import pva
 from profiler_core.cli import main
@@ -171,8 +171,8 @@ def test_a_section_without_its_checksum_entry_is_damaged(report):
         assert reader.memory.by_category.shape == profile.memory.by_category.shape
 
 
-def test_the_memory_checksum_is_xxh3_of_the_documented_stream(report):
-    """The definition, computed here with xxhash alone: XXH3-64 of, per column, its name,
+def test_the_memory_checksum_is_crc32_of_the_documented_stream(report):
+    """The definition, computed here with zlib alone: CRC-32 of, per column, its name,
     dtype, number of dimensions and sizes (texts length-prefixed <Q, integers 16 bytes
     little-endian signed), then its bytes, length-prefixed."""
     folder, profile, _ = report
@@ -190,8 +190,8 @@ def test_the_memory_checksum_is_xxh3_of_the_documented_stream(report):
         stream += b"".join(integer(size) for size in column.shape)
         stream += struct.pack("<Q", column.nbytes) + column.tobytes()
     with ProfileReader(folder / "profile.pop") as reader:
-        stored = {e.section: e.xxh3 for e in reader._root.checksums}
-    assert stored["memory"] == xxhash.xxh3_64_intdigest(stream)
+        stored = {e.section: e.crc32 for e in reader._root.checksums}
+    assert stored["memory"] == zlib.crc32(stream)
 
 
 # -- debug.cbor ------------------------------------------------------------------------------
@@ -211,12 +211,12 @@ def test_a_changed_name_in_debug_cbor_is_a_checksum_error_naming_the_file(report
 
 
 def test_without_its_checksum_the_same_change_was_shown_as_another_name(report):
-    """A 2.0 file (no xxh3) with the same change: read, silently, with the wrong name --
+    """A 2.0 file (no crc32) with the same change: read, silently, with the wrong name --
     what every debug.cbor gave before 2.1 -- and a note that damage cannot be detected."""
     folder, _, debug = report
     path = folder / "debug.cbor"
     document = cbor2.loads(path.read_bytes())
-    del document["xxh3"]
+    del document["crc32"]
     document["formatMinor"] = 0
     path.write_bytes(cbor2.dumps(document))
     flip(path, b"ctx1/layer1", at=2)

@@ -1,7 +1,7 @@
-"""Section checksums of ``profile.pop`` (format 1.2): an XXH3-64 per section, so a byte
+"""Section checksums of ``profile.pop`` (format 1.2): an CRC-32 per section, so a byte
 changed after writing is refused instead of shown as a different number.
 
-A Cap'n Proto section is not one contiguous byte range, so a section's checksum is XXH3-64
+A Cap'n Proto section is not one contiguous byte range, so a section's checksum is CRC-32
 (``formats/checksum.py``) over a canonical byte stream of its *decoded* content: every
 scalar field and every array's dtype, shape and bytes, in schema order. The writer computes
 it from the columns it writes, the reader right after decoding the section (the arrays are
@@ -152,7 +152,7 @@ class StoredChecksums:
         self.sums: dict[str, int] | ChecksumError | None = None  # None: before checksums
         try:
             if root._has("checksums"):
-                self.sums = {str(entry.section): int(entry.xxh3) for entry in root.checksums}
+                self.sums = {str(entry.section): int(entry.crc32) for entry in root.checksums}
             elif minor >= CHECKSUMS_SINCE_MINOR:
                 self.sums = ChecksumError(
                     None, f"its section checksums are missing (a {self.version} file has them)"
@@ -187,7 +187,7 @@ class StoredChecksums:
         if computed != stored[key]:
             raise ChecksumError(
                 None,
-                f"damaged: {part} fails its checksum (XXH3 {computed:016x}, written "
+                f"damaged: {part} fails its checksum (CRC-32 {computed:08x}, written "
                 f"{stored[key]:016x}): the file changed after it was written; write the "
                 "report again",
             )

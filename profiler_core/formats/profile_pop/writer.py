@@ -81,7 +81,7 @@ def build_message(profile: ProfileData, path: str | Path | None = None) -> Any:
 
 
 def _build_checksums(message: Any, profile: ProfileData) -> None:
-    """An XXH3-64 of each section as the reader will decode it (see checksums.py)."""
+    """An CRC-32 of each section as the reader will decode it (see checksums.py)."""
     header = dataclasses.replace(
         profile.header, format_major=FORMAT_MAJOR, format_minor=FORMAT_MINOR
     )
@@ -98,7 +98,7 @@ def _build_checksums(message: Any, profile: ProfileData) -> None:
     out = message.init("checksums", len(SECTION_CHECKSUM))
     for entry, (section, checksum) in zip(out, SECTION_CHECKSUM.items(), strict=True):
         entry.section = section
-        entry.xxh3 = checksum(content[section])
+        entry.crc32 = checksum(content[section])
 
 
 def _build_header(message: Any, profile: ProfileData) -> None:

@@ -98,7 +98,7 @@ def pack_batch(cols: dict[str, np.ndarray]) -> tuple[int | bytes, ...]:
 
 
 def batch_checksum(n: int, blobs: Sequence[bytes]) -> int:
-    """XXH3-64 of a batch row (as SQLite's signed INTEGER): its event count and its column
+    """CRC-32 of a batch row (as SQLite's signed INTEGER): its event count and its column
     blobs in ``EVENT_COLUMNS`` order (format 1.2), so a batch changed after writing is
     skipped, not shown."""
     digest = Digest()

@@ -5,7 +5,7 @@ are read first (their ``n`` and blob lengths, without the blobs), the columns ar
 once, and each batch row is fetched alone and copied into place, so at most one batch's
 blobs exist beside the columns. A truncated file is salvaged: each batch is read by id on
 its own and the ones whose pages are missing are skipped and counted. Since format 1.2 a
-batch whose XXH3-64 (``checksum``) does not match its count and columns is skipped and counted
+batch whose CRC-32 (``checksum``) does not match its count and columns is skipped and counted
 the same way (``BatchPlan.damaged``).
 """
 

@@ -18,7 +18,7 @@ import numpy as np
 
 FORMAT_MAJOR = 1
 # 1.1: meta 'writer_state' says whether the writer closed the file; a series value may be
-# NULL, which holds NaN; 1.2: each event batch row has an XXH3-64 of its count and
+# NULL, which holds NaN; 1.2: each event batch row has an CRC-32 of its count and
 # columns (``checksum``), and a row that fails it is skipped as damaged
 FORMAT_MINOR = 2
 PRODUCER = "popvision-py"
