@@ -1,4 +1,4 @@
-"""operation_contexts (numpy, a step per nesting level) against a walk written out by hand,
+"""operation_contexts (numpy pointer jumping) against a walk written out by hand,
 on random context trees with damaged parents (forward, self and out-of-range ids)."""
 
 from __future__ import annotations
