@@ -84,3 +84,27 @@ def test_the_writer_commits_what_fits_and_the_file_reads_as_those_events(
     (warning,) = open_trace(path).warnings
     assert warning.startswith(f"{path.name}: incomplete: its writer failed (")
     assert f"{result['dropped']:,} events were not written" in warning
+
+
+def test_a_writer_whose_tables_do_not_fit_says_so_and_leaves_no_file(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        import resource, signal, sys
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))  # the tables take 21 KiB
+        from profiler_core.errors import ReportError
+        from profiler_core.formats.pvti import PvtiWriter
+        try:
+            PvtiWriter(sys.argv[1], background=False)
+        except ReportError as error:
+            print(error)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(str(tmp_path))
+    assert "cannot be written as SQLite" in done.stdout and "it was not kept" in done.stdout
+    assert list(tmp_path.iterdir()) == []
