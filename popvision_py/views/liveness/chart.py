@@ -19,7 +19,7 @@ from popvision_py.viewmodels.liveness import LivenessViewModel
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS, StepClass
 from popvision_py.views.axes import BytesAxis, IndexAxis
 from popvision_py.views.pixel_image import PixelImageItem
-from popvision_py.views.plain_text import show_hover_text
+from popvision_py.views.plain_text import plain_tooltip, show_hover_text
 
 CHART_HELP = (
     "Memory live at each program step. Wheel: zoom the steps; drag: pan; click: select a "
@@ -78,7 +78,7 @@ class LivenessChart(QWidget):
         self.bottom_axis = IndexAxis("bottom")
         self.bottom_axis.setLabel("Program step")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
-        self.plot.setToolTip(CHART_HELP)
+        self.plot.setToolTip(plain_tooltip(CHART_HELP))
         self.plot.setMinimumHeight(220)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
