@@ -20,6 +20,7 @@ from popvision_py.viewmodels.system_trace_series import (
     step_points,
 )
 from popvision_py.views.plain_text import plain_tooltip
+from popvision_py.views.plot_menus import drop_context_menus
 from profiler_core.trace.model import Heatmap
 
 AXIS_WIDTH = 140  # as the timeline's lane names, so every chart's x lines up
@@ -33,7 +34,7 @@ class LinkedPlot(pg.PlotWidget):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.hideButtons()
-        self.setMenuEnabled(False)
+        drop_context_menus(self)
         self.plot_item = self.getPlotItem()
         self.view_box = self.plot_item.getViewBox()
         self.view_box.setMouseEnabled(x=True, y=False)

@@ -20,6 +20,7 @@ from popvision_py.viewmodels.timeline import pan_range, zoom_range
 from popvision_py.viewmodels.trace_format import format_clock
 from popvision_py.views.axes import nice_step
 from popvision_py.views.plain_text import plain_tooltip
+from popvision_py.views.plot_menus import drop_context_menus
 from popvision_py.views.timeline.spans_item import LANE_GAP, SpanLanesItem, SpanSource
 
 ZOOM_STEP = 0.8  # W / + narrows the range to this fraction; S / - widens it by its inverse
@@ -167,7 +168,7 @@ class TimelinePlot(pg.PlotWidget):
         super().__init__(parent, axisItems={"left": self.lane_axis, "bottom": self.time_axis})
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.hideButtons()
-        self.setMenuEnabled(False)
+        drop_context_menus(self)
         self.view_box = self.getPlotItem().getViewBox()
         self.view_box.invertY(True)
         self.view_box.setMouseEnabled(x=True, y=False)
