@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiler_core.formats.pvti import read_pvti
+from profiler_core.formats.pvti import PvtiWriter, read_pvti
 from profiler_core.trace import open_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,3 +108,28 @@ def test_a_writer_whose_tables_do_not_fit_says_so_and_leaves_no_file(tmp_path: P
     assert done.stdout.startswith(str(tmp_path))
     assert "cannot be written as SQLite" in done.stdout and "it was not kept" in done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_series_samples_that_do_not_fit_are_cut_at_a_prefix(tmp_path: Path) -> None:
+    """The parts after the events: a commit's samples, halved too. The room is capped with
+    SQLite's max_page_count (SQLITE_FULL, as a full disk says it) on the writer's file."""
+    writer = PvtiWriter(tmp_path, background=False, max_pending_events=10**9)
+    o = writer.origin_monotonic_ns
+    writer.add_span(7, "host", "first", o, o + 5)
+    writer.flush()
+    pages = writer._conn.execute("PRAGMA page_count").fetchone()[0]
+    writer._conn.execute(f"PRAGMA max_page_count = {pages + 12}")  # ~48 KiB more
+    writer.add_span(7, "host", "second", o + 10, o + 15)
+    for i in range(20_000):  # ~600 KiB of samples: far more than the room
+        writer.add_sample("Loss", "train", o + i, float(i))
+    writer.flush()
+    writer.close()
+    assert writer.committed_events == 2 and writer.dropped_events == 0
+    contents = read_pvti(writer.path)
+    assert sorted(contents.labels) == ["first", "second"]
+    (series,) = contents.series
+    times, values = series[1], series[2]
+    kept = len(times)
+    assert 0 < kept < 20_000
+    assert np.array_equal(times, o + np.arange(kept)) and np.array_equal(values, np.arange(kept))
+    assert "its writer failed (database or disk is full)" in contents.incomplete

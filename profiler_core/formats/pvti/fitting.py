@@ -23,7 +23,7 @@ from profiler_core.formats.pvti.commit import PendingCommit, write_commit
 
 try:
     import resource
-except ImportError:  # not on Windows: no file-size limit to honour
+except ImportError:  # Windows: no resource module, no RLIMIT_FSIZE
     resource = None  # type: ignore[assignment]
 
 _NO_ROOM_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
