@@ -55,9 +55,9 @@ class _Task(QRunnable):
         try:
             self._run()
         finally:
-            # PySide may keep a finished runnable's wrapper: let go of the job (and the
-            # reports and pages its closure holds) so a closed window's data is freed.
-            self.job = self.signals = self.discard = None
+            # PySide keeps a finished runnable's wrapper: let go of the job (and the reports
+            # and pages its closure holds) and the rest, so a closed window's data is freed.
+            vars(self).clear()
 
     def _run(self) -> None:
         try:

@@ -20,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QtMsgType, qInstallMessageH
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from popvision_py.app.compare_opening import choose_and_compare
+from popvision_py.app.heap import limit_malloc_arenas
 from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
 from popvision_py.views.table_model import RAW_ROLE
@@ -71,6 +72,7 @@ def test_open_compare_close_windows_many_times(qtbot, tmp_path, monkeypatch) -> 
         if memory.a[c] or memory.b[c]
     }
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a, **_k: str(a))
+    limit_malloc_arenas()  # as popvision's main does at start
     previous = qInstallMessageHandler(_note_warning)
     rss = []
     for cycle in range(CYCLES):
