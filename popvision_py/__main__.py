@@ -17,9 +17,11 @@ from PySide6.QtCore import QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from popvision_py.app.display_check import missing_xcb_message
+from popvision_py.app.heap import limit_malloc_arenas
 from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
 from popvision_py.viewmodels.trace_open import is_trace_path
+from profiler_core.formats.pvti.salvage import sweep_stale_copies
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -72,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         qInstallMessageHandler(_quiet_offscreen)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("PopVision-py")
+    limit_malloc_arenas()  # windows opened and closed for hours do not creep up
+    sweep_stale_copies()  # salvage copies of a .pvti left by a window that was killed
     settings = AppSettings(make_settings(args.settings))
     if args.theme:
         settings.set_theme(args.theme)

@@ -8,6 +8,8 @@ from typing import Protocol
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QToolBar
 
+from popvision_py.views.plain_text import plain_tooltip
+
 
 class ActionOwner(Protocol):
     """The window the actions belong to: its menu bar, tool bar and the slots they call."""
@@ -64,11 +66,11 @@ def _action(
     window: ActionOwner, text: str, tip: str, slot: object, shortcut: object = None
 ) -> QAction:
     action = QAction(text, window)
-    action.setToolTip(tip)
+    action.setToolTip(plain_tooltip(tip))
     action.setStatusTip(tip)
     if shortcut is not None:
         action.setShortcut(QKeySequence(shortcut))
-        action.setToolTip(f"{tip} ({QKeySequence(shortcut).toString()})")
+        action.setToolTip(plain_tooltip(f"{tip} ({QKeySequence(shortcut).toString()})"))
     action.triggered.connect(slot)
     return action
 

@@ -53,6 +53,14 @@ class _Task(QRunnable):
 
     def run(self) -> None:
         try:
+            self._run()
+        finally:
+            # PySide keeps a finished runnable's wrapper: let go of the job (and the reports
+            # and pages its closure holds) and the rest, so a closed window's data is freed.
+            vars(self).clear()
+
+    def _run(self) -> None:
+        try:
             result = self.job(self.signals.progress.emit, self.stop.is_set)
         except LoadCancelledError:
             self.signals.cancelled.emit()
@@ -110,6 +118,10 @@ class BackgroundLoader(QObject):
         self._signals = self._stop = None  # the earlier task's late signals are ignored
 
     def _finish(self, signals: _Signals, signal: Signal, *args: object) -> None:
+        # The job's last signal: its signals object goes. Its connections hold the lambdas
+        # above, which hold it and this loader -- a cycle through Qt that Python's collector
+        # cannot see, so each job kept its window's pages alive after the window closed.
+        signals.deleteLater()
         if not shiboken6.isValid(self):  # its window was closed and deleted while the job ran
             return
         stopped = self._stop is not None and self._stop.is_set()

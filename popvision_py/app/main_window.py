@@ -44,7 +44,7 @@ from popvision_py.views.insights.view import InsightsView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
-from popvision_py.views.plain_text import plain_label
+from popvision_py.views.plain_text import plain_label, plain_tooltip
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 from popvision_py.views.system_trace.view import SystemTraceView
@@ -383,5 +383,5 @@ class MainWindow(PageBuilding, QMainWindow):
 
 def _rail_item(title: str, help_text: str) -> QListWidgetItem:
     item = QListWidgetItem(title)
-    item.setToolTip(help_text)
+    item.setToolTip(plain_tooltip(help_text))
     return item

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.viewmodels.console_buffer import ConsoleBuffer
+from popvision_py.views.plain_text import plain_tooltip
 
 REFRESH_MS = 100
 Index = QModelIndex | QPersistentModelIndex
@@ -47,10 +48,12 @@ class ConsoleLines(QAbstractListModel):
         return 0 if parent.isValid() else self.rows
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole) and (
-            0 <= index.row() < len(self.buffer.lines)
-        ):
+        if not 0 <= index.row() < len(self.buffer.lines):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return self.buffer.lines[index.row()]
+        if role == Qt.ItemDataRole.ToolTipRole:  # a program's output may print markup
+            return plain_tooltip(self.buffer.lines[index.row()])
         return None
 
     def sync(self) -> bool:

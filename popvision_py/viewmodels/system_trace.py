@@ -36,7 +36,9 @@ from profiler_core.analysis.trace_lanes import (
     self_time,
     thread_depth_lanes,
 )
+from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import EventKind
+from profiler_core.trace.json_guard import load_json_text
 from profiler_core.trace.model import Trace
 
 
@@ -366,11 +368,11 @@ class SystemTraceModel:
         text = trace.args.get(event)
         if text is not None:
             try:
-                value = json.loads(text)
+                value = load_json_text(text, None, "arguments")
                 items = value.items() if isinstance(value, dict) else [("value", value)]
                 rows += [(f"Argument {k}", json.dumps(v)) for k, v in items]
-            except json.JSONDecodeError:
-                rows.append(("Arguments", text))
+            except ReportError:  # not JSON, or nested too deeply: shown as the text it is
+                rows.append(("Arguments", text[:2000]))
         return rows
 
     def call_tree(self, t0: float | None = None, t1: float | None = None) -> CallTree:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from popvision_py.views.plain_text import plain_tooltip
+
 
 class CollapsibleBlock(QFrame):
     toggled = Signal(str, bool)  # title, open
@@ -23,7 +25,7 @@ class CollapsibleBlock(QFrame):
         self.header.setArrowType(Qt.ArrowType.DownArrow)
         self.header.setAutoRaise(True)
         self.header.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.header.setToolTip(f"Show or hide {title}; the choice is remembered.")
+        self.header.setToolTip(plain_tooltip(f"Show or hide {title}; the choice is remembered."))
         font = self.header.font()
         font.setBold(True)
         self.header.setFont(font)

@@ -7,6 +7,7 @@ from PySide6.QtGui import QColor, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS
+from popvision_py.views.plain_text import plain_tooltip
 
 SWATCH_PX = 12
 
@@ -26,7 +27,7 @@ class StepClassLegend(QWidget):
             pixmap = QPixmap(SWATCH_PX, SWATCH_PX)
             pixmap.fill(QColor(color))
             swatch.setPixmap(pixmap)
-            swatch.setToolTip(f"{step_class.value}: {color}")
+            swatch.setToolTip(plain_tooltip(f"{step_class.value}: {color}"))
             row.addSpacing(8)
             row.addWidget(swatch)
             row.addWidget(QLabel(step_class.value))

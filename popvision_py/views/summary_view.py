@@ -27,7 +27,7 @@ from popvision_py.viewmodels.summary import (
 from popvision_py.views.base import ReportView
 from popvision_py.views.collapsible import CollapsibleBlock
 from popvision_py.views.compare.summary_block import CompareBlock
-from popvision_py.views.plain_text import plain_label
+from popvision_py.views.plain_text import plain_label, plain_tooltip
 from popvision_py.views.table_model import (
     ColumnTableModel,
     make_table_view,
@@ -158,14 +158,14 @@ class SummaryView(ReportView):
             rows = [_row(s, label) for s in sections]
             known = next(row for row in rows if row is not None)
             name = QLabel(label)
-            name.setToolTip(known.help)
+            name.setToolTip(plain_tooltip(known.help))
             grid.addWidget(name, first_row + r, 0, Qt.AlignmentFlag.AlignTop)
             shown = []
             for i, row in enumerate(rows):
                 value = QLabel(row.value if row else "—")
                 value.setWordWrap(True)
                 value.installEventFilter(self._selectable)  # selectable once pointed at
-                value.setToolTip(row.help if row else "Not in this report.")
+                value.setToolTip(plain_tooltip(row.help if row else "Not in this report."))
                 if row is not None and row.warning:
                     value.setStyleSheet(f"color: {chart_colors(self).limit}; font-weight: bold")
                 grid.addWidget(value, first_row + r, i + 1)

@@ -71,7 +71,7 @@ class ColumnTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return spec.header
         if role == Qt.ItemDataRole.ToolTipRole:
-            return spec.help or spec.header
+            return plain_tooltip(spec.help or spec.header)
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QStackedWidget, QV
 from popvision_py.viewmodels.format import format_count
 from popvision_py.viewmodels.table import ColumnTable
 from popvision_py.views.messages import message_label
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.table_model import (
     ColumnTableModel,
     make_table_view,
@@ -25,7 +26,7 @@ class TablePanel(QWidget):
         self.heading.setWordWrap(True)
         self.search = QLineEdit()
         self.search.setPlaceholderText(search_help)
-        self.search.setToolTip(f"Show only the {noun} whose text contains this.")
+        self.search.setToolTip(plain_tooltip(f"Show only the {noun} whose text contains this."))
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._on_search)
         self.count = QLabel()

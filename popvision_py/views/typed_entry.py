@@ -8,6 +8,7 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QLabel, QLineEdit
 
 from popvision_py.viewmodels.timeline import RangeError, parse_range
+from popvision_py.views.plain_text import plain_tooltip
 
 ERROR_STYLE = "color: #d03030"
 
@@ -18,7 +19,7 @@ def typed_entry(
     """The box (Enter calls ``on_enter(text)``) and its error label."""
     box = QLineEdit()
     box.setPlaceholderText(placeholder)
-    box.setToolTip(help_text)
+    box.setToolTip(plain_tooltip(help_text))
     box.setClearButtonEnabled(True)
     box.setMinimumWidth(width)
     box.returnPressed.connect(lambda: on_enter(box.text()))

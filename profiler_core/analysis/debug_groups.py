@@ -57,10 +57,16 @@ def lazy_debug_column(debug: Any, column: str, ids: np.ndarray) -> Sequence[str]
     return StringColumn(values.table, np.where(inside, values.ids[np.where(inside, ids, 0)], -1))
 
 
+SHORT_WALK = 64
+"""Levels ``op_call_owners`` climbs one by one before it answers from the whole table: honest
+nesting is a few dozen levels; a damaged or hostile chain 200,000 deep costs a table pass."""
+
+
 def op_call_owners(debug: Any, ids: np.ndarray) -> np.ndarray:
     """``operation_contexts`` for a few ids only: the nearest op call at or above each id
     (else the id itself; -1 and unknown ids give -1), one vectorised step per level of
-    nesting, so asking about ten variables of 400,000 contexts does not walk them all."""
+    nesting, so asking about ten variables of 400,000 contexts does not walk them all.
+    Chains deeper than ``SHORT_WALK`` are answered by ``operation_contexts`` instead."""
     ids = np.asarray(ids, dtype=np.int64)
     if debug is None or not len(debug):
         return ids.copy()
@@ -70,7 +76,9 @@ def op_call_owners(debug: Any, ids: np.ndarray) -> np.ndarray:
     current = np.where(known, ids, -1)
     owner = current.copy()
     walking = known & ~is_call[np.maximum(current, 0)]
-    while walking.any():
+    for _ in range(SHORT_WALK):
+        if not walking.any():
+            return owner
         up = parents[current[walking]]
         # a parent must precede its child, so a damaged file cannot loop
         good = (up >= 0) & (up < current[walking])
@@ -81,36 +89,45 @@ def op_call_owners(debug: Any, ids: np.ndarray) -> np.ndarray:
         owner[found] = current[found]
         walking = np.zeros_like(walking)
         walking[rows[good]] = ~is_call[up[good]]
-    return owner
+    if not walking.any():
+        return owner
+    return np.where(known, _nearest_calls(is_call, parents)[np.where(known, ids, 0)], -1)
 
 
 def outermost_op_calls(debug: Any, ids: np.ndarray) -> np.ndarray:
     """The outermost op call at or above each id (a framework op such as an ONNX node, or
-    a library op no other op called), else the id itself; -1 and unknown ids give -1. One
-    vectorised step per level of nesting, as ``op_call_owners``."""
+    a library op no other op called), else the id itself; -1 and unknown ids give -1.
+    Pointer jumping as ``_nearest_calls``: log2(depth) passes over the table."""
     ids = np.asarray(ids, dtype=np.int64)
     if debug is None:
         return np.full(len(ids), -1, dtype=np.int64)
     is_call = np.asarray(_op_calls(debug), dtype=bool)
     parents = np.asarray(debug.parent, dtype=np.int64)
     known = (ids >= 0) & (ids < len(parents))
-    current = np.where(known, ids, -1)
-    owner = current.copy()
-    walking = known.copy()
-    while walking.any():
-        rows = np.flatnonzero(walking)
-        at = current[rows]
-        calls = rows[is_call[at]]
-        owner[calls] = current[calls]
-        up = parents[at]
-        good = (up >= 0) & (up < at)  # a parent precedes its child: no cycle in a damaged file
-        current[rows[good]] = up[good]
-        walking = np.zeros_like(walking)
-        walking[rows[good]] = True
-    return owner
+    outer = _outermost_calls(is_call, parents)
+    return np.where(known, outer[np.where(known, ids, 0)] if len(outer) else -1, -1)
 
 
-def _owners(debug: Any, group_by: str, ids: np.ndarray) -> np.ndarray:
+def _outermost_calls(is_call: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """For every context, the outermost op call on its chain up (a parent must precede its
+    child, so a damaged file cannot loop), else itself. ``target`` is how far each pointer
+    reaches, ``best`` the outermost call from the context up to its target, inclusive."""
+    here = np.arange(len(parents), dtype=np.int64)
+    stops = (parents < 0) | (parents >= here)
+    target = np.where(stops, here, parents)
+    best = np.where(is_call, here, -1)
+    best = np.where(is_call[target], target, best)
+    while True:
+        further = target[target]
+        if np.array_equal(further, target):
+            break
+        above = best[target]
+        best = np.where(above >= 0, above, best)
+        target = further
+    return np.where(best >= 0, best, here)
+
+
+def _grouping_owners(debug: Any, group_by: str, ids: np.ndarray) -> np.ndarray:
     if group_by == "name":
         return op_call_owners(debug, ids)
     return outermost_op_calls(debug, ids)
@@ -120,9 +137,23 @@ def operation_contexts(debug: Any) -> np.ndarray:
     """For each context, the nearest context at or above it that is a library op call (its
     API is its op), else itself. Parents normally precede children; a parent that does not
     is ignored, so a damaged file cannot send the walk round a cycle."""
-    # The level-by-level walk of op_call_owners over every id: as many numpy steps as the
-    # deepest nesting, not a Python step per context.
-    return op_call_owners(debug, np.arange(len(debug.parent), dtype=np.int64))
+    is_call = np.asarray(_op_calls(debug), dtype=bool)
+    return _nearest_calls(is_call, np.asarray(debug.parent, dtype=np.int64))
+
+
+def _nearest_calls(is_call: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """Pointer jumping: each context points at its parent until it reaches an op call or the
+    top of its chain, and every pass doubles how far each pointer reaches -- log2(depth)
+    passes over the table, so a chain 200,000 deep costs 18 passes, not 200,000 steps."""
+    here = np.arange(len(parents), dtype=np.int64)
+    stops = is_call | (parents < 0) | (parents >= here)
+    target = np.where(stops, here, parents)
+    while True:
+        further = target[target]
+        if np.array_equal(further, target):
+            break
+        target = further
+    return np.where(is_call[target], target, here)
 
 
 def context_labels(debug: Any, group_by: str) -> Sequence[str]:
@@ -137,7 +168,7 @@ def context_labels(debug: Any, group_by: str) -> Sequence[str]:
     if group_by == "context":
         return debug.name
     names = getattr(debug, _BY_OWNER[group_by])
-    owner = _owners(debug, group_by, np.arange(len(debug.parent), dtype=np.int64))
+    owner = _grouping_owners(debug, group_by, np.arange(len(debug.parent), dtype=np.int64))
     if isinstance(names, StringColumn):
         return StringColumn(names.table, names.ids[owner])
     return [names[i] for i in owner.tolist()]
@@ -201,7 +232,7 @@ def groups_of(debug: Any, group_by: str, ids: np.ndarray) -> tuple[list[str], np
     if group_by in ("op", "layer"):
         column = group_by
     elif group_by in _BY_OWNER and count:
-        owners = np.where(known, _owners(debug, group_by, np.where(known, ids, 0)), -1)
+        owners = np.where(known, _grouping_owners(debug, group_by, np.where(known, ids, 0)), -1)
     distinct, inverse = np.unique(owners, return_inverse=True)
     names = debug_column(debug, column, distinct)
     labels = sorted(set(names) | {""})

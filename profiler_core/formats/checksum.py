@@ -1,30 +1,30 @@
-"""XXH3-64 over a canonical stream of typed values: the checksums of profile.pop sections,
-debug.cbor and .pvti event batches. ``xxhash`` hashes at memory speed (~5x zlib's CRC-32
-here) and releases the GIL over large buffers, so checking a file costs a fraction of one
-pass over its memory, off the window's thread (``benchmarks/bench_checksums.py``)."""
+"""CRC-32 (zlib's, in the standard library) over a canonical stream of typed values: the
+checksums of profile.pop sections, debug.cbor and .pvti event batches. zlib releases the
+GIL over large buffers, so the window's loader worker checks a file while the window goes
+on (``benchmarks/bench_checksums.py`` measures what checking adds to opening)."""
 
 from __future__ import annotations
 
 import struct
+import zlib
 from typing import Any
 
 import numpy as np
-import xxhash
 
 
 class Digest:
-    """A running XXH3-64 over typed, length-prefixed values (so "ab","c" != "a","bc")."""
+    """A running CRC-32 over typed, length-prefixed values (so "ab","c" != "a","bc")."""
 
     def __init__(self) -> None:
-        self._hash = xxhash.xxh3_64()
+        self._crc = 0
 
     @property
     def value(self) -> int:
-        """The checksum so far: an unsigned 64-bit integer."""
-        return self._hash.intdigest()
+        """The checksum so far: an unsigned 32-bit integer."""
+        return self._crc
 
     def _add(self, data: Any) -> None:
-        self._hash.update(data)
+        self._crc = zlib.crc32(data, self._crc)
 
     def raw(self, data: Any) -> None:
         self._add(struct.pack("<Q", memoryview(data).nbytes))

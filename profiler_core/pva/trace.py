@@ -13,7 +13,6 @@ Python object.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterator, Sequence
 from functools import cached_property
@@ -25,16 +24,18 @@ import numpy as np
 from profiler_core.formats.pvti import EventKind
 from profiler_core.pva.lazy import LazyList
 from profiler_core.trace import Trace, open_trace
+from profiler_core.trace.json_guard import load_json_text
 
 
 class TraceEvent:
     """One event of a Trace, viewed through its index; equal when it is the same event."""
 
-    __slots__ = ("_i", "_trace")
+    __slots__ = ("_i", "_path", "_trace")
 
-    def __init__(self, trace: Trace, index: int) -> None:
+    def __init__(self, trace: Trace, index: int, path: Path | None = None) -> None:
         self._trace = trace
         self._i = index
+        self._path = path
 
     @property
     def label(self) -> str:
@@ -79,8 +80,12 @@ class TraceEvent:
 
     @property
     def args(self) -> Any:
+        """The event's arguments, decoded when asked for; text that is not JSON, or JSON
+        nested too deeply, raises ``ReportError`` naming the trace file and the event."""
         text = self._trace.args.get(self._i)
-        return None if text is None else json.loads(text)
+        if text is None:
+            return None
+        return load_json_text(text, self._path, f"event {self._i} ({self.label!r}) arguments")
 
     def children(self) -> list[TraceEvent]:
         """The events directly nested in this one, in start order."""
@@ -91,7 +96,7 @@ class TraceEvent:
         hi = part.start + int(np.searchsorted(t.start_ns[part], end, side="right"))
         starts, depths = t.start_ns[i + 1 : hi], t.depth[i + 1 : hi]
         hit = (depths == t.depth[i] + 1) & (starts < end)
-        return [TraceEvent(t, i + 1 + int(j)) for j in np.flatnonzero(hit)]
+        return [TraceEvent(t, i + 1 + int(j), self._path) for j in np.flatnonzero(hit)]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TraceEvent) and (other._trace, other._i) == (self._trace, self._i)
@@ -110,9 +115,10 @@ Event = TraceEvent
 class EventList(Sequence[TraceEvent]):
     """The events of one thread in start order; items are made when indexed."""
 
-    def __init__(self, trace: Trace, part: slice) -> None:
+    def __init__(self, trace: Trace, part: slice, path: Path | None = None) -> None:
         self._trace = trace
         self._part = part
+        self._path = path
 
     def __len__(self) -> int:
         return self._part.stop - self._part.start
@@ -127,16 +133,18 @@ class EventList(Sequence[TraceEvent]):
         n = len(self)
         if not -n <= index < n:
             raise IndexError(f"event {index} of {n}")
-        return TraceEvent(self._trace, self._part.start + (index % n))
+        return TraceEvent(self._trace, self._part.start + (index % n), self._path)
 
     def __iter__(self) -> Iterator[TraceEvent]:
-        return (TraceEvent(self._trace, i) for i in range(self._part.start, self._part.stop))
+        trace, path = self._trace, self._path
+        return (TraceEvent(trace, i, path) for i in range(self._part.start, self._part.stop))
 
 
 class TraceThread:
-    def __init__(self, trace: Trace, index: int) -> None:
+    def __init__(self, trace: Trace, index: int, path: Path | None = None) -> None:
         self._trace = trace
         self._index = index
+        self._path = path
         info = trace.threads[index]
         self.name = info.name
         self.id = info.os_tid  # None for a pseudo track such as "IPU 0"
@@ -150,15 +158,15 @@ class TraceThread:
     @cached_property
     def allEvents(self) -> EventList:
         """Every event of the thread, nested ones included, in start order (an addition)."""
-        return EventList(self._trace, self._trace.thread_slice(self._index))
+        return EventList(self._trace, self._trace.thread_slice(self._index), self._path)
 
     @cached_property
     def events(self) -> LazyList[TraceEvent]:
         """The outermost events (depth 0), as libpva's ``thread.events`` (made when indexed)."""
         part = self._trace.thread_slice(self._index)
         roots = part.start + np.flatnonzero(self._trace.depth[part] == 0)
-        trace = self._trace
-        return LazyList(len(roots), lambda i: TraceEvent(trace, int(roots[i])))
+        trace, path = self._trace, self._path
+        return LazyList(len(roots), lambda i: TraceEvent(trace, int(roots[i]), path))
 
     @property
     def rootEvents(self) -> LazyList[TraceEvent]:
@@ -167,16 +175,17 @@ class TraceThread:
 
 
 class TraceProcess:
-    def __init__(self, trace: Trace, index: int) -> None:
+    def __init__(self, trace: Trace, index: int, path: Path | None = None) -> None:
         info = trace.processes[index]
         self.pid, self.name, self.hostname = info.pid, info.name, info.hostname
         self._trace = trace
         self._index = index
+        self._path = path
 
     @cached_property
     def threads(self) -> list[TraceThread]:
         return [
-            TraceThread(self._trace, i)
+            TraceThread(self._trace, i, self._path)
             for i, t in enumerate(self._trace.threads)
             if t.process == self._index
         ]
@@ -211,7 +220,8 @@ class PvaTrace:
 
     @cached_property
     def processes(self) -> list[TraceProcess]:
-        return [TraceProcess(self.columns, i) for i in range(len(self.columns.processes))]
+        processes = range(len(self.columns.processes))
+        return [TraceProcess(self.columns, i, self.path) for i in processes]
 
     @cached_property
     def series(self) -> list[TraceSeries]:

@@ -109,18 +109,29 @@ def load_json_file(
         raise ReportError(path, f"grew past the {max_bytes / 2**20:.0f} MiB limit while read")
     if not data.strip():
         raise ReportError(path, "empty file: not a JSON trace")
-    deepest = max_nesting(data, stop_above=max_depth)
-    if deepest > max_depth:
+    return load_json_text(data, path, "", max_depth=max_depth)
+
+
+def load_json_text(
+    text: str | bytes, path: str | Path | None, what: str, *, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Any:
+    """The JSON value of ``text`` (``what`` of the file ``path``, e.g. "event 7's arguments";
+    "" for the whole file), or ReportError naming both when it is malformed or nested deeper
+    than ``max_depth`` (measured before ``json.loads`` recurses into it)."""
+    where = f"{what}: " if what else ""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if max_nesting(data, stop_above=max_depth) > max_depth:
+        kind = "" if what else ": not a trace"
         raise ReportError(
-            path, f"JSON nested deeper than {max_depth} levels: not a trace (refused unread)"
+            path, f"{where}JSON nested deeper than {max_depth} levels{kind} (refused unread)"
         )
     try:
         return json.loads(data)
     except UnicodeDecodeError as exc:
-        raise ReportError(path, f"not UTF-8 text ({exc.reason})") from None
+        raise ReportError(path, f"{where}not UTF-8 text ({exc.reason})") from None
     except json.JSONDecodeError as exc:
         raise ReportError(
-            path, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            path, f"{where}malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
     except RecursionError:
-        raise ReportError(path, "JSON nested too deeply to parse") from None
+        raise ReportError(path, f"{where}JSON nested too deeply to parse") from None

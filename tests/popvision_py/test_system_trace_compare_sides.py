@@ -28,7 +28,11 @@ def report_with_epochs(tmp: Path, report: Path, *args: str) -> Path:
 @pytest.fixture(scope="module")
 def epoch_reports(tmp_path_factory, tutorial4_report) -> tuple[Path, Path]:
     a = report_with_epochs(tmp_path_factory.mktemp("epochs_a"), tutorial4_report, "3", "4")
-    b = report_with_epochs(tmp_path_factory.mktemp("epochs_b"), tutorial4_report, "2", "4")
+    # Labels take ids in order of first use: B's prefetch thread uses "Load batch" while
+    # the first epoch runs, so B's labels after it have other ids than A's.
+    b = report_with_epochs(
+        tmp_path_factory.mktemp("epochs_b"), tutorial4_report, "2", "8", "--prefetch"
+    )
     return a, b
 
 

@@ -1,6 +1,6 @@
-"""operation_contexts and outermost_op_calls (numpy, a step per nesting level) against walks
-written out by hand, on random context trees with damaged parents (forward, self and
-out-of-range ids)."""
+"""operation_contexts and outermost_op_calls (numpy pointer jumping) against walks written
+out by hand, on random context trees with damaged parents (forward, self and out-of-range
+ids)."""
 
 from __future__ import annotations
 
@@ -83,3 +83,16 @@ def test_outermost_op_calls_on_random_trees_with_damaged_parents(seed):
     ids = np.arange(n, dtype=np.int64)
     assert outermost_op_calls(debug, ids).tolist() == outermost_by_hand(debug)
     assert outermost_op_calls(debug, np.array([-1, n + 3])).tolist() == [-1, -1]
+
+
+def test_outermost_op_calls_of_a_200000_deep_chain():
+    # a chain 0 <- 1 <- ... <- n-1 with op calls at 10 and 100: every context from 10 down
+    # belongs to 10, the ones above it to themselves (by hand); pointer jumping takes
+    # log2(n) passes where a step per level took n (the issue's 200,000-deep file)
+    n = 200_000
+    op = [""] * n
+    op[10] = op[100] = "popops::add"
+    debug = Debug([-1, *range(n - 1)], op, op)
+    got = outermost_op_calls(debug, np.arange(n))
+    assert got[:10].tolist() == list(range(10))
+    assert (got[10:] == 10).all()

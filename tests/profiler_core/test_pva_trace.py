@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from profiler_core import pva
+from profiler_core.errors import ReportError
 from profiler_core.pva.trace import TraceEvent
-from tests.profiler_core.pvti_samples import IPU_STEPS, LOSS, MAIN_EVENTS
+from tests.profiler_core.pvti_samples import IPU_STEPS, LOSS, MAIN_EVENTS, sql
 
 
 def test_events_read_like_libpvti_objects_in_microseconds(small_pvti: Path) -> None:
@@ -64,3 +66,29 @@ def test_event_lists_index_like_sequences(small_pvti: Path) -> None:
     assert [e.label for e in events[1:3]] == [events[1].label, events[2].label]
     with pytest.raises(IndexError):
         events[len(events)]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{bad", "malformed JSON at line 1 column 2"),
+        ("[" * 100_000 + "]" * 100_000, "JSON nested deeper than 200 levels"),
+    ],
+)
+def test_bad_event_arguments_are_a_report_error_when_asked_for(
+    small_pvti: Path, text: str, problem: str
+) -> None:
+    sql(small_pvti, "UPDATE event_args SET json = ?", (text,))
+    trace = pva.openTrace(small_pvti)  # arguments are decoded only when asked for
+    main = {t.name: t for t in trace.processes[0].threads}["main"]
+    step = next(e for e in main.allEvents if e.start == 5.0)  # the one with arguments
+    assert step.label == "step" and main.events[0].args is None  # the epoch has none
+    with pytest.raises(ReportError) as caught:
+        _ = step.args
+    assert caught.value.path == small_pvti
+    assert re.search(rf"event \d+ \('step'\) arguments: {problem}", str(caught.value))
+
+
+def test_good_event_arguments_decode(small_pvti: Path) -> None:
+    main = {t.name: t for t in pva.openTrace(small_pvti).processes[0].threads}["main"]
+    assert [e.args for e in main.allEvents if e.args is not None] == [{"n": 2}]

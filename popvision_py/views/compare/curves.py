@@ -13,6 +13,7 @@ from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, LESS_COLOR, MORE_COLOR, Sides
 from popvision_py.views.axes import BytesAxis
 from popvision_py.views.plain_text import rich_label
+from popvision_py.views.plot_menus import drop_context_menus
 
 
 def _plot(title: str, kind: str) -> tuple[pg.PlotWidget, pg.AxisItem]:
@@ -20,7 +21,7 @@ def _plot(title: str, kind: str) -> tuple[pg.PlotWidget, pg.AxisItem]:
     if kind != "bytes":
         axis.setLabel(title)
     plot = pg.PlotWidget(axisItems={"left": axis})
-    plot.setMenuEnabled(False)
+    drop_context_menus(plot)
     plot.showGrid(x=False, y=True, alpha=0.2)
     plot.setMinimumHeight(40)  # the tab shares the details' height: never push the window
     return plot, axis

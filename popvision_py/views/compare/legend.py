@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from popvision_py.viewmodels.compare import A_COLOR, B_COLOR, ComparePair
-from popvision_py.views.plain_text import escape, rich_label
+from popvision_py.views.plain_text import escape, plain_tooltip, rich_label
 
 
 def side_html(letter: str, name: str, color: str, more: str = "") -> str:
@@ -54,9 +54,9 @@ class CompareLegend(QWidget):
         a, b = pair.names
         self.a_label.setText(side_html("A", a, A_COLOR))
         self.b_label.setText(side_html("B", b, B_COLOR))
-        self.a_label.setToolTip(f"Report A, the baseline: {pair.a.folder}")
+        self.a_label.setToolTip(plain_tooltip(f"Report A, the baseline: {pair.a.folder}"))
         self.b_label.setToolTip(
-            f"Report B, compared with A (differences are B - A): {pair.b.folder}"
+            plain_tooltip(f"Report B, compared with A (differences are B - A): {pair.b.folder}")
         )
         notes = pair.notes() + ([problem] if problem else [])
         self.banner.setText(" ".join(notes))

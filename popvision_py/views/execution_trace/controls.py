@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.viewmodels.execution_trace import TraceLayout
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.typed_entry import typed_entry
 from profiler_core.analysis.debug_groups import GROUPINGS
 
@@ -94,7 +95,7 @@ class TraceControls(QWidget):
         for widget in (QLabel("Operations by:"), self.group_box, QLabel("Axis:"), self.axis_box):
             row.addWidget(widget)
         range_label = QLabel("Range:")
-        range_label.setToolTip(RANGE_HELP)
+        range_label.setToolTip(plain_tooltip(RANGE_HELP))
         for widget in (range_label, self.range_box, self.range_error):
             row.addWidget(widget)
         row.addStretch(1)

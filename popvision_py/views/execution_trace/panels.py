@@ -20,6 +20,7 @@ from popvision_py.viewmodels.step_colors import step_kind_color
 from popvision_py.viewmodels.step_details import StepDetails, balance_histogram
 from popvision_py.views.memory.details import make_table_view
 from popvision_py.views.messages import message_label
+from popvision_py.views.plot_menus import drop_context_menus
 from popvision_py.views.table_model import ColumnTableModel, size_columns_from_sample
 from profiler_core.analysis.execution import CycleBreakdown, RangeCycles
 from profiler_core.analysis.execution_summary import ExecutionSummary
@@ -42,7 +43,7 @@ class _ThemedPlot(pg.PlotWidget):
 
 def _small_plot(bottom: str, left: str) -> pg.PlotWidget:
     plot = _ThemedPlot()
-    plot.setMenuEnabled(False)
+    drop_context_menus(plot)
     plot.hideButtons()
     plot.setMouseEnabled(x=False, y=False)
     plot.setLabel("bottom", bottom)

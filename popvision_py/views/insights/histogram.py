@@ -8,6 +8,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QWidget
 
 from popvision_py.theme import chart_colors
+from popvision_py.views.plot_menus import drop_context_menus
 
 
 class MemoryHistogram(pg.PlotWidget):
@@ -15,7 +16,7 @@ class MemoryHistogram(pg.PlotWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setMenuEnabled(False)
+        drop_context_menus(self)
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.bars = pg.BarGraphItem(x=[], height=[], width=1.0)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.format import format_bytes
 from popvision_py.viewmodels.insights import MORE_TILES, TOP_TILES, InsightsViewModel
+from popvision_py.views.plain_text import plain_tooltip
 
 TILE_ROLE = Qt.ItemDataRole.UserRole
 
@@ -76,7 +77,9 @@ class TopTiles(QWidget):
         self.tree.itemClicked.connect(self._clicked)
         self.more = QPushButton(f"Show {MORE_TILES}")
         self.more.setCheckable(True)
-        self.more.setToolTip(f"Show the {MORE_TILES} fullest tiles instead of {TOP_TILES}.")
+        self.more.setToolTip(
+            plain_tooltip(f"Show the {MORE_TILES} fullest tiles instead of {TOP_TILES}.")
+        )
         self.more.toggled.connect(self._toggle)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -98,7 +101,7 @@ class TopTiles(QWidget):
                 child = QTreeWidgetItem([label, f"{value:,}"])
                 child.setData(0, Qt.ItemDataRole.DecorationRole, QColor(color))
                 child.setData(0, TILE_ROLE, row.tile)
-                child.setToolTip(0, f"{label}: {format_bytes(value, exact=True)}")
+                child.setToolTip(0, plain_tooltip(f"{label}: {format_bytes(value, exact=True)}"))
                 child.setTextAlignment(1, Qt.AlignmentFlag.AlignRight)
                 item.addChild(child)
             self.tree.addTopLevelItem(item)

@@ -19,7 +19,8 @@ from popvision_py.viewmodels.liveness import LivenessViewModel
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS, StepClass
 from popvision_py.views.axes import BytesAxis, IndexAxis
 from popvision_py.views.pixel_image import PixelImageItem
-from popvision_py.views.plain_text import show_hover_text
+from popvision_py.views.plain_text import plain_tooltip, show_hover_text
+from popvision_py.views.plot_menus import drop_context_menus
 
 CHART_HELP = (
     "Memory live at each program step. Wheel: zoom the steps; drag: pan; click: select a "
@@ -78,10 +79,10 @@ class LivenessChart(QWidget):
         self.bottom_axis = IndexAxis("bottom")
         self.bottom_axis.setLabel("Program step")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
-        self.plot.setToolTip(CHART_HELP)
+        self.plot.setToolTip(plain_tooltip(CHART_HELP))
         self.plot.setMinimumHeight(220)
         self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
+        drop_context_menus(self.plot)
         self.view_box = self.plot.getPlotItem().getViewBox()
         self.view_box.setMouseEnabled(x=True, y=False)
         self.area = LivenessCurveItem()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.typed_entry import typed_entry
 
 SELECT_HELP = (
@@ -45,7 +46,7 @@ class LivenessControls(QWidget):
         self.reset_zoom = QPushButton("Show all")
         self.reset_zoom.setToolTip("Zoom out to every program step (or double-click the chart).")
         select_label = QLabel("Select tile:")
-        select_label.setToolTip(SELECT_HELP)
+        select_label.setToolTip(plain_tooltip(SELECT_HELP))
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         for widget in (QLabel("Scope:"), self.scope_box, self.include_always_live):

@@ -20,7 +20,8 @@ from popvision_py.views.axes import BytesAxis, IndexAxis
 from popvision_py.views.memory.boundaries import IpuBoundariesItem
 from popvision_py.views.memory.items import HeatMapItem, StackedColumnsItem
 from popvision_py.views.memory.legend import CategoryLegend, heat_lut
-from popvision_py.views.plain_text import escape, plain_label, show_hover_text
+from popvision_py.views.plain_text import escape, plain_label, plain_tooltip, show_hover_text
+from popvision_py.views.plot_menus import drop_context_menus
 
 CHART_HELP = (
     "Memory per tile, stacked by category. Wheel: zoom the tile range; drag: pan; "
@@ -37,10 +38,10 @@ class MemoryChart(QWidget):
         self.left_axis = BytesAxis("Memory")
         self.bottom_axis = IndexAxis("bottom")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
-        self.plot.setToolTip(CHART_HELP)
+        self.plot.setToolTip(plain_tooltip(CHART_HELP))
         self.plot.setMinimumHeight(220)
         self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
+        drop_context_menus(self.plot)
         self.view_box = self.plot.getPlotItem().getViewBox()
         self.view_box.setMouseEnabled(x=True, y=False)
         self.bars = StackedColumnsItem()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 
 from popvision_py.viewmodels.format import BYTE_UNITS
 from popvision_py.viewmodels.memory import LAYOUT_HELP, HeatScale, Layout
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.typed_entry import typed_entry
 
 SELECT_HELP = (
@@ -55,8 +56,8 @@ class MemoryControls(QWidget):
             self.layout_box.addItem(layout.value, layout)
             self.layout_box.setItemData(
                 self.layout_box.count() - 1,
-                LAYOUT_HELP[layout],
-                role=3,  # Qt.ToolTipRole
+                plain_tooltip(LAYOUT_HELP[layout]),
+                role=Qt.ItemDataRole.ToolTipRole,
             )
         self.layout_box.setToolTip(
             "By tile: a bar per tile. By IPU: a bar per IPU. Heat map: IPUs x tiles, coloured "
@@ -84,7 +85,7 @@ class MemoryControls(QWidget):
         self.reset_zoom = QPushButton("Show all")
         self.reset_zoom.setToolTip("Zoom out to every tile (or double-click the chart).")
         select_label = QLabel("Select tile:")
-        select_label.setToolTip(SELECT_HELP)
+        select_label.setToolTip(plain_tooltip(SELECT_HELP))
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         for widget in (select_label, self.select_box, self.select_error):

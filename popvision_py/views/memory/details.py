@@ -18,6 +18,7 @@ from popvision_py.viewmodels.memory import MemoryViewModel
 from popvision_py.viewmodels.table import Column, ColumnTable
 from popvision_py.viewmodels.variables import variables_table
 from popvision_py.views.memory.table_panel import TilesPanel
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.table_model import ColumnTableModel, make_table_view
 from profiler_core.analysis.memory import variables_on_tiles
 from profiler_core.report import Report
@@ -58,8 +59,10 @@ class MemoryDetails(QWidget):
         self.heading.setWordWrap(True)
         self.sum_box = QCheckBox("Sum selected tiles")
         self.sum_box.setToolTip(
-            "One column with the sum of the selected tiles instead of one column per tile "
-            f"(more than {MemoryViewModel.MAX_TILE_COLUMNS} tiles are always summed)."
+            plain_tooltip(
+                "One column with the sum of the selected tiles instead of one column per tile "
+                f"(more than {MemoryViewModel.MAX_TILE_COLUMNS} tiles are always summed)."
+            )
         )
         self.model = ColumnTableModel()
         self.table = make_table_view(self.model, sortable=False)

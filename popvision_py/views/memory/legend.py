@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from popvision_py.viewmodels.colors import CATEGORY_COLORS, CATEGORY_HELP
 from popvision_py.viewmodels.format import format_bytes
+from popvision_py.views.plain_text import plain_tooltip
 from profiler_core.model.kinds import MemoryCategory
 
 
@@ -56,7 +57,7 @@ class CategoryLegend(QWidget):
             box, text = QLabel(), QLabel(label)
             box.setPixmap(swatch(color))
             for widget in (box, text):
-                widget.setToolTip(f"{label}: {help_text}")
+                widget.setToolTip(plain_tooltip(f"{label}: {help_text}"))
             self.grid.addWidget(box, row, 0)
             self.grid.addWidget(text, row, 1)
         self.labels = [label for label, _, _ in reversed(series)]

@@ -14,6 +14,7 @@ from popvision_py.viewmodels.colors import SELECTION_OUTLINE
 from popvision_py.viewmodels.pixels import column_ranges
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS, StepClass
 from popvision_py.views.axes import IndexAxis
+from popvision_py.views.plot_menus import drop_context_menus
 
 
 def tile_bars(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -38,7 +39,7 @@ class TileCyclesChart(QWidget):
         self.plot = pg.PlotWidget(axisItems={"bottom": self.bottom_axis})
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
+        drop_context_menus(self.plot)
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.setLabel("left", "cycles")
         self.bottom_axis.setLabel("tile")

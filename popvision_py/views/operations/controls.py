@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.viewmodels.operations import COLUMN_HELP, GROUP_BY_LABELS
+from popvision_py.views.plain_text import plain_tooltip
 
 
 class OperationsControls(QWidget):
@@ -90,7 +91,7 @@ class OperationsControls(QWidget):
             action = QAction(header, menu)
             action.setCheckable(True)
             action.setChecked(header not in hidden)
-            action.setToolTip(COLUMN_HELP.get(header, header))
+            action.setToolTip(plain_tooltip(COLUMN_HELP.get(header, header)))
             action.setEnabled(header != "Operation")
             action.toggled.connect(lambda on, h=header: self.column_toggled.emit(h, on))
             menu.addAction(action)

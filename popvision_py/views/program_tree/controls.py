@@ -8,6 +8,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QTabBar, QWidget
 
 from popvision_py.viewmodels.program_lines import SECTIONS
+from popvision_py.views.plain_text import plain_tooltip
 
 SEARCH_HELP = (
     "Find program nodes and program steps whose name contains this text (any case). Enter "
@@ -40,7 +41,7 @@ class ProgramTreeControls(QWidget):
         self.sections.setTabToolTip(1, "Functions: program bodies that Call nodes run.")
         self.search = SearchBox()
         self.search.setPlaceholderText("Search names")
-        self.search.setToolTip(SEARCH_HELP)
+        self.search.setToolTip(plain_tooltip(SEARCH_HELP))
         self.search.setClearButtonEnabled(True)
         self.search.setMinimumWidth(220)
         self.previous = QPushButton("◀ Previous")

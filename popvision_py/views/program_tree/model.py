@@ -120,5 +120,5 @@ class ProgramTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return COLUMN_HELP[section]
+            return plain_tooltip(COLUMN_HELP[section])
         return None

@@ -19,6 +19,8 @@ from popvision_py.viewmodels.system_trace_series import (
     series_window,
     step_points,
 )
+from popvision_py.views.plain_text import plain_tooltip
+from popvision_py.views.plot_menus import drop_context_menus
 from profiler_core.trace.model import Heatmap
 
 AXIS_WIDTH = 140  # as the timeline's lane names, so every chart's x lines up
@@ -32,7 +34,7 @@ class LinkedPlot(pg.PlotWidget):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.hideButtons()
-        self.setMenuEnabled(False)
+        drop_context_menus(self)
         self.plot_item = self.getPlotItem()
         self.view_box = self.plot_item.getViewBox()
         self.view_box.setMouseEnabled(x=True, y=False)
@@ -242,8 +244,10 @@ class HeatmapPlot(LinkedPlot):
         self.scale_text.setParentItem(self.view_box)
         self.view_box.sigResized.connect(self._place_scale)
         self.setToolTip(
-            f"{self.name}: how many values fell in each bucket (rows, named by the bucket "
-            f"edges) at each sample; colour from dark (0) to yellow ({self.peak:,})."
+            plain_tooltip(
+                f"{self.name}: how many values fell in each bucket (rows, named by the bucket "
+                f"edges) at each sample; colour from dark (0) to yellow ({self.peak:,})."
+            )
         )
         self.lut = HEAT.getLookupTable(0.0, 1.0, 256, alpha=True)
         self.last = np.zeros((self.buckets, 0))

@@ -24,6 +24,7 @@ from popvision_py.viewmodels.tile_map_metrics import (
     metric_values,
 )
 from popvision_py.views.memory.legend import heat_lut
+from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.tile_map.canvas import TileMapCanvas
 from popvision_py.views.tile_map.color_bar import ColorBar
 from profiler_core.analysis.memory import MemoryTable, memory_table
@@ -64,7 +65,7 @@ class TileMapWidget(QWidget):
         self.body = QVBoxLayout(self)
         self.body.setContentsMargins(6, 4, 6, 4)
         self.body.addLayout(controls)
-        self.setToolTip(HELP)
+        self.setToolTip(plain_tooltip(HELP))
         self._update_controls()
 
     # -- report --------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.timeline import pan_range, zoom_range
 from popvision_py.viewmodels.trace_format import format_clock
 from popvision_py.views.axes import nice_step
+from popvision_py.views.plain_text import plain_tooltip
+from popvision_py.views.plot_menus import drop_context_menus
 from popvision_py.views.timeline.spans_item import LANE_GAP, SpanLanesItem, SpanSource
 
 ZOOM_STEP = 0.8  # W / + narrows the range to this fraction; S / - widens it by its inverse
@@ -166,7 +168,7 @@ class TimelinePlot(pg.PlotWidget):
         super().__init__(parent, axisItems={"left": self.lane_axis, "bottom": self.time_axis})
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.hideButtons()
-        self.setMenuEnabled(False)
+        drop_context_menus(self)
         self.view_box = self.getPlotItem().getViewBox()
         self.view_box.invertY(True)
         self.view_box.setMouseEnabled(x=True, y=False)
@@ -253,7 +255,7 @@ class TimelinePlot(pg.PlotWidget):
             lane = self.lane_axis.lane_at(y)
             self.lane_tooltip = self.lane_axis.names[lane] if lane >= 0 else ""
             if self.lane_tooltip:
-                QToolTip.showText(QCursor.pos(), self.lane_tooltip, self)
+                QToolTip.showText(QCursor.pos(), plain_tooltip(self.lane_tooltip), self)
             return
         if not self.view_box.sceneBoundingRect().contains(scene_pos):
             return

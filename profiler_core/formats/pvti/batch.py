@@ -38,9 +38,10 @@ class Interner:
         return found
 
     def column(self, keys: Sequence[Hashable]) -> np.ndarray:
-        """The int32 id of every key, interning new ones; one C-level pass over ``keys``."""
+        """The int32 id of every key, interning new ones in order of first use (so the
+        events of a batch's first part need only the first ids); C-level passes."""
         ids = self.ids
-        for key in set(keys):
+        for key in dict.fromkeys(keys):
             if key not in ids:
                 self.id(key)
         return np.fromiter(map(ids.__getitem__, keys), np.int32, count=len(keys))

@@ -41,7 +41,12 @@ from profiler_core.formats.pvti.schema import (
     EventKind,
     writer_state_note,
 )
-from profiler_core.formats.pvti.sqlite_file import connect_readonly, translate_errors
+from profiler_core.formats.pvti.sqlite_file import (
+    StepBudget,
+    connect_readonly,
+    tables_and_views,
+    translate_errors,
+)
 
 _SAMPLE_DTYPE = np.dtype([("row", "<i8"), ("series", "<i8"), ("t", "<i8"), ("v", "<f8")])
 
@@ -56,6 +61,7 @@ class PvtiReader:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._conn, self.truncated = connect_readonly(self.path)
+        self._budget = StepBudget(self._conn, self.path)
         #: What a truncated file lost, in words (salvaging only).
         self.lost: list[str] = []
         self.meta: PvtiMeta | None = None
@@ -77,7 +83,7 @@ class PvtiReader:
         With ``open_spans_in_events`` the events' columns also hold the open spans, last
         (allocated with them, so a whole-file read never concatenates).
         """
-        with translate_errors(self.path):
+        with translate_errors(self.path), self._budget.bounding():
             self._conn.execute("BEGIN")
             try:
                 if self.meta is None:
@@ -124,10 +130,13 @@ class PvtiReader:
             self.meta = PvtiMeta(FORMAT_MAJOR, FORMAT_MINOR, "", 0, "", name, 0, 0)
 
     def _read_layout(self) -> None:
-        tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master")}
-        if not tables:
+        tables, views = tables_and_views(self._conn)
+        if not tables and not views:
             raise PvtiNotStartedError(self.path, "not a .pvti trace: no tables at all")
         missing = [t for t in REQUIRED_TABLES if t not in tables]
+        if views.intersection(missing):
+            named = ", ".join(t for t in missing if t in views)
+            raise ReportError(self.path, f"not a .pvti trace: {named} must be a table, not a view")
         if missing:
             raise ReportError(self.path, f"not a .pvti trace: missing {', '.join(missing)}")
         self.meta = self._read_meta()

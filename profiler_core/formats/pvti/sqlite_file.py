@@ -9,19 +9,17 @@ the committed rows whose pages are present.
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import struct
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.files import regular_file_size
+from profiler_core.formats.pvti.salvage import HEADER_SIZE, page_size_of, salvage_copy
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-_HEADER_SIZE = 100
 
 
 def is_sqlite(head: bytes) -> bool:
@@ -38,7 +36,7 @@ def check_file(path: Path) -> str:
     try:
         size = regular_file_size(path)  # a FIFO or device is refused before opening
         with open(path, "rb") as f:
-            head = f.read(_HEADER_SIZE)
+            head = f.read(HEADER_SIZE)
     except FileNotFoundError:
         raise ReportError(path, "no such file") from None
     except IsADirectoryError:
@@ -49,10 +47,9 @@ def check_file(path: Path) -> str:
         raise ReportError(path, "empty file: not a .pvti trace")
     if not is_sqlite(head):
         raise ReportError(path, "not a SQLite database (a .pvti trace is a SQLite file)")
-    if len(head) < _HEADER_SIZE:
+    if len(head) < HEADER_SIZE:
         raise ReportError(path, f"truncated: {size} bytes, shorter than a SQLite header")
-    (page_size,) = struct.unpack(">H", head[16:18])
-    page_size = 65536 if page_size == 1 else page_size
+    page_size = page_size_of(head)
     change_counter, pages, valid_for = (
         struct.unpack(">I", head[i : i + 4])[0] for i in (24, 28, 92)
     )
@@ -86,43 +83,6 @@ def connect_readonly(path: Path) -> tuple[sqlite3.Connection, str]:
     return conn, truncated
 
 
-def salvage_copy(path: Path) -> Path:
-    """A temporary copy of truncated ``path``: its whole pages, then 0xFF bytes up to the
-    header's page count (the last, partial page counts as missing).
-
-    0xFF pages are invalid wherever SQLite meets them (a b-tree page of type 0xFF, an
-    overflow chain pointing past the file), so a row using a missing page fails as
-    corrupt. Zeros would not do: a zeroed last overflow page ends its chain cleanly and
-    would pass off zeros as the row's values.
-    """
-    with open(path, "rb") as f:
-        head = f.read(_HEADER_SIZE)
-        (page_size,) = struct.unpack(">H", head[16:18])
-        page_size = 65536 if page_size == 1 else page_size
-        (pages,) = struct.unpack(">I", head[28:32])
-        size = f.seek(0, 2)
-        whole = max(size // page_size, 1)
-        fd, name = tempfile.mkstemp(suffix=".pvti", prefix="salvage-")
-        with os.fdopen(fd, "wb") as out:
-            # The copy is a rollback-journal database: a WAL-mode header (a file copied while
-            # its writer ran) would make SQLite look for a -wal and -shm beside the copy.
-            out.write(head[:18] + b"\x01\x01" + head[20:])
-            f.seek(len(head))
-            left = max(whole * page_size - len(head), 0)
-            while left:
-                chunk = f.read(min(left, 1 << 24))
-                if not chunk:
-                    break
-                out.write(chunk)
-                left -= len(chunk)
-            pad = left + (pages - whole) * page_size  # left > 0: a short first page
-            filler = b"\xff" * min(pad, 1 << 20)
-            while pad > 0:
-                out.write(filler[: min(pad, len(filler))])
-                pad -= len(filler)
-    return Path(name)
-
-
 @contextlib.contextmanager
 def translate_errors(path: Path) -> Iterator[None]:
     """Re-raise SQLite errors and malformed values met while reading as ReportError."""
@@ -138,3 +98,63 @@ def translate_errors(path: Path) -> Iterator[None]:
         raise ReportError(path, f"malformed values ({exc})") from None
     except MemoryError:
         raise ReportError(path, "a stored size is absurd (out of memory reading it)") from None
+
+
+def tables_and_views(conn: sqlite3.Connection) -> tuple[set[str], set[str]]:
+    """The names of the file's tables, and of its views (which a reader never queries: a
+    recursive view runs as long as its author likes)."""
+    rows = conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view')")
+    tables, views = set(), set()
+    for kind, name in rows:
+        (tables if kind == "table" else views).add(name)
+    return tables, views
+
+
+STEPS_PER_BYTE = 64
+"""SQLite virtual-machine steps a read may take per byte of the file (and its -wal): reading
+a trace takes under one per byte; past the bound a query is stopped as hostile."""
+MIN_STEPS = 20_000_000
+_CHECK_EVERY = 10_000
+
+
+class StepBudget:
+    """SQLite's progress handler as a bound on every query of one connection: the work of a
+    read grows with the file, never with what a hostile schema asks for; and no value may
+    be longer than the file itself (a generated column could build a gigabyte string)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.path = path
+        self._conn = conn
+        self.limit = MIN_STEPS
+        self._checks = 0
+        self.spent = False
+        conn.set_progress_handler(self._tick, _CHECK_EVERY)
+
+    def _tick(self) -> int:
+        self._checks += 1
+        self.spent = self.spent or self._checks * _CHECK_EVERY > self.limit
+        return int(self.spent)
+
+    @contextlib.contextmanager
+    def bounding(self) -> Iterator[None]:
+        """Bound the queries inside by the file's size now; raise ``ReportError`` naming the
+        file when they overrun (salvaging readers swallow SQLite's errors, hence a flag)."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        size = sum(p.stat().st_size for p in (self.path, wal) if p.exists())
+        self.limit, self._checks, self.spent = MIN_STEPS + STEPS_PER_BYTE * size, 0, False
+        self._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(size, 1 << 20))
+        try:
+            yield
+        except sqlite3.Error:
+            if self.spent:
+                raise self._error() from None
+            raise
+        if self.spent:
+            raise self._error()
+
+    def _error(self) -> ReportError:
+        return ReportError(
+            self.path,
+            f"reading it took over {self.limit:,} SQLite steps, more than a .pvti of its "
+            "size needs: a corrupt or hostile file (sqlite_file.STEPS_PER_BYTE bounds it)",
+        )

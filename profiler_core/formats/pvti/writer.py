@@ -15,7 +15,10 @@ uncommitted (a busy loop can record them faster than a starved flusher thread co
 the recording thread commits them itself before going on. A busy program is slowed to the
 writer's pace instead of growing without bound, and a SIGKILL loses at most what was
 recorded since the last commit. After a write error (full disk, deleted file) nothing more
-is written; later events are dropped and counted in ``dropped_events``.
+is written; later events are dropped and counted in ``dropped_events``. Out of room (a full
+disk, a file-size limit), the commit that failed is first written in parts that fit
+(``fitting.py``), and with little room from the start the file is laid out to fit it, so
+the file stays a closed, readable trace of every event committed.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from profiler_core.formats.pvti.batch import (
     split_columns,
 )
 from profiler_core.formats.pvti.commit import PendingCommit, write_commit
+from profiler_core.formats.pvti.fitting import fit_pages, out_of_room, write_what_fits
 from profiler_core.formats.pvti.schema import (
     FORMAT_MAJOR,
     FORMAT_MINOR,
@@ -60,6 +64,9 @@ from profiler_core.formats.pvti.schema import (
 
 #: Returns the spans open right now as (thread_key, channel, label, start_ns, depth).
 OpenSpansSource = Callable[[], Iterable[tuple[Any, str, str, int, int]]]
+
+#: The files SQLite keeps beside a WAL-mode database.
+_SIDE = ("-wal", "-shm")
 
 #: Connections inherited across fork(): kept alive forever so the child never closes them.
 _FORKED_AWAY: list[sqlite3.Connection] = []
@@ -124,7 +131,12 @@ class PvtiWriter:
         try:
             self._conn = self._create(process_name or _process_name())
         except sqlite3.Error as exc:
-            raise ReportError(self.path, f"cannot be written as SQLite ({exc})") from None
+            # Not even the tables fitted: leave no file that is no trace.
+            for path in (self.path, *(self.path.with_name(self.path.name + s) for s in _SIDE)):
+                path.unlink(missing_ok=True)
+            raise ReportError(
+                self.path, f"cannot be written as SQLite ({exc}), so it was not kept"
+            ) from None
         atexit.register(self.close)
         self._flusher: threading.Thread | None = None
         if background:
@@ -249,15 +261,31 @@ class PvtiWriter:
             if self.error is not None:
                 self._drop_pending()
                 return
+            pending = self._collect()
+            if pending is None:
+                return
             try:
-                self._commit()
+                self._write(pending)
             except (sqlite3.Error, OSError) as exc:
                 # A full disk or a deleted file must not take the traced program down.
-                self.error = exc
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-                print(f"pvti: stopped writing {self.path}: {exc}", file=sys.stderr)
-                self._set_state(f"{WRITER_FAILED} ({exc})")
+                self._stop_writing(exc, pending)
+
+    def _stop_writing(self, exc: BaseException, pending: PendingCommit) -> None:
+        """After a failed commit: say so in the file and once on stderr, and commit what
+        fits of the failed commit (a full disk or a file-size limit) before stopping."""
+        self.error = exc
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.execute("ROLLBACK")
+        self._set_state(f"{WRITER_FAILED} ({exc})")  # the rollback freed room for this
+        events = sum(len(cols["start_ns"]) for cols, _ in pending.batches)
+        fitted = write_what_fits(self._conn, pending) if out_of_room(exc) else 0
+        self.committed_events += fitted
+        self.dropped_events += events - fitted
+        print(
+            f"pvti: stopped writing {self.path}: {exc}; it keeps the "
+            f"{self.committed_events:,} events committed, later ones are dropped",
+            file=sys.stderr,
+        )
 
     def _set_state(self, state: str) -> None:
         """Record in the file how its writing ended, so a reader can say it is incomplete.
@@ -289,25 +317,23 @@ class PvtiWriter:
             atexit.unregister(self.close)
             if self.error is None:
                 self._set_state(WRITER_CLOSED)
+                self._leave_wal()
             else:
+                # Out of room, the -wal may have none left for the final state: moved into
+                # the file first, the state is rewritten in place.
+                self._leave_wal()
                 self._set_state(
                     f"{WRITER_FAILED} ({self.error}) and {self.dropped_events:,} events were "
                     "not written"
                 )
-            if self.dropped_events:
-                print(
-                    f"pvti: {self.dropped_events} events were not written to {self.path} "
-                    f"after the write error",
-                    file=sys.stderr,
-                )
-            try:
-                # Once complete, the file becomes one self-contained rollback-journal
-                # database; skipped (stays WAL) while a reader has it open.
-                self._conn.execute("PRAGMA busy_timeout = 50")
-                self._conn.execute("PRAGMA journal_mode = DELETE")
-            except sqlite3.Error:
-                pass
             self._conn.close()
+
+    def _leave_wal(self) -> None:
+        """Once complete, the file becomes one self-contained rollback-journal database;
+        skipped (stays WAL) while a reader has it open."""
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.execute("PRAGMA busy_timeout = 50")
+            self._conn.execute("PRAGMA journal_mode = DELETE")
 
     def detach_after_fork(self) -> None:
         """In a forked child: forget this (the parent's) file without touching it.
@@ -340,10 +366,6 @@ class PvtiWriter:
         conn = sqlite3.connect(
             self.path, check_same_thread=False, isolation_level=None, timeout=5.0
         )
-        conn.execute("PRAGMA journal_mode = WAL")
-        # WAL + NORMAL: a committed batch survives the process being killed (only a
-        # power cut can lose the last commits), at a fraction of FULL's fsync cost.
-        conn.execute("PRAGMA synchronous = NORMAL")
         meta = {
             "format_major": FORMAT_MAJOR,
             "format_minor": FORMAT_MINOR,
@@ -355,7 +377,16 @@ class PvtiWriter:
             "origin_monotonic_ns": self.origin_monotonic_ns,
             "writer_state": WRITER_WRITING,
         }
-        create_tables(conn, meta)
+        try:
+            fit_pages(conn, self.path.parent)
+            conn.execute("PRAGMA journal_mode = WAL")
+            # WAL + NORMAL: a committed batch survives the process being killed (only a
+            # power cut can lose the last commits), at a fraction of FULL's fsync cost.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            create_tables(conn, meta)
+        except sqlite3.Error:
+            conn.close()
+            raise
         return conn
 
     def _run(self) -> None:
@@ -377,11 +408,6 @@ class PvtiWriter:
             if (span[0], span[3], span[4]) not in seen:
                 spans.append(span)
         return spans
-
-    def _commit(self) -> None:
-        pending = self._collect()
-        if pending is not None:
-            self._write(pending)
 
     def _collect(self) -> PendingCommit | None:
         """Take everything recorded so far and turn it into rows, or None if nothing new."""
