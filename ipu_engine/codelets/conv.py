@@ -38,6 +38,7 @@ class ConvPartialVertex(Vertex):
 
     supervisor = True
     code_bytes = 3200
+    channel_major = False  # see ``channel_major_variant``
     partials_type: Type = FLOAT  # what the AMP accumulates in
 
     @classmethod
@@ -102,7 +103,7 @@ def _convolve_alike(
     return acc.reshape(nv, groups, rows, cols, outs).transpose(0, 2, 3, 1, 4)
 
 
-def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype) -> None:
+def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype, channel_major: bool) -> None:
     table = np.stack([batch.state(k).astype(np.int64) for k in _STATE], axis=1)
     unique, inverse = np.unique(table, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -113,6 +114,8 @@ def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype) -> None:
         sel = np.flatnonzero(inverse == u)
         groups, c, f = g["groups"], g["inChans"], g["outChans"]
         x = _gather(x_all, starts["in"][sel], g["inRows"] * g["width"] * groups * c)
+        if channel_major:  # its edge is [channels, pixels]: the same elements, transposed
+            x = x.reshape(sel.size, groups, c, g["inRows"], g["width"]).transpose(0, 3, 4, 1, 2)
         x = x.reshape(sel.size, g["inRows"], g["width"], groups, c)
         w = _gather(w_all, starts["weights"][sel], g["kernelH"] * g["kernelW"] * c * groups * f)
         w = w.reshape(sel.size, g["kernelH"], g["kernelW"], c, groups, f)
@@ -140,7 +143,7 @@ def conv_partial(
     accumulate = partials_type.numpy_dtype
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
-        _compute(batch, with_bias, accumulate)
+        _compute(batch, with_bias, accumulate, cls.channel_major)
 
     names = f"{dtype.name},{partials_type.name}"
     if out_type != partials_type:  # results rounded to the output type as they are written
@@ -158,3 +161,17 @@ def conv_partial(
     attrs.update({name: State(UNSIGNED_INT, 1) for name in _STATE})
     cls = type("ConvPartial", (ConvPartialVertex,), attrs)
     return register_builtin(cls)
+
+
+@functools.cache
+def channel_major_variant(codelet: type[Vertex]) -> type[Vertex]:
+    """``codelet`` reading its ``in`` edge channel by channel ([channels, pixels]): what
+    a convolution connects when its input's channels are the outer dimension in memory
+    (an NCHW activation seen as NHWC), so each edge is a few runs, not one address per
+    element. The same vertex type -- name, state, cycles, memory -- read in another
+    order; not registered by name (the row-major codelet owns it)."""
+    variant = type(
+        codelet.__name__, (codelet,), {"channel_major": True, "type_name": codelet.type_name}
+    )
+    variant.builtin = True
+    return variant
