@@ -146,6 +146,7 @@ class _BatchRunner:
             for n, f in group.fields.items()
             if f.column.edges_of_vertex is not None
         }
+        self.cache: dict = {}  # the codelet's own, from one run to the next
         self.grids = {
             n: edge_grids(f.column)
             for n, f in group.fields.items()
@@ -164,6 +165,7 @@ class _BatchRunner:
             g.state,
             views=lambda name: self._views(memory, name),
             per_vertex=_PerVertex(self.group, memory),
+            cache=self.cache,
         )
         try:
             g.codelet.compute_batch(batch)  # type: ignore[misc]
@@ -198,6 +200,15 @@ class _PerVertex:
             return col.addr[col.offsets[e0] : col.offsets[e1]]
         r0, r1 = int(col.run_offsets[e0]), int(col.run_offsets[e1])
         return expand(col.runs.start[r0:r1], col.runs.length[r0:r1])
+
+    def edge_runs(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        col = self.group.fields[name].column
+        if col.runs is None or col.edges_of_vertex is not None:
+            return None
+        return col.runs.start, col.runs.length, col.run_offsets
+
+    def pool(self, name: str) -> np.ndarray:
+        return self.memory[self.group.fields[name].type]
 
     def grid_view(self, name: str, grid: tuple[int, int, int, int]) -> np.ndarray:
         return strided_rows(self.memory[self.group.fields[name].type], *grid)
