@@ -84,6 +84,8 @@ def merge_adjacent(start: np.ndarray | Runs, length: np.ndarray | None = None) -
     if start.size <= 1:
         return Runs(start, length.astype(np.int64))
     joins = start[1:] != start[:-1] + length[:-1]
+    if joins.all():  # nothing continues: the same runs, not a copy of them
+        return Runs(start, length if length.dtype == np.int64 else length.astype(np.int64))
     first = np.concatenate(([0], np.flatnonzero(joins) + 1))
     total = np.add.reduceat(length.astype(np.int64), first)
     return Runs(start[first], total)

@@ -147,11 +147,8 @@ class _BatchRunner:
             if f.column.edges_of_vertex is not None
         }
         self.cache: dict = {}  # the codelet's own, from one run to the next
-        self.grids = {
-            n: edge_grids(f.column)
-            for n, f in group.fields.items()
-            if f.column.edges_of_vertex is None
-        }
+        # per-vertex grids (Python tuples) are made for the codelets that ask, once
+        self.grids: dict[str, list[tuple[int, int, int, int]] | None] = {}
 
     def __call__(self, memory: Memory) -> None:
         g = self.group
@@ -179,7 +176,10 @@ class _BatchRunner:
                 self.access[name].store_back(memory, values)
 
     def _views(self, memory: Memory, name: str) -> list[tuple[int, int, int, int]] | None:
-        return self.grids.get(name)
+        if name not in self.grids:
+            col = self.group.fields[name].column
+            self.grids[name] = None if col.edges_of_vertex is not None else edge_grids(col)
+        return self.grids[name]
 
 
 class _PerVertex:
