@@ -29,6 +29,17 @@ def test_runs_round_trip_views() -> None:
     assert np.array_equal(expand(np.array([7, 0, 3]), np.array([2, 0, 3])), [7, 8, 3, 4, 5])
 
 
+def test_expand_runs_of_one_length_and_of_mixed_lengths() -> None:
+    """Runs of one length (a matrix's blocks) take a one-pass path: the same addresses as
+    listing each run by hand, unordered and overlapping runs included."""
+    start = np.array([40, 3, 10, 3], dtype=np.int64)
+    assert np.array_equal(expand(start, np.full(4, 3)), [40, 41, 42, 3, 4, 5, 10, 11, 12, 3, 4, 5])
+    mixed = np.array([3, 1, 2, 0])
+    assert np.array_equal(expand(start, mixed), [40, 41, 42, 3, 10, 11])
+    # lengths summing as if uniform but not uniform
+    assert np.array_equal(expand(start[:2], np.array([0, 4])), [3, 4, 5, 6])
+
+
 def test_union_lengths_equal_distinct_element_counts() -> None:
     rng = np.random.default_rng(3)
     key = rng.integers(0, 5, 400)
