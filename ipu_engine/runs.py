@@ -98,10 +98,10 @@ def expand(start: np.ndarray, length: np.ndarray) -> np.ndarray:
     if total == 0:
         return np.zeros(0, dtype=np.int64)
     n = int(length[0])
-    if total == n * length.size:  # runs of one length (blocks of a matrix): one pass
-        if (length == n).all():
-            starts = np.asarray(start, dtype=np.int64)
-            return (starts[:, None] + np.arange(n, dtype=np.int64)).reshape(-1)
+    # runs of one length (blocks of a matrix): one pass
+    if total == n * length.size and (length == n).all():
+        starts = np.asarray(start, dtype=np.int64)
+        return (starts[:, None] + np.arange(n, dtype=np.int64)).reshape(-1)
     first = np.zeros(length.size, dtype=np.int64)
     np.cumsum(length[:-1], out=first[1:])
     out = np.ones(total, dtype=np.int64)
