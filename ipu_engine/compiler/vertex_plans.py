@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.access import Access, Memory, column_access, strided_rows
+from ipu_engine.access import Access, Memory, RunsAccess, column_access, strided_rows
 from ipu_engine.errors import ExecutionError
 from ipu_engine.graph import Graph
 from ipu_engine.runs import Runs, expand
@@ -173,7 +173,11 @@ class _BatchRunner:
             ) from exc
         for name, values in data.items():
             if g.fields[name].spec.direction.writes:
-                self.access[name].store_back(memory, values)
+                acc = self.access[name]
+                if isinstance(acc, RunsAccess):  # the addresses the gather used
+                    acc.store_back(memory, values, data.addresses.get(name))
+                else:
+                    acc.store_back(memory, values)
 
     def _views(self, memory: Memory, name: str) -> list[tuple[int, int, int, int]] | None:
         if name not in self.grids:
@@ -227,11 +231,19 @@ class _FieldData(dict):
         super().__init__()
         self._runner = runner
         self._memory = memory
+        self.addresses: dict[str, np.ndarray | None] = {}
 
     def __missing__(self, name: str) -> np.ndarray:
         f = self._runner.group.fields[name]
         acc = self._runner.access[name]
-        values = acc.writable(self._memory) if f.spec.direction.writes else acc.read(self._memory)
+        if f.spec.direction.writes and isinstance(acc, RunsAccess):
+            # an output gathered from runs is scattered back to the same addresses
+            addresses = self.addresses[name] = acc.gather_addresses()
+            values = acc.writable(self._memory, addresses)
+        elif f.spec.direction.writes:
+            values = acc.writable(self._memory)
+        else:
+            values = acc.read(self._memory)
         self[name] = values
         return values
 
