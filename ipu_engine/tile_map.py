@@ -25,6 +25,11 @@ class TileMap:
         self._starts: list[np.ndarray] = []  # per variable: int64 first flat element
         self._tiles: list[np.ndarray] = []  # per variable: int32 tile of each interval
         self._joined: tuple[np.ndarray, np.ndarray] | None = None
+        # where each variable's intervals start in ``_joined`` (as joined), and the first
+        # variable changed since: a join after mapping new variables copies the others'
+        # joined intervals instead of visiting every variable again (quadratic over ops)
+        self._joined_offsets = np.zeros(1, dtype=np.int64)
+        self._changed_from = 0
         # the bases as int64, grown by doubling: rebuilding it from the list after every
         # add_variable made add/map loops over 400k variables quadratic (minutes)
         self._bases_buffer = np.empty(0, dtype=np.int64)
@@ -42,8 +47,12 @@ class TileMap:
             self._starts.append(_EMPTY64)
             self._tiles.append(_EMPTY32)
         self.size = base + n
-        self._joined = None
+        self._changed(len(self._bases) - 1)
         return base
+
+    def _changed(self, k: int) -> None:
+        """Variable ``k``'s intervals changed (or it is new): the join is stale from it on."""
+        self._changed_from = min(self._changed_from, k)
 
     def _var_size(self, k: int) -> int:
         end = self._bases[k + 1] if k + 1 < len(self._bases) else self.size
@@ -93,7 +102,7 @@ class TileMap:
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             k = int(first[lo])
             self._paint_variable(k, start[lo:hi] - bases[k], length[lo:hi], tile[lo:hi])
-        self._joined = None
+            self._changed(k)
 
     def paint_elements(self, index: np.ndarray | slice, tiles: np.ndarray | int) -> None:
         """Map the elements at ``index`` (addresses, or a slice of the pool) to ``tiles``
@@ -163,14 +172,22 @@ class TileMap:
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """(first address, tile) of every interval, in address order; intervals never
         cross a variable boundary."""
-        if self._joined is None:
-            if not self._starts:
-                self._joined = (_EMPTY64, _EMPTY32)
-            else:
-                starts = np.concatenate(
-                    [s + b for s, b in zip(self._starts, self._bases, strict=True)]
-                )
-                self._joined = (starts.astype(np.int64), np.concatenate(self._tiles))
+        n = len(self._starts)
+        if self._joined is None or self._changed_from < n:
+            k = self._changed_from if self._joined is not None else 0
+            kept = int(self._joined_offsets[k])
+            old_starts, old_tiles = (
+                self._joined if self._joined is not None else (_EMPTY64, _EMPTY32)
+            )
+            new_starts = [s + b for s, b in zip(self._starts[k:], self._bases[k:], strict=True)]
+            starts = np.concatenate([old_starts[:kept], *new_starts]).astype(np.int64)
+            tiles = np.concatenate([old_tiles[:kept], *self._tiles[k:]]).astype(np.int32)
+            counts = np.array([s.size for s in self._starts[k:]], dtype=np.int64)
+            offsets = np.empty(n + 1, dtype=np.int64)
+            offsets[: k + 1] = self._joined_offsets[: k + 1]
+            np.cumsum(counts, out=offsets[k + 1 :])
+            offsets[k + 1 :] += kept
+            self._joined, self._joined_offsets, self._changed_from = (starts, tiles), offsets, n
         return self._joined
 
     def variable_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
