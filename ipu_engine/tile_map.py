@@ -29,6 +29,7 @@ class TileMap:
         # variable changed since: a join after mapping new variables copies the others'
         # joined intervals instead of visiting every variable again (quadratic over ops)
         self._joined_offsets = np.zeros(1, dtype=np.int64)
+        self._joined_buffers = (_EMPTY64, _EMPTY32)  # ``_joined`` are their first entries
         self._changed_from = 0
         # the bases as int64, grown by doubling: rebuilding it from the list after every
         # add_variable made add/map loops over 400k variables quadratic (minutes)
@@ -175,19 +176,32 @@ class TileMap:
         n = len(self._starts)
         if self._joined is None or self._changed_from < n:
             k = self._changed_from if self._joined is not None else 0
-            kept = int(self._joined_offsets[k])
-            old_starts, old_tiles = (
-                self._joined if self._joined is not None else (_EMPTY64, _EMPTY32)
-            )
-            new_starts = [s + b for s, b in zip(self._starts[k:], self._bases[k:], strict=True)]
-            starts = np.concatenate([old_starts[:kept], *new_starts]).astype(np.int64)
-            tiles = np.concatenate([old_tiles[:kept], *self._tiles[k:]]).astype(np.int32)
             counts = np.array([s.size for s in self._starts[k:]], dtype=np.int64)
             offsets = np.empty(n + 1, dtype=np.int64)
             offsets[: k + 1] = self._joined_offsets[: k + 1]
             np.cumsum(counts, out=offsets[k + 1 :])
+            kept = int(offsets[k])
             offsets[k + 1 :] += kept
-            self._joined, self._joined_offsets, self._changed_from = (starts, tiles), offsets, n
+            total = int(offsets[-1])
+            joined_vars = self._joined_offsets.size - 1
+            # new variables only: write after the joined ones (views handed out before
+            # still read what they read); else, or when full, into a new buffer
+            starts_buf, tiles_buf = self._joined_buffers
+            if k < joined_vars or starts_buf.size < total:
+                room = max(total, 2 * starts_buf.size) if k >= joined_vars else total
+                grown_s, grown_t = np.empty(room, np.int64), np.empty(room, np.int32)
+                grown_s[:kept], grown_t[:kept] = starts_buf[:kept], tiles_buf[:kept]
+                starts_buf, tiles_buf = grown_s, grown_t
+            if k < n:
+                np.concatenate(
+                    [s + b for s, b in zip(self._starts[k:], self._bases[k:], strict=True)],
+                    out=starts_buf[kept:total],
+                    casting="unsafe",
+                )
+                np.concatenate(self._tiles[k:], out=tiles_buf[kept:total], casting="unsafe")
+            self._joined_buffers = (starts_buf, tiles_buf)
+            self._joined = (starts_buf[:total], tiles_buf[:total])
+            self._joined_offsets, self._changed_from = offsets, n
         return self._joined
 
     def variable_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
