@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.arrays import search_many
+
 UNMAPPED = -1
 
 _EMPTY64 = np.zeros(0, dtype=np.int64)
@@ -226,7 +228,7 @@ class TileMap:
             return np.repeat(tiles[lo : hi + 1], e - s)
         starts, tiles = self.runs()
         addr = np.asarray(index, dtype=np.int64)
-        return tiles[np.searchsorted(starts, addr, side="right") - 1]
+        return tiles[search_many(starts, addr) - 1]
 
     def _intervals_holding(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         """(first address, tile) of intervals covering [begin, end): one variable's own

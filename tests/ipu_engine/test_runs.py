@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ipu_engine import FLOAT, Graph, HostMemoryError, IPUModel, Sequence, poplin, poputil
+from ipu_engine.arrays import search_many
 from ipu_engine.model.exchange import union_lengths
 from ipu_engine.pool import split_by_tile
 from ipu_engine.runs import block_runs, expand, runs_of
@@ -130,3 +131,18 @@ def test_bert_layer_example_equals_numpy_and_its_report_counts_the_parameters(
         + sum(by_name[n] for n in ("gamma1", "beta1", "gamma2", "beta2"))
         == hand
     )
+
+
+def test_search_many_equals_searchsorted_for_needles_in_any_order() -> None:
+    """Large haystacks and many needles in random order, repeats and 2-D shape: the
+    indices ``np.searchsorted`` gives, on both sides."""
+    rng = np.random.default_rng(9)
+    haystack = np.cumsum(rng.integers(0, 4, 100_000))  # repeats: equal starts side by side
+    needles = rng.integers(-5, int(haystack[-1]) + 5, (50, 200))
+    for side in ("left", "right"):
+        expected = np.searchsorted(haystack, needles, side=side)
+        np.testing.assert_array_equal(search_many(haystack, needles, side), expected)
+        flat = needles.reshape(-1)
+        np.testing.assert_array_equal(
+            search_many(haystack, np.sort(flat), side), np.sort(expected.reshape(-1))
+        )
