@@ -41,10 +41,11 @@ def test_expand_runs_of_one_length_and_of_mixed_lengths() -> None:
     assert np.array_equal(expand(start[:2], np.array([0, 4])), [3, 4, 5, 6])
 
 
-def test_union_lengths_equal_distinct_element_counts() -> None:
+@pytest.mark.parametrize("key_scale", [1, 2**55])  # keys x starts past int64: lexsort
+def test_union_lengths_equal_distinct_element_counts(key_scale: int) -> None:
     rng = np.random.default_rng(3)
-    key = rng.integers(0, 5, 400)
-    start = rng.integers(0, 1000, 400)
+    key = rng.integers(0, 5, 400) * key_scale
+    start = rng.integers(0, 1000, 400) + 2**31 * (key_scale > 1)
     end = start + rng.integers(0, 60, 400)
     keys, lengths = union_lengths(key, start, end)
     for k, n in zip(keys.tolist(), lengths.tolist(), strict=True):
