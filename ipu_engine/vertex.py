@@ -225,6 +225,11 @@ class VertexBatch:
     def __getitem__(self, name: str) -> np.ndarray:
         return self._data[name]
 
+    def output(self, name: str) -> np.ndarray:
+        """Output ``name``'s array for a codelet that writes every element of it: as
+        ``batch[name]`` but without reading the values it will overwrite."""
+        return self._data.output(name) if hasattr(self._data, "output") else self._data[name]
+
     def vertex_grids(self, name: str) -> list[tuple[int, int, int, int]] | None:
         """Each vertex's elements of field ``name`` as (first address, rows, row length,
         row stride) -- equally long, equally spaced runs -- when every vertex's edge is

@@ -247,6 +247,20 @@ class _FieldData(dict):
         self[name] = values
         return values
 
+    def output(self, name: str) -> np.ndarray:
+        """An output every element of which the codelet writes: memory itself when the
+        field is a view, else an empty buffer stored back to the field's addresses."""
+        if name in self:
+            return self[name]
+        acc = self._runner.access[name]
+        if isinstance(acc, RunsAccess) and not acc.is_view and acc.rows is None:
+            self.addresses[name] = acc.gather_addresses()
+        elif not isinstance(acc, Access) or acc.is_view or acc.index is None:
+            return self[name]  # a view of memory (or strided rows): written in place
+        values = np.empty(acc.size, dtype=self._memory[acc.type].dtype)
+        self[name] = values
+        return values
+
 
 def edge_grids(col: EdgeColumn) -> list[tuple[int, int, int, int]] | None:
     """Per edge, (first address, rows, row length, row stride) when every edge of the
