@@ -113,11 +113,18 @@ class RunsAccess:
             return values
         return pool[self.runs.addresses()]
 
-    def writable(self, memory: Memory) -> np.ndarray:
+    def writable(self, memory: Memory, addresses: np.ndarray | None = None) -> np.ndarray:
+        """As ``Access.writable``; ``addresses`` (from ``gather_addresses``) saves making
+        them again when the caller keeps them for ``store_back``."""
         pool = memory[self.type]
         if self.rows is not None:
             return self._grid(pool).reshape(-1)
-        return pool[self.runs.addresses()]
+        return pool[self.runs.addresses() if addresses is None else addresses]
+
+    def gather_addresses(self) -> np.ndarray | None:
+        """The per-element addresses a gather uses (None for a view): made once by a
+        caller that both reads an output (``writable``) and writes it (``store_back``)."""
+        return None if self.rows is not None else self.runs.addresses()
 
     def store(self, memory: Memory, values: np.ndarray) -> None:
         pool = memory[self.type]
@@ -127,14 +134,16 @@ class RunsAccess:
         else:
             pool[self.runs.addresses()] = values
 
-    def store_back(self, memory: Memory, buffer: np.ndarray) -> None:
+    def store_back(
+        self, memory: Memory, buffer: np.ndarray, addresses: np.ndarray | None = None
+    ) -> None:
         pool = memory[self.type]
         if self.rows is not None:
             grid = self._grid(pool)
             if not np.may_share_memory(grid, buffer):
                 grid[...] = buffer.reshape(grid.shape)
         else:
-            pool[self.runs.addresses()] = buffer
+            pool[self.runs.addresses() if addresses is None else addresses] = buffer
 
 
 def strided_rows(pool: np.ndarray, first: int, count: int, length: int, stride: int) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 
 from profiler_core.model.unique import sorted_unique as unique
 
-__all__ = ["unique", "unique_counts"]
+__all__ = ["search_many", "unique", "unique_counts"]
 
 
 def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -21,3 +21,18 @@ def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return flat, np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
     return flat[starts], np.diff(np.r_[starts, flat.size])
+
+
+def search_many(haystack: np.ndarray, needles: np.ndarray, side: str = "right") -> np.ndarray:
+    """``np.searchsorted(haystack, needles, side)`` for many needles: searched in sorted
+    order when they are not in it -- a binary search per needle in random order misses the
+    cache at every step of a large haystack (ResNet-50's 10M tile intervals: 10x slower),
+    in order each search starts where the last one ended. The same indices."""
+    needles = np.asarray(needles)
+    if needles.size < 4096 or haystack.size < 65536 or bool(np.all(needles[1:] >= needles[:-1])):
+        return np.searchsorted(haystack, needles, side=side)
+    flat = needles.reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    found = np.empty(flat.size, dtype=np.intp)
+    found[order] = np.searchsorted(haystack, flat[order], side=side)
+    return found.reshape(needles.shape)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.arrays import search_many
 from ipu_engine.tile_map import UNMAPPED, TileMap
 from ipu_engine.types import Type
 
@@ -48,7 +49,7 @@ class ElementPool:
     def variables_of(self, addr: np.ndarray) -> np.ndarray:
         """Graph-wide variable id of each address."""
         bases, ids = self._bases_and_ids()
-        return ids[np.searchsorted(bases, addr, side="right") - 1]
+        return ids[search_many(bases, addr) - 1]
 
     def variables_touched(self, addr: np.ndarray) -> np.ndarray:
         """The distinct variable ids of ``addr``, sorted, in one pass (no sort of addr)."""
@@ -56,7 +57,7 @@ class ElementPool:
             return np.zeros(0, dtype=np.int64)
         bases, ids = self._bases_and_ids()
         touched = np.zeros(len(bases), dtype=bool)
-        touched[np.searchsorted(bases, addr, side="right") - 1] = True
+        touched[search_many(bases, addr) - 1] = True
         return ids[touched]
 
     def variables_in_runs(self, start: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -65,8 +66,8 @@ class ElementPool:
         if not keep.any():
             return np.zeros(0, dtype=np.int64)
         bases, ids = self._bases_and_ids()
-        first = np.searchsorted(bases, start[keep], side="right") - 1
-        last = np.searchsorted(bases, start[keep] + length[keep] - 1, side="right") - 1
+        first = search_many(bases, start[keep]) - 1
+        last = search_many(bases, start[keep] + length[keep] - 1) - 1
         marks = np.zeros(len(bases) + 1, dtype=np.int64)
         np.add.at(marks, first, 1)
         np.add.at(marks, last + 1, -1)
@@ -89,8 +90,8 @@ def split_by_tile(
     run_start, run_tile = tile_runs
     keep = np.flatnonzero(length > 0)
     start, length = start[keep], length[keep]
-    first = np.searchsorted(run_start, start, side="right") - 1
-    last = np.searchsorted(run_start, start + length - 1, side="right") - 1
+    first = search_many(run_start, start) - 1
+    last = search_many(run_start, start + length - 1) - 1
     count = last - first + 1
     source = np.repeat(np.arange(start.size), count)
     offset_in_run = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)

@@ -84,6 +84,8 @@ def merge_adjacent(start: np.ndarray | Runs, length: np.ndarray | None = None) -
     if start.size <= 1:
         return Runs(start, length.astype(np.int64))
     joins = start[1:] != start[:-1] + length[:-1]
+    if joins.all():  # nothing continues: the same runs, not a copy of them
+        return Runs(start, length if length.dtype == np.int64 else length.astype(np.int64))
     first = np.concatenate(([0], np.flatnonzero(joins) + 1))
     total = np.add.reduceat(length.astype(np.int64), first)
     return Runs(start[first], total)
@@ -95,6 +97,11 @@ def expand(start: np.ndarray, length: np.ndarray) -> np.ndarray:
     total = int(length.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
+    n = int(length[0])
+    # runs of one length (blocks of a matrix): one pass
+    if total == n * length.size and (length == n).all():
+        starts = np.asarray(start, dtype=np.int64)
+        return (starts[:, None] + np.arange(n, dtype=np.int64)).reshape(-1)
     first = np.zeros(length.size, dtype=np.int64)
     np.cumsum(length[:-1], out=first[1:])
     out = np.ones(total, dtype=np.int64)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.arrays import search_many
+
 UNMAPPED = -1
 
 _EMPTY64 = np.zeros(0, dtype=np.int64)
@@ -25,6 +27,12 @@ class TileMap:
         self._starts: list[np.ndarray] = []  # per variable: int64 first flat element
         self._tiles: list[np.ndarray] = []  # per variable: int32 tile of each interval
         self._joined: tuple[np.ndarray, np.ndarray] | None = None
+        # where each variable's intervals start in ``_joined`` (as joined), and the first
+        # variable changed since: a join after mapping new variables copies the others'
+        # joined intervals instead of visiting every variable again (quadratic over ops)
+        self._joined_offsets = np.zeros(1, dtype=np.int64)
+        self._joined_buffers = (_EMPTY64, _EMPTY32)  # ``_joined`` are their first entries
+        self._changed_from = 0
         # the bases as int64, grown by doubling: rebuilding it from the list after every
         # add_variable made add/map loops over 400k variables quadratic (minutes)
         self._bases_buffer = np.empty(0, dtype=np.int64)
@@ -42,8 +50,12 @@ class TileMap:
             self._starts.append(_EMPTY64)
             self._tiles.append(_EMPTY32)
         self.size = base + n
-        self._joined = None
+        self._changed(len(self._bases) - 1)
         return base
+
+    def _changed(self, k: int) -> None:
+        """Variable ``k``'s intervals changed (or it is new): the join is stale from it on."""
+        self._changed_from = min(self._changed_from, k)
 
     def _var_size(self, k: int) -> int:
         end = self._bases[k + 1] if k + 1 < len(self._bases) else self.size
@@ -93,7 +105,7 @@ class TileMap:
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             k = int(first[lo])
             self._paint_variable(k, start[lo:hi] - bases[k], length[lo:hi], tile[lo:hi])
-        self._joined = None
+            self._changed(k)
 
     def paint_elements(self, index: np.ndarray | slice, tiles: np.ndarray | int) -> None:
         """Map the elements at ``index`` (addresses, or a slice of the pool) to ``tiles``
@@ -163,14 +175,35 @@ class TileMap:
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """(first address, tile) of every interval, in address order; intervals never
         cross a variable boundary."""
-        if self._joined is None:
-            if not self._starts:
-                self._joined = (_EMPTY64, _EMPTY32)
-            else:
-                starts = np.concatenate(
-                    [s + b for s, b in zip(self._starts, self._bases, strict=True)]
+        n = len(self._starts)
+        if self._joined is None or self._changed_from < n:
+            k = self._changed_from if self._joined is not None else 0
+            counts = np.array([s.size for s in self._starts[k:]], dtype=np.int64)
+            offsets = np.empty(n + 1, dtype=np.int64)
+            offsets[: k + 1] = self._joined_offsets[: k + 1]
+            np.cumsum(counts, out=offsets[k + 1 :])
+            kept = int(offsets[k])
+            offsets[k + 1 :] += kept
+            total = int(offsets[-1])
+            joined_vars = self._joined_offsets.size - 1
+            # new variables only: write after the joined ones (views handed out before
+            # still read what they read); else, or when full, into a new buffer
+            starts_buf, tiles_buf = self._joined_buffers
+            if k < joined_vars or starts_buf.size < total:
+                room = max(total, 2 * starts_buf.size) if k >= joined_vars else total
+                grown_s, grown_t = np.empty(room, np.int64), np.empty(room, np.int32)
+                grown_s[:kept], grown_t[:kept] = starts_buf[:kept], tiles_buf[:kept]
+                starts_buf, tiles_buf = grown_s, grown_t
+            if k < n:
+                np.concatenate(
+                    [s + b for s, b in zip(self._starts[k:], self._bases[k:], strict=True)],
+                    out=starts_buf[kept:total],
+                    casting="unsafe",
                 )
-                self._joined = (starts.astype(np.int64), np.concatenate(self._tiles))
+                np.concatenate(self._tiles[k:], out=tiles_buf[kept:total], casting="unsafe")
+            self._joined_buffers = (starts_buf, tiles_buf)
+            self._joined = (starts_buf[:total], tiles_buf[:total])
+            self._joined_offsets, self._changed_from = offsets, n
         return self._joined
 
     def variable_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -195,7 +228,7 @@ class TileMap:
             return np.repeat(tiles[lo : hi + 1], e - s)
         starts, tiles = self.runs()
         addr = np.asarray(index, dtype=np.int64)
-        return tiles[np.searchsorted(starts, addr, side="right") - 1]
+        return tiles[search_many(starts, addr) - 1]
 
     def _intervals_holding(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         """(first address, tile) of intervals covering [begin, end): one variable's own

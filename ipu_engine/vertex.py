@@ -210,7 +210,9 @@ class VertexBatch:
         state: dict[str, np.ndarray],
         views: Callable[[str], list[np.ndarray] | None] | None = None,
         per_vertex: Any = None,
+        cache: dict[Any, Any] | None = None,
     ) -> None:
+        self._cache = {} if cache is None else cache
         self.count = count
         self.tiles = tiles
         self._views = views
@@ -222,6 +224,11 @@ class VertexBatch:
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self._data[name]
+
+    def output(self, name: str) -> np.ndarray:
+        """Output ``name``'s array for a codelet that writes every element of it: as
+        ``batch[name]`` but without reading the values it will overwrite."""
+        return self._data.output(name) if hasattr(self._data, "output") else self._data[name]
 
     def vertex_grids(self, name: str) -> list[tuple[int, int, int, int]] | None:
         """Each vertex's elements of field ``name`` as (first address, rows, row length,
@@ -248,6 +255,24 @@ class VertexBatch:
     def set_vertex_values(self, name: str, i: int, values: np.ndarray) -> None:
         """Write vertex ``i``'s elements of output field ``name`` to memory."""
         self._per_vertex.write(name, i, values)
+
+    def edge_runs(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Field ``name``'s edges as runs of memory -- (start, length, where each vertex's
+        runs start: count + 1 values) -- when the engine keeps them so and each vertex has
+        one edge; None otherwise (then use ``batch[name]``). With ``pool`` a codelet reads
+        or writes just the runs it needs, without a gathered copy of every vertex's data."""
+        return self._per_vertex.edge_runs(name)
+
+    def pool(self, name: str) -> np.ndarray:
+        """The engine memory of field ``name``'s element type (writing into it writes
+        memory; write an output's elements only after reading the inputs)."""
+        return self._per_vertex.pool(name)
+
+    @property
+    def cache(self) -> dict[Any, Any]:
+        """A dict kept with the compiled compute set from one run to the next, for what a
+        codelet derives from the graph alone (groups of alike vertices, say)."""
+        return self._cache
 
     def offsets(self, name: str) -> np.ndarray:
         """Start of each vertex's data in ``batch[name]``, plus the end (count + 1 values).

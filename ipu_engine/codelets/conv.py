@@ -9,6 +9,7 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
+from ipu_engine.codelets.alike_edges import read_group, write_group, writes_in_place
 from ipu_engine.model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import FLOAT, HALF, UNSIGNED_INT, Type
 from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
@@ -38,6 +39,7 @@ class ConvPartialVertex(Vertex):
 
     supervisor = True
     code_bytes = 3200
+    channel_major = False  # see ``channel_major_variant``
     partials_type: Type = FLOAT  # what the AMP accumulates in
 
     @classmethod
@@ -55,14 +57,6 @@ class ConvPartialVertex(Vertex):
     @classmethod
     def flops(cls, sizes: VertexSizes) -> np.ndarray:
         return 2 * cls._macs(sizes).astype(np.int64)
-
-
-def _gather(values: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
-    """Each start's ``size`` elements of ``values`` as rows (one slice when evenly spaced)."""
-    if starts.size > 1 and np.all(np.diff(starts) == size):
-        first = int(starts[0])
-        return values[first : first + size * starts.size].reshape(starts.size, size)
-    return values[starts[:, None] + np.arange(size)]
 
 
 def _convolve_alike(
@@ -102,27 +96,38 @@ def _convolve_alike(
     return acc.reshape(nv, groups, rows, cols, outs).transpose(0, 2, 3, 1, 4)
 
 
-def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype) -> None:
-    table = np.stack([batch.state(k).astype(np.int64) for k in _STATE], axis=1)
-    unique, inverse = np.unique(table, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    x_all, w_all, out = batch["in"], batch["weights"], batch["out"]
-    starts = {f: batch.offsets(f)[:-1] for f in ("in", "weights", "out")}
-    for u, row in enumerate(unique.tolist()):
-        g = dict(zip(_STATE, row, strict=True))
-        sel = np.flatnonzero(inverse == u)
+def _alike(batch: VertexBatch) -> list[tuple[dict[str, int], np.ndarray]]:
+    """Vertices of equal state (so equal sizes), found once per compiled compute set."""
+    if "alike" not in batch.cache:
+        table = np.stack([batch.state(k).astype(np.int64) for k in _STATE], axis=1)
+        unique, inverse = np.unique(table, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        batch.cache["alike"] = [
+            (dict(zip(_STATE, row, strict=True)), np.flatnonzero(inverse == u))
+            for u, row in enumerate(unique.tolist())
+        ]
+    return batch.cache["alike"]
+
+
+def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype, channel_major: bool) -> None:
+    alike = _alike(batch)
+    out_sizes = [
+        (sel, g["outRows"] * g["outWidth"] * g["groups"] * g["outChans"]) for g, sel in alike
+    ]
+    in_place = writes_in_place(batch, "out", out_sizes)
+    for g, sel in alike:
         groups, c, f = g["groups"], g["inChans"], g["outChans"]
-        x = _gather(x_all, starts["in"][sel], g["inRows"] * g["width"] * groups * c)
+        x = read_group(batch, "in", sel, g["inRows"] * g["width"] * groups * c)
+        if channel_major:  # its edge is [channels, pixels]: the same elements, transposed
+            x = x.reshape(sel.size, groups, c, g["inRows"], g["width"]).transpose(0, 3, 4, 1, 2)
         x = x.reshape(sel.size, g["inRows"], g["width"], groups, c)
-        w = _gather(w_all, starts["weights"][sel], g["kernelH"] * g["kernelW"] * c * groups * f)
+        w = read_group(batch, "weights", sel, g["kernelH"] * g["kernelW"] * c * groups * f)
         w = w.reshape(sel.size, g["kernelH"], g["kernelW"], c, groups, f)
         y = _convolve_alike(x, w, g, partials).reshape(sel.size, -1, groups * f)
         if with_bias:  # added to the partial sums, in their type
-            bias = _gather(batch["bias"], batch.offsets("bias")[:-1][sel], groups * f)
+            bias = read_group(batch, "bias", sel, groups * f)
             y = (y + bias[:, None]).astype(partials, copy=False)
-        size = y.shape[1] * y.shape[2]
-        index = starts["out"][sel, None] + np.arange(size)
-        out[index] = y.reshape(sel.size, size)
+        write_group(batch, "out", sel, y.reshape(sel.size, -1), in_place)
 
 
 @functools.cache
@@ -140,7 +145,7 @@ def conv_partial(
     accumulate = partials_type.numpy_dtype
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
-        _compute(batch, with_bias, accumulate)
+        _compute(batch, with_bias, accumulate, cls.channel_major)
 
     names = f"{dtype.name},{partials_type.name}"
     if out_type != partials_type:  # results rounded to the output type as they are written
@@ -158,3 +163,17 @@ def conv_partial(
     attrs.update({name: State(UNSIGNED_INT, 1) for name in _STATE})
     cls = type("ConvPartial", (ConvPartialVertex,), attrs)
     return register_builtin(cls)
+
+
+@functools.cache
+def channel_major_variant(codelet: type[Vertex]) -> type[Vertex]:
+    """``codelet`` reading its ``in`` edge channel by channel ([channels, pixels]): what
+    a convolution connects when its input's channels are the outer dimension in memory
+    (an NCHW activation seen as NHWC), so each edge is a few runs, not one address per
+    element. The same vertex type -- name, state, cycles, memory -- read in another
+    order; not registered by name (the row-major codelet owns it)."""
+    variant = type(
+        codelet.__name__, (codelet,), {"channel_major": True, "type_name": codelet.type_name}
+    )
+    variant.builtin = True
+    return variant

@@ -59,7 +59,10 @@ def _codelet(class_name: str, type_name: str, compute_batch: Callable, **attrs: 
 
 def _apply_op(cls: type, batch: VertexBatch) -> None:
     """``out = op(operands...)`` over every vertex's elements at once."""
-    cls.op.fn(*(batch[f] for f in cls.operands), out=batch[cls.elements_field])
+    result = cls.elements_field
+    # an output that is not also an operand is written whole: its old values are not read
+    out = batch[result] if result in cls.operands else batch.output(result)
+    cls.op.fn(*(batch[f] for f in cls.operands), out=out)
 
 
 @functools.cache

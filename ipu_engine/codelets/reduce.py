@@ -8,6 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
+from ipu_engine.codelets.partials_runs import ShiftedPartials, shifted_partials
 from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import FLOAT, UNSIGNED_INT, Type
 from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
@@ -69,6 +70,10 @@ def reduce_codelet(
     square = op == "SQUARE_ADD"
 
     def compute_partials_major(cls: type, batch: VertexBatch) -> None:
+        shifted = shifted_partials(batch)
+        if shifted is not None:
+            _reduce_shifted(batch, shifted, ufunc, square)
+            return
         data = batch["in"]
         if data.size == 0:
             return
@@ -128,3 +133,22 @@ def reduce_codelet(
         cls.builtin = True
         return cls
     return register_builtin(cls)
+
+
+def _reduce_shifted(
+    batch: VertexBatch, shifted: ShiftedPartials, ufunc: np.ufunc, square: bool
+) -> None:
+    """Partial by partial from the first, as ``compute_partials_major``, each partial of
+    every output read straight from memory."""
+    pool = batch.pool("in")
+    first = shifted.first_addresses()
+    if first.size == 0:
+        return
+    result = np.square(pool[first]) if square else pool[first]
+    for p in range(1, shifted.depth):
+        part = pool[first + p * shifted.shift]
+        ufunc(result, np.square(part) if square else part, out=result)
+    scale = np.repeat(batch.state("scale"), batch.sizes("out"))
+    if np.any(scale != 1):
+        result = result * scale
+    batch["out"][...] = result

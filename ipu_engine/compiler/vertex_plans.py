@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.access import Access, Memory, column_access, strided_rows
+from ipu_engine.access import Access, Memory, RunsAccess, column_access, strided_rows
 from ipu_engine.errors import ExecutionError
 from ipu_engine.graph import Graph
 from ipu_engine.runs import Runs, expand
@@ -146,11 +146,9 @@ class _BatchRunner:
             for n, f in group.fields.items()
             if f.column.edges_of_vertex is not None
         }
-        self.grids = {
-            n: edge_grids(f.column)
-            for n, f in group.fields.items()
-            if f.column.edges_of_vertex is None
-        }
+        self.cache: dict = {}  # the codelet's own, from one run to the next
+        # per-vertex grids (Python tuples) are made for the codelets that ask, once
+        self.grids: dict[str, list[tuple[int, int, int, int]] | None] = {}
 
     def __call__(self, memory: Memory) -> None:
         g = self.group
@@ -164,6 +162,7 @@ class _BatchRunner:
             g.state,
             views=lambda name: self._views(memory, name),
             per_vertex=_PerVertex(self.group, memory),
+            cache=self.cache,
         )
         try:
             g.codelet.compute_batch(batch)  # type: ignore[misc]
@@ -174,10 +173,17 @@ class _BatchRunner:
             ) from exc
         for name, values in data.items():
             if g.fields[name].spec.direction.writes:
-                self.access[name].store_back(memory, values)
+                acc = self.access[name]
+                if isinstance(acc, RunsAccess):  # the addresses the gather used
+                    acc.store_back(memory, values, data.addresses.get(name))
+                else:
+                    acc.store_back(memory, values)
 
     def _views(self, memory: Memory, name: str) -> list[tuple[int, int, int, int]] | None:
-        return self.grids.get(name)
+        if name not in self.grids:
+            col = self.group.fields[name].column
+            self.grids[name] = None if col.edges_of_vertex is not None else edge_grids(col)
+        return self.grids[name]
 
 
 class _PerVertex:
@@ -199,6 +205,15 @@ class _PerVertex:
         r0, r1 = int(col.run_offsets[e0]), int(col.run_offsets[e1])
         return expand(col.runs.start[r0:r1], col.runs.length[r0:r1])
 
+    def edge_runs(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        col = self.group.fields[name].column
+        if col.runs is None or col.edges_of_vertex is not None:
+            return None
+        return col.runs.start, col.runs.length, col.run_offsets
+
+    def pool(self, name: str) -> np.ndarray:
+        return self.memory[self.group.fields[name].type]
+
     def grid_view(self, name: str, grid: tuple[int, int, int, int]) -> np.ndarray:
         return strided_rows(self.memory[self.group.fields[name].type], *grid)
 
@@ -216,11 +231,33 @@ class _FieldData(dict):
         super().__init__()
         self._runner = runner
         self._memory = memory
+        self.addresses: dict[str, np.ndarray | None] = {}
 
     def __missing__(self, name: str) -> np.ndarray:
         f = self._runner.group.fields[name]
         acc = self._runner.access[name]
-        values = acc.writable(self._memory) if f.spec.direction.writes else acc.read(self._memory)
+        if f.spec.direction.writes and isinstance(acc, RunsAccess):
+            # an output gathered from runs is scattered back to the same addresses
+            addresses = self.addresses[name] = acc.gather_addresses()
+            values = acc.writable(self._memory, addresses)
+        elif f.spec.direction.writes:
+            values = acc.writable(self._memory)
+        else:
+            values = acc.read(self._memory)
+        self[name] = values
+        return values
+
+    def output(self, name: str) -> np.ndarray:
+        """An output every element of which the codelet writes: memory itself when the
+        field is a view, else an empty buffer stored back to the field's addresses."""
+        if name in self:
+            return self[name]
+        acc = self._runner.access[name]
+        if isinstance(acc, RunsAccess) and not acc.is_view and acc.rows is None:
+            self.addresses[name] = acc.gather_addresses()
+        elif not isinstance(acc, Access) or acc.is_view or acc.index is None:
+            return self[name]  # a view of memory (or strided rows): written in place
+        values = np.empty(acc.size, dtype=self._memory[acc.type].dtype)
         self[name] = values
         return values
 

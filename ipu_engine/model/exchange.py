@@ -101,7 +101,7 @@ def union_lengths(
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each distinct ``key``, the number of addresses in the union of its intervals
     ``[start, end)``: (keys sorted, lengths)."""
-    order = np.lexsort((start, key))
+    order = _key_then_start_order(key, start)
     key, start, end = key[order], start[order], end[order]
     first = np.r_[True, key[1:] != key[:-1]]
     # the furthest end reached so far within the key, carried by one running maximum:
@@ -114,6 +114,18 @@ def union_lengths(
     covered = np.maximum(0, end - np.maximum(start, before))
     starts = np.flatnonzero(first)
     return key[starts], np.add.reduceat(covered, starts)
+
+
+def _key_then_start_order(key: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """``np.lexsort((start, key))``: one stable argsort of ``key * span + start`` when that
+    fits in int64 (a sort of one key, not two passes), else lexsort itself."""
+    if key.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    low, high = int(start.min()), int(start.max())
+    span = high - low + 1
+    if int(key.min()) < 0 or (int(key.max()) + 1) * span >= 2**62:
+        return np.lexsort((start, key))
+    return np.argsort(key.astype(np.int64) * span + (start - low), kind="stable")
 
 
 def _traffic(bytes_in: np.ndarray, bytes_out: np.ndarray) -> ExchangeTraffic:

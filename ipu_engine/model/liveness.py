@@ -135,14 +135,19 @@ def peak_per_tile(
     if var.size == 0:
         return np.zeros(num_tiles, dtype=np.int64)
     start, end = liveness.first[var], liveness.last[var] + 1
-    # events sorted by tile, then step, ends before starts at the same step
-    tiles = np.concatenate([tile, tile])
-    when = np.concatenate([start, end])
-    sign = np.concatenate([np.ones(var.size, np.int64), np.zeros(var.size, np.int64)])
-    amount = np.concatenate([size, -size])
-    order = np.lexsort((sign, when, tiles))
-    running = np.cumsum(amount[order])  # each tile's events sum to zero
-    tiles_sorted = tiles[order]
+    # events sorted by tile, then step, ends before starts at the same step: one int64 key
+    # per event and a stable sort (the order lexsort gives) -- a few arrays of the events,
+    # not one per sort key, for the millions of regions a large model has
+    steps = int(end.max()) + 1
+    key = np.concatenate([(tile * steps + start) * 2 + 1, (tile * steps + end) * 2])
+    del start, end
+    order = np.argsort(key, kind="stable")
+    del key
+    running = np.concatenate([size, -size])[order]
+    np.cumsum(running, out=running)  # each tile's events sum to zero
+    tiles_sorted = np.concatenate([tile, tile])[order]
+    del order
+    first = np.flatnonzero(np.r_[True, tiles_sorted[1:] != tiles_sorted[:-1]])
     peak = np.zeros(num_tiles, dtype=np.int64)
-    np.maximum.at(peak, tiles_sorted, running)
+    peak[tiles_sorted[first]] = np.maximum(np.maximum.reduceat(running, first), 0)
     return peak

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.arguments import integer_arg
-from ipu_engine.codelets.conv import conv_partial
+from ipu_engine.codelets.conv import channel_major_variant, conv_partial
 from ipu_engine.errors import ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
@@ -250,12 +250,20 @@ def _build(
     else:
         target, out_first = out.reshape([m, s.out_chans]), np.zeros_like(d)
 
+    # an input whose channels are outer in memory (NCHW seen as NHWC) is read channel by
+    # channel: the same elements as runs of pixels instead of one address each
+    by_channel = pixels.row_starts() is None and pixels.transpose().row_starts() is not None
+
     def columns(v: np.ndarray) -> dict[str, EdgeColumn]:
         """The edges of vertices ``v``: input rows with their halo, weights, output block."""
         in_rows = (img[v] * s.height + ih0[v]) * s.width, (img[v] * s.height + ih1[v]) * s.width
         first = out_first[v]
+        if by_channel:
+            in_col = EdgeColumn.from_blocks(pixels.transpose(), ic0[v], ic1[v], *in_rows)
+        else:
+            in_col = EdgeColumn.from_blocks(pixels, *in_rows, ic0[v], ic1[v])
         return {
-            "in": EdgeColumn.from_blocks(pixels, *in_rows, ic0[v], ic1[v]),
+            "in": in_col,
             "weights": _weight_blocks(weights, c0[v], c1[v], oc0[v], oc1[v]),
             "out": EdgeColumn.from_blocks(
                 target, first + out_r0[v], first + out_r1[v], oc0[v], oc1[v]
@@ -284,6 +292,8 @@ def _build(
                 bias.reshape([1, s.out_chans]), ones - 1, ones, oc0[v], oc1[v]
             )
         codelet = conv_partial(inp.type, partials_type, out_type, with_bias=biased)
+        if by_channel:
+            codelet = channel_major_variant(codelet)
         block = graph.add_vertex_block(cs, codelet, tiles[v], edges)
         for name, values in state.items():
             block.state[name][:] = np.broadcast_to(values, (count,))[v].astype(np.uint32)

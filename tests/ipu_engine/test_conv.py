@@ -92,3 +92,52 @@ def test_resnet_stage_example_equals_numpy(tmp_path: Path) -> None:
         types = r.graph.vc_type
     conv_type = names.index("poplin::ConvPartialnx1<float,float>")
     assert counts[types == conv_type].sum() > 0  # the report shows the conv vertices
+
+
+def _conv_of_layout(nchw: bool, proportion: float):
+    """A strided convolution of a [1, 12, 8, 11] (NHWC) image kept NCHW (seen as NHWC through a
+    dim shuffle, as ONNX models arrive) or NHWC; its engine, output and input values."""
+    device = IPUModel("ipu2", tiles_per_ipu=32).create_device()
+    graph = Graph(device.target)
+    shape = (1, 12, 8, 11)
+    x = graph.add_variable(FLOAT, [1, 11, 12, 8] if nchw else list(shape), "x")
+    w = graph.add_variable(FLOAT, [3, 3, 11, 7], "w")
+    for name, t in (("x", x), ("w", w)):
+        poputil.map_tensor_linearly(graph, t)
+        graph.create_host_write(name, t)
+    prog = Sequence()
+    nhwc = x.dim_shuffle([0, 2, 3, 1]) if nchw else x
+    options = {"availableMemoryProportion": proportion}
+    y = poplin.convolution(graph, nhwc, w, prog, "y", stride=2, padding=1, options=options)
+    graph.create_host_read("y", y)
+    rng = np.random.default_rng(5)
+    image = rng.standard_normal(shape).astype(np.float32)  # NHWC
+    values = {
+        "x": image.transpose(0, 3, 1, 2).copy() if nchw else image,
+        "w": rng.standard_normal((3, 3, 11, 7)).astype(np.float32),
+    }
+    engine, out = run_program(graph, device, prog, values, reads=["y"])
+    return graph, engine, out["y"], direct_conv(image, values["w"], 2, 1)
+
+
+@pytest.mark.parametrize("proportion", [0.6, 0.002])
+def test_an_nchw_input_is_read_channel_by_channel_as_runs(proportion) -> None:
+    """An NCHW activation seen as NHWC has one address per element in pixel order, but
+    runs of pixels per channel: the vertices read it channel by channel (each edge a run
+    per channel, not an address per element), with the same result and the same cycles
+    as the convolution of an NHWC image."""
+    graph, engine, y, expected = _conv_of_layout(True, proportion)
+    assert np.max(np.abs(y - expected)) <= 1e-4 * np.max(np.abs(expected))
+    blocks = [b for b in graph.vertex_blocks if "ConvPartial" in b.codelet.type_name]
+    assert blocks and all(b.codelet.channel_major for b in blocks)
+    for b in blocks:
+        edge = b.edges["in"]
+        assert edge.runs is not None and len(edge.runs) * 4 <= edge.size
+        # each vertex's edge: its input channels' runs of the pixels it sees
+        assert np.all(np.diff(edge.run_offsets) == b.state["inChans"] * b.state["groups"])
+    _, nhwc_engine, nhwc_y, _ = _conv_of_layout(False, proportion)
+    np.testing.assert_array_equal(y, nhwc_y)
+    conv_cycles = [
+        {k: v.cycles.sum() for k, v in e.model.cs_cycles.items()} for e in (engine, nhwc_engine)
+    ]
+    assert conv_cycles[0] == conv_cycles[1]

@@ -8,6 +8,7 @@ import numpy as np
 from ipu_engine import FLOAT, Graph, IPUModel, Sequence
 from ipu_engine.codelets.reduce import reduce_codelet
 from ipu_engine.program import Execute
+from ipu_engine.runs import Runs
 from ipu_engine.vertices import EdgeColumn
 from tests.ipu_engine.conftest import run_program
 
@@ -40,3 +41,58 @@ def test_vertices_with_different_partial_counts() -> None:
     # by hand: vertex 0 sums partials-major pairs; vertex 1 sums (1+10, 2+20, 3+30) / 2
     assert got["out"].tolist() == [0.0, 222.0, 5.5, 11.0, 16.5]
     assert np.signbit(got["out"][0])
+
+
+def _reduce_of_runs(square: bool, depths: tuple[int, int]) -> tuple[list[float], object]:
+    """Two vertices reducing runs of a [3, 8] partials tensor partial by partial: vertex 0
+    outputs 0..2 and 5 (runs 0:3 and 5:6 of each partial), vertex 1 outputs 3, 4, 6, 7."""
+    device = IPUModel("ipu2", tiles_per_ipu=4).create_device()
+    graph = Graph(device.target)
+    partials = graph.add_variable(FLOAT, [3, 8], "partials")
+    out = graph.add_variable(FLOAT, [8], "out")
+    for t in (partials, out):
+        graph.set_tile_mapping(t, 0)
+    graph.create_host_write("partials", partials)
+    graph.create_host_read("out", out)
+    base, o = partials.pool_range()[0], out.pool_range()[0]
+    # a run's first element and length, partial by partial, vertex by vertex
+    v0 = [(d * 8 + s, n) for d in range(depths[0]) for s, n in ((0, 3), (5, 1))]
+    v1 = [(d * 8 + s, n) for d in range(depths[1]) for s, n in ((3, 2), (6, 2))]
+    start = np.array([base + s for s, _ in v0 + v1], dtype=np.int64)
+    length = np.array([n for _, n in v0 + v1], dtype=np.int64)
+    in_col = EdgeColumn(
+        None,
+        np.array([0, 4 * depths[0], 4 * (depths[0] + depths[1])]),
+        runs=Runs(start, length),
+        run_offsets=np.array([0, len(v0), len(v0) + len(v1)]),
+    )
+    out_col = EdgeColumn(
+        None,
+        np.array([0, 4, 8]),
+        runs=Runs(o + np.array([0, 5, 3, 6]), np.array([3, 1, 2, 2])),
+        run_offsets=np.array([0, 2, 4]),
+    )
+    cs = graph.add_compute_set("Reduce")
+    codelet = reduce_codelet("SQUARE_ADD" if square else "ADD", FLOAT, partials_major=True)
+    block = graph.add_vertex_block(cs, codelet, np.array([0, 1]), {"in": in_col, "out": out_col})
+    block.state["numPartials"][:] = depths
+    values = (np.arange(24, dtype=np.float32) - 7).reshape(3, 8)
+    engine, got = run_program(graph, device, Sequence(Execute(cs)), {"partials": values}, ["out"])
+    (runner,) = engine.executable.plans[cs.id].runners
+    found = runner.cache["shifted_partials"]
+    return got["out"].tolist(), values, found
+
+
+def test_partials_that_are_shifted_runs_are_read_partial_by_partial() -> None:
+    got, values, found = _reduce_of_runs(False, (3, 3))
+    assert got == values.sum(axis=0).tolist()
+    assert found is not None and found.shift == 8 and found.depth == 3
+    got, values, _ = _reduce_of_runs(True, (3, 3))
+    assert got == (values.astype(np.float64) ** 2).sum(axis=0).tolist()
+
+
+def test_vertices_with_unequal_partials_take_the_gathered_path() -> None:
+    got, values, found = _reduce_of_runs(False, (3, 2))
+    expected = values.sum(axis=0)
+    expected[[3, 4, 6, 7]] = values[:2, [3, 4, 6, 7]].sum(axis=0)
+    assert found is None and got == expected.tolist()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ipu_engine import FLOAT, Graph, HostMemoryError, IPUModel, Sequence, poplin, poputil
+from ipu_engine.arrays import search_many
 from ipu_engine.model.exchange import union_lengths
 from ipu_engine.pool import split_by_tile
 from ipu_engine.runs import block_runs, expand, runs_of
@@ -29,10 +30,22 @@ def test_runs_round_trip_views() -> None:
     assert np.array_equal(expand(np.array([7, 0, 3]), np.array([2, 0, 3])), [7, 8, 3, 4, 5])
 
 
-def test_union_lengths_equal_distinct_element_counts() -> None:
+def test_expand_runs_of_one_length_and_of_mixed_lengths() -> None:
+    """Runs of one length (a matrix's blocks) take a one-pass path: the same addresses as
+    listing each run by hand, unordered and overlapping runs included."""
+    start = np.array([40, 3, 10, 3], dtype=np.int64)
+    assert np.array_equal(expand(start, np.full(4, 3)), [40, 41, 42, 3, 4, 5, 10, 11, 12, 3, 4, 5])
+    mixed = np.array([3, 1, 2, 0])
+    assert np.array_equal(expand(start, mixed), [40, 41, 42, 3, 10, 11])
+    # lengths summing as if uniform but not uniform
+    assert np.array_equal(expand(start[:2], np.array([0, 4])), [3, 4, 5, 6])
+
+
+@pytest.mark.parametrize("key_scale", [1, 2**55])  # keys x starts past int64: lexsort
+def test_union_lengths_equal_distinct_element_counts(key_scale: int) -> None:
     rng = np.random.default_rng(3)
-    key = rng.integers(0, 5, 400)
-    start = rng.integers(0, 1000, 400)
+    key = rng.integers(0, 5, 400) * key_scale
+    start = rng.integers(0, 1000, 400) + 2**31 * (key_scale > 1)
     end = start + rng.integers(0, 60, 400)
     keys, lengths = union_lengths(key, start, end)
     for k, n in zip(keys.tolist(), lengths.tolist(), strict=True):
@@ -119,3 +132,18 @@ def test_bert_layer_example_equals_numpy_and_its_report_counts_the_parameters(
         + sum(by_name[n] for n in ("gamma1", "beta1", "gamma2", "beta2"))
         == hand
     )
+
+
+def test_search_many_equals_searchsorted_for_needles_in_any_order() -> None:
+    """Large haystacks and many needles in random order, repeats and 2-D shape: the
+    indices ``np.searchsorted`` gives, on both sides."""
+    rng = np.random.default_rng(9)
+    haystack = np.cumsum(rng.integers(0, 4, 100_000))  # repeats: equal starts side by side
+    needles = rng.integers(-5, int(haystack[-1]) + 5, (50, 200))
+    for side in ("left", "right"):
+        expected = np.searchsorted(haystack, needles, side=side)
+        np.testing.assert_array_equal(search_many(haystack, needles, side), expected)
+        flat = needles.reshape(-1)
+        np.testing.assert_array_equal(
+            search_many(haystack, np.sort(flat), side), np.sort(expected.reshape(-1))
+        )

@@ -51,3 +51,26 @@ def test_paints_equal_a_per_element_column() -> None:
     for v, s, n, t in zip(var, start, elements, tile, strict=True):
         assert (column[bases[v] + s : bases[v] + s + n] == t).all()
         assert s + n <= sizes[v]
+
+
+def test_joined_intervals_follow_mapping_of_earlier_and_new_variables() -> None:
+    """The joined intervals are brought up to date from the first variable changed: after
+    new variables, remapping an earlier one, and an empty variable, they give every
+    element the tile a plain per-element array painted the same way gives."""
+    rng = np.random.default_rng(3)
+    tiles = TileMap()
+    flat = np.zeros(0, dtype=np.int32)
+    for step in range(40):
+        if step % 3 == 0 or tiles.size == 0:
+            n = int(rng.integers(0, 30))
+            tiles.add_variable(n)
+            flat = np.append(flat, np.full(n, -1, dtype=np.int32))
+        else:
+            start = int(rng.integers(0, tiles.size))
+            length = int(rng.integers(1, tiles.size - start + 1))
+            tile = int(rng.integers(0, 5))
+            tiles.paint(np.array([start]), np.array([length]), tile)
+            flat[start : start + length] = tile
+        starts, interval_tiles = tiles.runs()
+        ends = np.append(starts[1:], tiles.size)
+        np.testing.assert_array_equal(np.repeat(interval_tiles, ends - starts), flat)

@@ -1,0 +1,66 @@
+"""A partials-major reduce's inputs read partial by partial straight from memory.
+
+``reduce_partials`` gives each vertex its outputs' first partials, then their second, ...
+as runs of one partials tensor: the runs of partial p are those of partial 0 moved by p
+times one distance. Then every output's partial p is at ``address of its first partial +
+p * distance``, and a compute set reads one partial at a time of every output at once,
+rather than gathering all partials of all outputs (one address per element) and picking
+them out of the gathered copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_engine.runs import expand
+from ipu_engine.vertex import VertexBatch
+
+
+@dataclass(frozen=True)
+class ShiftedPartials:
+    """Where every output's partials are: its first, and the distance to the next."""
+
+    start: np.ndarray  # runs of the outputs' first partials, in output order
+    length: np.ndarray
+    shift: int  # elements from one partial of an output to its next
+    depth: int  # partials per output (the same for every vertex)
+
+    def first_addresses(self) -> np.ndarray:
+        return expand(self.start, self.length)
+
+
+def shifted_partials(batch: VertexBatch) -> ShiftedPartials | None:
+    """The batch's ``in`` edges as shifted partials, found once per compiled compute set;
+    None unless every vertex has the same number of partials, laid out so."""
+    if "shifted_partials" not in batch.cache:
+        batch.cache["shifted_partials"] = _find(batch)
+    return batch.cache["shifted_partials"]
+
+
+def _find(batch: VertexBatch) -> ShiftedPartials | None:
+    runs = batch.edge_runs("in")
+    depths = batch.state("numPartials").astype(np.int64)
+    if runs is None or batch.count == 0 or not (depths == depths[0]).all() or depths[0] < 1:
+        return None
+    depth = int(depths[0])
+    if not np.array_equal(batch.sizes("in"), batch.sizes("out") * depth):
+        return None
+    start, length, run_offsets = runs
+    counts = np.diff(run_offsets)
+    if (counts % depth).any():
+        return None
+    vertex = np.repeat(np.arange(batch.count), counts)
+    per_partial = (counts // depth)[vertex]
+    chunk, local = np.divmod(np.arange(start.size) - run_offsets[:-1][vertex], per_partial)
+    first_run = run_offsets[:-1][vertex] + local  # the same run of the first partial
+    if not np.array_equal(length, length[first_run]):
+        return None
+    moved = start - start[first_run]
+    later = np.flatnonzero(chunk > 0)
+    shift = int(moved[later[0]] // chunk[later[0]]) if later.size else 0
+    if not np.array_equal(moved, chunk * shift):
+        return None
+    first = chunk == 0
+    return ShiftedPartials(start[first], length[first], shift, depth)
