@@ -1,11 +1,11 @@
-"""The temporary copy through which a truncated .pvti is read, no larger than the file itself.
+"""The temporary copy through which a truncated .pvti is read, bounded by the file's own size.
 
 A truncated file's header may claim any number of pages (2^24 pages of 64 KiB is a terabyte);
-the copy holds the file's whole pages only, and its header is rewritten to that page count,
-so SQLite finds any page past it out of range (corrupt) rather than reading zeros. Copies are
-named ``salvage-<pid>-*.pvti``: each is removed on every path out of ``salvage_copy``'s
-caller, and the first salvage of a process (and the window, at start) sweeps the copies left
-by processes that died holding one.
+the copy holds the file's whole pages and at most as many again of invalid padding, and its
+header is rewritten to the copy's page count, so SQLite finds any page past it out of range
+(corrupt) rather than reading zeros. Copies are named ``salvage-<pid>-*.pvti``: each is
+removed on every path out of ``salvage_copy``'s caller, and the first salvage of a process
+sweeps the copies left by processes that died holding one.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ def page_size_of(head: bytes) -> int:
 
 
 def salvage_copy(path: Path) -> Path:
-    """A temporary copy of truncated ``path``: its whole pages (the last, partial page counts
-    as missing; a file shorter than one page is padded to one with 0xFF bytes), with a
-    header that claims those pages only.
+    """A temporary copy of truncated ``path``: its whole pages, then 0xFF bytes for missing
+    pages up to the header's page count, but never more padding than the pages copied (the
+    last, partial page counts as missing).
 
-    A row that uses a missing page then fails as corrupt: b-tree and overflow pages past
-    the database's page count are refused by SQLite. Zeros read past the end of a copy
-    that claimed them would not do: a zeroed last overflow page ends its chain cleanly and
+    0xFF pages are invalid wherever SQLite meets them (a b-tree page of type 0xFF, an
+    overflow chain pointing past the file), so a row using a missing page fails as
+    corrupt. Zeros would not do: a zeroed last overflow page ends its chain cleanly and
     would pass off zeros as the row's values. The caller removes the copy; a copy that
     cannot be written (a full disk, a file-size limit) is removed here and raises
     ``ReportError`` naming ``path``.
@@ -66,14 +66,16 @@ def salvage_copy(path: Path) -> Path:
 def _write_copy(f: BinaryIO, out: BinaryIO) -> None:
     head = f.read(HEADER_SIZE)
     page_size = page_size_of(head)
+    (pages,) = struct.unpack(">I", head[28:32])
     size = f.seek(0, 2)
     whole = max(size // page_size, 1)
+    padded = min(max(pages - whole, 0), whole)
     # The copy is a rollback-journal database (a WAL-mode header, from a file copied while
     # its writer ran, would make SQLite look for a -wal and -shm beside the copy) whose page
     # count is its own, valid for its change counter.
     header = bytearray(head)
     header[18:20] = b"\x01\x01"
-    header[28:32] = struct.pack(">I", whole)
+    header[28:32] = struct.pack(">I", whole + padded)
     header[92:96] = header[24:28]
     out.write(bytes(header))
     f.seek(len(head))
@@ -84,7 +86,11 @@ def _write_copy(f: BinaryIO, out: BinaryIO) -> None:
             break
         out.write(chunk)
         left -= len(chunk)
-    out.write(b"\xff" * left)  # left > 0: a file shorter than its first page
+    pad = left + padded * page_size  # left > 0: a short first page
+    filler = b"\xff" * min(pad, 1 << 20)
+    while pad > 0:
+        out.write(filler[: min(pad, len(filler))])
+        pad -= len(filler)
 
 
 def sweep_stale_copies(folder: Path | None = None) -> list[Path]:
