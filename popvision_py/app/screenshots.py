@@ -281,7 +281,7 @@ def save_execution_trace_screenshots(
             saved.append(_save(window, directory, slug))
         view.details.setCurrentWidget(view.step_panel)
         saved.append(_save(window, directory, f"{prefix}execution-trace-details-{palette}"))
-        view.details.setCurrentWidget(view.summary_tab)
+        view.details.setCurrentWidget(view.summary)
     controls.layout_box.setCurrentText(TraceLayout.FLAT.value)
     controls.bsp.setChecked(False)
     if controls.tile_actions:

@@ -78,6 +78,9 @@ class SummaryPanel(QWidget):
         self.table = make_table_view(self.model, sortable=True)
         self.chart = _small_plot("% of cycles", "")
         self.chart.getAxis("left").setWidth(128)  # room for the longest kind name
+        self.chart.getViewBox().sigResized.connect(self._fit_kind_names)
+        self.kind_ticks: list[tuple[float, str]] = []
+        self.kind_names_shown = False
         self.bars: list[pg.BarGraphItem] = []
         split = QSplitter(Qt.Orientation.Horizontal)
         self.ipu_chart = _small_plot("Active cycles", "")
@@ -116,6 +119,16 @@ class SummaryPanel(QWidget):
         self.heading.setText(text)
         self._draw_bars(run, visible)
         self._draw_ipu_bars(run)
+
+    def _fit_kind_names(self, *_args: object) -> None:
+        """The kinds' names beside their bars when each bar has a line of text; squeezed
+        (a short details pane) they would overlap, so none is written -- the table beside
+        names each kind by its colour."""
+        rows = len(self.kind_ticks)
+        room = self.chart.getViewBox().sceneBoundingRect().height()
+        self.kind_names_shown = bool(rows) and room / rows >= self.chart.fontMetrics().height()
+        # one level of no ticks (an empty list would ask pyqtgraph for numbers)
+        self.chart.getAxis("left").setTicks([self.kind_ticks if self.kind_names_shown else []])
 
     def _draw_ipu_bars(self, run: CycleBreakdown) -> None:
         """Per IPU, its active cycles stacked by kind (one bar item per kind, not per IPU)."""
@@ -165,10 +178,8 @@ class SummaryPanel(QWidget):
         for bar in self.bars:
             plot.addItem(bar)
         names = [StepKind(int(k)).poplar_name for k in kinds.tolist()]
-        plot.getAxis("left").setTicks([list(zip(y.tolist(), names, strict=True))])
-        # a line of text per kind, and the bottom axis: squeezed, the names would overlap
-        line = plot.fontMetrics().height()
-        plot.setMinimumHeight(int(kinds.size * (line + 4) + 3 * line))
+        self.kind_ticks = list(zip(y.tolist(), names, strict=True))
+        self._fit_kind_names()
         plot.getViewBox().invertY(True)
         plot.setYRange(-0.6, max(kinds.size - 0.4, 0.6), padding=0)
         plot.setXRange(0, 100, padding=0.02)

@@ -14,14 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QScrollArea,
-    QScrollBar,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QWidget
 
 from popvision_py.viewmodels.compare import ComparePair, pair_of
 from popvision_py.viewmodels.compare_tables import CompareSpec, execution_specs
@@ -90,12 +83,7 @@ class ExecutionTraceView(TracePicking, ChartDetailsView):
         self.chart_layout.addWidget(row, 1)
         self.summary = SummaryPanel()
         self.step_panel = DetailsPanel()
-        # scrolled, not squeezed: its bars keep a line per kind without shrinking the chart
-        self.summary_tab = QScrollArea()
-        self.summary_tab.setWidgetResizable(True)
-        self.summary_tab.setFrameShape(QFrame.Shape.NoFrame)
-        self.summary_tab.setWidget(self.summary)
-        self.details.addTab(self.summary_tab, "Summary")
+        self.details.addTab(self.summary, "Summary")
         self.details.setTabToolTip(0, "Cycles by step kind and IPU: the run and the visible range.")
         self.details.addTab(self.step_panel, "Details")
         self.details.setTabToolTip(1, "The selected program step: codelets, tiles, exchange.")
