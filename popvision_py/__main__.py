@@ -17,11 +17,11 @@ from PySide6.QtCore import QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from popvision_py.app.display_check import missing_xcb_message
-from popvision_py.app.heap import limit_malloc_arenas
 from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
 from popvision_py.viewmodels.trace_open import is_trace_path
 from profiler_core.formats.pvti.salvage import sweep_stale_copies
+from profiler_core.heap import limit_malloc_arenas
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

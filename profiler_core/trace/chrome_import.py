@@ -21,6 +21,7 @@ import numpy as np
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import EventKind
+from profiler_core.heap import release_free_memory
 from profiler_core.trace import chrome_fields as fields
 from profiler_core.trace.build import build_trace
 from profiler_core.trace.chrome_columns import (
@@ -34,7 +35,6 @@ from profiler_core.trace.chrome_fast import add_chunk
 from profiler_core.trace.chrome_fields import Skip
 from profiler_core.trace.chrome_flows import FlowPoints
 from profiler_core.trace.chrome_tracks import Tracks
-from profiler_core.trace.free_memory import release_free_memory
 from profiler_core.trace.json_events import MAX_TRACE_BYTES, EventStream, read_events
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH
 from profiler_core.trace.model import Trace

@@ -20,11 +20,11 @@ from PySide6.QtCore import QCoreApplication, QEvent, QtMsgType, qInstallMessageH
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from popvision_py.app.compare_opening import choose_and_compare
-from popvision_py.app.heap import limit_malloc_arenas
 from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
 from popvision_py.views.table_model import RAW_ROLE
 from profiler_core.analysis.compare import compare_reports
+from profiler_core.heap import limit_malloc_arenas
 from profiler_core.model.kinds import MemoryCategory
 from profiler_core.report import open_report
 
