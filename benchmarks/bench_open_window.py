@@ -77,7 +77,7 @@ painted_cpu = time.process_time()
 debug_at = None  # debug.cbor is decoded by a worker after the first paint
 while time.perf_counter() - painted < 60:
     app.processEvents()
-    if debug_at is None and not window.debug_decoding.busy:
+    if debug_at is None and not window.after_paint.busy:
         debug_at = time.perf_counter()
         assert window.opened[0].report.debug_loaded
     if debug_at is not None and time.perf_counter() - max(painted, debug_at) > 0.3:

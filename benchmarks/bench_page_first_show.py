@@ -50,7 +50,7 @@ window.pages_in_worker = mode == "worker"
 window.resize(1400, 900)
 window.show()
 window.open_paths([folder])
-while window.loader.busy or window.debug_decoding.busy:
+while window.loader.busy or window.after_paint.busy:
     app.processEvents()
     time.sleep(0.001)
 settle = time.perf_counter()

@@ -25,10 +25,16 @@ from profiler_core.report import SECTIONS, open_report
 
 log = logging.getLogger(__name__)
 
-# What opening decodes before the window shows the report: every profile.pop section. The
-# debug contexts (debug.cbor) are decoded by a worker after the first paint (decode_debug):
-# no first page needs them, and the pages that do wait for that decode or do it themselves.
-FIRST_SECTIONS = tuple(s for s in SECTIONS if s != "debug")
+# What opening decodes (and checks) before the window shows the report: what the Summary
+# shows. The graph's columns (a variable's name, size and tile regions: two thirds of a big
+# profile.pop) and the debug contexts (debug.cbor) are decoded by a worker after the first
+# paint (decode_after_paint): no first page needs them, and the pages that do wait for that
+# decode or do it themselves.
+AFTER_PAINT_SECTIONS = ("graph", "debug")
+FIRST_SECTIONS = (
+    *(s for s in SECTIONS if s not in AFTER_PAINT_SECTIONS),
+    "graph_counts",  # what the Summary shows of the graph (counted from it before 1.3)
+)
 
 Progress = Callable[[float, str], None]
 Job = Callable[[Progress, Callable[[], bool]], object]
@@ -192,16 +198,21 @@ def _load(
     return opened
 
 
-def decode_debug(opened: list[OpenedReport], stopped: Callable[[], bool]) -> dict[int, ReportError]:
-    """Decode each report's debug.cbor (after the first paint: no first page needs it);
-    returns the errors of damaged ones by position in ``opened``."""
-    errors = {}
+def decode_after_paint(
+    opened: list[OpenedReport], stopped: Callable[[], bool]
+) -> dict[int, dict[str, ReportError]]:
+    """Decode each report's graph section and debug.cbor (after the first paint: no first
+    page needs them); returns the errors of damaged ones by position in ``opened``."""
+    errors: dict[int, dict[str, ReportError]] = {}
     for i, o in enumerate(opened):
-        if stopped():
-            raise LoadCancelledError(o.report.debug_path, "closed before debug.cbor was read")
-        error = o.report.section_error("debug")
-        if error is not None:
-            errors[i] = error
+        for section in AFTER_PAINT_SECTIONS:
+            if section == "debug" and o.report.debug_path is None:
+                continue
+            if stopped():
+                raise LoadCancelledError(o.folder, f"closed before its {section} was read")
+            error = o.report.section_error(section)
+            if error is not None:
+                errors.setdefault(i, {})[section] = error
     return errors
 
 

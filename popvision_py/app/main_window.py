@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from popvision_py.app import compare_opening
 from popvision_py.app.actions import install_actions
-from popvision_py.app.debug_decoding import DebugDecoding
+from popvision_py.app.after_paint import AfterPaintDecoding
 from popvision_py.app.dialogs import HELP_INTRO, show_message
 from popvision_py.app.loader import ReportLoader
 from popvision_py.app.page_building import HOME, PageBuilding
@@ -73,7 +73,7 @@ class MainWindow(PageBuilding, QMainWindow):
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
         self.loader.cancelled.connect(self._on_cancelled)
-        self.debug_decoding = DebugDecoding(lambda: self.opened, self._show_damaged, self)
+        self.after_paint = AfterPaintDecoding(lambda: self.opened, self._show_damaged, self)
         self.runner = RunController(self)
         self.views: list[ReportView] = [
             SummaryView(),
@@ -189,7 +189,7 @@ class MainWindow(PageBuilding, QMainWindow):
 
     def close_report(self) -> None:
         self.page_computer.cancel_all()
-        self.debug_decoding.cancel()
+        self.after_paint.cancel()
         for view in self.views:
             view.clear()
         for opened in self.opened:
@@ -219,7 +219,7 @@ class MainWindow(PageBuilding, QMainWindow):
         for old in self.opened:
             old.report.close()
         self.opened = opened
-        self.debug_decoding.schedule(opened)  # once the window has painted the first page
+        self.after_paint.schedule(opened)  # once the window has painted the first page
         self.paths = list(self._pending)
         for each in opened:
             each.selection.changed.connect(lambda _what: self._show_report_label())
@@ -245,7 +245,7 @@ class MainWindow(PageBuilding, QMainWindow):
     def event(self, event: QEvent) -> bool:
         handled = super().event(event)
         if event.type() == QEvent.Type.UpdateRequest:
-            self.debug_decoding.painted()  # the window has just painted the report's page
+            self.after_paint.painted()  # the window has just painted the report's page
         return handled
 
     def _show_damaged(self, text: str, details: str = "") -> None:
@@ -375,8 +375,8 @@ class MainWindow(PageBuilding, QMainWindow):
         self.traces.loader.wait(10_000)
         self.page_computer.cancel_all()
         self.page_computer.wait(10_000)
-        self.debug_decoding.cancel()
-        self.debug_decoding.wait(10_000)
+        self.after_paint.cancel()
+        self.after_paint.wait(10_000)
         self.runner.shutdown()
         super().closeEvent(event)
 

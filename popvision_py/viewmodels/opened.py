@@ -13,6 +13,7 @@ from profiler_core.report import Report
 SECTION_TITLES = {
     "target": "target",
     "graph": "graph",
+    "graph_counts": "graph's counts",
     "memory": "memory",
     "liveness": "liveness",
     "programs": "program tree",
@@ -54,6 +55,11 @@ class OpenedReport:
             if section == "debug" and self.report.debug_loaded:  # decoded after opening
                 error = self.report.section_error("debug")
                 if error is not None:
+                    return error
+            if section == "graph":  # decoded after the first paint, or now if asked first
+                error = self.report.section_error("graph")
+                if error is not None:
+                    self.errors[section] = error
                     return error
         return None
 

@@ -101,7 +101,7 @@ def checked_graph(report: Any) -> GraphData:
 def checked_step_labels(report: Any) -> ProgramData:
     """The programs, with the kinds and names of steps checked (what a list of steps shows)."""
     programs = report.programs
-    strings = len(report.graph.strings)
+    strings = len(report.strings)  # the string table alone: the graph's columns wait
     _in_range(report, "programs", "step_kind", programs.step_kind, len(StepKind), "step kind")
     _in_range(report, "programs", "step_name", programs.step_name, strings, "string", low=-1)
     return programs
@@ -146,8 +146,9 @@ def checked_programs(report: Any) -> ProgramData:
     return programs
 
 
-def checked_liveness(report: Any) -> LivenessData:
-    """Liveness, with its steps and variables checked against the programs and the graph."""
+def checked_live_bytes(report: Any) -> LivenessData:
+    """Liveness, with its live bytes per step checked against the programs' steps (what the
+    live bytes of each step need: the graph's columns are not decoded for it)."""
     liveness = report.liveness
     steps = report.programs.num_steps
     if len(liveness.step_live_bytes) != steps:
@@ -156,6 +157,13 @@ def checked_liveness(report: Any) -> LivenessData:
             "liveness",
             f"live bytes for {len(liveness.step_live_bytes)} steps, but there are {steps} steps",
         )
+    return liveness
+
+
+def checked_liveness(report: Any) -> LivenessData:
+    """Liveness, with its steps and variables checked against the programs and the graph."""
+    liveness = checked_live_bytes(report)
+    steps = report.programs.num_steps
     variables = report.graph.num_variables
     _in_range(report, "liveness", "interval_var", liveness.interval_var, variables, "variable")
     _in_range(report, "liveness", "interval_first", liveness.interval_first, steps, "step")

@@ -20,15 +20,16 @@ class GraphStatistics:
 
 
 def graph_statistics(report: Any) -> GraphStatistics:
-    """Counts from the graph and programs sections (column lengths and one sum)."""
-    g, p = report.graph, report.programs
+    """The graph's counts (stored beside it since profile.pop 1.3, so its columns are not
+    decoded for them) and the programs section's."""
+    g, p = report.graph_counts, report.programs
     return GraphStatistics(
-        variables=int(len(g.var_name) - g.var_is_constant.sum()),
-        constants=int(g.var_is_constant.sum()),
-        vertices=int(g.vc_count.sum(dtype="int64")),
-        edges=int(g.num_edges),
-        compute_sets=len(g.cs_name),
-        codelets=len(g.vt_name),
+        variables=g.variables,
+        constants=g.constants,
+        vertices=g.vertices,
+        edges=g.edges,
+        compute_sets=g.compute_sets,
+        codelets=g.codelets,
         programs=len(p.roots),
         program_steps=p.num_steps,
     )

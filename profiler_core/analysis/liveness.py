@@ -8,7 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.checks import checked_liveness, checked_step_labels, debug_of
+from profiler_core.analysis.checks import (
+    checked_live_bytes,
+    checked_liveness,
+    checked_step_labels,
+    debug_of,
+)
 from profiler_core.analysis.debug_groups import debug_column
 
 
@@ -44,7 +49,7 @@ class LivenessTable:
 
 
 def liveness_table(report: Any) -> LivenessTable:
-    liveness = checked_liveness(report)
+    liveness = checked_live_bytes(report)
     programs = checked_step_labels(report)
     return LivenessTable(
         not_always_live=np.asarray(liveness.step_live_bytes, dtype=np.int64),

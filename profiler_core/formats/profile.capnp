@@ -25,6 +25,18 @@ struct Profile {
   # 1.2: an CRC-32 of each section's decoded content (profile_pop/checksums.py), so a file
   # damaged after writing is refused section by section (absent in older files).
   checksums @11 :List(SectionChecksum);
+  # 1.3: the graph's counts (GraphData.counts), checksummed alone, so a first page shows them
+  # without decoding the graph's columns (absent in older files: counted from the graph).
+  graphCounts @12 :GraphCounts;
+}
+
+struct GraphCounts {
+  variables @0 :Int64;  # not counting constants
+  constants @1 :Int64;
+  vertices @2 :Int64;
+  edges @3 :Int64;  # -1 when not recorded
+  computeSets @4 :Int64;
+  codelets @5 :Int64;
 }
 
 struct SectionChecksum {

@@ -21,6 +21,7 @@ from profiler_core.formats.profile_pop import ProfileReader
 from profiler_core.model.profile import (
     DebugData,
     ExecutionData,
+    GraphCounts,
     GraphData,
     Header,
     LivenessData,
@@ -79,6 +80,10 @@ class Report:
         """What the Summary view shows first (see ``report_summary``)."""
         return report_summary(self, check_debug)
 
+    def section_decoded(self, section: str) -> bool:
+        """Whether profile.pop section ``section`` has been decoded (successfully or not)."""
+        return self._reader.decoded(section)
+
     @property
     def debug_loaded(self) -> bool:
         """Whether debug.cbor has been read (successfully or not)."""
@@ -95,6 +100,11 @@ class Report:
     @property
     def graph(self) -> GraphData:
         return self._reader.graph
+
+    @property
+    def graph_counts(self) -> GraphCounts:
+        """The graph at a glance, without decoding its columns when the file stores them."""
+        return self._reader.graph_counts
 
     @property
     def strings(self) -> Strings:

@@ -49,7 +49,7 @@ def window(qtbot, settings_file: Path) -> MainWindow:
     win.loader.wait(10_000)
     win.page_computer.cancel_all()
     win.page_computer.wait(10_000)
-    win.debug_decoding.wait(10_000)
+    win.after_paint.wait(10_000)
 
 
 def wait_loaded(qtbot, window: MainWindow, timeout: int = 20_000) -> None:

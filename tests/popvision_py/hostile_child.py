@@ -39,7 +39,7 @@ def _quiet(kind: QtMsgType, context: object, message: str) -> None:
 
 def _wait(app: QApplication, window: MainWindow, deadline: float) -> None:
     busy = lambda: (  # noqa: E731
-        window.loader.busy or window.traces.loader.busy or window.debug_decoding.busy
+        window.loader.busy or window.traces.loader.busy or window.after_paint.busy
     )
     app.processEvents()
     while busy() and time.monotonic() < deadline:

@@ -1,17 +1,20 @@
 """What opening does before and after the first paint: the Summary's sections come made by the
-loader's worker, debug.cbor is decoded by a worker after the first paint, and a damaged
-debug.cbor found then is named while every other page works."""
+loader's worker, the graph's columns and debug.cbor are decoded by a worker after the first
+paint, and a damaged graph or debug.cbor found then is named while every other page works."""
 
 from __future__ import annotations
 
 import shutil
 
+import numpy as np
+
 from popvision_py.viewmodels.summary import summary_sections
+from profiler_core.formats.profile_pop import ProfileReader
 from tests.popvision_py.conftest import wait_loaded
 
 
 def wait_debug(qtbot, window) -> None:
-    qtbot.waitUntil(lambda: not window.debug_decoding.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.after_paint.busy, timeout=20_000)
 
 
 def test_the_summary_is_made_in_the_worker_and_debug_cbor_after_the_paint(
@@ -20,7 +23,7 @@ def test_the_summary_is_made_in_the_worker_and_debug_cbor_after_the_paint(
     at_loaded = []
     window.loader.loaded.connect(  # after the window's own slot has shown the report
         lambda opened: at_loaded.append(
-            (opened[0].report.debug_loaded, window.debug_decoding.pending is opened)
+            (opened[0].report.debug_loaded, window.after_paint.pending is opened)
         )
     )
     window.open_paths([tutorial4_report])
@@ -57,3 +60,51 @@ def test_a_damaged_debug_cbor_is_named_after_opening_and_the_other_pages_work(
     assert window.view("Memory").models  # the profile's pages still work
     assert not window.view("Liveness").showing_message()
     assert opened.missing("debug") is opened.errors["debug"]
+
+
+def test_the_graph_is_decoded_after_the_paint_and_the_summary_shows_its_counts_before(
+    qtbot, window, tutorial4_report
+):
+    decoded_at_loaded = []
+    window.loader.loaded.connect(
+        lambda opened: decoded_at_loaded.append(opened[0].report.section_decoded("graph"))
+    )
+    window.open_paths([tutorial4_report])
+    wait_loaded(qtbot, window)
+    assert decoded_at_loaded == [False]  # the first paint did without the graph's columns
+    opened = window.opened[0]
+    summary = window.view("Summary")
+    shown = {k: summary.value("Graph", k) for k in ("Variables", "Vertices", "Compute sets")}
+    wait_debug(qtbot, window)
+    assert opened.report.section_decoded("graph") and opened.errors == {}
+    graph = opened.report.graph  # the counts shown were the columns' own
+    constants = int(graph.var_is_constant.sum())
+    assert shown["Variables"] == f"{len(graph.var_name) - constants:,}"
+    assert shown["Vertices"] == f"{int(graph.vc_count.sum()):,}"
+    assert shown["Compute sets"] == f"{len(graph.cs_name):,}"
+
+
+def test_a_damaged_graph_section_is_named_after_the_paint_and_the_other_pages_work(
+    qtbot, window, tutorial4_report, tmp_path
+):
+    folder = tmp_path / "tutorial4"
+    shutil.copytree(tutorial4_report, folder)
+    with ProfileReader(folder / "profile.pop") as reader:
+        starts = np.asarray(reader.graph.region_start, dtype=np.int64)
+    data = bytearray((folder / "profile.pop").read_bytes())
+    needle = starts[-4:].tobytes()  # the column's last values: once in the file
+    assert data.count(needle) == 1
+    data[data.index(needle) + 8] ^= 0x04  # a region start moved after writing
+    (folder / "profile.pop").write_bytes(bytes(data))
+    window.open_paths([folder])
+    wait_loaded(qtbot, window)
+    assert "graph" not in window.opened[0].errors  # not known at the first paint
+    assert window.view("Summary").value("Graph", "Variables")  # its counts are intact
+    wait_debug(qtbot, window)
+    opened = window.opened[0]
+    assert "fails its checksum" in str(opened.errors["graph"])
+    text = "tutorial4: some sections could not be read (graph)"
+    assert window.statusBar().currentMessage().startswith(text)
+    assert window.message_box is not None and "section 'graph'" in window.message_box.text()
+    assert window.view("Memory").models  # the pages without the graph still work
+    assert opened.missing("graph") is opened.errors["graph"]

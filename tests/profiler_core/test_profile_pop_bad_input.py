@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profiler_core.errors import FormatVersionError, ReportError
-from profiler_core.formats.profile_pop import ProfileReader, reader
+from profiler_core.formats.profile_pop import ProfileReader, framing
 from profiler_core.formats.profile_pop.arrays import write_array
 from profiler_core.formats.profile_pop.writer import build_message, write_message
 from tests.fuzzing import DERANDOMIZE, examples
@@ -222,7 +222,7 @@ def test_a_missing_file_or_a_directory_is_refused(tmp_path):
 
 
 def test_a_file_over_the_size_limit_is_refused_before_reading(profile_path, monkeypatch):
-    monkeypatch.setattr(reader, "MAX_PROFILE_BYTES", 1000)
+    monkeypatch.setattr(framing, "MAX_PROFILE_BYTES", 1000)
     with pytest.raises(ReportError, match="over the 1000 a profile.pop may have"):
         ProfileReader(profile_path)
 

@@ -22,6 +22,7 @@ from profiler_core.formats.profile_pop.arrays import coerce_column
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, describe
 from profiler_core.model.profile import (
     ExecutionData,
+    GraphCounts,
     GraphData,
     Header,
     LivenessData,
@@ -38,7 +39,22 @@ STRINGS = "strings"
 """The graph's string table has its own checksum: ``ProfileReader.strings`` decodes it
 without the graph's columns (commands that need names alone)."""
 
-SECTIONS = ("header", "target", STRINGS, "graph", "memory", "programs", "liveness", "execution")
+GRAPH_COUNTS = "graph_counts"
+"""The graph's counts (format 1.3) have their own checksum: the Summary shows them without
+the graph's columns."""
+GRAPH_COUNTS_SINCE_MINOR = 3
+
+SECTIONS = (
+    "header",
+    "target",
+    STRINGS,
+    "graph",
+    GRAPH_COUNTS,
+    "memory",
+    "programs",
+    "liveness",
+    "execution",
+)
 
 
 def _columns(digest: Digest, record: object, spec: Iterable[cols.Column]) -> None:
@@ -97,6 +113,20 @@ def graph_checksum(graph: GraphData) -> int:
     return digest.value
 
 
+def graph_counts_checksum(counts: GraphCounts) -> int:
+    digest = Digest()
+    for number in (
+        counts.variables,
+        counts.constants,
+        counts.vertices,
+        counts.edges,
+        counts.compute_sets,
+        counts.codelets,
+    ):
+        digest.integer(number)
+    return digest.value
+
+
 def memory_checksum(memory: MemoryData) -> int:
     digest = Digest()
     _columns(digest, memory, cols.MEMORY_COLUMNS)
@@ -135,12 +165,16 @@ SECTION_CHECKSUM = {
     "target": target_checksum,
     STRINGS: strings_checksum,
     "graph": graph_checksum,
+    GRAPH_COUNTS: graph_counts_checksum,
     "memory": memory_checksum,
     "programs": programs_checksum,
     "liveness": liveness_checksum,
     "execution": execution_checksum,
 }
 """The checksum of each section's decoded content, by the name the file stores it under."""
+
+
+_PARTS = {STRINGS: " (its string table)", GRAPH_COUNTS: " (its counts)"}
 
 
 class StoredChecksums:
@@ -178,7 +212,7 @@ class StoredChecksums:
         stored = self.sums
         if stored is None:
             return
-        part = f"section '{name}'" + (" (its string table)" if key == STRINGS else "")
+        part = f"section '{name}'" + _PARTS.get(key, "")
         if isinstance(stored, ChecksumError):
             raise ChecksumError(None, f"damaged: {part} cannot be checked: {stored.problem}")
         if key not in stored:

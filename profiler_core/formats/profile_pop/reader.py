@@ -10,33 +10,39 @@ from __future__ import annotations
 import contextlib
 import math
 import mmap
-import struct
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
-from profiler_core.errors import ChecksumError, FormatVersionError, ReportError
-from profiler_core.formats.files import regular_file_size
+from profiler_core.errors import ChecksumError, ReportError
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import read_array
-from profiler_core.formats.profile_pop.checksums import StoredChecksums
-from profiler_core.formats.profile_pop.file_bytes import FileBytes
+from profiler_core.formats.profile_pop.checksums import (
+    GRAPH_COUNTS,
+    GRAPH_COUNTS_SINCE_MINOR,
+    StoredChecksums,
+)
+from profiler_core.formats.profile_pop.framing import (
+    check_framing,
+    check_magic_and_version,
+    read_file,
+)
+from profiler_core.formats.profile_pop.graph_counts import check_counts, decode_graph_counts
 from profiler_core.formats.profile_pop.locate import Locator, StructRef
 from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
 from profiler_core.formats.profile_pop.schema import (
     DECODE_ERRORS,
-    MAGIC,
     NESTING_LIMIT,
     describe,
     profile_schema,
     traversal_limit_words,
 )
 from profiler_core.model.profile import (
-    FORMAT_MAJOR,
-    FORMAT_MINOR,
     ExecutionData,
+    GraphCounts,
     GraphData,
     Header,
     LivenessData,
@@ -58,9 +64,6 @@ _ARRAY_SECTIONS = (*_SECTION_COLUMNS, "execution")
 #: The fewest bytes a run takes: its struct and an Array struct (dtype, shape) per column.
 _MIN_RUN_BYTES = 8 * (1 + 4 * len(cols.RUN_COLUMNS))
 
-MAX_PROFILE_BYTES = 64 * 1024**3
-"""Larger files are refused before reading: no honest profile.pop comes near it."""
-MAX_SEGMENTS = 512  # the C++ library's own limit on segments per message
 
 T = TypeVar("T")
 
@@ -73,16 +76,18 @@ class ProfileReader:
     then gives the sections' arrays back to the system until each is first decoded
     (``FileBytes``): a reader of one section holds that section alone, for a second read of
     it (~1 ms per MB). Use as a context manager or call ``close()`` to close the file; arrays
-    already handed out stay valid.
+    already handed out stay valid. Threads may ask for sections at once (the window decodes
+    the graph in a worker after its first paint while pages ask): one decodes at a time.
     """
 
     def __init__(self, path: str | Path, on_demand: bool = False, verify: bool = True) -> None:
         self.path = Path(path)
+        self._lock = threading.RLock()  # one section decoded at a time; close waits for it
         #: Check each section against its checksum when decoded (off: benchmarks' baseline).
         self.verify = verify
-        self._bytes = _read_file(self.path, on_demand)
+        self._bytes = read_file(self.path, on_demand)
         data = self._bytes.data
-        segments = _check_framing(self.path, data)
+        segments = check_framing(self.path, data)
         self._data: bytes | mmap.mmap | None = data
         self._locator = Locator(data, segments)
         self._exit = contextlib.ExitStack()
@@ -98,7 +103,7 @@ class ProfileReader:
             self.format_minor = int(self._root.formatMinor)
         except DECODE_ERRORS as error:
             raise ReportError(self.path, f"not a profile.pop: {describe(error)}") from error
-        _check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
+        check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
         self._root_ref = self._locator.root()
         self._cache: dict[str, Any] = {}
         self._checksums = StoredChecksums(self._root, self.format_major, self.format_minor)
@@ -113,10 +118,11 @@ class ProfileReader:
         self.close()
 
     def close(self) -> None:
-        self._exit.close()
-        self._bytes.close()
-        self._root = self._data = None
-        self._locator = Locator(b"", [(0, 0)])
+        with self._lock:
+            self._exit.close()
+            self._bytes.close()
+            self._root = self._data = None
+            self._locator = Locator(b"", [(0, 0)])
 
     @property
     def header(self) -> Header:
@@ -129,6 +135,21 @@ class ProfileReader:
     @property
     def graph(self) -> GraphData:
         return self._section("graph", self._decode_graph)
+
+    @property
+    def graph_counts(self) -> GraphCounts:
+        """The graph at a glance: the file's own counts (format 1.3, checked alone, without
+        the graph's columns), else counted from the graph's columns."""
+        if self._stores_counts:
+            return self._section("graph", self._decode_graph_counts, key=GRAPH_COUNTS)
+        return self.graph.counts()
+
+    @property
+    def _stores_counts(self) -> bool:
+        return self.format_minor >= GRAPH_COUNTS_SINCE_MINOR
+
+    def _decode_graph_counts(self, root: Any) -> GraphCounts:
+        return decode_graph_counts(root, f"{self.format_major}.{self.format_minor}")
 
     @property
     def strings(self) -> Strings:
@@ -174,6 +195,16 @@ class ProfileReader:
         # Errors are cached too: retrying a damaged section would only spend the message's
         # traversal budget that the intact sections still need.
         key = key or name
+        found = self._cache.get(key)
+        if found is None:
+            with self._lock:
+                found = self._decoded(name, decode, key)
+        if isinstance(found, ReportError):
+            raise found
+        return found
+
+    def _decoded(self, name: str, decode: Callable[[Any], T], key: str) -> T | ReportError:
+        """Section ``name`` from the cache, decoded (and checked) into it first if need be."""
         if key not in self._cache:
             if self._root is None:
                 raise ReportError(self.path, f"section '{name}': the reader was closed")
@@ -182,6 +213,8 @@ class ProfileReader:
                 found = decode(self._root)
                 if self.verify:
                     self._checksums.check(key, name, found)
+                if key == "graph":
+                    self._check_graph_counts(found)
                 self._cache[key] = found
             except ChecksumError as error:
                 self._cache[key] = ChecksumError(self.path, error.problem)
@@ -189,10 +222,11 @@ class ProfileReader:
                 self._cache[key] = ReportError(self.path, f"section '{name}': {error.problem}")
             except DECODE_ERRORS as error:
                 self._cache[key] = ReportError(self.path, f"section '{name}': {describe(error)}")
-        found = self._cache[key]
-        if isinstance(found, ReportError):
-            raise found
-        return found
+        return self._cache[key]
+
+    def decoded(self, section: str) -> bool:
+        """Whether ``section`` has been decoded (successfully or not)."""
+        return section in self._cache
 
     @property
     def integrity_note(self) -> str:
@@ -244,6 +278,17 @@ class ProfileReader:
         extra = self._decode_columns(graph, where, "Graph", tuple(optional))
         cols.check_optional(columns, extra, cols.GRAPH_OPTIONAL_COLUMNS)
         return GraphData(strings=strings, num_edges=int(graph.numEdges), **columns, **extra)
+
+    def _check_graph_counts(self, graph: GraphData) -> None:
+        """The graph's columns against its stored counts (after the columns' checksum, so a
+        damaged column says that first)."""
+        if not self._stores_counts:
+            return
+        try:
+            counts = self.graph_counts
+        except ReportError:  # said when the counts are asked for; the columns stand alone
+            return
+        check_counts(graph, counts)
 
     def _decode_memory(self, root: Any) -> MemoryData:
         where = self._section_ref("memory")
@@ -370,61 +415,6 @@ def read_profile(path: str | Path) -> ProfileData:
         return reader.to_profile()
 
 
-def _read_file(path: Path, on_demand: bool) -> FileBytes:
-    """The file's bytes, read only after its segment table agrees with its size, so a huge
-    file that is not a profile (a disk image, gigabytes of zeros) is refused at once."""
-    try:
-        size = regular_file_size(path)
-        if size > MAX_PROFILE_BYTES:
-            raise ReportError(
-                path, f"is {size} bytes, over the {MAX_PROFILE_BYTES} a profile.pop may have"
-            )
-        # Unbuffered and read into place: no buffered head joined to the rest, no copy.
-        file = open(path, "rb", buffering=0)  # noqa: SIM115 -- FileBytes keeps it open
-        try:
-            head = file.read(4 * (MAX_SEGMENTS + 2))
-            _check_framing(path, head, size)
-            file.seek(0)
-            return FileBytes(path, file, size, releasable=on_demand)
-        except BaseException:
-            file.close()
-            raise
-    except OSError as error:
-        raise ReportError(path, f"cannot read: {error.strerror or error}") from error
-    except MemoryError as error:
-        raise ReportError(path, "not enough memory to read it") from error
-
-
-def _check_framing(path: Path, data: bytes, size: int | None = None) -> list[tuple[int, int]]:
-    """Check the stream framing against the file's length (``size``, else ``len(data)``:
-    ``data`` may be only the file's first bytes); return (first byte, length) of each
-    segment.
-
-    Done before capnp sees the bytes, so a cut file says "truncated" instead of a C++ error.
-    """
-    size = len(data) if size is None else size
-    if not size:
-        raise ReportError(path, "is empty, not a profile.pop")
-    if size < 8:
-        raise ReportError(path, f"truncated: {size} bytes is too short for a profile.pop")
-    segments = struct.unpack_from("<I", data, 0)[0] + 1
-    if segments > MAX_SEGMENTS:
-        raise ReportError(path, "not a profile.pop (not a Cap'n Proto message)")
-    table_bytes = 4 * (segments + 1) + 4 * (segments % 2 == 0)
-    if size < table_bytes:
-        raise ReportError(path, f"truncated after {size} bytes, inside the segment table")
-    sizes = struct.unpack_from(f"<{segments}I", data, 4)
-    expected = table_bytes + 8 * sum(sizes)
-    if size < expected:
-        raise ReportError(path, f"truncated after {size} of {expected} bytes")
-    if size > expected:
-        raise ReportError(
-            path, f"has {size - expected} bytes after the end of its message: not one profile"
-        )
-    starts = table_bytes + 8 * np.concatenate(([0], np.cumsum(sizes[:-1], dtype=np.int64)))
-    return [(int(start), 8 * size) for start, size in zip(starts, sizes, strict=True)]
-
-
 _LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a calendar shows
 
 
@@ -457,16 +447,3 @@ def _check_instances(runs: list[RunData], count: int, index: int, file_bytes: in
             f"run {index}: the runs so far hold {total:,} step instances, more than the "
             f"file's {file_bytes:,} bytes can (runs share their data)",
         )
-
-
-def _check_magic_and_version(path: Path, magic: str, major: int, minor: int) -> None:
-    if magic != MAGIC:
-        raise ReportError(path, f"not a popvision-py profile (magic {magic[:40]!r})")
-    if major > FORMAT_MAJOR:
-        raise FormatVersionError(
-            path,
-            f"written in profile format {major}.{minor}, but this popvision-py reads format "
-            f"{FORMAT_MAJOR} (up to {FORMAT_MAJOR}.{FORMAT_MINOR}); update popvision-py",
-        )
-    if major < 1:
-        raise ReportError(path, f"unknown profile format version {major}.{minor}")

@@ -19,7 +19,7 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column, write_array
-from profiler_core.formats.profile_pop.checksums import SECTION_CHECKSUM, STRINGS
+from profiler_core.formats.profile_pop.checksums import GRAPH_COUNTS, SECTION_CHECKSUM, STRINGS
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, MAGIC, describe, profile_schema
 from profiler_core.model.profile import FORMAT_MAJOR, FORMAT_MINOR, ProfileData
 from profiler_core.model.strings import Strings
@@ -64,6 +64,7 @@ def build_message(profile: ProfileData, path: str | Path | None = None) -> Any:
         ("header", _build_header),
         ("target", _build_target),
         ("graph", _build_graph),
+        (GRAPH_COUNTS, _build_graph_counts),
         ("memory", _build_memory),
         ("programs", _build_programs),
         ("liveness", _build_liveness),
@@ -90,6 +91,7 @@ def _build_checksums(message: Any, profile: ProfileData) -> None:
         "target": profile.target,
         STRINGS: profile.graph.strings,
         "graph": profile.graph,
+        GRAPH_COUNTS: profile.graph.counts(),
         "memory": profile.memory,
         "programs": profile.programs,
         "liveness": profile.liveness,
@@ -99,6 +101,13 @@ def _build_checksums(message: Any, profile: ProfileData) -> None:
     for entry, (section, checksum) in zip(out, SECTION_CHECKSUM.items(), strict=True):
         entry.section = section
         entry.crc32 = checksum(content[section])
+
+
+def _build_graph_counts(message: Any, profile: ProfileData) -> None:
+    counts, out = profile.graph.counts(), message.init("graphCounts")
+    out.variables, out.constants = counts.variables, counts.constants
+    out.vertices, out.edges = counts.vertices, counts.edges
+    out.computeSets, out.codelets = counts.compute_sets, counts.codelets
 
 
 def _build_header(message: Any, profile: ProfileData) -> None:

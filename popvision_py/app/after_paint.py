@@ -1,6 +1,6 @@
-"""debug.cbor decoded after the window's first paint: no first page needs it, and decoding
-it beside that paint would slow the paint. A damaged one is said as a damaged profile.pop
-section is on opening; the other pages keep working."""
+"""The graph section and debug.cbor decoded (and checked) after the window's first paint: no
+first page needs them, and decoding them beside that paint would slow the paint. A damaged
+one is said as a damaged section is on opening; the other pages keep working."""
 
 from __future__ import annotations
 
@@ -8,18 +8,19 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
-from popvision_py.app.loader import BackgroundLoader, decode_debug
+from popvision_py.app.loader import BackgroundLoader, decode_after_paint
 from popvision_py.viewmodels.opened import OpenedReport
 from profiler_core.errors import ReportError
 
 LATEST_MS = 300  # decoded after the first paint, or after this when nothing paints
 
 
-class DebugDecoding(QObject):
-    """Decodes the opened reports' debug.cbor in a worker once the window has painted.
+class AfterPaintDecoding(QObject):
+    """Decodes the opened reports' graph sections and debug.cbor in a worker once the window
+    has painted.
 
     ``current()`` gives the reports the window shows now (a result for others is dropped);
-    ``damaged(text)`` tells the user about debug.cbor files that could not be read.
+    ``damaged(text)`` tells the user about the sections that could not be read.
     """
 
     def __init__(
@@ -30,7 +31,7 @@ class DebugDecoding(QObject):
     ) -> None:
         super().__init__(parent)
         self.current, self.damaged = current, damaged
-        self.pending: list[OpenedReport] | None = None  # reports whose debug.cbor waits
+        self.pending: list[OpenedReport] | None = None  # reports whose sections wait
         self.loader = BackgroundLoader(self)
         self.loader.loaded.connect(self._on_decoded)
 
@@ -39,7 +40,7 @@ class DebugDecoding(QObject):
         return self.pending is not None or self.loader.busy
 
     def schedule(self, opened: list[OpenedReport]) -> None:
-        """Decode ``opened``'s debug.cbor after the next paint (or ``LATEST_MS``)."""
+        """Decode ``opened``'s graph and debug.cbor after the next paint (or ``LATEST_MS``)."""
         self.pending = opened
         QTimer.singleShot(LATEST_MS, self, self.start)
 
@@ -52,9 +53,8 @@ class DebugDecoding(QObject):
         opened, self.pending = self.pending, None
         if opened is None or opened is not self.current():
             return
-        if any(o.report.debug_path is not None for o in opened):
-            job = lambda _progress, stopped: decode_debug(opened, stopped)  # noqa: E731
-            self.loader.start(job, opened[0].folder)
+        job = lambda _progress, stopped: decode_after_paint(opened, stopped)  # noqa: E731
+        self.loader.start(job, opened[0].folder)
 
     def cancel(self) -> None:
         self.loader.cancel()
@@ -63,14 +63,17 @@ class DebugDecoding(QObject):
     def wait(self, msecs: int = 10_000) -> None:
         self.loader.wait(msecs)
 
-    def _on_decoded(self, errors: dict[int, ReportError]) -> None:
+    def _on_decoded(self, errors: dict[int, dict[str, ReportError]]) -> None:
         opened = self.current()
         if not errors or len(opened) <= max(errors):
             return
-        for i, error in errors.items():
-            opened[i].errors["debug"] = error
+        for i, found in errors.items():
+            opened[i].errors.update(found)
         # with the reason: a debug.cbor refused because the profile's header is damaged
         # says so, rather than hiding the header's message shown a moment before
         self.damaged(
-            " ".join(f"{opened[i].damaged_summary()} {error}" for i, error in errors.items())
+            " ".join(
+                f"{opened[i].damaged_summary()} {' '.join(str(e) for e in found.values())}"
+                for i, found in errors.items()
+            )
         )
