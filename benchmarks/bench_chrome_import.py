@@ -53,11 +53,15 @@ path, fast, paint = Path(sys.argv[1]), sys.argv[2] == "1", sys.argv[3] == "1"
 app = QApplication([])
 view = SystemTraceView() if paint else None
 base = status("VmRSS")
-stages = {}
+stages, seconds, last = {}, {}, [time.perf_counter()]
 
 def stage(name):
-    # this stage's peak RSS above the baseline, then the high-water mark starts again
+    # this stage's peak RSS above the baseline and its time, then the high-water mark
+    # starts again
     stages[name] = max(stages.get(name, 0), status("VmHWM") - base)
+    now = time.perf_counter()
+    seconds[name] = seconds.get(name, 0.0) + now - last[0]
+    last[0] = now
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -109,11 +113,11 @@ if paint:  # as bench_system_trace: zoom in, pan, zoom out
 stage("redraw")
 names = ("start_ns", "end_ns", "depth", "thread", "channel", "label", "kind")
 columns = sum(getattr(trace, n).nbytes for n in names)
-del stages["start"]
+del stages["start"], seconds["start"]
 opening = max(peak for name, peak in stages.items() if name != "redraw")
 print(json.dumps({"events": len(trace), "read_s": read_s, "total_s": total_s,
                   "painted": painted, "columns": columns, "redraw_s": redraw_s,
-                  "stages": stages, "peak_added": opening}))
+                  "stages": stages, "seconds": seconds, "peak_added": opening}))
 """.replace("STEPS", str(STEPS))
 
 
@@ -196,8 +200,9 @@ def main(argv: list[str] | None = None) -> None:
               f"{got['columns'] / 2**20:.0f} MiB, peak RSS above the columns' "
               f"{got['peak_added'] / 2**20 - got['columns'] / 2**20:.0f} MiB")  # fmt: skip
         limit = MEMORY_RATIO * got["columns"] / 2**20
-        print(f"    peak RSS added per stage, MiB (target <= {limit:.0f}): " + ", ".join(
-            f"{name} {peak / 2**20:.0f}" for name, peak in got["stages"].items()))  # fmt: skip
+        print(f"    peak RSS added per stage, MiB (target <= {limit:.0f}) and its seconds: "
+              + ", ".join(f"{name} {peak / 2**20:.0f} ({got['seconds'][name]:.2f} s)"
+                          for name, peak in got["stages"].items()))  # fmt: skip
         report(
             f"chrome import: zoom/pan redraw, median of {STEPS}",
             got["redraw_s"] * 1e3,

@@ -30,6 +30,7 @@ class IndexedLane:
     thread_first: int  # the thread's events are thread_first..thread_stop-1
     thread_stop: int
     events: np.ndarray  # int32 (int64 past 2**31 events) event indices, ascending
+    stretched: bool = True  # whether some span ends at its start (and is drawn 1 ns long)
 
     reach: ClassVar[None] = None  # never overlapping: each span reaches furthest so far
 
@@ -52,6 +53,8 @@ class IndexedLane:
 
     def end_at(self, pos: np.ndarray) -> np.ndarray:
         event = self.events[pos]
+        if not self.stretched:
+            return self.ends[event]
         return np.maximum(self.ends[event], self.starts[event] + 1)
 
     def started_before(self, keys: np.ndarray) -> np.ndarray:
@@ -80,12 +83,28 @@ class IndexedLane:
 
     def _starting(self, keys: np.ndarray, side: str) -> np.ndarray:
         """Spans whose start is before (``left``) or at or before (``right``) each key: the
-        thread's events so placed, found in its sorted starts, then in ``events``."""
-        thread_starts = self.starts[self.thread_first : self.thread_stop]
-        found = np.searchsorted(thread_starts, keys, side=side)  # type: ignore[call-overload]
-        found += self.thread_first
+        thread's events so placed, found in its sorted starts, then in ``events``. Both
+        searches look only between where the smallest and the largest key fall (a zoomed
+        window's few spans, not the whole thread)."""
+        keys = np.asarray(keys, np.int64)
+        if not len(keys):
+            return np.zeros(0, np.int64)
+        starts = self.starts[self.thread_first : self.thread_stop]
+        lo, hi = _bounds(starts, keys.min(), keys.max(), side)
+        found = np.searchsorted(starts[lo:hi], keys, side=side)  # type: ignore[call-overload]
+        found += self.thread_first + lo
         # keys of the index's own dtype: numpy would convert the whole index otherwise
-        return np.searchsorted(self.events, found.astype(self.events.dtype), side="left")
+        found = found.astype(self.events.dtype)
+        a, b = _bounds(self.events, found.min(), found.max(), "left")
+        return a + np.searchsorted(self.events[a:b], found, side="left")
+
+
+def _bounds(values: np.ndarray, low: int, high: int, side: str) -> tuple[int, int]:
+    """Where the searches of any key in [low, high] land in sorted ``values``."""
+    return (
+        int(np.searchsorted(values, low, side=side)),  # type: ignore[call-overload]
+        int(np.searchsorted(values, high, side=side)),  # type: ignore[call-overload]
+    )
 
 
 def indexed_lane(
@@ -96,13 +115,14 @@ def indexed_lane(
     lane needs its ends sorted apart, as ``trace_lanes`` copies them."""
     dtype = np.int32 if len(starts) < 2**31 else np.int64
     events = np.asarray(events).astype(dtype, copy=False)
-    for a in range(0, max(len(events) - 1, 0), _CHECK_BLOCK):
+    stretched = False
+    for a in range(0, len(events), _CHECK_BLOCK):
         part = events[a : a + _CHECK_BLOCK + 1]
-        s = starts[part]
-        e = np.maximum(ends[part[:-1]], s[:-1] + 1)
-        if (e > s[1:]).any():
+        s, e = starts[part], ends[part]
+        stretched = stretched or bool((e <= s).any())
+        if (np.maximum(e[:-1], s[:-1] + 1) > s[1:]).any():
             return None
-    return IndexedLane(starts, ends, thread.start, thread.stop, events)
+    return IndexedLane(starts, ends, thread.start, thread.stop, events, stretched)
 
 
 def ascending(values: np.ndarray) -> bool:
