@@ -175,7 +175,7 @@ def sort_in_walk_order(cols: dict[str, np.ndarray]) -> np.ndarray | None:
     n = len(thread)
     if n < 2:
         return None
-    order = walk_order(thread, start, end)
+    order = walk_order(thread, start, end, negate_end=True)  # the columns are ours
     if (order[1:] > order[:-1]).all():
         return None
     for column in cols.values():
