@@ -189,14 +189,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _held_bytes(model: LiveTraceModel) -> int:
-    """What the last snapshot holds by count: its pieces' event columns and the lanes
-    drawn of them that are copies (a nested lane's spans), not views of the columns."""
+    """What the last snapshot holds by count: its pieces' event columns and what the lanes
+    drawn of them hold of their own (a nested lane's index or copies), not views."""
     arrays = [getattr(p, k) for p in model.pieces for k in EVENT_FIELDS]
+    held = sum(a.nbytes for a in arrays if a.base is None)
     for piece in model.pieces:
         facts = FACTS.get(piece)
         for lanes in facts.lanes.values() if facts else ():
-            arrays += [a for lane in lanes.lanes for a in (lane.start, lane.end, lane.events)]
-    return sum(a.nbytes for a in arrays if a is not None and a.base is None)
+            held += sum(lane.held_bytes() for lane in lanes.lanes)
+    return held
 
 
 def _memory(memory: list[tuple[float, int, int]], rss0: int, held: int) -> None:

@@ -15,7 +15,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from profiler_core.analysis.trace_lanes import Lane
+from profiler_core.analysis.trace_lanes import AnyLane
 
 
 @dataclass(frozen=True, eq=False)
@@ -23,7 +23,7 @@ class ChainedLane:
     """Lanes, one after the other in time: position k of the chain is position
     k - offsets[i] of part i. Its "events" are chain positions; ``locate`` says whose."""
 
-    parts: tuple[Lane, ...]
+    parts: tuple[AnyLane, ...]
     owners: np.ndarray  # int64: the piece each part belongs to
     offsets: np.ndarray  # int64, len(parts) + 1: where each part begins in the chain
 
@@ -37,7 +37,7 @@ class ChainedLane:
         return sum((p.ended_by(keys) for p in self.parts), np.zeros(len(keys), np.int64))
 
     def _gather(
-        self, pos: np.ndarray, take: Callable[[Lane, np.ndarray], np.ndarray]
+        self, pos: np.ndarray, take: Callable[[AnyLane, np.ndarray], np.ndarray]
     ) -> np.ndarray:
         """``take(part, positions in part)`` for chain positions ``pos``, part by part."""
         pos = np.asarray(pos, np.int64)
@@ -49,10 +49,10 @@ class ChainedLane:
         return out
 
     def start_at(self, pos: np.ndarray) -> np.ndarray:
-        return self._gather(pos, lambda lane, local: lane.start[local])
+        return self._gather(pos, lambda lane, local: lane.start_at(local))
 
     def end_at(self, pos: np.ndarray) -> np.ndarray:
-        return self._gather(pos, lambda lane, local: lane.end[local])
+        return self._gather(pos, lambda lane, local: lane.end_at(local))
 
     def reach_at(self, pos: np.ndarray) -> np.ndarray:
         return pos  # the chain's ends ascend: each span reaches furthest so far
@@ -63,17 +63,18 @@ class ChainedLane:
     def locate(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(piece, event index in that piece) of chain positions ``pos``."""
         part = np.searchsorted(self.offsets, np.asarray(pos, np.int64), side="right") - 1
-        return self.owners[part], self._gather(pos, Lane.event_at)
+        return self.owners[part], self._gather(pos, lambda lane, local: lane.event_at(local))
 
 
-def chain_lanes(parts: Sequence[Lane], owners: Sequence[int]) -> ChainedLane | None:
+def chain_lanes(parts: Sequence[AnyLane], owners: Sequence[int]) -> ChainedLane | None:
     """The chain of ``parts`` (lanes of pieces ``owners``, in piece order), or None when
     their spans one after the other are not in start and in end order (a part starting or
     ending before the one before it, or a part whose own ends are out of order): such a
     lane must be built from the joined trace."""
     kept = [(lane, owner) for lane, owner in zip(parts, owners, strict=True) if len(lane)]
+    last, first = np.array([-1]), np.array([0])
     for (a, _), (b, _) in pairwise(kept):
-        if a.start[-1] > b.start[0] or a.end[-1] > b.end[0]:
+        if a.start_at(last)[0] > b.start_at(first)[0] or a.end_at(last)[0] > b.end_at(first)[0]:
             return None
     if any(lane.reach is not None for lane, _ in kept):
         return None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from profiler_core.analysis.indexed_lane import IndexedLane, ascending, indexed_lane
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.model import Trace
 
@@ -77,6 +78,17 @@ class Lane:
         started = int(np.searchsorted(self.start, ceil_ns(t1), side="left"))
         ended = int(np.searchsorted(self.end_sorted, floor_ns(t0), side="right"))
         return max(started - ended, 0)
+
+    def held_bytes(self) -> int:
+        """Bytes of its own the lane holds (copies, not views of the Trace's columns)."""
+        arrays = {id(a): a for a in (self.start, self.end, self.end_sorted, self.events,
+                                     self.reach) if a is not None}  # fmt: skip
+        return sum(a.nbytes for a in arrays.values() if a.base is None)
+
+
+AnyLane = Lane | IndexedLane
+"""A lane as ``lane_window`` reads it: views or copies (``Lane``), or an index into the
+Trace's columns (``IndexedLane``)."""
 
 
 def ceil_ns(t: float | np.ndarray) -> np.ndarray:
@@ -159,7 +171,7 @@ claim 10^9 levels) is drawn in the last lane, and counted, instead of a lane per
 class ThreadLanes:
     """A thread's lanes, one per depth that occurs (in order) up to ``MAX_THREAD_LANES``."""
 
-    lanes: list[Lane]
+    lanes: list[AnyLane]
     depths: np.ndarray  # int64: the depth each lane draws (the last also all deeper ones)
     clamped: int = 0  # events deeper than the last lane's depth, drawn in it
 
@@ -173,7 +185,7 @@ class ThreadLanes:
         return -1
 
 
-def thread_lanes(trace: Trace, thread: int, channels: Iterable[int] | None = None) -> list[Lane]:
+def thread_lanes(trace: Trace, thread: int, channels: Iterable[int] | None = None) -> list[AnyLane]:
     """One lane per depth of ``thread`` (depth 0 first) of its spans (instants left out), of
     the given channels only when ``channels`` is not None (see ``thread_depth_lanes``)."""
     return thread_depth_lanes(trace, thread, channels).lanes
@@ -202,12 +214,27 @@ def thread_depth_lanes(
     if len(depths) > MAX_THREAD_LANES:
         depths = depths[:MAX_THREAD_LANES]
         clamped = int((kept > depths[-1]).sum())
+    # The thread's events are sorted by start already (checked: a lane's index searches
+    # them), so each depth's events keep that order.
+    in_order = ascending(trace.start_ns[part])
     lanes = []
     for i, d in enumerate(depths.tolist()):
         here = depth >= d if i == MAX_THREAD_LANES - 1 else depth == d
-        # The thread's events are sorted by start already, so this keeps that order.
-        lanes.append(make_lane(trace, part.start + np.flatnonzero(keep & here)))
+        events = np.flatnonzero(keep & here)
+        events += part.start
+        lanes.append(_thread_lane(trace, part, events, in_order))
     return ThreadLanes(lanes, depths, clamped)
+
+
+def _thread_lane(trace: Trace, part: slice, events: np.ndarray, in_order: bool) -> AnyLane:
+    """The lane of some of thread ``part``'s events (ascending): views of the columns when
+    they are consecutive, an index into them when their spans never overlap (a depth of a
+    properly nested thread), else copies."""
+    n = len(events)
+    if n and int(events[-1]) - int(events[0]) == n - 1:
+        return make_lane(trace, events)
+    lane = indexed_lane(trace.start_ns, trace.end_ns, part, events) if in_order else None
+    return make_lane(trace, events) if lane is None else lane
 
 
 def lane_counts(trace: Trace, channels: Iterable[int] | None = None) -> np.ndarray:
@@ -256,13 +283,13 @@ def _lane_counts_sorted(trace: Trace, wanted: np.ndarray | None) -> np.ndarray:
     return np.minimum(counts, MAX_THREAD_LANES).astype(np.int64)
 
 
-def merge_lanes(trace: Trace, lanes: Iterable[Lane]) -> Lane:
+def merge_lanes(trace: Trace, lanes: Iterable[AnyLane]) -> Lane:
     """One lane of the spans of several (e.g. every thread's depth-d lane)."""
     parts = [lane.event for lane in lanes]
     return make_lane(trace, np.concatenate(parts) if parts else np.zeros(0, np.int64))
 
 
-def lane_window(lane: Lane | ChainedLane, t0: float, t1: float, width_px: int) -> LaneSpans:
+def lane_window(lane: AnyLane | ChainedLane, t0: float, t1: float, width_px: int) -> LaneSpans:
     """Spans of ``lane`` in [t0, t1) for ``width_px`` pixel columns: a span wider than its
     columns keeps its event; columns where several events meet become MERGED spans."""
     if t1 <= t0 or width_px < 1:

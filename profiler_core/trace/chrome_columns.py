@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from profiler_core.heap import release_free_memory
 from profiler_core.trace.event_args import EventArgs
 from profiler_core.trace.nesting import walk_order
 
@@ -54,13 +55,63 @@ class Column:
 
     def array(self) -> np.ndarray:
         """The whole column (float64 if any stamp chunk was); the chunks are let go."""
+        return self._joined(lambda part: part)
+
+    def relative_ns(self, base: int | float, scale: int) -> np.ndarray:
+        """The whole column as ns from ``base`` (``relative_ns`` of ``array()``, element for
+        element), made a chunk at a time: no joined copy of the stamps as written."""
+        dtype = self.dtype_joined()
+        return self._joined(
+            lambda part: relative_ns(part.astype(dtype, copy=False), base, scale), np.int64
+        )
+
+    def looked_up(self, table: np.ndarray) -> np.ndarray:
+        """``table[array()]`` (ids renumbered), made a chunk at a time."""
+        return self._joined(lambda part: table[part], table.dtype)
+
+    def _joined(self, convert: Any, dtype: Any = None) -> np.ndarray:
+        """``convert(chunk)`` of every chunk, in one array; each chunk is let go once copied
+        and the heap handed back every ``_RELEASE_BYTES`` or so, so joining costs the
+        column once (not its chunks and the joined copy side by side)."""
         self._flush()
         parts, self.parts = self.parts, []
         if not parts:
             return np.zeros(0, np.int64 if self.dtype is None else self.dtype)
         if len(parts) == 1:
-            return parts[0]
-        return np.concatenate(parts)
+            return convert(parts[0])
+        out = np.empty(sum(map(len, parts)), dtype or np.result_type(*parts))
+        parts.reverse()  # popped from the end: the first chunk first
+        at = freed = 0
+        while parts:
+            part = parts.pop()
+            out[at : at + len(part)] = convert(part)
+            at += len(part)
+            freed += part.nbytes
+            del part
+            if freed >= _RELEASE_BYTES:
+                release_free_memory()
+                freed = 0
+        return out
+
+    def dtype_joined(self) -> np.dtype:
+        """The dtype of ``array()``."""
+        self._flush()
+        if not self.parts:
+            return np.dtype(np.int64 if self.dtype is None else self.dtype)
+        return np.result_type(*self.parts)
+
+    def lowest(self) -> Any:
+        """The smallest value as ``array().min()`` gives it (of the joined dtype)."""
+        self._flush()
+        lows = [p.min() for p in self.parts if len(p)]
+        return np.array(lows).astype(self.dtype_joined()).min()
+
+    def highest_abs(self) -> Any:
+        """``abs(array()).max()``, from the chunks."""
+        self._flush()
+        dtype = self.dtype_joined()
+        ends = [x for p in self.parts if len(p) for x in (p.min(), p.max())]
+        return abs(np.array(ends).astype(dtype)).max()
 
     def max(self) -> int | float | None:
         """The largest value (as a Python number), None when empty."""
@@ -68,6 +119,10 @@ class Column:
         if self.pending:
             highs.append(max(self.pending))
         return max(highs) if highs else None
+
+
+#: chunk bytes let go between hand-backs of the heap while a column is joined
+_RELEASE_BYTES = 32 << 20
 
 
 class ArgsText:
@@ -120,7 +175,7 @@ def sort_in_walk_order(cols: dict[str, np.ndarray]) -> np.ndarray | None:
     n = len(thread)
     if n < 2:
         return None
-    order = walk_order(thread, start, end)
+    order = walk_order(thread, start, end, negate_end=True)  # the columns are ours
     if (order[1:] > order[:-1]).all():
         return None
     for column in cols.values():

@@ -239,31 +239,30 @@ class _Builder:
                 for ts, name, cat, args, *_ in stack:  # did not finish, as Chrome shows it
                     self.row(track, ts, max(last, ts), name, cat, EventKind.OPEN, args)
                     unfinished += 1
-        start_us, end_us = self.ts.array(), self.end.array()
         points_us = stamps(self.flow_ts)
         # µs as the format says; a trace whose stamps only fit as ns (> 9.2e15) wrote ns
-        highs = [abs(a).max() for a in (start_us, end_us, points_us) if len(a)]
+        highs = [abs(points_us).max()] if len(points_us) else []
+        highs += [c.highest_abs() for c in (self.ts, self.end) if len(c)]
         scale = 1 if highs and max(highs) > fields.MAX_MICROSECONDS else 1000
-        lows = [a.min() for a in (start_us, points_us) if len(a)]
+        lows = [points_us.min()] if len(points_us) else []
+        lows = [self.ts.lowest()] + lows if len(self.ts) else lows
         base = min(lows) if lows else 0
         if origin or base * scale < _EPOCH_NS:
             base = 0  # stamps relative to the trace's start (or to a known origin)
         else:  # epoch stamps: the trace starts at its first event, exactly
             origin = int(base) * scale + round((base - int(base)) * scale)
-        start_ns = relative_ns(start_us, base, scale)
-        del start_us  # one float column at a time: the trace's peak is its columns
-        end_ns = relative_ns(end_us, base, scale)
-        del end_us
+        # made ns a chunk at a time, one column at a time: the trace's peak is its columns
+        start_ns = self.ts.relative_ns(base, scale)
+        end_ns = self.end.relative_ns(base, scale)
+        processes, threads, new_track = self.tracks.ordered(origin)
         cols = {
             "start_ns": start_ns,
             "end_ns": end_ns,
-            "thread": self.track.array(),
+            "thread": self.track.looked_up(new_track),
             "channel": self.channel.array(),
             "label": self.label.array(),
             "kind": self.kind.array(),
         }
-        processes, threads, new_track = self.tracks.ordered(origin)
-        cols["thread"] = new_track[cols["thread"]] if len(cols["thread"]) else cols["thread"]
         release_free_memory()  # the columns' chunks, joined
         # Sorted once, where they are, in the order the nesting walk takes them: the depths
         # need no index of their own and the Trace is then sorted already.
@@ -285,6 +284,9 @@ class _Builder:
             (EventKind.SPAN, EventKind.OPEN), self.skipped,
         )  # fmt: skip
         series = self._series(base, scale)
+        args = self.args_text.into(self.arg_text, moved)
+        del moved
+        release_free_memory()  # where each event went, the args' and flows' temporaries
         return build_trace(
             cols,
             origin_wall_ns=origin,
@@ -294,7 +296,7 @@ class _Builder:
             processes=processes,
             series=series,
             series_units={g: units.get(g, "") for g in series},
-            args=self.args_text.into(self.arg_text, moved),
+            args=args,
             flows=flows,
             warnings=self._warnings(unfinished, notes),
             in_place=True,

@@ -19,10 +19,22 @@ import numpy as np
 BATCH = 1 << 16
 
 
-def walk_order(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+def walk_order(
+    thread: np.ndarray, start: np.ndarray, end: np.ndarray, *, negate_end: bool = False
+) -> np.ndarray:
     """The order the stack walk takes events in: by thread, start, longest first (int32
-    when it fits, half the index memory)."""
-    order = np.lexsort((start - end, start, thread))  # start - end: longest first
+    when it fits, half the index memory). Among equal starts the longest ends last, so
+    ``-end`` orders them as ``start - end`` does; ``negate_end`` (the caller's own column,
+    read by no one else meanwhile) negates ``end`` where it is for the sort and back, so
+    no key column is made beside the columns (80 MB at 10M events)."""
+    if negate_end:
+        np.negative(end, out=end)
+        try:
+            order = np.lexsort((end, start, thread))
+        finally:
+            np.negative(end, out=end)
+    else:
+        order = np.lexsort((start - end, start, thread))  # start - end: longest first
     return order.astype(np.int32) if len(order) < 2**31 else order
 
 

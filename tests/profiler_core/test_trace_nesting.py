@@ -120,3 +120,18 @@ def test_one_thread_longer_than_a_batch(monkeypatch):
     assert len(nesting._quiet_cuts(start, end, slice(0, n))) > 1
     got = nesting_depths(np.zeros(n, np.int32), start, end, in_walk_order=True)
     assert got.tolist() == expected.tolist()
+
+
+@settings(max_examples=examples(300), derandomize=DERANDOMIZE, deadline=None)
+@given(spans)
+def test_the_walk_order_sorted_on_the_negated_end_is_thread_start_longest_first(rows):
+    # the importer's sort negates its own end column in place (no key column): the order
+    # is Python's sort by (thread, start, longest first, file order), and end comes back
+    import profiler_core.trace.nesting as nesting
+
+    thread, start, end = _columns(rows)
+    kept = end.copy()
+    want = sorted(range(len(rows)), key=lambda i: (rows[i][0], rows[i][1], -rows[i][2], i))
+    assert nesting.walk_order(thread, start, end, negate_end=True).tolist() == want
+    assert nesting.walk_order(thread, start, end).tolist() == want
+    assert end.tolist() == kept.tolist()
