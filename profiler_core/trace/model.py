@@ -7,7 +7,7 @@ slice with sorted starts and a view asks "what is in [t0, t1) on this thread" wi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -89,22 +89,27 @@ class Trace:
     def _longest_per_thread(self) -> np.ndarray:
         """The longest duration per thread (0 without events), a block of events at a time:
         no column-sized array of durations beside the columns."""
-        out = np.zeros(len(self.threads), np.int64)
-        for t in range(len(self.threads)):
-            part = self.thread_slice(t)
-            stop = min(part.stop, len(self))
-            blocks = [slice(a, min(a + _BLOCK, stop)) for a in range(part.start, stop, _BLOCK)]
-            highs = [(self.end_ns[b] - self.start_ns[b]).max() for b in blocks]
-            if highs:
-                out[t] = max(highs)
-        return out
+        return self._per_thread_max(lambda b: self.end_ns[b] - self.start_ns[b], 0)
 
-    def _per_thread_max(self, values: np.ndarray, empty: int) -> np.ndarray:
+    def _per_thread_max(self, values: Callable[[slice], np.ndarray], empty: int) -> np.ndarray:
+        """The largest of ``values(block)`` per thread (``empty`` for a thread without
+        events; values are never below it), over blocks of events (no column-sized temporary)
+        and every thread a block touches at once (a trace may have 100k threads)."""
         out = np.full(len(self.threads), empty, np.int64)
-        for t in range(len(self.threads)):
-            part = values[self.thread_slice(t)]
-            if len(part):
-                out[t] = part.max()
+        offsets = np.asarray(self.thread_offsets, dtype=np.int64)
+        n = min(len(self), int(offsets[-1])) if len(offsets) else 0
+        for a in range(0, n, _BLOCK):
+            b = min(a + _BLOCK, n)
+            first = int(np.searchsorted(offsets, a, side="right")) - 1
+            last = int(np.searchsorted(offsets, b, side="left"))
+            threads = np.arange(first, last)
+            lo = np.maximum(offsets[threads], a) - a
+            hi = np.minimum(offsets[threads + 1], b) - a
+            some = hi > lo
+            threads, lo = threads[some], lo[some]
+            if len(threads):
+                highs = np.maximum.reduceat(values(slice(a, b)), lo)
+                out[threads] = np.maximum(out[threads], highs)
         return out
 
     def __len__(self) -> int:
@@ -150,7 +155,7 @@ class Trace:
 
     def max_depth(self) -> np.ndarray:
         """Deepest nesting level per thread (-1 for a thread without events)."""
-        return self._per_thread_max(self.depth, -1)
+        return self._per_thread_max(lambda b: self.depth[b], -1)
 
     def partial_warnings(self) -> list[str]:
         """What makes this trace partial, in words ([] for a whole one): ``warnings`` (a

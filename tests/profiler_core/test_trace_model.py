@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from profiler_core.formats.pvti import EventKind, PvtiWriter
-from profiler_core.trace import Process, Thread, build_trace, export_chrome, open_trace
+from profiler_core.trace import Process, Thread, build_trace, export_chrome, model, open_trace
 from tests.profiler_core.pvti_samples import IPU_STEPS, MAIN_EVENTS, sql, write_small_trace
 
 
@@ -135,3 +135,25 @@ def test_an_empty_trace_has_an_empty_range(tmp_path: Path) -> None:
     writer.close()
     trace = open_trace(writer.path)
     assert len(trace) == 0 and trace.time_range() == (0, 0)
+
+
+def test_per_thread_maxima_over_blocks_equal_a_scan_of_each_thread(monkeypatch) -> None:
+    """The deepest level and longest span per thread, found a block of events at a time
+    (blocks of 7 here: threads cross them, some threads are empty), equal numpy per thread."""
+    monkeypatch.setattr(model, "_BLOCK", 7)
+    rng = np.random.default_rng(11)
+    n, threads = 400, 9
+    start = rng.integers(0, 10_000, n)
+    end = start + rng.integers(0, 900, n)
+    thread = rng.choice([0, 1, 2, 4, 5, 8], n)  # threads 3, 6 and 7 have no events
+    cols = dict(start_ns=start, end_ns=end, depth=rng.integers(0, 6, n), thread=thread,
+                channel=np.zeros(n), label=np.zeros(n), kind=np.zeros(n))  # fmt: skip
+    trace = build_trace(cols, origin_wall_ns=0, labels=["x"], channels=["c"],
+                        threads=[Thread(str(i), 0, i, "thread") for i in range(threads)],
+                        processes=[Process(1, "", "p", 0)])  # fmt: skip
+    for t in range(threads):
+        mine = trace.thread == t
+        deepest = int(trace.depth[mine].max()) if mine.any() else -1
+        longest = int((trace.end_ns - trace.start_ns)[mine].max()) if mine.any() else 0
+        assert trace.max_depth()[t] == deepest
+        assert trace._longest[t] == longest  # what events_in_range searches back by
