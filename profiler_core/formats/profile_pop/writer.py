@@ -226,7 +226,9 @@ class _Coerced(Mapping[str, np.ndarray]):
         return len(self._spec)
 
 
-def _build_columns(out: Any, columns: Mapping[str, np.ndarray], spec: tuple[cols.Column, ...]) -> None:
+def _build_columns(
+    out: Any, columns: Mapping[str, np.ndarray], spec: tuple[cols.Column, ...]
+) -> None:
     for column in spec:
         try:
             write_array(out.init(column.field), columns[column.name])
