@@ -227,6 +227,12 @@ class TileMap:
         self._joined_buffers = (_EMPTY64, _EMPTY32)
         self._changed_from = 0
 
+    @property
+    def joined_bytes(self) -> int:
+        """Bytes the joined intervals hold (0 once forgotten), spare room included."""
+        starts, tiles = self._joined_buffers
+        return int(starts.nbytes + tiles.nbytes)
+
     def variable_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(variable index in the pool, start within it, elements, tile) of every interval,
         read from the variables' own intervals (no joined copy): the variable int32, start

@@ -21,6 +21,16 @@ if TYPE_CHECKING:
     from ipu_engine.tensor import Tensor
 
 
+def narrow(values: np.ndarray) -> np.ndarray:
+    """int64 ``values`` as int32 when every one fits, else as they are."""
+    if values.dtype != np.int64 or values.size == 0:
+        return values
+    limits = np.iinfo(np.int32)
+    if values.min() < limits.min or values.max() > limits.max:
+        return values
+    return values.astype(np.int32)
+
+
 class EdgeColumn:
     """The tensors connected to one field for every vertex of a block.
 
@@ -30,7 +40,9 @@ class EdgeColumn:
     irregular, as per-element addresses. ``addr`` gives per-element addresses either way
     (made on demand from runs: use them and let them go). For a vector-of-edges field
     ``edges_of_vertex`` says where each vertex's edges start (count + 1); otherwise edge
-    i is vertex i's.
+    i is vertex i's. Addresses and runs are kept in int32 when they fit (a graph's pools
+    hold fewer than 2**31 elements of a type unless it is huge): edges are most of what a
+    compiled graph holds, ResNet-50's 600 MB in int64.
     """
 
     __slots__ = ("_addr", "edges_of_vertex", "offsets", "run_offsets", "runs")
@@ -44,10 +56,10 @@ class EdgeColumn:
         runs: Runs | None = None,
         run_offsets: np.ndarray | None = None,
     ) -> None:
-        self._addr = addr
+        self._addr = None if addr is None else narrow(addr)
         self.offsets = offsets
         self.edges_of_vertex = edges_of_vertex
-        self.runs = runs
+        self.runs = None if runs is None else Runs(narrow(runs.start), narrow(runs.length))
         self.run_offsets = run_offsets
 
     @classmethod
