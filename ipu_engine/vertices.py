@@ -12,23 +12,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ipu_engine.runs import Runs, block_runs, worth_runs
+from ipu_engine.runs import Runs, block_runs, narrow, narrowed, worth_runs
 from ipu_engine.types import Type
 from ipu_engine.vertex import Vertex
 
 if TYPE_CHECKING:
     from ipu_engine.graph import Graph
     from ipu_engine.tensor import Tensor
-
-
-def narrow(values: np.ndarray) -> np.ndarray:
-    """int64 ``values`` as int32 when every one fits, else as they are."""
-    if values.dtype != np.int64 or values.size == 0:
-        return values
-    limits = np.iinfo(np.int32)
-    if values.min() < limits.min or values.max() > limits.max:
-        return values
-    return values.astype(np.int32)
 
 
 class EdgeColumn:
@@ -59,7 +49,7 @@ class EdgeColumn:
         self._addr = None if addr is None else narrow(addr)
         self.offsets = offsets
         self.edges_of_vertex = edges_of_vertex
-        self.runs = None if runs is None else Runs(narrow(runs.start), narrow(runs.length))
+        self.runs = None if runs is None else narrowed(runs)
         self.run_offsets = run_offsets
 
     @classmethod

@@ -81,6 +81,7 @@ def lower_programs(
     check_constants_unwritten(graph, lowering.steps)
     # the lowering was the last to look tiles up by address: the joined intervals that
     # answered it go (as big as the mapping; the layout reads each variable's own)
+    lowering.tile_runs.clear()
     for pool in graph.pools.values():
         pool.tiles.forget_joined()
     exe = Executable(

@@ -12,6 +12,7 @@ from onnx import helper
 
 from ipu_engine import IPUModel, Target
 from ipu_engine import pool as pool_module
+from ipu_engine.access import RunsAccess
 from ipu_engine.model import constants as C
 from ipu_engine.model import exchange, regions
 from ipu_engine.model.exchange import Transfer, plan_exchange
@@ -178,6 +179,7 @@ def test_a_compiled_conv_net_keeps_no_compile_only_structure() -> None:
     graph = engine.graph
     for pool in graph.pools.values():
         assert pool.tiles.joined_bytes == 0
+    assert not engine.executable.lowering.tile_runs  # nor views of them kept by the lowering
     columns = [col for cs in graph.compute_sets for b in cs.blocks for col in b.edges.values()]
     columns += [
         f.column for plan in engine.executable.plans.values() for g in plan.groups
@@ -187,6 +189,13 @@ def test_a_compiled_conv_net_keeps_no_compile_only_structure() -> None:
     for col in columns:
         held = [col.runs.start, col.runs.length] if col.runs is not None else [col._addr]
         assert all(a.dtype == np.int32 for a in held), [a.dtype for a in held]
+    accesses = [
+        a for plan in engine.executable.plans.values() for runner in plan.runners
+        for a in getattr(runner, "access", {}).values() if isinstance(a, RunsAccess)
+    ]  # fmt: skip
+    assert accesses  # the runners' merged runs: int32 too
+    for access in accesses:
+        assert access.runs.start.dtype == access.runs.length.dtype == np.int32
     table = engine.model.regions
     assert {a.dtype for a in (table.var, table.tile, table.start, table.elements)} == {
         np.dtype(np.int32)
