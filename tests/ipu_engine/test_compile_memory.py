@@ -203,3 +203,18 @@ def test_a_compiled_conv_net_keeps_no_compile_only_structure() -> None:
     weights = session.last.traced.trace.weights()
     for name in ("w1", "w2"):
         assert np.shares_memory(weights[name], session.model.initializers[name]), name
+
+
+def test_a_weight_made_by_constant_of_shape_holds_one_value_on_the_host() -> None:
+    """ConstantOfShape -> Conv weight (how the onnx package's light models carry weights):
+    the result equals onnxruntime's, and the host weight is a broadcast of one value."""
+    x = np.random.default_rng(1).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    value = helper.make_tensor("value", onnx.TensorProto.FLOAT, [1], [0.25])
+    nodes = [
+        helper.make_node("ConstantOfShape", ["shape"], ["w"], value=value),
+        helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1]),
+    ]
+    model = make_model(nodes, {"x": x}, ["y"], {"shape": np.array([3, 2, 3, 3], np.int64)})
+    session = assert_matches_ort(model, {"x": x})
+    weight = session.last.traced.trace.weights()["w"]
+    assert weight.shape == (3, 3, 2, 3) and set(weight.strides) == {0}
