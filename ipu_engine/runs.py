@@ -127,7 +127,12 @@ def narrow(values: np.ndarray) -> np.ndarray:
 
 
 def narrowed(runs: Runs) -> Runs:
-    """``runs`` with int32 starts and lengths when they fit."""
+    """``runs`` with int32 starts and lengths when they fit, ends included (a run's end,
+    start + length, is computed in their dtype)."""
+    if len(runs) == 0:
+        return runs
+    if int(runs.start.max()) + int(runs.length.max()) > np.iinfo(np.int32).max:
+        return runs
     return Runs(narrow(runs.start), narrow(runs.length))
 
 

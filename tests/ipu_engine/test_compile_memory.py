@@ -18,7 +18,7 @@ from ipu_engine.model import exchange, regions
 from ipu_engine.model.exchange import Transfer, plan_exchange
 from ipu_engine.model.memory import VariableRegions
 from ipu_engine.pool import split_by_tile
-from ipu_engine.runs import expand
+from ipu_engine.runs import Runs, expand, narrowed
 from ipu_engine.tile_map import TileMap
 from tests.ipu_engine.onnx_helpers import assert_matches_ort, make_model
 
@@ -218,3 +218,11 @@ def test_a_weight_made_by_constant_of_shape_holds_one_value_on_the_host() -> Non
     session = assert_matches_ort(model, {"x": x})
     weight = session.last.traced.trace.weights()["w"]
     assert weight.shape == (3, 3, 2, 3) and set(weight.strides) == {0}
+
+
+def test_runs_are_narrowed_only_when_their_ends_fit_in_int32() -> None:
+    small = narrowed(Runs(np.array([0, 10], np.int64), np.array([5, 5], np.int64)))
+    assert small.start.dtype == small.length.dtype == np.int32
+    edge = 2**31 - 4  # starts and lengths fit, but the run ends at 2**31
+    wide = narrowed(Runs(np.array([edge], np.int64), np.array([4], np.int64)))
+    assert wide.start.dtype == np.int64 and int(wide.start[0] + wide.length[0]) == 2**31
