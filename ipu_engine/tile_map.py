@@ -9,6 +9,8 @@ reading gives tiles per element only to callers that ask for elements.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ipu_engine.arrays import search_many
@@ -43,6 +45,10 @@ class TileMap:
         # add_variable made add/map loops over 400k variables quadratic (minutes)
         self._bases_buffer = np.empty(0, dtype=np.int64)
         self._bases_filled = 0  # how many of the buffer's first entries are bases
+        # every variable's starts and tiles in two arrays, each variable's a view of them,
+        # as ``variable_intervals`` packed them (None once any variable changes since): the
+        # report's regions share them instead of copying the mapping
+        self._packed: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- growing ----------------------------------------------------------------------
     def add_variable(self, n: int) -> int:
@@ -62,6 +68,7 @@ class TileMap:
     def _changed(self, k: int) -> None:
         """Variable ``k``'s intervals changed (or it is new): the join is stale from it on."""
         self._changed_from = min(self._changed_from, k)
+        self._packed = None
 
     def _var_size(self, k: int) -> int:
         end = self._bases[k + 1] if k + 1 < len(self._bases) else self.size
@@ -245,14 +252,29 @@ class TileMap:
             empty = np.zeros(0, dtype=wide)
             return np.zeros(0, dtype=np.int32), empty, empty.copy(), np.zeros(0, dtype=np.int32)
         var = np.repeat(np.arange(n, dtype=np.int32), counts)
-        start = np.concatenate(self._starts, dtype=wide, casting="same_kind")
-        tile = np.concatenate(self._tiles)
+        start, tile = self._pack(counts, wide)
         # an interval ends where the next one of its variable starts, the last at its end
         elements = np.empty_like(start)
         np.subtract(start[1:], start[:-1], out=elements[:-1])
         last = np.cumsum(counts)[counts > 0] - 1
         elements[last] = sizes[counts > 0] - start[last]
         return var, start, elements, tile
+
+    def _pack(
+        self, counts: np.ndarray, wide: type[np.signedinteger]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The variables' starts and tiles joined (read-only), each variable's intervals
+        becoming views of them: the mapping is then held once, however often it is read."""
+        if self._packed is None:
+            start = np.concatenate(self._starts, dtype=wide, casting="same_kind")
+            tile = np.concatenate(self._tiles)
+            start.flags.writeable = tile.flags.writeable = False
+            bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+            for k, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+                if hi > lo:
+                    self._starts[k], self._tiles[k] = start[lo:hi], tile[lo:hi]
+            self._packed = (start, tile)
+        return self._packed
 
     def element_tiles(self, index: np.ndarray | slice) -> np.ndarray:
         """The tile of each element at ``index`` (addresses, or a slice of the pool)."""

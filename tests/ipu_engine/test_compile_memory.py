@@ -55,6 +55,15 @@ def test_variable_intervals_are_int32_and_cover_each_variable_as_painted() -> No
     # and after forgetting, look-ups by address join them again
     addr = rng.integers(0, column.size, 30)
     np.testing.assert_array_equal(tile_map.element_tiles(addr), column[addr])
+    # read again, the intervals are the same arrays (the mapping held once, not copied) ...
+    again = tile_map.variable_intervals()
+    assert again[1] is start and again[3] is tile
+    # ... until a variable is mapped again
+    tile_map.paint(np.array([41]), np.array([30]), 5)
+    column[41:71] = 5
+    var, start, elements, tile = tile_map.variable_intervals()
+    np.testing.assert_array_equal(np.repeat(tile, elements), column)
+    np.testing.assert_array_equal(tile_map.element_tiles(slice(0, column.size)), column)
 
 
 def test_variable_tile_bytes_are_the_regions_summed_per_variable_and_tile(monkeypatch) -> None:
