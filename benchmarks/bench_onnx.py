@@ -46,9 +46,23 @@ def resnet50() -> None:
         end_to_end <= 60,
     )
     growth = _peak_rss_bytes() - before
+    # "the graph's variables" in Poplar's terms: every variable added to the graph (weights,
+    # activations, partials), as Graph Analyser lists them; the weights alone beside it
+    graph = session.last.graph
+    variables = sum(v.size * v.type.size for v in graph.variables)
     weights = sum(v.nbytes for v in session.last.traced.trace.weights().values())
-    ratio = growth / weights
-    report("onnx resnet50: peak RSS growth / variables", ratio, "x", "<= 2", ratio <= 2)
+    ratio = growth / variables
+    report(
+        f"onnx resnet50: peak RSS growth / variables ({growth / 2**20:.0f} MB / "
+        f"{variables / 2**20:.0f} MB, {len(graph.variables)} variables)",
+        ratio,
+        "x",
+        "<= 2",
+        ratio <= 2,
+    )
+    # the weights alone (what this line divided by before): for scale, no target
+    label = f"onnx resnet50: peak RSS growth / weights only ({weights / 2**20:.1f} MB)"
+    print(f"{label:<58} {growth / weights:>12.3f} x          (no target: for scale)")
     reference = ort.InferenceSession(model.SerializeToString())
     theirs = median_seconds(lambda: reference.run(None, {name: x}), repeat=5)
     report(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ipu_engine.runs import Runs, merge_adjacent
+from ipu_engine.runs import Runs, merge_adjacent, narrowed
 from ipu_engine.types import Type
 
 if TYPE_CHECKING:
@@ -93,7 +93,8 @@ class RunsAccess:
 
     def __init__(self, elem_type: Type, runs: Runs) -> None:
         self.type = elem_type
-        self.runs = merge_adjacent(runs)  # runs that continue each other read as one
+        # runs that continue each other read as one; kept in int32 where they fit, as edges
+        self.runs = narrowed(merge_adjacent(runs))
         self.size = runs.size
         self.rows = _uniform(self.runs.start, self.runs.length)
 

@@ -48,6 +48,7 @@ from ipu_engine.report.ipu_tracks import project_run
 from ipu_engine.report.summary import profile_summary
 from ipu_engine.target import Device
 from ipu_engine.tensor import Tensor
+from profiler_core.heap import release_free_memory
 from profiler_core.model.profile import ExecutionData, ProfileData, RunData
 
 log = logging.getLogger("poplar")
@@ -111,6 +112,9 @@ class Engine:
                 time.perf_counter() - t0,
             )
             check_memory(self.model, self.options["debug.allowOutOfMemory"])
+        # compiling freed many numpy temporaries of a few MB that glibc keeps for reuse:
+        # handed back, the report's message and the tile memory do not stack on them
+        release_free_memory()
         self.out_of_memory = self.model.tiles_over.size > 0
         self.program_name = self.executable.programs[0].name
         self.framework = dict(framework or {})
@@ -265,6 +269,7 @@ class Engine:
             kept.append(run)
         wants_runs = self.options.output("ExecutionProfile")
         if self._report.enabled and ((keep and wants_runs) or new_trace):
+            release_free_memory()  # the run's temporaries, before the report's message
             profile = self.profile()
             if not wants_runs:
                 profile.execution = None  # the graph profile alone, as written at compile

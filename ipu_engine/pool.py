@@ -79,6 +79,9 @@ class ElementPool:
         return self.tiles.runs()
 
 
+_CHUNK_RUNS = 1 << 20  # runs cut at a time: bounds the working arrays of a cut
+
+
 def split_by_tile(
     tile_runs: tuple[np.ndarray, np.ndarray],
     pool_size: int,
@@ -86,7 +89,27 @@ def split_by_tile(
     length: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Cut runs where the tile mapping changes: (piece start, piece length, tile of its
-    elements, index of the run it came from)."""
+    elements, index of the run it came from). Millions of runs (a broadcast operand's
+    one-element runs) are cut a chunk at a time, the pieces in the same order."""
+    if start.size <= _CHUNK_RUNS:
+        return _split_by_tile(tile_runs, pool_size, start, length)
+    parts = []
+    for lo in range(0, start.size, _CHUNK_RUNS):
+        hi = lo + _CHUNK_RUNS
+        p_start, p_length, tile, run = _split_by_tile(
+            tile_runs, pool_size, start[lo:hi], length[lo:hi]
+        )
+        parts.append((p_start, p_length, tile, run + lo))
+    p_start, p_length, tile, run = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return p_start, p_length, tile, run
+
+
+def _split_by_tile(
+    tile_runs: tuple[np.ndarray, np.ndarray],
+    pool_size: int,
+    start: np.ndarray,
+    length: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     run_start, run_tile = tile_runs
     keep = np.flatnonzero(length > 0)
     start, length = start[keep], length[keep]

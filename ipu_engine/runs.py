@@ -115,6 +115,27 @@ def expand(start: np.ndarray, length: np.ndarray) -> np.ndarray:
     return np.cumsum(out)
 
 
+def narrow(values: np.ndarray) -> np.ndarray:
+    """int64 ``values`` as int32 when every one fits, else as they are: what a compiled
+    graph keeps of its edges (addresses, runs) is half the size."""
+    if values.dtype != np.int64 or values.size == 0:
+        return values
+    limits = np.iinfo(np.int32)
+    if values.min() < limits.min or values.max() > limits.max:
+        return values
+    return values.astype(np.int32)
+
+
+def narrowed(runs: Runs) -> Runs:
+    """``runs`` with int32 starts and lengths when they fit, ends included (a run's end,
+    start + length, is computed in their dtype)."""
+    if len(runs) == 0:
+        return runs
+    if int(runs.start.max()) + int(runs.length.max()) > np.iinfo(np.int32).max:
+        return runs
+    return Runs(narrow(runs.start), narrow(runs.length))
+
+
 def worth_runs(num_runs: int, num_elements: int) -> bool:
     """Whether runs are cheaper to keep than per-element addresses."""
     return num_runs * _RUNS_WORTHWHILE <= num_elements

@@ -1,12 +1,15 @@
 """A pool's tile mapping as intervals, kept per variable (Poplar maps regions, not elements).
 
 Each variable holds sorted intervals ``[start, next start)`` of its flat elements with one
-tile each (-1 while unmapped), adjacent intervals on the same tile joined. Mapping a
-tensor paints runs of addresses; reading gives tiles per element only to callers that
-ask for elements.
+tile each (-1 while unmapped), adjacent intervals on the same tile joined; starts are int32
+within a variable (int64 only for a variable of 2**31 elements or more): ResNet-50's
+activations alone map to ten million intervals. Mapping a tensor paints runs of addresses;
+reading gives tiles per element only to callers that ask for elements.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -18,13 +21,18 @@ _EMPTY64 = np.zeros(0, dtype=np.int64)
 _EMPTY32 = np.zeros(0, dtype=np.int32)
 
 
+def index_dtype(n: int) -> type[np.signedinteger]:
+    """The narrowest of int32 / int64 that holds every index up to ``n``."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 class TileMap:
     """The tile of every element of one pool, as per-variable intervals."""
 
     def __init__(self) -> None:
         self.size = 0
         self._bases: list[int] = []
-        self._starts: list[np.ndarray] = []  # per variable: int64 first flat element
+        self._starts: list[np.ndarray] = []  # per variable: first flat element (index_dtype)
         self._tiles: list[np.ndarray] = []  # per variable: int32 tile of each interval
         self._joined: tuple[np.ndarray, np.ndarray] | None = None
         # where each variable's intervals start in ``_joined`` (as joined), and the first
@@ -37,6 +45,10 @@ class TileMap:
         # add_variable made add/map loops over 400k variables quadratic (minutes)
         self._bases_buffer = np.empty(0, dtype=np.int64)
         self._bases_filled = 0  # how many of the buffer's first entries are bases
+        # every variable's starts and tiles in two arrays, each variable's a view of them,
+        # as ``variable_intervals`` packed them (None once any variable changes since): the
+        # report's regions share them instead of copying the mapping
+        self._packed: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- growing ----------------------------------------------------------------------
     def add_variable(self, n: int) -> int:
@@ -44,7 +56,7 @@ class TileMap:
         base = self.size
         self._bases.append(base)
         if n:
-            self._starts.append(np.zeros(1, dtype=np.int64))
+            self._starts.append(np.zeros(1, dtype=index_dtype(n)))
             self._tiles.append(np.full(1, UNMAPPED, dtype=np.int32))
         else:
             self._starts.append(_EMPTY64)
@@ -56,6 +68,7 @@ class TileMap:
     def _changed(self, k: int) -> None:
         """Variable ``k``'s intervals changed (or it is new): the join is stale from it on."""
         self._changed_from = min(self._changed_from, k)
+        self._packed = None
 
     def _var_size(self, k: int) -> int:
         end = self._bases[k + 1] if k + 1 < len(self._bases) else self.size
@@ -146,7 +159,7 @@ class TileMap:
             ):
                 flat[a:b] = u
             cuts = np.concatenate(([0], np.flatnonzero(flat[1:] != flat[:-1]) + 1))
-            self._starts[k], self._tiles[k] = cuts.astype(np.int64), flat[cuts].astype(np.int32)
+            self._set(k, cuts, flat[cuts])
             return
         old_s, old_t = self._starts[k], self._tiles[k]
         # the gaps between new runs keep their old tiles
@@ -169,7 +182,11 @@ class TileMap:
         order = np.argsort(all_s, kind="stable")
         all_s, all_t = all_s[order], all_t[order]
         keep = np.r_[True, all_t[1:] != all_t[:-1]]
-        self._starts[k], self._tiles[k] = all_s[keep], all_t[keep]
+        self._set(k, all_s[keep], all_t[keep])
+
+    def _set(self, k: int, starts: np.ndarray, tiles: np.ndarray) -> None:
+        self._starts[k] = starts.astype(index_dtype(self._var_size(k)), copy=False)
+        self._tiles[k] = tiles.astype(np.int32, copy=False)
 
     # -- reading ----------------------------------------------------------------------
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -196,7 +213,10 @@ class TileMap:
                 starts_buf, tiles_buf = grown_s, grown_t
             if k < n:
                 np.concatenate(
-                    [s + b for s, b in zip(self._starts[k:], self._bases[k:], strict=True)],
+                    [
+                        np.add(s, b, dtype=np.int64)
+                        for s, b in zip(self._starts[k:], self._bases[k:], strict=True)
+                    ],
                     out=starts_buf[kept:total],
                     casting="unsafe",
                 )
@@ -206,13 +226,55 @@ class TileMap:
             self._joined_offsets, self._changed_from = offsets, n
         return self._joined
 
+    def forget_joined(self) -> None:
+        """Let the joined intervals go (``runs`` makes them again when asked): they answer
+        tile look-ups while a graph is built and compiled, and are as big as the mapping."""
+        self._joined = None
+        self._joined_offsets = np.zeros(1, dtype=np.int64)
+        self._joined_buffers = (_EMPTY64, _EMPTY32)
+        self._changed_from = 0
+
+    @property
+    def joined_bytes(self) -> int:
+        """Bytes the joined intervals hold (0 once forgotten), spare room included."""
+        starts, tiles = self._joined_buffers
+        return int(starts.nbytes + tiles.nbytes)
+
     def variable_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(variable index in the pool, start within it, elements, tile) of every interval."""
-        starts, tiles = self.runs()
-        counts = np.array([s.size for s in self._starts], dtype=np.int64)
-        var = np.repeat(np.arange(len(self._starts)), counts)
-        ends = np.append(starts[1:], self.size)
-        return var, starts - self._bases_np()[var], ends - starts, tiles
+        """(variable index in the pool, start within it, elements, tile) of every interval,
+        read from the variables' own intervals (no joined copy): the variable int32, start
+        and elements int32 unless a variable has 2**31 elements or more, tile int32."""
+        n = len(self._starts)
+        counts = np.fromiter((s.size for s in self._starts), dtype=np.int64, count=n)
+        sizes = np.diff(np.append(self._bases_np(), self.size))
+        wide = index_dtype(int(sizes.max()) if n else 0)
+        if n == 0 or counts.sum() == 0:
+            empty = np.zeros(0, dtype=wide)
+            return np.zeros(0, dtype=np.int32), empty, empty.copy(), np.zeros(0, dtype=np.int32)
+        var = np.repeat(np.arange(n, dtype=np.int32), counts)
+        start, tile = self._pack(counts, wide)
+        # an interval ends where the next one of its variable starts, the last at its end
+        elements = np.empty_like(start)
+        np.subtract(start[1:], start[:-1], out=elements[:-1])
+        last = np.cumsum(counts)[counts > 0] - 1
+        elements[last] = sizes[counts > 0] - start[last]
+        return var, start, elements, tile
+
+    def _pack(
+        self, counts: np.ndarray, wide: type[np.signedinteger]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The variables' starts and tiles joined (read-only), each variable's intervals
+        becoming views of them: the mapping is then held once, however often it is read."""
+        if self._packed is None:
+            start = np.concatenate(self._starts, dtype=wide, casting="same_kind")
+            tile = np.concatenate(self._tiles)
+            start.flags.writeable = tile.flags.writeable = False
+            bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+            for k, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+                if hi > lo:
+                    self._starts[k], self._tiles[k] = start[lo:hi], tile[lo:hi]
+            self._packed = (start, tile)
+        return self._packed
 
     def element_tiles(self, index: np.ndarray | slice) -> np.ndarray:
         """The tile of each element at ``index`` (addresses, or a slice of the pool)."""
@@ -237,5 +299,5 @@ class TileMap:
         bases = self._bases_np()
         k = int(np.searchsorted(bases, begin, side="right")) - 1
         if end <= bases[k] + self._var_size(k):
-            return self._starts[k] + bases[k], self._tiles[k]
+            return np.add(self._starts[k], bases[k], dtype=np.int64), self._tiles[k]
         return self.runs()

@@ -79,6 +79,11 @@ def lower_programs(
         streams_used.append(lowering.streams_used)
     lowering.root_nodes = root_nodes
     check_constants_unwritten(graph, lowering.steps)
+    # the lowering was the last to look tiles up by address: the joined intervals that
+    # answered it go (as big as the mapping; the layout reads each variable's own)
+    lowering.tile_runs.clear()
+    for pool in graph.pools.values():
+        pool.tiles.forget_joined()
     exe = Executable(
         graph,
         programs,

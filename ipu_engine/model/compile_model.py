@@ -24,7 +24,7 @@ from ipu_engine.model.memory import (
     region_gaps,
 )
 from ipu_engine.model.program_memory import program_memory
-from ipu_engine.model.regions import variable_regions
+from ipu_engine.model.regions import variable_regions, variable_tile_bytes
 from ipu_engine.model.vertex_memory import VertexCounts, vertex_memory
 from profiler_core.model.kinds import MemoryCategory as M
 
@@ -121,8 +121,11 @@ def build_compile_model(graph: Graph, exe: Executable, instrumented: bool) -> Co
     log.info("PO: liveness analysis: %d variables in %.3f s", len(variables), t2 - t1)
 
     regions = variable_regions(graph)
-    nal_peak = peak_per_tile(liveness, regions.var, regions.tile, regions.bytes, num_tiles)
-    data = data_categories(regions, is_constant, liveness.always_live, nal_peak, num_tiles)
+    element_size = np.array([v.type.size for v in variables], dtype=np.int64)
+    shares = variable_tile_bytes(regions, element_size, num_tiles)
+    nal_peak = peak_per_tile(liveness, shares.var, shares.tile, shares.bytes, num_tiles)
+    data = data_categories(shares, is_constant, liveness.always_live, nal_peak, num_tiles)
+    del shares
     vmem = vertex_memory(graph)
     categories = {
         **data,
@@ -138,7 +141,7 @@ def build_compile_model(graph: Graph, exe: Executable, instrumented: bool) -> Co
     data_total = sum(data[c] for c in data) + categories[M.EXCHANGE_BUFFERS]
     interleaved_bytes = C.INTERLEAVED_BYTES.get(target.version, target.bytes_per_tile)
     gaps, interleaved = region_gaps(
-        regions, liveness.always_live, nal_peak, data_total, interleaved_bytes
+        regions, element_size, liveness.always_live, nal_peak, data_total, interleaved_bytes
     )
     categories[M.REGION_GAPS] = gaps
     by_category = np.zeros((len(M), num_tiles), dtype=np.int64)

@@ -54,46 +54,85 @@ class ExchangePlan:
 _EMPTY = ExchangeTraffic(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
+_CHUNK_ROWS = 1 << 20  # remote runs unioned at a time: bounds the union's working arrays
+
+
 def plan_exchange(target: Target, transfers: Iterable[Transfer]) -> ExchangePlan:
     """Sum the remote traffic of ``transfers``; local elements (same tile) cost nothing.
 
     A tile receives an element from a tile once, however many runs name it: per
-    (destination, source) pair the bytes are those of the union of its runs.
+    (destination, source) pair the bytes are those of the union of its runs. The unions
+    are taken over a range of destination tiles at a time (a pair lies in one range), so
+    the millions of one-element runs of a broadcast operand never sort all at once.
     """
     num_tiles = target.num_tiles
-    by_pool: dict[int, list[tuple[np.ndarray, ...]]] = {}
+    by_pool: dict[int, list[Transfer]] = {}
     sizes: dict[int, int] = {}
+    rows_to: dict[int, np.ndarray] = {}  # remote runs per destination tile, per pool
     for t in transfers:
         remote = (t.src_tile != t.dst_tile) & (t.length > 0)
         if not remote.any():
             continue
-        start = t.start[remote].astype(np.int64)
-        pair = t.dst_tile[remote].astype(np.int64) * num_tiles + t.src_tile[remote]
-        by_pool.setdefault(t.pool_id, []).append((pair, start, start + t.length[remote]))
+        by_pool.setdefault(t.pool_id, []).append(t)
         sizes[t.pool_id] = t.elem_size
+        counts = np.bincount(t.dst_tile[remote], minlength=num_tiles)
+        rows_to[t.pool_id] = rows_to.get(t.pool_id, 0) + counts
     on_in = np.zeros(num_tiles, np.int64)
     on_out = np.zeros(num_tiles, np.int64)
     cross_in = np.zeros(num_tiles, np.int64)
     cross_out = np.zeros(num_tiles, np.int64)
-    for pool_id, parts in by_pool.items():
-        pair, start, end = (np.concatenate(p) for p in zip(*parts, strict=True))
-        pair, covered = union_lengths(pair, start, end)
-        src = pair % num_tiles
-        dst = pair // num_tiles
-        crossing = (src // target.tiles_per_ipu) != (dst // target.tiles_per_ipu)
-        weight = covered * sizes[pool_id]
-        for mask, bytes_in, bytes_out in (
-            (~crossing, on_in, on_out),
-            (crossing, cross_in, cross_out),
-        ):
-            if mask.any():
-                bytes_in += np.bincount(
-                    dst[mask], weights=weight[mask], minlength=num_tiles
-                ).astype(np.int64)
-                bytes_out += np.bincount(
-                    src[mask], weights=weight[mask], minlength=num_tiles
-                ).astype(np.int64)
+    for pool_id, group in by_pool.items():
+        for lo, hi in _tile_ranges(rows_to[pool_id], _CHUNK_ROWS):
+            pair, covered = _union_to_tiles(group, lo, hi, num_tiles)
+            src = pair % num_tiles
+            dst = pair // num_tiles
+            crossing = (src // target.tiles_per_ipu) != (dst // target.tiles_per_ipu)
+            weight = covered * sizes[pool_id]
+            for mask, bytes_in, bytes_out in (
+                (~crossing, on_in, on_out),
+                (crossing, cross_in, cross_out),
+            ):
+                if mask.any():
+                    bytes_in += np.bincount(
+                        dst[mask], weights=weight[mask], minlength=num_tiles
+                    ).astype(np.int64)
+                    bytes_out += np.bincount(
+                        src[mask], weights=weight[mask], minlength=num_tiles
+                    ).astype(np.int64)
     return ExchangePlan(_traffic(on_in, on_out), _traffic(cross_in, cross_out))
+
+
+def _tile_ranges(rows: np.ndarray, most: int) -> list[tuple[int, int]]:
+    """Consecutive destination tile ranges ``[lo, hi)`` holding about ``most`` rows each
+    (one tile's rows are never split)."""
+    ends = np.cumsum(rows)
+    ranges, lo, done = [], 0, 0
+    while lo < rows.size:
+        hi = max(int(np.searchsorted(ends, done + most, side="right")), lo + 1)
+        ranges.append((lo, hi))
+        done, lo = int(ends[hi - 1]), hi
+    return ranges
+
+
+def _union_to_tiles(
+    group: list[Transfer], lo: int, hi: int, num_tiles: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(dst * num_tiles + src, elements in the union of its runs) of the remote runs of
+    ``group`` whose destination tile is in ``[lo, hi)``."""
+    pairs, starts, ends = [], [], []
+    for t in group:
+        keep = (t.dst_tile >= lo) & (t.dst_tile < hi) & (t.src_tile != t.dst_tile)
+        keep &= t.length > 0
+        if not keep.any():
+            continue
+        start = t.start[keep].astype(np.int64)
+        pairs.append(t.dst_tile[keep].astype(np.int64) * num_tiles + t.src_tile[keep])
+        starts.append(start)
+        ends.append(start + t.length[keep])
+    if not pairs:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+    return union_lengths(np.concatenate(pairs), np.concatenate(starts), np.concatenate(ends))
 
 
 def union_lengths(

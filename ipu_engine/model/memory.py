@@ -14,11 +14,15 @@ the end of the interleaved region that no spilled allocation fits is a region ga
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
 from profiler_core.model.kinds import MemoryCategory as M
+
+if TYPE_CHECKING:
+    from ipu_engine.model.regions import VariableTileBytes
 
 
 @dataclass(frozen=True)
@@ -43,31 +47,35 @@ def per_tile(tiles: np.ndarray, values: np.ndarray, num_tiles: int) -> np.ndarra
 
 @dataclass(frozen=True)
 class VariableRegions:
+    """Every (variable, tile) region; start and elements are int32 unless a variable has
+    2**31 elements or more (then int64)."""
+
     var: np.ndarray  # int32
     tile: np.ndarray  # int32
-    start: np.ndarray  # int64 first flat element
-    elements: np.ndarray  # int64
-    bytes: np.ndarray  # int64 elements x element size
+    start: np.ndarray  # first flat element
+    elements: np.ndarray
 
 
 def data_categories(
-    regions: VariableRegions,
+    shares: VariableTileBytes,
     is_constant: np.ndarray,
     always_live: np.ndarray,
     nal_peak: np.ndarray,
     num_tiles: int,
 ) -> dict[M, np.ndarray]:
-    padded = aligned(regions.bytes)
-    constant = is_constant[regions.var]
-    live = always_live[regions.var] & ~constant
-    nal = ~always_live[regions.var]
+    """Constants, always-live and not-always-live bytes and alignment gaps per tile, from
+    the regions' bytes summed per (variable, tile) (``regions.variable_tile_bytes``)."""
+    padded, size, tile = shares.padded, shares.bytes, shares.tile
+    constant = is_constant[shares.var]
+    live = always_live[shares.var] & ~constant
+    nal = ~always_live[shares.var]
     nal_aligned = aligned(nal_peak)
-    gaps = per_tile(regions.tile, padded - regions.bytes, num_tiles)
+    gaps = per_tile(tile, padded - size, num_tiles)
     # the shared not-always-live area is padded once per tile, not per variable
-    nal_padding = per_tile(regions.tile[nal], padded[nal] - regions.bytes[nal], num_tiles)
+    nal_padding = per_tile(tile[nal], padded[nal] - size[nal], num_tiles)
     return {
-        M.CONSTANTS: per_tile(regions.tile[constant], regions.bytes[constant], num_tiles),
-        M.ALWAYS_LIVE_VARIABLES: per_tile(regions.tile[live], regions.bytes[live], num_tiles),
+        M.CONSTANTS: per_tile(tile[constant], size[constant], num_tiles),
+        M.ALWAYS_LIVE_VARIABLES: per_tile(tile[live], size[live], num_tiles),
         M.NOT_ALWAYS_LIVE_VARIABLES: nal_peak,
         M.ALIGNMENT_GAPS: gaps - nal_padding + (nal_aligned - nal_peak),
     }
@@ -75,6 +83,7 @@ def data_categories(
 
 def region_gaps(
     regions: VariableRegions,
+    element_size: np.ndarray,
     always_live: np.ndarray,
     nal_peak: np.ndarray,
     data_total: np.ndarray,
@@ -94,8 +103,10 @@ def region_gaps(
     if spilling.size == 0:
         return gap, interleaved
     mask = np.isin(regions.tile, spilling) & always_live[regions.var]
+    var = regions.var[mask]
+    region_bytes = regions.elements[mask].astype(np.int64) * element_size[var]
     tiles = np.concatenate([regions.tile[mask].astype(np.int64), spilling])
-    sizes = np.concatenate([aligned(regions.bytes[mask]), aligned(nal_peak[spilling])])
+    sizes = np.concatenate([aligned(region_bytes), aligned(nal_peak[spilling])])
     order = np.lexsort((-sizes, tiles))
     tiles, sizes = tiles[order], sizes[order]
     ends = np.cumsum(sizes)

@@ -86,7 +86,8 @@ def conv(ctx: NodeContext, x: Any, w: Any, b: Any = None) -> Any:
     if traced(w):
         w = w.transpose((2, 3, 1, 0))
     else:
-        w = ctx.weight(ctx.node.input[1], np.ascontiguousarray(np.transpose(w, (2, 3, 1, 0))))
+        # a view of the model's array: written to the device as it is read, never copied
+        w = ctx.weight(ctx.node.input[1], np.transpose(w, (2, 3, 1, 0)))
     if b is not None:
         b = ctx.weight(ctx.node.input[2], b)
     y = conv2d(

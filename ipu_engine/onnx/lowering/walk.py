@@ -95,7 +95,9 @@ class Weights:
             if trace is None:
                 return value
             kind = float_type()
-            node = trace.param(name, np.ascontiguousarray(array, kind.numpy_dtype), kind)
+            # the model's own array (or a view of it, such as a transposed kernel) when it
+            # is already of the type computed in: weights are held once on the host
+            node = trace.param(name, np.asarray(array, kind.numpy_dtype), kind)
             self.made[name] = TracedTensor(trace, node)
         return self.made[name]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -207,16 +208,36 @@ def _build_execution(message: Any, profile: ProfileData) -> None:
         _build_columns(run_out, columns, cols.RUN_COLUMNS)
 
 
-def _coerce(record: object, spec: tuple[cols.Column, ...]) -> dict[str, np.ndarray]:
-    return {
-        column.name: coerce_column(
-            getattr(record, column.name), column.name, column.dtype, column.ndim
-        )
-        for column in spec
-    }
+def _coerce(record: object, spec: tuple[cols.Column, ...]) -> Mapping[str, np.ndarray]:
+    return _Coerced(record, spec)
 
 
-def _build_columns(out: Any, columns: dict[str, np.ndarray], spec: tuple[cols.Column, ...]) -> None:
+class _Coerced(Mapping[str, np.ndarray]):
+    """``record``'s columns in their schema dtypes, converted each time one is read and not
+    kept: an engine keeps its ten million regions in int32, and their int64 copies for the
+    file are made one column at a time, while it is checked or written."""
+
+    def __init__(self, record: object, spec: tuple[cols.Column, ...]) -> None:
+        self._record = record
+        self._spec = {column.name: column for column in spec}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        column = self._spec[name]
+        return coerce_column(getattr(self._record, name), name, column.dtype, column.ndim)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._spec
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spec)
+
+    def __len__(self) -> int:
+        return len(self._spec)
+
+
+def _build_columns(
+    out: Any, columns: Mapping[str, np.ndarray], spec: tuple[cols.Column, ...]
+) -> None:
     for column in spec:
         try:
             write_array(out.init(column.field), columns[column.name])
@@ -235,9 +256,12 @@ def _estimate_words(profile: ProfileData) -> int:
     ]
     if profile.execution is not None:
         records += [(run, cols.RUN_COLUMNS) for run in profile.execution.runs]
-    for record, spec in records:
-        arrays += [getattr(record, column.name, None) for column in spec]
     array_bytes = sum(getattr(array, "nbytes", 0) for array in arrays)
+    for record, spec in records:
+        columns = [(getattr(record, column.name, None), column) for column in spec]
+        arrays += [array for array, _ in columns]
+        # as written: in the schema's dtype, which may be wider than the one kept
+        array_bytes += sum(np.size(a) * c.dtype.itemsize for a, c in columns if a is not None)
     text_bytes = len(profile.graph.strings.blob) + sum(
         len(str(key)) + len(str(value)) for key, value in profile.header.options.items()
     )
