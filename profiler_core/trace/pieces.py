@@ -12,17 +12,22 @@ A snapshot's event numbers are those of the whole trace the pieces make (``whole
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from profiler_core.heap import release_free_memory
 from profiler_core.trace.build import EVENT_FIELDS, build_trace
 from profiler_core.trace.model import Trace
 
 #: merge the newest pieces while the one before them is at most this many times their size
 #: (1: a binary counter -- half the polls merge nothing, an event is copied log2(n) times)
 MERGE_RATIO = 1
+#: a merge of at least this many events hands the heap's free pages back once its parts are
+#: gone (the parts' columns are many mid-sized arrays that glibc would keep for reuse)
+TRIM_EVENTS = 1 << 20
 
 
 def _tables(trace: Trace) -> dict:
@@ -174,6 +179,8 @@ class TracePieces:
         end = merge.first + len(merge.parts)
         assert all(a is b for a, b in zip(self.pieces[merge.first : end], merge.parts, strict=True))
         self.pieces = [*self.pieces[: merge.first], merged, *self.pieces[end:]]
+        if len(merged) >= TRIM_EVENTS:  # when the last view of the parts lets them go
+            weakref.finalize(merge.parts[0], release_free_memory)
         return len(merged)
 
 

@@ -4,11 +4,13 @@ their events as, the trace sorted at once."""
 
 from __future__ import annotations
 
+import gc
 import math
 import threading
 
 import numpy as np
 
+from profiler_core.trace import pieces as pieces_module
 from profiler_core.trace.build import EVENT_FIELDS, build_trace
 from profiler_core.trace.model import Process, Thread
 from profiler_core.trace.pieces import PiecedTrace, TracePieces, merged_index
@@ -137,3 +139,30 @@ def test_merges_beside_the_poller_join_to_the_same_trace_and_prepare_every_piece
     merged = [size for size, thread in prepared if thread == "pvti-merge"]
     assert by_poller == [len(c["start_ns"]) for c in polls]
     assert merged and background.copied == n + sum(merged) <= n * (2 + math.log2(len(polls)))
+
+
+def test_a_big_merge_hands_the_heap_back_once_its_parts_are_let_go(monkeypatch):
+    """The parts' many mid-sized columns would stay in glibc's free lists: once a merge of
+    TRIM_EVENTS or more replaced them and nothing holds them any more, the free pages go
+    back to the system (malloc_trim), once per such merge; small merges never trim."""
+    trims = []
+    monkeypatch.setattr(pieces_module, "release_free_memory", lambda: trims.append(1))
+    monkeypatch.setattr(pieces_module, "TRIM_EVENTS", 64)
+    rng = np.random.default_rng(3)
+    pieces, tables = TracePieces(background=True), _tables()
+    for k in range(2):  # two polls of 40: one merge of 80 events, beside the poller
+        pieces.append(_poll(rng, 1000 * k, 40), tables, {})
+    held = list(pieces.pieces)  # a view still showing the two parts
+    pieces.finish()
+    assert [len(p) for p in pieces.pieces] == [80]
+    gc.collect()
+    assert trims == []  # the parts are still shown
+    del held
+    gc.collect()
+    assert trims == [1]
+    small = TracePieces(background=True)
+    for k in range(2):
+        small.append(_poll(rng, 1000 * k, 10), tables, {})
+    small.finish()
+    gc.collect()
+    assert trims == [1]  # a merge of 20 events is not worth a trim
