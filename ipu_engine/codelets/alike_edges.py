@@ -147,15 +147,3 @@ def strided_view(
         strides=(*(s * item for s in steps), item),
         writeable=True,
     )
-
-
-def distinct_values(batch: VertexBatch, name: str, found: GroupRuns) -> np.ndarray:
-    """[distinct edges, runs, run length] values of ``found``'s distinct edges: a strided
-    view of memory when their runs are affine (see ``affine_steps``), else gathered."""
-    pool = batch.pool(name)
-    affine = affine_steps(found.starts)
-    if affine is None:
-        return pool[found.addresses()].reshape(*found.starts.shape, found.length)
-    view = strided_view(pool, *affine, found.starts.shape, found.length)
-    view.flags.writeable = False
-    return view

@@ -21,7 +21,6 @@ import numpy as np
 from ipu_engine.codelets.alike_edges import (
     GroupRuns,
     affine_steps,
-    distinct_values,
     group_runs,
     read_group,
     strided_view,
@@ -30,12 +29,21 @@ from ipu_engine.vertex import VertexBatch
 
 
 @dataclass(frozen=True)
+class Rows:
+    """Some distinct edges of a field, in order, and where they are: ``affine`` (first
+    address, steps) when a strided view reads them, else None (gathered)."""
+
+    ids: np.ndarray
+    affine: tuple[int, tuple[int, ...]] | None
+
+
+@dataclass(frozen=True)
 class GridBlock:
     """Vertices of one size whose distinct inputs each meet all of its weights blocks."""
 
-    inputs: np.ndarray | slice  # distinct inputs (GEMM row blocks), in address order
-    columns: np.ndarray | slice  # distinct weights edges (GEMM column blocks)
-    biases: np.ndarray | slice | None  # distinct bias edge of each column
+    inputs: Rows  # distinct inputs (GEMM row blocks), in address order
+    columns: Rows  # distinct weights edges (GEMM column blocks)
+    biases: Rows | None  # distinct bias edge of each column
     vertices: np.ndarray  # [inputs, columns] position of each vertex in the selection
     out_view: tuple[int, tuple[int, ...]] | None  # outputs as [inputs, columns, pixels]
 
@@ -80,12 +88,8 @@ def _ids(found: GroupRuns | None, count: int) -> np.ndarray:
     return found.inverse
 
 
-def _as_slice(ids: np.ndarray) -> np.ndarray | slice:
-    """``ids`` as a slice when they are consecutive (a view instead of a copy)."""
-    first = int(ids[0])
-    if np.array_equal(ids, np.arange(first, first + ids.size)):
-        return slice(first, first + ids.size)
-    return ids
+def _rows(found: GroupRuns | None, ids: np.ndarray) -> Rows:
+    return Rows(ids, None if found is None else affine_steps(found.starts[ids]))
 
 
 def _find_grid(
@@ -114,9 +118,9 @@ def _find_grid(
         cols = col_of[vertices[0]]
         blocks.append(
             GridBlock(
-                inputs=_as_slice(in_of[vertices[:, 0]]),
-                columns=_as_slice(column_pairs[cols, 0]),
-                biases=_as_slice(column_pairs[cols, 1]) if with_bias else None,
+                inputs=_rows(inputs, in_of[vertices[:, 0]]),
+                columns=_rows(weights, column_pairs[cols, 0]),
+                biases=_rows(bias, column_pairs[cols, 1]) if with_bias else None,
                 vertices=vertices,
                 out_view=_out_view(out, vertices, g) if out is not None else None,
             )
@@ -177,31 +181,45 @@ def run_grid(
     """Every block of ``grid``: one im2col, one GEMM per group, one write of its outputs."""
     in_size, w_size, _ = sizes_of(g)
     groups, f = g["groups"], g["outChans"]
-    x = _values(batch, "in", grid.inputs, sel, in_size)
-    w = _values(batch, "weights", grid.weights, sel, w_size)
-    bias = _values(batch, "bias", grid.bias, sel, groups * f) if with_bias else None
+    read = _Reader(batch, sel)
     kh, kw, c = g["kernelH"], g["kernelW"], g["inChans"]
     pixels = g["outRows"] * g["outWidth"]
     for block in grid.blocks:
         ub, wb = block.vertices.shape
-        patches = _im2col(x[block.inputs], g, channel_major)
+        patches = _im2col(read("in", grid.inputs, block.inputs, in_size), g, channel_major)
+        w = read("weights", grid.weights, block.columns, w_size)
         wcat = np.empty((groups, kh, kw, c, wb, f), np.float32)
-        wcat[...] = w[block.columns].reshape(wb, kh, kw, c, groups, f).transpose(4, 1, 2, 3, 0, 5)
+        wcat[...] = w.reshape(wb, kh, kw, c, groups, f).transpose(4, 1, 2, 3, 0, 5)
         r = np.matmul(patches, wcat.reshape(groups, kh * kw * c, wb * f))
         r = r.reshape(groups, ub, pixels, wb, f)
-        if bias is not None:  # added to the sums, as the vertex adds it
-            r += bias[block.biases].reshape(wb, groups, f).transpose(1, 0, 2)[:, None, None]
+        if block.biases is not None:  # added to the sums, as the vertex adds it
+            bias = read("bias", grid.bias, block.biases, groups * f)
+            r += bias.reshape(wb, groups, f).transpose(1, 0, 2)[:, None, None]
         y = r.transpose(1, 3, 2, 0, 4).reshape(ub, wb, pixels, groups * f)
         _write(batch, block, sel, y, in_place)
 
 
-def _values(
-    batch: VertexBatch, name: str, found: GroupRuns | None, sel: np.ndarray, size: int
-) -> np.ndarray:
-    """[distinct edges, ...] values of field ``name``: one per vertex when not runs."""
-    if found is None:
-        return read_group(batch, name, sel, size)
-    return distinct_values(batch, name, found)
+class _Reader:
+    """The values of some distinct edges of a field, for one run of a compute set."""
+
+    def __init__(self, batch: VertexBatch, sel: np.ndarray) -> None:
+        self.batch, self.sel = batch, sel
+        self.per_vertex: dict[str, np.ndarray] = {}
+
+    def __call__(self, name: str, found: GroupRuns | None, rows: Rows, size: int) -> np.ndarray:
+        """[rows, ...] values: a view of memory when affine, else gathered."""
+        if found is None:  # not runs: every vertex's own edge, read once per run
+            if name not in self.per_vertex:
+                self.per_vertex[name] = read_group(self.batch, name, self.sel, size)
+            return self.per_vertex[name][rows.ids]
+        pool = self.batch.pool(name)
+        if rows.affine is not None:
+            view = strided_view(
+                pool, *rows.affine, (rows.ids.size, found.starts.shape[1]), found.length
+            )
+            return view.reshape(rows.ids.size, -1) if view.flags.c_contiguous else view
+        starts = found.starts[rows.ids]
+        return pool[starts[..., None] + np.arange(found.length, dtype=np.int64)]
 
 
 def _write(
