@@ -10,6 +10,7 @@ import numpy as np
 
 from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.alike_edges import read_group, write_group, writes_in_place
+from ipu_engine.codelets.blas_threads import one_blas_thread
 from ipu_engine.codelets.conv_gemm import conv_grid, run_grid
 from ipu_engine.model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import FLOAT, HALF, UNSIGNED_INT, Type
@@ -151,7 +152,8 @@ def conv_partial(
     accumulate = partials_type.numpy_dtype
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
-        _compute(batch, with_bias, accumulate, cls.channel_major)
+        with one_blas_thread():
+            _compute(batch, with_bias, accumulate, cls.channel_major)
 
     names = f"{dtype.name},{partials_type.name}"
     if out_type != partials_type:  # results rounded to the output type as they are written
