@@ -140,6 +140,8 @@ def strided_view(
     (i, j, ...) starting at ``first + i * steps[0] + j * steps[1] + ...`` (see
     ``affine_steps``); writing into it writes memory."""
     last = first + sum((n - 1) * s for n, s in zip(shape, steps, strict=True)) + length
+    if first < 0 or last > pool.size:  # as_strided does not check its bounds
+        raise IndexError(f"view [{first}, {last}) outside memory of {pool.size}")
     item = pool.itemsize
     return np.lib.stride_tricks.as_strided(
         pool[first:last],

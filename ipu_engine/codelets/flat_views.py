@@ -28,6 +28,8 @@ class FlatView:
 
     def of(self, pool: np.ndarray) -> np.ndarray:
         last = self.first + sum((n - 1) * s for n, s in zip(self.shape, self.steps, strict=True))
+        if self.first < 0 or last >= pool.size:  # as_strided does not check its bounds
+            raise IndexError(f"view [{self.first}, {last}] outside memory of {pool.size}")
         item = pool.itemsize
         return np.lib.stride_tricks.as_strided(
             pool[self.first : last + 1],
