@@ -27,14 +27,33 @@ from ipu_engine.codelets.alike_edges import (
 )
 from ipu_engine.vertex import VertexBatch
 
+Affine = tuple[int, tuple[int, ...]]  # first address, step per axis
+View = tuple[Affine, tuple[int, ...]]  # and the runs' shape
+
+
+def affine_runs(starts: np.ndarray, taps: int) -> View | None:
+    """Runs ``starts`` [..., runs] as a strided view: affine as they are, or with the runs
+    split into kernel positions x the rest (a weights block's runs step by channel within
+    a kernel position, then jump to the next position); else None."""
+    found = affine_steps(starts)
+    if found is not None:
+        return found, starts.shape
+    k = starts.shape[-1]
+    if taps > 1 and k % taps == 0:
+        shaped = starts.reshape(*starts.shape[:-1], taps, k // taps)
+        found = affine_steps(shaped)
+        if found is not None:
+            return found, shaped.shape
+    return None
+
 
 @dataclass(frozen=True)
 class Rows:
-    """Some distinct edges of a field, in order, and where they are: ``affine`` (first
-    address, steps) when a strided view reads them, else None (gathered)."""
+    """Some distinct edges of a field, in order, and where they are: ``view`` (a strided
+    view's first address and steps, and its runs' shape) when affine, else None (gathered)."""
 
     ids: np.ndarray
-    affine: tuple[int, tuple[int, ...]] | None
+    view: View | None
 
 
 @dataclass(frozen=True)
@@ -49,14 +68,30 @@ class GridBlock:
 
 
 @dataclass(frozen=True)
+class Stack:
+    """Grid blocks of one shape whose edges are all affine across the blocks too (an
+    input-channel split gives one block per channel block, alike but for their offsets):
+    one batched product for all, each edge read and each output written as one view."""
+
+    depth: int  # blocks
+    inputs: View  # [blocks, inputs, runs]
+    columns: View  # [blocks, columns, runs] of the weights
+    biases: View | None  # [blocks, columns, runs]
+    out: Affine  # [blocks, inputs, columns, pixels]
+    shape: tuple[int, int]  # inputs, columns of each block
+
+
+@dataclass(frozen=True)
 class ConvGrid:
     """The grid blocks of one group of alike vertices, and where their edges are (None:
-    an edge not kept as uniform runs, each vertex read on its own from ``batch[name]``)."""
+    an edge not kept as uniform runs, each vertex read on its own from ``batch[name]``);
+    blocks that stack run as ``stacks``, the others one by one."""
 
     inputs: GroupRuns | None
     weights: GroupRuns | None
     bias: GroupRuns | None
     blocks: tuple[GridBlock, ...]
+    stacks: tuple[Stack, ...] = ()
 
 
 def sizes_of(g: dict[str, int]) -> tuple[int, int, int]:
@@ -88,8 +123,8 @@ def _ids(found: GroupRuns | None, count: int) -> np.ndarray:
     return found.inverse
 
 
-def _rows(found: GroupRuns | None, ids: np.ndarray) -> Rows:
-    return Rows(ids, None if found is None else affine_steps(found.starts[ids]))
+def _rows(found: GroupRuns | None, ids: np.ndarray, taps: int = 1) -> Rows:
+    return Rows(ids, None if found is None else affine_runs(found.starts[ids], taps))
 
 
 def _find_grid(
@@ -119,27 +154,72 @@ def _find_grid(
         blocks.append(
             GridBlock(
                 inputs=_rows(inputs, in_of[vertices[:, 0]]),
-                columns=_rows(weights, column_pairs[cols, 0]),
+                columns=_rows(weights, column_pairs[cols, 0], g["kernelH"] * g["kernelW"]),
                 biases=_rows(bias, column_pairs[cols, 1]) if with_bias else None,
                 vertices=vertices,
                 out_view=_out_view(out, vertices, g) if out is not None else None,
             )
         )
-    return ConvGrid(inputs, weights, bias, tuple(blocks))
+    if out is None or inputs is None or weights is None or (with_bias and bias is None):
+        return ConvGrid(inputs, weights, bias, tuple(blocks))
+    by_shape: dict[tuple[int, int], list[GridBlock]] = {}
+    for block in blocks:
+        by_shape.setdefault(block.vertices.shape, []).append(block)
+    singles, stacks = [], []
+    for alike in by_shape.values():
+        stack = _stack(alike, inputs, weights, bias, out, g) if len(alike) > 1 else None
+        if stack is None:
+            singles.extend(alike)
+        else:
+            stacks.append(stack)
+    return ConvGrid(inputs, weights, bias, tuple(singles), tuple(stacks))
 
 
-def _out_view(
-    out: GroupRuns, vertices: np.ndarray, g: dict[str, int]
-) -> tuple[int, tuple[int, ...]] | None:
-    """The block's outputs as a strided view [inputs, columns, pixels] of rows of
-    groups x outChans elements, when their runs are affine; else None (then scattered)."""
+def _stack(
+    blocks: list[GridBlock],
+    inputs: GroupRuns,
+    weights: GroupRuns,
+    bias: GroupRuns | None,
+    out: GroupRuns,
+    g: dict[str, int],
+) -> Stack | None:
+    """``blocks`` as one stack when every edge is affine across them, else None."""
+    pixels = [_out_pixels(out, b.vertices, g) for b in blocks]
+    if any(p is None for p in pixels):
+        return None
+    taps = g["kernelH"] * g["kernelW"]
+    found = [
+        affine_runs(np.stack([inputs.starts[b.inputs.ids] for b in blocks]), 1),
+        affine_runs(np.stack([weights.starts[b.columns.ids] for b in blocks]), taps),
+        affine_steps(np.stack(pixels)),
+    ]
+    if bias is not None:
+        found.append(affine_runs(np.stack([bias.starts[b.biases.ids] for b in blocks]), 1))
+    if any(f is None for f in found):
+        return None
+    in_view, w_view, out_view = found[:3]
+    b_view = found[3] if bias is not None else None
+    shape = blocks[0].vertices.shape
+    return Stack(len(blocks), in_view, w_view, b_view, out_view, (shape[0], shape[1]))
+
+
+def _out_pixels(out: GroupRuns, vertices: np.ndarray, g: dict[str, int]) -> np.ndarray | None:
+    """[inputs, columns, pixels] first addresses of the block's output pixels (rows of
+    groups x outChans elements), or None when a run is not whole pixels."""
     row = g["groups"] * g["outChans"]
     if out.length % row:
         return None
     per_run = out.length // row
     starts = out.starts[vertices]  # [inputs, columns, runs]
     pixels = starts[..., None] + np.arange(per_run, dtype=np.int64) * row
-    return affine_steps(pixels.reshape(*vertices.shape, -1))
+    return pixels.reshape(*vertices.shape, -1)
+
+
+def _out_view(out: GroupRuns, vertices: np.ndarray, g: dict[str, int]) -> Affine | None:
+    """The block's outputs as a strided view [inputs, columns, pixels] of rows of
+    groups x outChans elements, when their runs are affine; else None (then scattered)."""
+    pixels = _out_pixels(out, vertices, g)
+    return None if pixels is None else affine_steps(pixels)
 
 
 def _im2col(x: np.ndarray, g: dict[str, int], channel_major: bool) -> np.ndarray:
@@ -178,25 +258,65 @@ def run_grid(
     in_place: bool,
     with_bias: bool,
 ) -> None:
-    """Every block of ``grid``: one im2col, one GEMM per group, one write of its outputs."""
+    """Every stack and block of ``grid``: one im2col, one batched GEMM, one write."""
     in_size, w_size, _ = sizes_of(g)
-    groups, f = g["groups"], g["outChans"]
+    bias_size = g["groups"] * g["outChans"]
+    for stack in grid.stacks:
+        _run_stack(batch, grid, stack, g, channel_major)
     read = _Reader(batch, sel)
-    kh, kw, c = g["kernelH"], g["kernelW"], g["inChans"]
-    pixels = g["outRows"] * g["outWidth"]
     for block in grid.blocks:
-        ub, wb = block.vertices.shape
-        patches = _im2col(read("in", grid.inputs, block.inputs, in_size), g, channel_major)
-        w = read("weights", grid.weights, block.columns, w_size)
-        wcat = np.empty((groups, kh, kw, c, wb, f), np.float32)
-        wcat[...] = w.reshape(wb, kh, kw, c, groups, f).transpose(4, 1, 2, 3, 0, 5)
-        r = np.matmul(patches, wcat.reshape(groups, kh * kw * c, wb * f))
-        r = r.reshape(groups, ub, pixels, wb, f)
-        if block.biases is not None:  # added to the sums, as the vertex adds it
-            bias = read("bias", grid.bias, block.biases, groups * f)
-            r += bias.reshape(wb, groups, f).transpose(1, 0, 2)[:, None, None]
-        y = r.transpose(1, 3, 2, 0, 4).reshape(ub, wb, pixels, groups * f)
-        _write(batch, block, sel, y, in_place)
+        x = read("in", grid.inputs, block.inputs, in_size)
+        w = read("weights", grid.weights, block.columns, w_size)[None]
+        bias = None
+        if block.biases is not None:
+            bias = read("bias", grid.bias, block.biases, bias_size)[None]
+        y = _products(x, w, bias, g, channel_major)
+        _write(batch, block, sel, y[0], in_place)
+
+
+def _run_stack(
+    batch: VertexBatch, grid: ConvGrid, stack: Stack, g: dict[str, int], channel_major: bool
+) -> None:
+    depth, (ub, wb) = stack.depth, stack.shape
+
+    def view(name: str, found: GroupRuns | None, where: View, rows: int) -> np.ndarray:
+        assert found is not None
+        (first, steps), shape = where
+        values = strided_view(batch.pool(name), first, steps, shape, found.length)
+        return values.reshape(depth, rows, -1)
+
+    x = view("in", grid.inputs, stack.inputs, ub).reshape(depth * ub, -1)
+    w = view("weights", grid.weights, stack.columns, wb)
+    bias = None if stack.biases is None else view("bias", grid.bias, stack.biases, wb)
+    y = _products(x, w, bias, g, channel_major)
+    pixels = g["outRows"] * g["outWidth"]
+    out = strided_view(batch.pool("out"), *stack.out, (depth, ub, wb, pixels), y.shape[-1])
+    out[...] = y
+
+
+def _products(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None,
+    g: dict[str, int],
+    channel_major: bool,
+) -> np.ndarray:
+    """Distinct inputs x [depth x inputs, ...] times weights w [depth, columns, ...] (+ bias
+    [depth, columns, ...]) -> [depth, inputs, columns, pixels, groups x outChans] float32:
+    one product per (depth, group) of every input's patches and its columns side by side."""
+    groups, f = g["groups"], g["outChans"]
+    kh, kw, c = g["kernelH"], g["kernelW"], g["inChans"]
+    pixels, taps = g["outRows"] * g["outWidth"], kh * kw * c
+    depth, wb = w.shape[0], w.shape[1]
+    ub = x.shape[0] // depth
+    patches = _im2col(x, g, channel_major).reshape(groups, depth, ub * pixels, taps)
+    wcat = np.empty((depth, groups, kh, kw, c, wb, f), np.float32)
+    wcat[...] = w.reshape(depth, wb, kh, kw, c, groups, f).transpose(0, 5, 2, 3, 4, 1, 6)
+    r = np.matmul(patches.transpose(1, 0, 2, 3), wcat.reshape(depth, groups, taps, wb * f))
+    r = r.reshape(depth, groups, ub, pixels, wb, f)
+    if bias is not None:  # added to the sums, as the vertex adds it
+        r += bias.reshape(depth, wb, groups, f).transpose(0, 2, 1, 3)[:, :, None, None]
+    return r.transpose(0, 2, 4, 3, 1, 5).reshape(depth, ub, wb, pixels, groups * f)
 
 
 class _Reader:
@@ -213,11 +333,10 @@ class _Reader:
                 self.per_vertex[name] = read_group(self.batch, name, self.sel, size)
             return self.per_vertex[name][rows.ids]
         pool = self.batch.pool(name)
-        if rows.affine is not None:
-            view = strided_view(
-                pool, *rows.affine, (rows.ids.size, found.starts.shape[1]), found.length
-            )
-            return view.reshape(rows.ids.size, -1) if view.flags.c_contiguous else view
+        if rows.view is not None:
+            (first, steps), shape = rows.view
+            view = strided_view(pool, first, steps, shape, found.length)
+            return view.reshape(rows.ids.size, -1)
         starts = found.starts[rows.ids]
         return pool[starts[..., None] + np.arange(found.length, dtype=np.int64)]
 

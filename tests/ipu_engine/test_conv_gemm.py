@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ipu_engine import FLOAT, Graph, IPUModel, Sequence, poputil
+from ipu_engine import FLOAT, Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv as conv_codelet
 from ipu_engine.codelets.alike_edges import affine_steps, strided_view
 from ipu_engine.codelets.conv import conv_partial
@@ -16,6 +16,7 @@ from ipu_engine.program import Execute
 from ipu_engine.runs import Runs
 from ipu_engine.vertices import EdgeColumn
 from tests.ipu_engine.conftest import run_program
+from tests.ipu_engine.op_harness import run_op
 from tests.ipu_engine.test_conv_groups import CASES, close, conv_case, reference_conv
 
 RNG = np.random.default_rng(41)
@@ -182,3 +183,24 @@ def test_affine_steps_finds_strided_runs_and_refuses_others() -> None:
     bent[2, 3] += 1
     assert affine_steps(bent) is None
     assert affine_steps(starts[::-1].copy()) is None  # a negative step
+
+
+@pytest.mark.parametrize("nchw", [False, True])
+def test_input_channel_blocks_of_a_pointwise_convolution_run_as_stacks(grids, nchw) -> None:
+    """A tight budget splits the 64 input channels into blocks, one grid block each, alike
+    but for their offsets: they run as stacks (one batched product, one view per edge),
+    from an NHWC input or an NCHW one read channel by channel."""
+    x = RNG.standard_normal((1, 8, 8, 64)).astype(np.float32)
+    w = RNG.standard_normal((1, 1, 64, 32)).astype(np.float32)
+    b = RNG.standard_normal(32).astype(np.float32)
+    inputs = {"x": x.transpose(0, 3, 1, 2).copy() if nchw else x, "w": w, "b": b}
+    options = {"availableMemoryProportion": 0.002}
+
+    def build(graph, t, prog):
+        image = t["x"].dim_shuffle([0, 2, 3, 1]) if nchw else t["x"]
+        return poplin.convolution(graph, image, t["w"], prog, "y", bias=t["b"], options=options)
+
+    _, out = run_op(build, inputs, 32)
+    assert close(out["out"], reference_conv(x, w, (1, 1), ((0, 0), (0, 0)), (1, 1), 1, b), 1e-5)
+    stacks = [s for seen in grids for s in seen["grid"].stacks]
+    assert stacks and max(s.depth for s in stacks) > 1
