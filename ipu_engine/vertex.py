@@ -263,6 +263,11 @@ class VertexBatch:
         or writes just the runs it needs, without a gathered copy of every vertex's data."""
         return self._per_vertex.edge_runs(name)
 
+    def addresses(self, name: str) -> np.ndarray:
+        """Every element's address of field ``name`` in ``pool(name)``, in ``batch[name]``
+        order (made on demand from runs: for work done once per compiled compute set)."""
+        return self._per_vertex.addresses(name)
+
     def pool(self, name: str) -> np.ndarray:
         """The engine memory of field ``name``'s element type (writing into it writes
         memory; write an output's elements only after reading the inputs)."""

@@ -63,7 +63,7 @@ def _find(batch: VertexBatch, name: str, sel: np.ndarray, size: int) -> GroupRun
         return None
     starts = start[which]
     distinct, inverse = np.unique(starts, axis=0, return_inverse=True)
-    if distinct.shape[0] == sel.size and np.array_equal(distinct, starts):
+    if distinct.shape[0] == sel.size:  # each its own (in any order)
         return GroupRuns(starts, n, None)
     return GroupRuns(distinct, n, inverse.reshape(-1))
 
@@ -108,3 +108,44 @@ def write_group(
         return
     index = batch.offsets(name)[:-1][sel, None] + np.arange(size)
     batch[name][index] = values
+
+
+def affine_steps(starts: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
+    """(first, step per axis) when ``starts[i, j, ...] == first + i * step_0 + j * step_1
+    + ...`` with no step negative: runs that a strided view of memory reads as they are."""
+    if starts.size == 0:
+        return None
+    first = int(starts.flat[0])
+    expected = np.full(starts.shape, first, dtype=np.int64)
+    steps = []
+    for axis, n in enumerate(starts.shape):
+        step = 0
+        if n > 1:
+            index = [0] * starts.ndim
+            index[axis] = 1
+            step = int(starts[tuple(index)]) - first
+        steps.append(step)
+        shape = [1] * starts.ndim
+        shape[axis] = n
+        expected = expected + np.arange(n, dtype=np.int64).reshape(shape) * step
+    if min(steps) < 0 or not np.array_equal(expected, starts):
+        return None
+    return first, tuple(steps)
+
+
+def strided_view(
+    pool: np.ndarray, first: int, steps: tuple[int, ...], shape: tuple[int, ...], length: int
+) -> np.ndarray:
+    """A view of ``pool``: ``shape`` runs of ``length`` elements, the run at index
+    (i, j, ...) starting at ``first + i * steps[0] + j * steps[1] + ...`` (see
+    ``affine_steps``); writing into it writes memory."""
+    last = first + sum((n - 1) * s for n, s in zip(shape, steps, strict=True)) + length
+    if first < 0 or last > pool.size:  # as_strided does not check its bounds
+        raise IndexError(f"view [{first}, {last}) outside memory of {pool.size}")
+    item = pool.itemsize
+    return np.lib.stride_tricks.as_strided(
+        pool[first:last],
+        shape=(*shape, length),
+        strides=(*(s * item for s in steps), item),
+        writeable=True,
+    )

@@ -10,6 +10,8 @@ import numpy as np
 
 from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.alike_edges import read_group, write_group, writes_in_place
+from ipu_engine.codelets.blas_threads import one_blas_thread
+from ipu_engine.codelets.conv_gemm import conv_grid, run_grid
 from ipu_engine.model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import FLOAT, HALF, UNSIGNED_INT, Type
 from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
@@ -116,6 +118,11 @@ def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype, channel_ma
     ]
     in_place = writes_in_place(batch, "out", out_sizes)
     for g, sel in alike:
+        if partials == np.float32:  # half partials round at every step: vertex by vertex
+            grid = conv_grid(batch, sel, g, with_bias, in_place)
+            if grid is not None:
+                run_grid(batch, grid, sel, g, channel_major, in_place, with_bias)
+                continue
         groups, c, f = g["groups"], g["inChans"], g["outChans"]
         x = read_group(batch, "in", sel, g["inRows"] * g["width"] * groups * c)
         if channel_major:  # its edge is [channels, pixels]: the same elements, transposed
@@ -145,7 +152,8 @@ def conv_partial(
     accumulate = partials_type.numpy_dtype
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
-        _compute(batch, with_bias, accumulate, cls.channel_major)
+        with one_blas_thread():
+            _compute(batch, with_bias, accumulate, cls.channel_major)
 
     names = f"{dtype.name},{partials_type.name}"
     if out_type != partials_type:  # results rounded to the output type as they are written

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
+from ipu_engine.codelets.flat_views import flat_views
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS, ElementOp
 from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import BOOL, Type
@@ -58,8 +59,14 @@ def _codelet(class_name: str, type_name: str, compute_batch: Callable, **attrs: 
 
 
 def _apply_op(cls: type, batch: VertexBatch) -> None:
-    """``out = op(operands...)`` over every vertex's elements at once."""
+    """``out = op(operands...)`` over every vertex's elements at once: on strided views of
+    memory in the outputs' address order when they are (see ``flat_views``)."""
     result = cls.elements_field
+    views = flat_views(batch, cls.operands, result)
+    if views is not None:
+        args = [views[f].of(batch.pool(f)) for f in cls.operands]
+        cls.op.fn(*args, out=views[result].of(batch.pool(result)))
+        return
     # an output that is not also an operand is written whole: its old values are not read
     out = batch[result] if result in cls.operands else batch.output(result)
     cls.op.fn(*(batch[f] for f in cls.operands), out=out)

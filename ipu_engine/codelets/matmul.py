@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
+from ipu_engine.codelets.blas_threads import one_blas_thread
 from ipu_engine.model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import FLOAT, HALF, UNSIGNED_INT, Type
 from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
@@ -155,6 +156,10 @@ def matmul_partial(
     accumulate = partials_type.numpy_dtype
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
+        with one_blas_thread():
+            _compute(batch, accumulate)
+
+    def _compute(batch: VertexBatch, accumulate: np.dtype) -> None:
         m, k, n = (batch.state(s).astype(np.int64) for s in ("m", "k", "n"))
         if _blocks_in_place(batch, m, k, n, accumulate):
             return

@@ -10,6 +10,7 @@ them out of the gathered copy.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,16 @@ class ShiftedPartials:
 
     def first_addresses(self) -> np.ndarray:
         return expand(self.start, self.length)
+
+    @functools.cached_property
+    def span(self) -> tuple[int, int] | None:
+        """[first, last + 1) addresses of the first partials when they are at most twice as
+        many as the outputs (so each partial is read as one slice of memory, every output
+        picked from their sum) and the partials lie after one another; else None."""
+        if self.shift <= 0 or self.start.size == 0:
+            return None
+        lo, hi = int(self.start.min()), int((self.start + self.length).max())
+        return (lo, hi) if hi - lo <= 2 * int(self.length.sum()) else None
 
 
 def shifted_partials(batch: VertexBatch) -> ShiftedPartials | None:

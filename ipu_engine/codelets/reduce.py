@@ -139,16 +139,31 @@ def _reduce_shifted(
     batch: VertexBatch, shifted: ShiftedPartials, ufunc: np.ufunc, square: bool
 ) -> None:
     """Partial by partial from the first, as ``compute_partials_major``, each partial of
-    every output read straight from memory."""
+    every output read straight from memory: one slice per partial spanning the outputs'
+    (each output's sum in the same order, then picked out), else one gather per partial."""
     pool = batch.pool("in")
     first = shifted.first_addresses()
     if first.size == 0:
         return
-    result = np.square(pool[first]) if square else pool[first]
+    span = shifted.span
+    if span is not None:
+        lo, hi = span
+        first -= lo
+
+        def partial(p: int) -> np.ndarray:
+            return pool[lo + p * shifted.shift : hi + p * shifted.shift]
+    else:
+
+        def partial(p: int) -> np.ndarray:
+            return pool[first + p * shifted.shift]
+
+    result = np.square(partial(0)) if square else partial(0).copy()
     for p in range(1, shifted.depth):
-        part = pool[first + p * shifted.shift]
+        part = partial(p)
         ufunc(result, np.square(part) if square else part, out=result)
+    if span is not None:
+        result = result[first]
     scale = np.repeat(batch.state("scale"), batch.sizes("out"))
     if np.any(scale != 1):
         result = result * scale
-    batch["out"][...] = result
+    batch.output("out")[...] = result

@@ -211,6 +211,9 @@ class _PerVertex:
             return None
         return col.runs.start, col.runs.length, col.run_offsets
 
+    def addresses(self, name: str) -> np.ndarray:
+        return self.group.fields[name].column.addr
+
     def pool(self, name: str) -> np.ndarray:
         return self.memory[self.group.fields[name].type]
 

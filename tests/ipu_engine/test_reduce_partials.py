@@ -87,6 +87,7 @@ def test_partials_that_are_shifted_runs_are_read_partial_by_partial() -> None:
     got, values, found = _reduce_of_runs(False, (3, 3))
     assert got == values.sum(axis=0).tolist()
     assert found is not None and found.shift == 8 and found.depth == 3
+    assert found.span == (found.start.min(), found.start.min() + 8)  # each partial one slice
     got, values, _ = _reduce_of_runs(True, (3, 3))
     assert got == (values.astype(np.float64) ** 2).sum(axis=0).tolist()
 
@@ -96,3 +97,37 @@ def test_vertices_with_unequal_partials_take_the_gathered_path() -> None:
     expected = values.sum(axis=0)
     expected[[3, 4, 6, 7]] = values[:2, [3, 4, 6, 7]].sum(axis=0)
     assert found is None and got == expected.tolist()
+
+
+def test_outputs_spread_thinly_over_their_partials_are_gathered_partial_by_partial() -> None:
+    """Outputs 0..2 and 15..16 of a [2, 20] partials tensor: their first partials span 17
+    elements for 5 outputs, more than twice as many, so each partial is gathered, not
+    sliced; the sums are the same."""
+    device = IPUModel("ipu2", tiles_per_ipu=4).create_device()
+    graph = Graph(device.target)
+    partials = graph.add_variable(FLOAT, [2, 20], "partials")
+    out = graph.add_variable(FLOAT, [5], "out")
+    for t in (partials, out):
+        graph.set_tile_mapping(t, 0)
+    graph.create_host_write("partials", partials)
+    graph.create_host_read("out", out)
+    base = partials.pool_range()[0]
+    starts = np.array([0, 15, 20, 35], dtype=np.int64) + base
+    in_col = EdgeColumn(
+        None,
+        np.array([0, 10]),
+        runs=Runs(starts, np.array([3, 2, 3, 2])),
+        run_offsets=np.array([0, 4]),
+    )
+    out_col = EdgeColumn(out.flat_addr(), np.array([0, 5]))
+    cs = graph.add_compute_set("Reduce")
+    codelet = reduce_codelet("ADD", FLOAT, partials_major=True)
+    block = graph.add_vertex_block(cs, codelet, np.array([0]), {"in": in_col, "out": out_col})
+    block.state["numPartials"][:] = 2
+    values = (np.arange(40, dtype=np.float32) * 1.5 - 11).reshape(2, 20)
+    engine, got = run_program(graph, device, Sequence(Execute(cs)), {"partials": values}, ["out"])
+    (runner,) = engine.executable.plans[cs.id].runners
+    found = runner.cache["shifted_partials"]
+    assert found is not None and found.shift == 20 and found.span is None
+    cols = [0, 1, 2, 15, 16]
+    assert got["out"].tolist() == (values[0, cols] + values[1, cols]).tolist()

@@ -1,0 +1,366 @@
+"""A convolution compute set's alike vertices as a few large GEMMs, not one small product
+per vertex.
+
+Vertices of one size that read the same input rows (their output-channel blocks) and
+vertices that use the same weights (their row blocks and images) form a grid: every input
+of a grid block meets every weights block of it. The block is then one im2col of its
+distinct inputs times its weights side by side -- ``[inputs x pixels, K] @ [K, weights x
+F]``, per group -- and its result is written back vertex by vertex, as one strided view of
+memory when the outputs are a regular block of it (the usual case: a convolution's output
+rows and channels). The vertices' sums are the same products accumulated in float32,
+in BLAS's order rather than kernel position by position.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_engine.codelets.alike_edges import (
+    GroupRuns,
+    affine_steps,
+    group_runs,
+    read_group,
+    strided_view,
+)
+from ipu_engine.vertex import VertexBatch
+
+Affine = tuple[int, tuple[int, ...]]  # first address, step per axis
+View = tuple[Affine, tuple[int, ...]]  # and the runs' shape
+
+
+def affine_runs(starts: np.ndarray, taps: int) -> View | None:
+    """Runs ``starts`` [..., runs] as a strided view: affine as they are, or with the runs
+    split into kernel positions x the rest (a weights block's runs step by channel within
+    a kernel position, then jump to the next position); else None."""
+    found = affine_steps(starts)
+    if found is not None:
+        return found, starts.shape
+    k = starts.shape[-1]
+    if taps > 1 and k % taps == 0:
+        shaped = starts.reshape(*starts.shape[:-1], taps, k // taps)
+        found = affine_steps(shaped)
+        if found is not None:
+            return found, shaped.shape
+    return None
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Some distinct edges of a field, in order, and where they are: ``view`` (a strided
+    view's first address and steps, and its runs' shape) when affine, else None (gathered)."""
+
+    ids: np.ndarray
+    view: View | None
+
+
+@dataclass(frozen=True)
+class GridBlock:
+    """Vertices of one size whose distinct inputs each meet all of its weights blocks."""
+
+    inputs: Rows  # distinct inputs (GEMM row blocks), in address order
+    columns: Rows  # distinct weights edges (GEMM column blocks)
+    biases: Rows | None  # distinct bias edge of each column
+    vertices: np.ndarray  # [inputs, columns] position of each vertex in the selection
+    out_view: tuple[int, tuple[int, ...]] | None  # outputs as [inputs, columns, pixels]
+
+
+@dataclass(frozen=True)
+class Stack:
+    """Grid blocks of one shape whose edges are all affine across the blocks too (an
+    input-channel split gives one block per channel block, alike but for their offsets):
+    one batched product for all, each edge read and each output written as one view."""
+
+    depth: int  # blocks
+    inputs: View  # [blocks, inputs, runs]
+    columns: View  # [blocks, columns, runs] of the weights
+    biases: View | None  # [blocks, columns, runs]
+    out: Affine  # [blocks, inputs, columns, pixels]
+    shape: tuple[int, int]  # inputs, columns of each block
+
+
+@dataclass(frozen=True)
+class ConvGrid:
+    """The grid blocks of one group of alike vertices, and where their edges are (None:
+    an edge not kept as uniform runs, each vertex read on its own from ``batch[name]``);
+    blocks that stack run as ``stacks``, the others one by one."""
+
+    inputs: GroupRuns | None
+    weights: GroupRuns | None
+    bias: GroupRuns | None
+    blocks: tuple[GridBlock, ...]
+    stacks: tuple[Stack, ...] = ()
+
+
+def sizes_of(g: dict[str, int]) -> tuple[int, int, int]:
+    """Elements of a vertex's input, weights and output edges."""
+    groups, c, f = g["groups"], g["inChans"], g["outChans"]
+    return (
+        g["inRows"] * g["width"] * groups * c,
+        g["kernelH"] * g["kernelW"] * c * groups * f,
+        g["outRows"] * g["outWidth"] * groups * f,
+    )
+
+
+def conv_grid(
+    batch: VertexBatch, sel: np.ndarray, g: dict[str, int], with_bias: bool, in_place: bool
+) -> ConvGrid | None:
+    """Vertices ``sel`` (all of sizes ``g``) as grid blocks, found once per compiled
+    compute set; None when two vertices do the same work."""
+    digest = hashlib.blake2b(sel.tobytes(), digest_size=16).digest()
+    key = ("conv_grid", digest, in_place)
+    if key not in batch.cache:
+        batch.cache[key] = _find_grid(batch, sel, g, with_bias, in_place)
+    return batch.cache[key]
+
+
+def _ids(found: GroupRuns | None, count: int) -> np.ndarray:
+    """The distinct edge each vertex reads (each its own when not kept as runs)."""
+    if found is None or found.inverse is None:
+        return np.arange(count)
+    return found.inverse
+
+
+def _rows(found: GroupRuns | None, ids: np.ndarray, taps: int = 1) -> Rows:
+    return Rows(ids, None if found is None else affine_runs(found.starts[ids], taps))
+
+
+def _find_grid(
+    batch: VertexBatch, sel: np.ndarray, g: dict[str, int], with_bias: bool, in_place: bool
+) -> ConvGrid | None:
+    in_size, w_size, out_size = sizes_of(g)
+    inputs = group_runs(batch, "in", sel, in_size)
+    weights = group_runs(batch, "weights", sel, w_size)
+    bias = group_runs(batch, "bias", sel, g["groups"] * g["outChans"]) if with_bias else None
+    in_of, w_of = _ids(inputs, sel.size), _ids(weights, sel.size)
+    b_of = _ids(bias, sel.size) if with_bias else np.zeros_like(w_of)
+    column_pairs, col_of = np.unique(np.stack([w_of, b_of], axis=1), axis=0, return_inverse=True)
+    col_of = col_of.reshape(-1)
+    n_cols = column_pairs.shape[0]
+    if np.unique(in_of * n_cols + col_of).size != sel.size:
+        return None  # two vertices doing the same work: written one by one elsewhere
+    order = np.lexsort((col_of, in_of))
+    cuts = np.flatnonzero(np.diff(in_of[order])) + 1
+    by_columns: dict[bytes, list[np.ndarray]] = {}
+    for verts in np.split(order, cuts):
+        by_columns.setdefault(col_of[verts].tobytes(), []).append(verts)
+    out = group_runs(batch, "out", sel, out_size) if in_place else None
+    blocks = []
+    for rows in by_columns.values():
+        vertices = np.stack(rows)  # [inputs, columns]
+        cols = col_of[vertices[0]]
+        blocks.append(
+            GridBlock(
+                inputs=_rows(inputs, in_of[vertices[:, 0]]),
+                columns=_rows(weights, column_pairs[cols, 0], g["kernelH"] * g["kernelW"]),
+                biases=_rows(bias, column_pairs[cols, 1]) if with_bias else None,
+                vertices=vertices,
+                out_view=_out_view(out, vertices, g) if out is not None else None,
+            )
+        )
+    if out is None or inputs is None or weights is None or (with_bias and bias is None):
+        return ConvGrid(inputs, weights, bias, tuple(blocks))
+    by_shape: dict[tuple[int, int], list[GridBlock]] = {}
+    for block in blocks:
+        by_shape.setdefault(block.vertices.shape, []).append(block)
+    singles, stacks = [], []
+    for alike in by_shape.values():
+        stack = _stack(alike, inputs, weights, bias, out, g) if len(alike) > 1 else None
+        if stack is None:
+            singles.extend(alike)
+        else:
+            stacks.append(stack)
+    return ConvGrid(inputs, weights, bias, tuple(singles), tuple(stacks))
+
+
+def _stack(
+    blocks: list[GridBlock],
+    inputs: GroupRuns,
+    weights: GroupRuns,
+    bias: GroupRuns | None,
+    out: GroupRuns,
+    g: dict[str, int],
+) -> Stack | None:
+    """``blocks`` as one stack when every edge is affine across them, else None."""
+    pixels = [_out_pixels(out, b.vertices, g) for b in blocks]
+    if any(p is None for p in pixels):
+        return None
+    taps = g["kernelH"] * g["kernelW"]
+    found = [
+        affine_runs(np.stack([inputs.starts[b.inputs.ids] for b in blocks]), 1),
+        affine_runs(np.stack([weights.starts[b.columns.ids] for b in blocks]), taps),
+        affine_steps(np.stack(pixels)),
+    ]
+    if bias is not None:
+        found.append(affine_runs(np.stack([bias.starts[b.biases.ids] for b in blocks]), 1))
+    if any(f is None for f in found):
+        return None
+    in_view, w_view, out_view = found[:3]
+    b_view = found[3] if bias is not None else None
+    shape = blocks[0].vertices.shape
+    return Stack(len(blocks), in_view, w_view, b_view, out_view, (shape[0], shape[1]))
+
+
+def _out_pixels(out: GroupRuns, vertices: np.ndarray, g: dict[str, int]) -> np.ndarray | None:
+    """[inputs, columns, pixels] first addresses of the block's output pixels (rows of
+    groups x outChans elements), or None when a run is not whole pixels."""
+    row = g["groups"] * g["outChans"]
+    if out.length % row:
+        return None
+    per_run = out.length // row
+    starts = out.starts[vertices]  # [inputs, columns, runs]
+    pixels = starts[..., None] + np.arange(per_run, dtype=np.int64) * row
+    return pixels.reshape(*vertices.shape, -1)
+
+
+def _out_view(out: GroupRuns, vertices: np.ndarray, g: dict[str, int]) -> Affine | None:
+    """The block's outputs as a strided view [inputs, columns, pixels] of rows of
+    groups x outChans elements, when their runs are affine; else None (then scattered)."""
+    pixels = _out_pixels(out, vertices, g)
+    return None if pixels is None else affine_steps(pixels)
+
+
+def _im2col(x: np.ndarray, g: dict[str, int], channel_major: bool) -> np.ndarray:
+    """Distinct inputs [U, ...] -> [G, U x outRows x outWidth, KH x KW x C] float32 patches,
+    the kernel window of every output pixel (zeros where it overhangs the image)."""
+    u, groups, c = x.shape[0], g["groups"], g["inChans"]
+    h, w, rows, cols = g["inRows"], g["width"], g["outRows"], g["outWidth"]
+    if channel_major:  # its edge is [channels, pixels]
+        x = x.reshape(u, groups, c, h, w).transpose(1, 0, 3, 4, 2)
+    else:
+        x = x.reshape(u, h, w, groups, c).transpose(3, 0, 1, 2, 4)  # G, U, H, W, C
+    sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
+    kh, kw, top, left = g["kernelH"], g["kernelW"], g["padTop"], g["padLeft"]
+    need_h, need_w = (rows - 1) * sh + dh * (kh - 1) + 1, (cols - 1) * sw + dw * (kw - 1) + 1
+    bottom, right = max(need_h - top - h, 0), max(need_w - left - w, 0)
+    if top or left or bottom or right:
+        padded = np.zeros((groups, u, top + h + bottom, left + w + right, c), np.float32)
+        padded[:, :, top : top + h, left : left + w] = x
+        x = padded
+    patches = np.empty((groups, u, rows, cols, kh * kw, c), np.float32)
+    for a in range(kh):
+        for b in range(kw):
+            window = x[:, :, a * dh : a * dh + (rows - 1) * sh + 1 : sh]
+            patches[:, :, :, :, a * kw + b] = window[
+                :, :, :, b * dw : b * dw + (cols - 1) * sw + 1 : sw
+            ]
+    return patches.reshape(groups, u * rows * cols, kh * kw * c)
+
+
+def run_grid(
+    batch: VertexBatch,
+    grid: ConvGrid,
+    sel: np.ndarray,
+    g: dict[str, int],
+    channel_major: bool,
+    in_place: bool,
+    with_bias: bool,
+) -> None:
+    """Every stack and block of ``grid``: one im2col, one batched GEMM, one write."""
+    in_size, w_size, _ = sizes_of(g)
+    bias_size = g["groups"] * g["outChans"]
+    for stack in grid.stacks:
+        _run_stack(batch, grid, stack, g, channel_major)
+    read = _Reader(batch, sel)
+    for block in grid.blocks:
+        x = read("in", grid.inputs, block.inputs, in_size)
+        w = read("weights", grid.weights, block.columns, w_size)[None]
+        bias = None
+        if block.biases is not None:
+            bias = read("bias", grid.bias, block.biases, bias_size)[None]
+        y = _products(x, w, bias, g, channel_major)
+        _write(batch, block, sel, y[0], in_place)
+
+
+def _run_stack(
+    batch: VertexBatch, grid: ConvGrid, stack: Stack, g: dict[str, int], channel_major: bool
+) -> None:
+    depth, (ub, wb) = stack.depth, stack.shape
+
+    def view(name: str, found: GroupRuns | None, where: View, rows: int) -> np.ndarray:
+        assert found is not None
+        (first, steps), shape = where
+        values = strided_view(batch.pool(name), first, steps, shape, found.length)
+        return values.reshape(depth, rows, -1)
+
+    x = view("in", grid.inputs, stack.inputs, ub).reshape(depth * ub, -1)
+    w = view("weights", grid.weights, stack.columns, wb)
+    bias = None if stack.biases is None else view("bias", grid.bias, stack.biases, wb)
+    y = _products(x, w, bias, g, channel_major)
+    pixels = g["outRows"] * g["outWidth"]
+    out = strided_view(batch.pool("out"), *stack.out, (depth, ub, wb, pixels), y.shape[-1])
+    out[...] = y
+
+
+def _products(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None,
+    g: dict[str, int],
+    channel_major: bool,
+) -> np.ndarray:
+    """Distinct inputs x [depth x inputs, ...] times weights w [depth, columns, ...] (+ bias
+    [depth, columns, ...]) -> [depth, inputs, columns, pixels, groups x outChans] float32:
+    one product per (depth, group) of every input's patches and its columns side by side."""
+    groups, f = g["groups"], g["outChans"]
+    kh, kw, c = g["kernelH"], g["kernelW"], g["inChans"]
+    pixels, taps = g["outRows"] * g["outWidth"], kh * kw * c
+    depth, wb = w.shape[0], w.shape[1]
+    ub = x.shape[0] // depth
+    patches = _im2col(x, g, channel_major).reshape(groups, depth, ub * pixels, taps)
+    wcat = np.empty((depth, groups, kh, kw, c, wb, f), np.float32)
+    wcat[...] = w.reshape(depth, wb, kh, kw, c, groups, f).transpose(0, 5, 2, 3, 4, 1, 6)
+    r = np.matmul(patches.transpose(1, 0, 2, 3), wcat.reshape(depth, groups, taps, wb * f))
+    r = r.reshape(depth, groups, ub, pixels, wb, f)
+    if bias is not None:  # added to the sums, as the vertex adds it
+        r += bias.reshape(depth, wb, groups, f).transpose(0, 2, 1, 3)[:, :, None, None]
+    return r.transpose(0, 2, 4, 3, 1, 5).reshape(depth, ub, wb, pixels, groups * f)
+
+
+class _Reader:
+    """The values of some distinct edges of a field, for one run of a compute set."""
+
+    def __init__(self, batch: VertexBatch, sel: np.ndarray) -> None:
+        self.batch, self.sel = batch, sel
+        self.per_vertex: dict[str, np.ndarray] = {}
+
+    def __call__(self, name: str, found: GroupRuns | None, rows: Rows, size: int) -> np.ndarray:
+        """[rows, ...] values: a view of memory when affine, else gathered."""
+        if found is None:  # not runs: every vertex's own edge, read once per run
+            if name not in self.per_vertex:
+                self.per_vertex[name] = read_group(self.batch, name, self.sel, size)
+            return self.per_vertex[name][rows.ids]
+        pool = self.batch.pool(name)
+        if rows.view is not None:
+            (first, steps), shape = rows.view
+            view = strided_view(pool, first, steps, shape, found.length)
+            return view.reshape(rows.ids.size, -1)
+        starts = found.starts[rows.ids]
+        return pool[starts[..., None] + np.arange(found.length, dtype=np.int64)]
+
+
+def _write(
+    batch: VertexBatch,
+    block: GridBlock,
+    sel: np.ndarray,
+    y: np.ndarray,
+    in_place: bool,
+) -> None:
+    """[inputs, columns, pixels, G x F] results to the block's vertices' outputs."""
+    ub, wb, size = y.shape[0], y.shape[1], y.shape[2] * y.shape[3]
+    if not in_place:  # into the gathered output, stored back by the engine
+        first = batch.offsets("out")[:-1][sel[block.vertices]]
+        batch["out"][first[..., None] + np.arange(size)] = y.reshape(ub, wb, size)
+        return
+    pool = batch.pool("out")
+    if block.out_view is not None:
+        view = strided_view(pool, *block.out_view, y.shape[:3], y.shape[3])
+        view[...] = y
+        return
+    out = group_runs(batch, "out", sel, size)
+    assert out is not None
+    starts = out.starts[block.vertices]
+    addresses = starts[..., None] + np.arange(out.length, dtype=np.int64)
+    pool[addresses.reshape(ub, wb, size)] = y.reshape(ub, wb, size)

@@ -1,0 +1,125 @@
+"""An element-wise compute set as one numpy call over strided views of memory.
+
+An element-wise result does not depend on which vertex computes which element, so the
+elements can be taken in the order of the output's addresses. When the outputs of all
+vertices together are one contiguous range of memory, and each operand, in that order, is
+an N-d strided pattern (an NCHW view of an NHWC tensor is [C, H x W] with steps [1, C]; a
+per-channel scale broadcast over pixels is [C, H x W] with steps [1, 0]), the op runs on
+views: no operand gathered, no output scattered. The pattern is found once per compiled
+compute set; only its shape and steps are kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_engine.vertex import VertexBatch
+
+
+@dataclass(frozen=True)
+class FlatView:
+    """Elements ``first + sum(index[k] * steps[k])`` over ``shape``, of one field's pool."""
+
+    first: int
+    shape: tuple[int, ...]
+    steps: tuple[int, ...]
+
+    def of(self, pool: np.ndarray) -> np.ndarray:
+        last = self.first + sum((n - 1) * s for n, s in zip(self.shape, self.steps, strict=True))
+        if self.first < 0 or last >= pool.size:  # as_strided does not check its bounds
+            raise IndexError(f"view [{self.first}, {last}] outside memory of {pool.size}")
+        item = pool.itemsize
+        return np.lib.stride_tricks.as_strided(
+            pool[self.first : last + 1],
+            shape=self.shape,
+            strides=tuple(s * item for s in self.steps),
+            writeable=True,
+        )
+
+
+def strided_pattern(addr: np.ndarray) -> tuple[int, list[int], list[int]] | None:
+    """(first, sizes, steps) from the innermost dimension out, when ``addr`` is
+    ``first + sum(i_k * steps[k])`` over a row-major index of those sizes, steps >= 0."""
+    if addr.size == 0:
+        return None
+    sizes: list[int] = []
+    steps: list[int] = []
+    cur = addr.astype(np.int64, copy=False)
+    while cur.size > 1:
+        step = int(cur[1] - cur[0])
+        breaks = np.flatnonzero(np.diff(cur) != step)
+        n = int(breaks[0]) + 1 if breaks.size else cur.size
+        if step < 0 or cur.size % n:
+            return None
+        rows = cur.reshape(-1, n)
+        if not np.array_equal(rows, rows[:, :1] + np.arange(n, dtype=np.int64) * step):
+            return None
+        sizes.append(n)
+        steps.append(step)
+        cur = rows[:, 0]
+    return int(cur[0]), sizes, steps
+
+
+def _common_sizes(patterns: list[list[int]]) -> list[int] | None:
+    """Sizes (innermost first) that split every pattern's dimensions, or None."""
+    bounds = sorted({int(b) for sizes in patterns for b in np.cumprod(sizes)})
+    common, below = [], 1
+    for b in bounds:
+        if b % below:
+            return None
+        common.append(b // below)
+        below = b
+    return common
+
+
+def _split(sizes: list[int], steps: list[int], common: list[int]) -> tuple[int, ...]:
+    """The steps of a pattern over the common sizes (innermost first)."""
+    out, k, below_k, below = [], 0, 1, 1
+    for n in common:
+        while below >= below_k * sizes[k]:
+            below_k *= sizes[k]
+            k += 1
+        out.append(steps[k] * (below // below_k))
+        below *= n
+    return tuple(out)
+
+
+def flat_views(batch: VertexBatch, operands: tuple[str, ...], result: str) -> dict | None:
+    """{field: FlatView} of ``result`` and ``operands`` for an element-wise codelet, found
+    once per compiled compute set; None when the outputs are not one contiguous range or
+    an operand is not a strided pattern in their order."""
+    key = ("flat_views", operands, result)
+    if key not in batch.cache:
+        batch.cache[key] = _find(batch, operands, result)
+    return batch.cache[key]
+
+
+def _find(batch: VertexBatch, operands: tuple[str, ...], result: str) -> dict | None:
+    sizes = batch.sizes(result)
+    if batch.count == 0 or any(not np.array_equal(batch.sizes(f), sizes) for f in operands):
+        return None
+    out = batch.addresses(result)
+    if out.size < 2:
+        return None
+    order = np.argsort(out, kind="stable")
+    lo = int(out[order[0]])
+    if not np.array_equal(out[order], lo + np.arange(out.size, dtype=np.int64)):
+        return None
+    found = {}
+    for name in dict.fromkeys(operands):
+        pattern = strided_pattern(batch.addresses(name)[order])
+        if pattern is None:
+            return None
+        found[name] = pattern
+    common = _common_sizes([p[1] for p in found.values()] + [[out.size]])
+    if common is None:
+        return None
+    shape = tuple(reversed(common))
+    views = {
+        name: FlatView(first, shape, tuple(reversed(_split(sizes_, steps, common))))
+        for name, (first, sizes_, steps) in found.items()
+    }
+    views[result] = FlatView(lo, shape, tuple(reversed(_split([out.size], [1], common))))
+    return views
