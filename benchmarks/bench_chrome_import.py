@@ -43,6 +43,7 @@ def status(key):
     return 0
 
 from PySide6.QtWidgets import QApplication
+from benchmarks._redraw import zoom_pan_redraws
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.system_trace.view import SystemTraceView
@@ -98,17 +99,7 @@ total_s = time.perf_counter() - t0
 stage("first paint")
 if paint:  # as bench_system_trace: zoom in, pan, zoom out
     lo, hi = model.time_limits()
-    times = []
-    for step in range(STEPS):
-        t3 = time.perf_counter()
-        if step < STEPS // 3:
-            view.timeline.zoom(0.5, anchor=lo + (hi - lo) * 0.37)
-        elif step < 2 * STEPS // 3:
-            view.timeline.pan(0.3)
-        else:
-            view.timeline.zoom(2.5)
-        view.timeline.viewport().repaint()
-        times.append(time.perf_counter() - t3)
+    times = zoom_pan_redraws(view.timeline, lo, hi, STEPS)
     redraw_s = statistics.median(times)
 stage("redraw")
 names = ("start_ns", "end_ns", "depth", "thread", "channel", "label", "kind")
@@ -152,6 +143,7 @@ def open_in_child(path: Path, fast: bool, paint: bool) -> dict:
         capture_output=True,
         text=True,
         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        cwd=Path(__file__).resolve().parent.parent,  # the child imports benchmarks._redraw
     )
     if out.returncode:
         raise SystemExit(f"opening {path.name} failed:\n{out.stderr[-3000:]}")

@@ -15,6 +15,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from benchmarks._redraw import zoom_pan_redraws
 from benchmarks._timing import report
 from benchmarks.bench_pvti import write_big_trace
 
@@ -92,19 +93,7 @@ def measure(path: Path) -> None:
     )
 
     lo, hi = model.time_limits()
-    times = []
-    for step in range(STEPS):
-        painted = view.timeline.spans.paint_count
-        t3 = time.perf_counter()
-        if step < STEPS // 3:
-            view.timeline.zoom(0.5, anchor=lo + (hi - lo) * 0.37)  # in to ~1 µs a pixel
-        elif step < 2 * STEPS // 3:
-            view.timeline.pan(0.3)
-        else:
-            view.timeline.zoom(2.5)
-        view.timeline.viewport().repaint()
-        times.append(time.perf_counter() - t3)
-        assert view.timeline.spans.paint_count > painted
+    times = zoom_pan_redraws(view.timeline, lo, hi, STEPS)
     redraw = statistics.median(times)
     report(
         f"system trace: zoom/pan redraw, median of {STEPS}",
