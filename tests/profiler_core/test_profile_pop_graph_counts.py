@@ -4,6 +4,8 @@ them from the columns; counts that disagree with the columns are refused."""
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,15 @@ def test_missing_or_negative_counts_are_a_clear_error(written, field):
     missing = pytest.raises(ReportError, match=r"its counts are missing \(a 1.3 file has them\)")
     with ProfileReader(folder / "profile.pop") as reader, missing:
         _ = reader.graph_counts
+
+
+def test_the_counts_checksum_is_crc32_of_the_documented_stream(written):
+    """formats/README.md: each count as 16 little-endian signed bytes, in the order variables,
+    constants, vertices, edges, compute sets, codelets -- computed here with zlib alone."""
+    folder, profile = written
+    by_hand = counted_by_hand(profile)
+    order = ("variables", "constants", "vertices", "edges", "compute_sets", "codelets")
+    stream = b"".join(by_hand[k].to_bytes(16, "little", signed=True) for k in order)
+    message = build_message(profile)
+    (entry,) = [e for e in message.checksums if e.section == "graph_counts"]
+    assert entry.crc32 == zlib.crc32(stream)

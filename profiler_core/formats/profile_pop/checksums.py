@@ -13,6 +13,7 @@ and every answer stays the same.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import astuple
 from typing import Any
 
 from profiler_core.errors import ChecksumError
@@ -114,15 +115,9 @@ def graph_checksum(graph: GraphData) -> int:
 
 
 def graph_counts_checksum(counts: GraphCounts) -> int:
+    """Each count as an integer, in ``GraphCounts``'s order."""
     digest = Digest()
-    for number in (
-        counts.variables,
-        counts.constants,
-        counts.vertices,
-        counts.edges,
-        counts.compute_sets,
-        counts.codelets,
-    ):
+    for number in astuple(counts):
         digest.integer(number)
     return digest.value
 

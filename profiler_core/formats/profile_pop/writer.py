@@ -21,6 +21,7 @@ from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column, write_array
 from profiler_core.formats.profile_pop.checksums import GRAPH_COUNTS, SECTION_CHECKSUM, STRINGS
+from profiler_core.formats.profile_pop.graph_counts import COUNT_FIELDS
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, MAGIC, describe, profile_schema
 from profiler_core.model.profile import FORMAT_MAJOR, FORMAT_MINOR, ProfileData
 from profiler_core.model.strings import Strings
@@ -106,9 +107,8 @@ def _build_checksums(message: Any, profile: ProfileData) -> None:
 
 def _build_graph_counts(message: Any, profile: ProfileData) -> None:
     counts, out = profile.graph.counts(), message.init("graphCounts")
-    out.variables, out.constants = counts.variables, counts.constants
-    out.vertices, out.edges = counts.vertices, counts.edges
-    out.computeSets, out.codelets = counts.compute_sets, counts.codelets
+    for name, field in COUNT_FIELDS:
+        setattr(out, field, getattr(counts, name))
 
 
 def _build_header(message: Any, profile: ProfileData) -> None:
