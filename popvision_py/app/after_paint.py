@@ -1,6 +1,7 @@
-"""The graph section and debug.cbor decoded (and checked) after the window's first paint: no
-first page needs them, and decoding them beside that paint would slow the paint. A damaged
-one is said as a damaged section is on opening; the other pages keep working."""
+"""The graph section, the program steps' costs and debug.cbor decoded (and checked) after the
+window's first paint: no first page needs them, and decoding them beside that paint would
+slow the paint. A damaged one is said as a damaged section is on opening; the other pages
+keep working."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ LATEST_MS = 300  # decoded after the first paint, or after this when nothing pai
 
 
 class AfterPaintDecoding(QObject):
-    """Decodes the opened reports' graph sections and debug.cbor in a worker once the window
-    has painted.
+    """Decodes the opened reports' graph sections, program steps' costs and debug.cbor in a
+    worker once the window has painted.
 
     ``current()`` gives the reports the window shows now (a result for others is dropped);
     ``damaged(text)`` tells the user about the sections that could not be read.

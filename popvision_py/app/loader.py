@@ -18,7 +18,7 @@ from pathlib import Path
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.opened import AFTER_PAINT, OpenedReport
 from popvision_py.viewmodels.summary import summary_sections
 from profiler_core.errors import LoadCancelledError, ReportError
 from profiler_core.report import SECTIONS, open_report
@@ -27,13 +27,15 @@ log = logging.getLogger(__name__)
 
 # What opening decodes (and checks) before the window shows the report: what the Summary
 # shows. The graph's columns (a variable's name, size and tile regions: two thirds of a big
-# profile.pop) and the debug contexts (debug.cbor) are decoded by a worker after the first
-# paint (decode_after_paint): no first page needs them, and the pages that do wait for that
-# decode or do it themselves.
-AFTER_PAINT_SECTIONS = ("graph", "debug")
+# profile.pop), the program steps' costs (cycles per IPU, exchanges and compute per tile) and
+# the debug contexts (debug.cbor) are decoded by a worker after the first paint
+# (decode_after_paint): no first page needs them, and the pages that do wait for that decode
+# or do it themselves.
+AFTER_PAINT_SECTIONS = (*AFTER_PAINT, "debug")
 FIRST_SECTIONS = (
     *(s for s in SECTIONS if s not in AFTER_PAINT_SECTIONS),
     "graph_counts",  # what the Summary shows of the graph (counted from it before 1.3)
+    "program_steps",  # and of the programs (checked apart from their costs since 1.4)
 )
 
 Progress = Callable[[float, str], None]
@@ -201,13 +203,16 @@ def _load(
 def decode_after_paint(
     opened: list[OpenedReport], stopped: Callable[[], bool]
 ) -> dict[int, dict[str, ReportError]]:
-    """Decode each report's graph section and debug.cbor (after the first paint: no first
-    page needs them); returns the errors of damaged ones by position in ``opened``."""
+    """Decode each report's graph section, program steps' costs and debug.cbor (after the
+    first paint: no first page needs them); returns the errors of damaged ones by position
+    in ``opened``."""
     errors: dict[int, dict[str, ReportError]] = {}
     for i, o in enumerate(opened):
         for section in AFTER_PAINT_SECTIONS:
             if section == "debug" and o.report.debug_path is None:
                 continue
+            if section == "programs" and "program_steps" in o.errors:
+                continue  # said on opening: the steps are part of the section
             if stopped():
                 raise LoadCancelledError(o.folder, f"closed before its {section} was read")
             error = o.report.section_error(section)

@@ -10,6 +10,10 @@ from popvision_py.viewmodels.selection import ReportSelection
 from profiler_core.errors import ReportError
 from profiler_core.report import Report
 
+AFTER_PAINT = ("graph", "programs")
+"""profile.pop sections the window decodes after its first paint (the graph's columns, the
+program steps' costs): no first page needs them; a page that does decodes them itself."""
+
 SECTION_TITLES = {
     "target": "target",
     "graph": "graph",
@@ -17,6 +21,7 @@ SECTION_TITLES = {
     "memory": "memory",
     "liveness": "liveness",
     "programs": "program tree",
+    "program_steps": "program steps",
     "execution": "execution profile",
     "debug": "debug information (debug.cbor)",
 }
@@ -56,8 +61,8 @@ class OpenedReport:
                 error = self.report.section_error("debug")
                 if error is not None:
                     return error
-            if section == "graph":  # decoded after the first paint, or now if asked first
-                error = self.report.section_error("graph")
+            if section in AFTER_PAINT:  # decoded after the first paint, or now if asked first
+                error = self.report.section_error(section)
                 if error is not None:
                     self.errors[section] = error
                     return error

@@ -21,6 +21,7 @@ from profiler_core.model.profile import (
     GraphData,
     LivenessData,
     ProgramData,
+    ProgramSteps,
     RunData,
     TargetInfo,
 )
@@ -98,9 +99,10 @@ def checked_graph(report: Any) -> GraphData:
     return graph
 
 
-def checked_step_labels(report: Any) -> ProgramData:
-    """The programs, with the kinds and names of steps checked (what a list of steps shows)."""
-    programs = report.programs
+def checked_step_labels(report: Any) -> ProgramSteps:
+    """The program steps, with their kinds and names checked (what a list of steps shows; the
+    steps' costs are not decoded for it)."""
+    programs = report.program_steps
     strings = len(report.strings)  # the string table alone: the graph's columns wait
     _in_range(report, "programs", "step_kind", programs.step_kind, len(StepKind), "step kind")
     _in_range(report, "programs", "step_name", programs.step_name, strings, "string", low=-1)
@@ -150,7 +152,7 @@ def checked_live_bytes(report: Any) -> LivenessData:
     """Liveness, with its live bytes per step checked against the programs' steps (what the
     live bytes of each step need: the graph's columns are not decoded for it)."""
     liveness = report.liveness
-    steps = report.programs.num_steps
+    steps = report.program_steps.num_steps
     if len(liveness.step_live_bytes) != steps:
         fail(
             report,
@@ -163,7 +165,7 @@ def checked_live_bytes(report: Any) -> LivenessData:
 def checked_liveness(report: Any) -> LivenessData:
     """Liveness, with its steps and variables checked against the programs and the graph."""
     liveness = checked_live_bytes(report)
-    steps = report.programs.num_steps
+    steps = report.program_steps.num_steps
     variables = report.graph.num_variables
     _in_range(report, "liveness", "interval_var", liveness.interval_var, variables, "variable")
     _in_range(report, "liveness", "interval_first", liveness.interval_first, steps, "step")
@@ -176,7 +178,7 @@ def checked_runs(report: Any) -> list[RunData]:
     execution = report.execution
     if execution is None:
         return []
-    steps = report.programs.num_steps
+    steps = report.program_steps.num_steps
     for index, run in enumerate(execution.runs):
         where = f"run {index}: "
         if run.step_ids.size:

@@ -19,7 +19,7 @@ class GraphStatistics(GraphCounts):
 
 def graph_statistics(report: Any) -> GraphStatistics:
     """The graph's counts (stored beside it since profile.pop 1.3, so its columns are not
-    decoded for them) and the programs section's."""
-    p = report.programs
+    decoded for them) and the programs section's steps (their costs are not decoded)."""
+    p = report.program_steps
     return GraphStatistics(**vars(report.graph_counts), programs=len(p.roots),
                            program_steps=p.num_steps)  # fmt: skip

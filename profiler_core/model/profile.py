@@ -7,7 +7,7 @@ indices into the graph's string table. Index columns use -1 for "none".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -16,8 +16,9 @@ from profiler_core.model.strings import Strings
 
 FORMAT_MAJOR = 1
 # 1.1: framework, instrumentation, target type, replicas, edges, state; 1.2: section checksums;
-# 1.3: the graph's counts beside it (the Summary shows them without the graph's columns)
-FORMAT_MINOR = 3
+# 1.3: the graph's counts beside it (the Summary shows them without the graph's columns);
+# 1.4: the programs' steps and their costs checked apart (the Summary needs only the steps)
+FORMAT_MINOR = 4
 
 
 @dataclass
@@ -146,8 +147,10 @@ class MemoryData:
 
 
 @dataclass
-class ProgramData:
-    """The program tree, its program steps with modelled cycles, and exchange traffic."""
+class ProgramSteps:
+    """The program tree and its program steps' kinds and names: what a list of steps shows.
+    profile.pop 1.4 checks it apart from the steps' costs (``ProgramData``), so the Summary
+    shows the steps without checking every tile's exchange and compute cycles."""
 
     # program tree nodes (P rows), in depth-first order; a node's parent precedes it
     node_kind: np.ndarray  # uint8 kinds.ProgramKind
@@ -164,8 +167,19 @@ class ProgramData:
     step_cs: np.ndarray  # int32 compute set, -1 if none
     step_debug: np.ndarray  # int32
     step_node: np.ndarray  # int32 program tree node
-    step_cycles: np.ndarray  # int64 (S, num IPUs): modelled cycles of the step on each IPU
     step_global_bytes: np.ndarray  # int64 bytes crossing IPU-Links in the step
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.step_kind)
+
+
+@dataclass
+class ProgramData(ProgramSteps):
+    """The program tree and its steps, with their costs: modelled cycles per step and IPU,
+    exchange traffic per tile, compute cycles per tile."""
+
+    step_cycles: np.ndarray  # int64 (S, num IPUs): modelled cycles of the step on each IPU
     # exchange traffic of exchange steps, per tile (E rows)
     exch_step: np.ndarray  # int32
     exch_tile: np.ndarray  # int32
@@ -179,9 +193,9 @@ class ProgramData:
     # excluding idle worker threads (the vertices' own cycles), summed; None in older files
     cs_busy_cycles: np.ndarray | None = None
 
-    @property
-    def num_steps(self) -> int:
-        return len(self.step_kind)
+    def steps(self) -> ProgramSteps:
+        """The tree and steps alone (the same arrays, not copies)."""
+        return ProgramSteps(**{f.name: getattr(self, f.name) for f in fields(ProgramSteps)})
 
 
 @dataclass
@@ -227,6 +241,11 @@ class ProfileData:
     def strings(self) -> Strings:
         """The names of variables, compute sets and steps (as an opened Report has)."""
         return self.graph.strings
+
+    @property
+    def program_steps(self) -> ProgramSteps:
+        """The program tree and steps without their costs (as an opened Report has)."""
+        return self.programs.steps()
 
 
 @dataclass

@@ -27,6 +27,7 @@ from profiler_core.model.profile import (
     LivenessData,
     MemoryData,
     ProgramData,
+    ProgramSteps,
     TargetInfo,
 )
 from profiler_core.model.strings import Strings
@@ -122,6 +123,12 @@ class Report:
     @property
     def programs(self) -> ProgramData:
         return self._reader.programs
+
+    @property
+    def program_steps(self) -> ProgramSteps:
+        """The program tree and steps without their costs (checked alone since format 1.4:
+        what the Summary and a list of steps need)."""
+        return self._reader.program_steps
 
     @property
     def execution(self) -> ExecutionData | None:

@@ -16,6 +16,7 @@ from profiler_core.analysis.execution import run_totals
 from profiler_core.analysis.liveness import liveness_table
 from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
+from profiler_core.formats.profile_pop.checksums import PROGRAM_STEPS
 
 SECTIONS = ("target", "graph", "memory", "liveness", "programs", "execution", "debug")
 
@@ -75,7 +76,9 @@ def report_summary(report: Any, check_debug: bool = False) -> ReportSummary:
     summary, so its error is only listed when ``check_debug`` asks for it (or it was loaded)."""
     # The graph's columns (hundreds of thousands of variables) are not needed at a glance;
     # views that use them report a damaged graph section themselves.
-    sections = ["header"] + [s for s in SECTIONS if s not in ("debug", "graph")]
+    # Nor are the steps' costs (cycles per IPU, exchanges and compute per tile): the
+    # programs section's steps are checked alone (profile.pop 1.4).
+    sections = ["header", "target", "memory", "liveness", PROGRAM_STEPS, "execution"]
     if check_debug or report.debug_loaded:
         sections.append("debug")
     errors = {section: str(error) for section, error in report.load(sections).items()}

@@ -67,11 +67,14 @@ def test_the_graph_is_decoded_after_the_paint_and_the_summary_shows_its_counts_b
 ):
     decoded_at_loaded = []
     window.loader.loaded.connect(
-        lambda opened: decoded_at_loaded.append(opened[0].report.section_decoded("graph"))
+        lambda opened: decoded_at_loaded.append(
+            [opened[0].report.section_decoded(s) for s in ("graph", "programs", "program_steps")]
+        )
     )
     window.open_paths([tutorial4_report])
     wait_loaded(qtbot, window)
-    assert decoded_at_loaded == [False]  # the first paint did without the graph's columns
+    # the first paint did without the graph's columns and the program steps' costs
+    assert decoded_at_loaded == [[False, False, True]]
     opened = window.opened[0]
     summary = window.view("Summary")
     shown = {k: summary.value("Graph", k) for k in ("Variables", "Vertices", "Compute sets")}
@@ -82,6 +85,7 @@ def test_the_graph_is_decoded_after_the_paint_and_the_summary_shows_its_counts_b
     assert shown["Variables"] == f"{len(graph.var_name) - constants:,}"
     assert shown["Vertices"] == f"{int(graph.vc_count.sum()):,}"
     assert shown["Compute sets"] == f"{len(graph.cs_name):,}"
+    assert opened.report.section_decoded("programs")  # the costs too, after the paint
 
 
 def test_a_damaged_graph_section_is_named_after_the_paint_and_the_other_pages_work(
@@ -108,3 +112,32 @@ def test_a_damaged_graph_section_is_named_after_the_paint_and_the_other_pages_wo
     assert window.message_box is not None and "section 'graph'" in window.message_box.text()
     assert window.view("Memory").models  # the pages without the graph still work
     assert opened.missing("graph") is opened.errors["graph"]
+
+
+def test_damaged_step_costs_are_named_after_the_paint_and_the_summary_shows_the_steps(
+    qtbot, window, tutorial4_report, tmp_path
+):
+    folder = tmp_path / "tutorial4"
+    shutil.copytree(tutorial4_report, folder)
+    with ProfileReader(folder / "profile.pop") as reader:
+        cycles = np.asarray(reader.programs.step_cycles, dtype=np.int64)
+        steps = reader.programs.num_steps
+    data = bytearray((folder / "profile.pop").read_bytes())
+    needle = cycles.tobytes()
+    assert data.count(needle) == 1
+    data[data.index(needle) + 8] ^= 0x04  # a step's cycles changed after writing
+    (folder / "profile.pop").write_bytes(bytes(data))
+    window.open_paths([folder])
+    wait_loaded(qtbot, window)
+    assert window.opened[0].errors == {}  # not known at the first paint
+    assert window.view("Summary").value("Graph", "Program steps") == f"{steps:,}"
+    wait_debug(qtbot, window)
+    opened = window.opened[0]
+    assert "its steps' cycles and exchanges) fails its checksum" in str(opened.errors["programs"])
+    text = "tutorial4: some sections could not be read (program tree)"
+    assert window.statusBar().currentMessage().startswith(text)
+    assert window.message_box is not None and "section 'programs'" in window.message_box.text()
+    assert window.view("Memory").models  # the pages without the programs still work
+    assert opened.missing("programs") is opened.errors["programs"]
+    window.show_view("Program Tree")
+    assert window.view("Program Tree").showing_message()

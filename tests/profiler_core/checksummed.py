@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler_core.formats.profile_pop import ProfileReader
-from profiler_core.formats.profile_pop.checksums import SECTION_CHECKSUM
+from profiler_core.formats.profile_pop.checksums import CONTENT, SECTION_CHECKSUM
 
 
 def resealed(message: Any) -> Any:
@@ -22,7 +22,7 @@ def resealed(message: Any) -> Any:
         with ProfileReader(path, verify=False) as reader:
             for entry in message.checksums:
                 try:
-                    content = getattr(reader, entry.section)
+                    content = getattr(reader, CONTENT.get(entry.section, entry.section))
                 except Exception:
                     continue
                 entry.crc32 = SECTION_CHECKSUM[entry.section](content)

@@ -84,7 +84,8 @@ def _needle(profile, section: str) -> tuple[bytes, int]:
     column = {
         "graph": profile.graph.vc_count.astype("<i4"),
         "memory": profile.memory.by_category.astype("<i8"),
-        "programs": profile.programs.step_cycles.astype("<i8"),
+        "program_costs": profile.programs.step_cycles.astype("<i8"),
+        "program_steps": profile.programs.step_debug.astype("<i4"),
         "execution": profile.execution.runs[0].start_cycles.astype("<i8"),
     }[section]
     return column.tobytes(), 8
@@ -98,7 +99,9 @@ def _needle(profile, section: str) -> tuple[bytes, int]:
         ("strings", "strings", "section 'graph' (its string table)"),
         ("graph", "graph", "section 'graph'"),
         ("memory", "memory", "section 'memory'"),
-        ("programs", "programs", "section 'programs'"),
+        ("program_steps", "program_steps", "section 'programs'"),
+        ("program_steps", "programs", "section 'programs'"),
+        ("program_costs", "programs", "section 'programs' (its steps' cycles and exchanges)"),
         ("execution", "execution", "section 'execution'"),
     ],
 )

@@ -12,7 +12,7 @@ and every answer stays the same.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import astuple
 from typing import Any
 
@@ -29,6 +29,7 @@ from profiler_core.model.profile import (
     LivenessData,
     MemoryData,
     ProgramData,
+    ProgramSteps,
     TargetInfo,
 )
 from profiler_core.model.strings import Strings
@@ -45,6 +46,14 @@ GRAPH_COUNTS = "graph_counts"
 the graph's columns."""
 GRAPH_COUNTS_SINCE_MINOR = 3
 
+PROGRAM_STEPS = "program_steps"
+"""The programs section's tree and steps alone (``ProfileReader.program_steps``). Since 1.4
+the file stores their checksum under ``programs`` and the steps' costs' (cycles per IPU,
+exchange and compute per tile: ~90% of the section) under ``program_costs``, so the Summary
+checks the steps without the costs; a 1.2 or 1.3 file has one checksum over both."""
+PROGRAM_COSTS = "program_costs"
+PROGRAM_PARTS_SINCE_MINOR = 4
+
 SECTIONS = (
     "header",
     "target",
@@ -53,6 +62,7 @@ SECTIONS = (
     GRAPH_COUNTS,
     "memory",
     "programs",
+    PROGRAM_COSTS,
     "liveness",
     "execution",
 )
@@ -128,7 +138,22 @@ def memory_checksum(memory: MemoryData) -> int:
     return digest.value
 
 
-def programs_checksum(programs: ProgramData) -> int:
+def program_steps_checksum(programs: ProgramSteps) -> int:
+    """The program tree and its steps' kinds and names (stored as ``programs`` since 1.4)."""
+    digest = Digest()
+    _columns(digest, programs, cols.PROGRAM_STEP_COLUMNS)
+    return digest.value
+
+
+def program_costs_checksum(programs: ProgramData) -> int:
+    """The steps' costs: cycles per IPU, exchange bytes and compute cycles per tile."""
+    digest = Digest()
+    _columns(digest, programs, cols.PROGRAM_COST_COLUMNS + cols.PROGRAM_OPTIONAL_COLUMNS)
+    return digest.value
+
+
+def programs_checksum_1_3(programs: ProgramData) -> int:
+    """Formats 1.2 and 1.3: one checksum over every column of the section."""
     digest = Digest()
     _columns(digest, programs, cols.PROGRAM_COLUMNS + cols.PROGRAM_OPTIONAL_COLUMNS)
     return digest.value
@@ -162,14 +187,22 @@ SECTION_CHECKSUM = {
     "graph": graph_checksum,
     GRAPH_COUNTS: graph_counts_checksum,
     "memory": memory_checksum,
-    "programs": programs_checksum,
+    "programs": program_steps_checksum,
+    PROGRAM_COSTS: program_costs_checksum,
     "liveness": liveness_checksum,
     "execution": execution_checksum,
 }
 """The checksum of each section's decoded content, by the name the file stores it under."""
 
+CONTENT = {STRINGS: "strings", GRAPH_COUNTS: "graph_counts", PROGRAM_COSTS: "programs"}
+"""The ``ProfileReader`` attribute whose value each stored checksum covers (else its name)."""
 
-_PARTS = {STRINGS: " (its string table)", GRAPH_COUNTS: " (its counts)"}
+
+_PARTS = {
+    STRINGS: " (its string table)",
+    GRAPH_COUNTS: " (its counts)",
+    PROGRAM_COSTS: " (its steps' cycles and exchanges)",
+}
 
 
 class StoredChecksums:
@@ -177,7 +210,7 @@ class StoredChecksums:
     against them, right after the section is decoded."""
 
     def __init__(self, root: Any, major: int, minor: int) -> None:
-        self.version = f"{major}.{minor}"
+        self.version, self.minor = f"{major}.{minor}", minor
         self.sums: dict[str, int] | ChecksumError | None = None  # None: before checksums
         try:
             if root._has("checksums"):
@@ -203,20 +236,32 @@ class StoredChecksums:
 
     def check(self, key: str, name: str, content: Any) -> None:
         """Raise ChecksumError (without a path) unless ``content``, section ``name`` just
-        decoded (its string table for ``key`` "strings"), is what was written."""
+        decoded (its string table for ``key`` "strings", ...), is what was written."""
         stored = self.sums
         if stored is None:
             return
-        part = f"section '{name}'" + _PARTS.get(key, "")
-        if isinstance(stored, ChecksumError):
-            raise ChecksumError(None, f"damaged: {part} cannot be checked: {stored.problem}")
-        if key not in stored:
-            raise ChecksumError(None, f"damaged: {part} has no checksum in the file")
-        computed = SECTION_CHECKSUM[key](content)
-        if computed != stored[key]:
-            raise ChecksumError(
-                None,
-                f"damaged: {part} fails its checksum (CRC-32 {computed:08x}, written "
-                f"{stored[key]:016x}): the file changed after it was written; write the "
-                "report again",
-            )
+        for entry, checksum in self._parts(key):
+            part = f"section '{name}'" + _PARTS.get(entry, "")
+            if isinstance(stored, ChecksumError):
+                raise ChecksumError(None, f"damaged: {part} cannot be checked: {stored.problem}")
+            if entry not in stored:
+                raise ChecksumError(None, f"damaged: {part} has no checksum in the file")
+            computed = checksum(content)
+            if computed != stored[entry]:
+                raise ChecksumError(
+                    None,
+                    f"damaged: {part} fails its checksum (CRC-32 {computed:08x}, written "
+                    f"{stored[entry]:016x}): the file changed after it was written; write the "
+                    "report again",
+                )
+
+    def _parts(self, key: str) -> list[tuple[str, Callable[[Any], int]]]:
+        """The stored checksums covering what the reader caches under ``key``, each with
+        the function computing it."""
+        if key in ("programs", PROGRAM_STEPS) and self.minor < PROGRAM_PARTS_SINCE_MINOR:
+            return [("programs", programs_checksum_1_3)]
+        if key == PROGRAM_STEPS:
+            return [("programs", program_steps_checksum)]
+        if key == "programs":
+            return [("programs", program_steps_checksum), (PROGRAM_COSTS, program_costs_checksum)]
+        return [(key, SECTION_CHECKSUM[key])]

@@ -8,11 +8,12 @@ section decodes without touching the others.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from profiler_core.errors import ReportError
+from profiler_core.model.profile import ProgramSteps
 
 I32, I64, U8, BOOL = np.dtype("<i4"), np.dtype("<i8"), np.dtype("|u1"), np.dtype("|b1")
 
@@ -123,6 +124,13 @@ PROGRAM_OPTIONAL_COLUMNS: tuple[Column, ...] = (
     # added after 1.1 (additive, same format version): absent from older files, read as None
     Column("cs_busy_cycles", I64, "compute sets"),  # checked against the graph's by analyses
 )
+
+_STEPS = {f.name for f in fields(ProgramSteps)}
+#: The program tree and its steps' kinds and names (``ProgramSteps``), and the steps' costs
+#: (the rest of ``ProgramData``): checked apart since 1.4, so the window checks the costs (90%
+#: of a big section's bytes) after its first paint.
+PROGRAM_STEP_COLUMNS = tuple(c for c in PROGRAM_COLUMNS if c.name in _STEPS)
+PROGRAM_COST_COLUMNS = tuple(c for c in PROGRAM_COLUMNS if c.name not in _STEPS)
 
 LIVENESS_COLUMNS: tuple[Column, ...] = (
     Column("step_live_bytes", I64, "steps"),

@@ -23,6 +23,7 @@ from profiler_core.formats.profile_pop.arrays import read_array
 from profiler_core.formats.profile_pop.checksums import (
     GRAPH_COUNTS,
     GRAPH_COUNTS_SINCE_MINOR,
+    PROGRAM_STEPS,
     StoredChecksums,
 )
 from profiler_core.formats.profile_pop.framing import (
@@ -49,6 +50,7 @@ from profiler_core.model.profile import (
     MemoryData,
     ProfileData,
     ProgramData,
+    ProgramSteps,
     RunData,
     TargetInfo,
 )
@@ -168,6 +170,15 @@ class ProfileReader:
     @property
     def programs(self) -> ProgramData:
         return self._section("programs", self._decode_programs)
+
+    @property
+    def program_steps(self) -> ProgramSteps:
+        """The program tree and its steps' kinds and names, checked without the steps'
+        costs (format 1.4; an older file's one checksum covers both)."""
+        found = self._cache.get("programs")
+        if isinstance(found, ProgramData):  # already checked whole
+            return found.steps()
+        return self._section("programs", self._decode_programs, key=PROGRAM_STEPS).steps()
 
     @property
     def liveness(self) -> LivenessData:

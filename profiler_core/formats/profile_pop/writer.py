@@ -20,7 +20,12 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column, write_array
-from profiler_core.formats.profile_pop.checksums import GRAPH_COUNTS, SECTION_CHECKSUM, STRINGS
+from profiler_core.formats.profile_pop.checksums import (
+    GRAPH_COUNTS,
+    PROGRAM_COSTS,
+    SECTION_CHECKSUM,
+    STRINGS,
+)
 from profiler_core.formats.profile_pop.graph_counts import COUNT_FIELDS
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, MAGIC, describe, profile_schema
 from profiler_core.model.profile import FORMAT_MAJOR, FORMAT_MINOR, ProfileData
@@ -96,6 +101,7 @@ def _build_checksums(message: Any, profile: ProfileData) -> None:
         GRAPH_COUNTS: profile.graph.counts(),
         "memory": profile.memory,
         "programs": profile.programs,
+        PROGRAM_COSTS: profile.programs,
         "liveness": profile.liveness,
         "execution": profile.execution,
     }
