@@ -79,10 +79,13 @@ def _placed(where: Placement) -> Iterator[None]:
 
 class Weights:
     """Host float arrays of more than one element that meet a device op become weights: a
-    variable written once, named by its ONNX value, shared by every node using it."""
+    variable written once, named by its ONNX value, shared by every node using it the same
+    way. A lowering may hand in a view of the value (a Gemm's transposed B, a Conv's kernel
+    as [KH, KW, C, F]); another view of the same value is a weight of its own."""
 
     def __init__(self) -> None:
-        self.made: dict[str, TracedTensor] = {}
+        self.made: dict[tuple, TracedTensor] = {}
+        self.views: dict[str, int] = {}  # views of each value made so far
 
     def __call__(self, name: str, value: Any) -> Any:
         if traced(value) or value is None:
@@ -90,16 +93,20 @@ class Weights:
         array = np.asarray(value)
         if array.dtype.kind != "f" or array.size <= 1:
             return value
-        if name not in self.made:
+        key = (name, array.shape, array.strides)
+        if key not in self.made:
             trace = current_trace()
             if trace is None:
                 return value
             kind = float_type()
+            seen = self.views.get(name, 0)
+            self.views[name] = seen + 1
             # the model's own array (or a view of it, such as a transposed kernel) when it
             # is already of the type computed in: weights are held once on the host
-            node = trace.param(name, np.asarray(array, kind.numpy_dtype), kind)
-            self.made[name] = TracedTensor(trace, node)
-        return self.made[name]
+            param = name if seen == 0 else f"{name}/view{seen}"
+            node = trace.param(param, np.asarray(array, kind.numpy_dtype), kind)
+            self.made[key] = TracedTensor(trace, node)
+        return self.made[key]
 
 
 def lower_graph(
