@@ -27,11 +27,7 @@ def gemm(ctx: NodeContext, a: Any, b: Any, c: Any = None) -> Any:
     the product's right operand is a whole [K, N] variable laid out for its plan, as PopART
     creates it, not a transposed view of one."""
     if traced(a, b):
-        names = ctx.node.input
-        a, b = (
-            _operand(ctx, names[i], v, ctx.attr(t, 0))
-            for i, v, t in ((0, a, "transA"), (1, b, "transB"))
-        )
+        a, b = _operand(ctx, 0, a, "transA"), _operand(ctx, 1, b, "transB")
     else:
         a = np.transpose(a) if ctx.attr("transA", 0) else a
         b = np.transpose(b) if ctx.attr("transB", 0) else b
@@ -48,9 +44,11 @@ def gemm(ctx: NodeContext, a: Any, b: Any, c: Any = None) -> Any:
     return out
 
 
-def _operand(ctx: NodeContext, name: str, value: Any, transposed: int) -> Any:
-    """A traced operand transposed as a view; a host one transposed on the host, then
-    made a weight (the model's array seen transposed, written to the device once)."""
+def _operand(ctx: NodeContext, index: int, value: Any, transposed: str) -> Any:
+    """Input ``index`` transposed when the attribute ``transposed`` asks: a traced one as a
+    view; a host one on the host, then made a weight (the model's array seen transposed,
+    written to the device once)."""
+    flip = bool(ctx.attr(transposed, 0))
     if traced(value):
-        return value.T if transposed else value
-    return ctx.weight(name, np.transpose(value) if transposed else value)
+        return value.T if flip else value
+    return ctx.weight(ctx.node.input[index], np.transpose(value) if flip else value)
