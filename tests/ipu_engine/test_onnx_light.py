@@ -34,12 +34,12 @@ def with_logits(path: Path) -> tuple[onnx.ModelProto, str | None]:
 # squeezenet: Conv, Relu, MaxPool, Concat, Dropout, GlobalAveragePool, Softmax (~10 s);
 # shufflenet: grouped Conv, BatchNormalization, channel shuffle (Reshape/Transpose),
 # AveragePool, Sum, Gemm (~13 s); inception_v1: LRN, AveragePool, Concat, Gemm (~22 s,
-# 2.2 GB). The other six take up to minutes and 4..10 GB each: ``make models`` runs all nine
+# 2.2 GB). The other six take up to ~30 s and 4 GB each: ``make models`` runs all nine
 # (POPVISION_LIGHT_MODELS=all).
 IN_MAKE_TEST = ["squeezenet", "shufflenet", "inception_v1"]
 EVERY_MODEL = sorted(p.name[len("light_") : -len(".onnx")] for p in LIGHT.glob("light_*.onnx"))
 MODELS = EVERY_MODEL if os.environ.get("POPVISION_LIGHT_MODELS") == "all" else IN_MAKE_TEST
-# VGG-19 (548 MiB of weights, 372 KiB a tile on one IPU) fits one IPU because each weight
+# VGG-19 (548 MiB of weights, 390,400 bytes a tile on one IPU) fits one IPU as each weight
 # of a fully connected layer is made in its matmul plan's layout, as PopART makes it: with
 # the weights spread linearly, FC6's plan received a copy of its 411 MB weight (281,668
 # bytes a tile) and no count of IPUs from 1 to 8 held it. Its fullest tile holds 594,580 of
