@@ -50,9 +50,9 @@ soak: $(STAMP)
 	POPVISION_SOAK_CYCLES=$(SOAK_CYCLES) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -s \
 		tests/popvision_py/test_window_cycles.py
 
-# Every light model shipped in the onnx package (AlexNet ... ZFNet-512, VGG-19 on 4 IPUs)
-# against onnxruntime on a seeded input; make test runs three of them. About 4 minutes and
-# up to 10 GB.
+# Every light model shipped in the onnx package (AlexNet ... ZFNet-512, VGG-19), each on 1 IPU,
+# against onnxruntime on a seeded input; make test runs three of them. About 3 minutes and
+# up to 5 GB.
 models: $(STAMP)
 	POPVISION_LIGHT_MODELS=all $(PY) -m pytest -q tests/ipu_engine/test_onnx_light.py
 

@@ -19,6 +19,7 @@ from ipu_engine.errors import EngineError, ShardError
 from ipu_engine.frontend.available_memory import poplin_options
 from ipu_engine.frontend.contexts import IPU_COPY, framework_op
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, shard_limit_text
+from ipu_engine.frontend.weight_layout import matmul_options
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import broadcast_to
 from ipu_engine.popops import expr
@@ -172,9 +173,7 @@ class GraphBuilder:
 
     def _op_matmul(self, node: Node, ipu: int) -> Tensor:
         a, b = self.args(node, ipu)
-        options = {"partialsType": node.attrs.get("partials_type", "float")}
-        options |= poplin_options(node) or {}
-        return poplin.mat_mul(self.graph, a, b, self.prog, node.name, options)
+        return poplin.mat_mul(self.graph, a, b, self.prog, node.name, matmul_options(node))
 
     def _op_reduce(self, node: Node, ipu: int) -> Tensor:
         (a,) = self.args(node, ipu)
@@ -217,8 +216,7 @@ class GraphBuilder:
         groups = int(np.prod(batch, dtype=np.int64))
         a3 = broadcast_to(a, (*batch, *a.shape[-2:])).reshape([groups, *a.shape[-2:]])
         b3 = broadcast_to(b, (*batch, *b.shape[-2:])).reshape([groups, *b.shape[-2:]])
-        options = {"partialsType": node.attrs.get("partials_type", "float")}
-        options |= poplin_options(node) or {}
+        options = matmul_options(node)
         out = poplin.mat_mul_grouped(self.graph, a3, b3, self.prog, node.name, options)
         return out.reshape(node.shape)
 

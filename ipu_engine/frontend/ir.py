@@ -84,6 +84,9 @@ class Trace:
     #: host float constants take the float type of the tensor they meet (an imported model
     #: computed in half: its float32 constants must not promote the half values to float32)
     host_floats_follow: bool = False
+    #: weights are made in the layout of the matmul reading them (PopART's way with an ONNX
+    #: model's initializers), not spread linearly
+    weights_in_op_layout: bool = False
     nodes: list[Node] = field(default_factory=list)
     inputs: list[Node] = field(default_factory=list)
     params: dict[str, Node] = field(default_factory=dict)

@@ -1,7 +1,8 @@
 """A compiled framework program on its device: the Engine, its feeds and its weights.
 
 ``place_sources`` puts every replica's inputs and weights on that replica's IPUs (an
-input on the IPU of its first user, a weight on the shard it was made on);
+input on the IPU of its first user, a weight on the shard it was made on, laid out for
+the matmul reading it when the trace asks for op layouts, else linearly);
 ``DeviceSession`` compiles and loads the Engine once, then each call connects the host
 arrays to the feeds, runs, and returns the outfeeds' arrays.
 """
@@ -17,6 +18,7 @@ from ipu_engine.debug import source_location
 from ipu_engine.engine import Engine
 from ipu_engine.frontend.feeds import Feed, host_input
 from ipu_engine.frontend.ir import Node, Trace
+from ipu_engine.frontend.weight_layout import create_weight, weight_readers
 from ipu_engine.graph import Graph
 from ipu_engine.poputil import linear_tile_array
 from ipu_engine.program import Program
@@ -57,6 +59,7 @@ def place_sources(
     """Each replica's tensors for the trace's inputs and weights, mapped over one IPU
     (inputs on ``input_shard`` when given: a pipeline's first stage)."""
     homes = home_shards(trace)
+    readers = weight_readers(trace)
     if input_shard is not None:
         homes |= {node.id: input_shard for node in trace.inputs}
     envs: list[dict[int, Tensor]] = []
@@ -64,12 +67,14 @@ def place_sources(
         env: dict[int, Tensor] = {}
         for node in (*trace.inputs, *trace.params.values()):
             name = node.name if replicas == 1 else f"replica{r}/{node.name}"
-            with source_location(node.location):  # where the input or weight was made
-                tensor = graph.add_variable(node.type, node.shape, name)
             ipu = r * ipus_per_replica + homes[node.id]
-            graph.set_tile_mapping_array(
-                tensor, linear_tile_array(tensor.num_elements, ipu_tiles(graph, ipu, "shard"))
-            )
+            with source_location(node.location):  # where the input or weight was made
+                made = create_weight(graph, node, readers, ipu, name)
+                tensor = made or graph.add_variable(node.type, node.shape, name)
+            if made is None:
+                graph.set_tile_mapping_array(
+                    tensor, linear_tile_array(tensor.num_elements, ipu_tiles(graph, ipu, "shard"))
+                )
             env[node.id] = tensor
         envs.append(env)
     return envs

@@ -196,6 +196,9 @@ class InferenceSession:
 
         def onnx_graph(*placeholders: TracedTensor) -> tuple[TracedTensor, ...]:
             trace = placeholders[0].trace if placeholders else current_trace()
+            if trace is not None:
+                # weights made for the matmul reading them, as PopART makes initializers
+                trace.weights_in_op_layout = True
             if trace is not None and self.float_type == HALF:
                 trace.host_floats_follow = True  # float32 constants meet half values as half
             env: dict[str, Any] = dict(model.initializers)

@@ -2,7 +2,12 @@
 
 from ipu_engine.poplin.conv import convolution
 from ipu_engine.poplin.conv_plan import ConvPlan, ConvShape, plan_convolution
-from ipu_engine.poplin.matmul import mat_mul, mat_mul_grouped, mat_mul_plan
+from ipu_engine.poplin.matmul import (
+    create_mat_mul_input_rhs,
+    mat_mul,
+    mat_mul_grouped,
+    mat_mul_plan,
+)
 from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
 
 __all__ = [
@@ -10,6 +15,7 @@ __all__ = [
     "ConvShape",
     "MatMulPlan",
     "convolution",
+    "create_mat_mul_input_rhs",
     "mat_mul",
     "mat_mul_grouped",
     "mat_mul_plan",

@@ -10,16 +10,17 @@ partials, live only until that slice is reduced.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import mapping_arg
+from ipu_engine.arguments import graph_arg, mapping_arg, shape_arg
 from ipu_engine.codelets.matmul import matmul_partial
 from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.graph import Graph
 from ipu_engine.libcommon import add_program, check_tensors, op_context
+from ipu_engine.poplin.matmul_grid import vertex_grid
 from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
 from ipu_engine.popops.reduce import reduce_partials, reduce_to
 from ipu_engine.program import Execute
@@ -105,6 +106,53 @@ def mat_mul_plan(
         graph.target.bytes_per_tile,
         _memory_proportion(options),
     )
+
+
+def create_mat_mul_input_rhs(
+    graph: Graph,
+    elem_type: Type,
+    a_shape: Sequence[int],
+    b_shape: Sequence[int],
+    name: str = "",
+    options: Mapping[str, Any] | None = None,
+) -> Tensor:
+    """A new [K, N] variable to be the right operand of ``mat_mul`` with a left operand of
+    ``a_shape`` [M, K] and these ``options`` (PopLibs' ``createMatMulInputRHS``): each block
+    of it lives on the tile of the first vertex of the plan that reads it, so the product
+    reads a weight made this way where it is, never a received copy of it. A plan of
+    several row blocks or serial slices still sends each block to the others' tiles."""
+    api = "poplin::createMatMulInputRHS"
+    a_shape = list(shape_arg(a_shape, f"{api}: a_shape"))
+    b_shape = list(shape_arg(b_shape, f"{api}: b_shape"))
+    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != b_shape[0] or 0 in a_shape + b_shape:
+        raise ShapeError(
+            f"{api}: cannot create the right operand {b_shape} of a product with a left "
+            f"operand {a_shape}; needs [M,K] x [K,N], each of M, K and N at least 1"
+        )
+    graph_arg(graph, api)
+    if not isinstance(elem_type, Type) or elem_type.numpy_dtype.kind != "f":
+        raise TypeMismatchError(f"{api}: needs a float or half type, got {elem_type!r}")
+    (m, k), n = a_shape, b_shape[1]
+    proportion = _memory_proportion(options, api)
+    partials_type(options, elem_type, api)  # checked as mat_mul checks it
+    plan = plan_matmul(
+        m, k, n, elem_type.size, elem_type.name, len(graph.tile_range),
+        graph.target.bytes_per_tile, proportion,
+    )  # fmt: skip
+    args = {"A": a_shape, "B": b_shape, "plan": [plan.sm, plan.sn, plan.sk]}
+    with op_context(graph, api, name, args):
+        b = graph.add_variable(elem_type, b_shape, name or "matmul_rhs")
+        # the first serial slice's first row block: every block of B once
+        grid = vertex_grid(plan, min(plan.slice_rows or m, m), k, n, 1, graph.tile_range)
+        first = grid.r0 == 0
+        b_tiles = np.zeros((k, n), dtype=np.int32)
+        for k0, k1, c0, c1, tile in zip(
+            *(x[first].tolist() for x in (grid.k0, grid.k1, grid.c0, grid.c1, grid.tiles)),
+            strict=True,
+        ):
+            b_tiles[k0:k1, c0:c1] = tile
+        graph.set_tile_mapping_array(b, b_tiles)
+    return b
 
 
 def mat_mul(
@@ -193,10 +241,6 @@ def mat_mul_grouped(
     return out
 
 
-def _blocks(size: int, block: int) -> list[tuple[int, int]]:
-    return [(s, min(s + block, size)) for s in range(0, size, block)]
-
-
 def _build(
     graph: Graph,
     plan: MatMulPlan,
@@ -214,33 +258,13 @@ def _build(
     to the tiles of its group block."""
     m, k = a.shape[0] // groups, a.shape[1]
     n = b.shape[1]
-    rows, cols, depth = _blocks(m, plan.bm), _blocks(n, plan.bn), _blocks(k, plan.bk)
-    tiles_avail = graph.tile_range
-    per_group = len(rows) * len(cols) * len(depth)
-    count = groups * per_group
-    split_k = len(depth) > 1
-    # every vertex's block bounds, in (group, row block, column block, depth block) order
-    grid = np.stack(
-        np.meshgrid(
-            np.arange(groups), np.arange(len(rows)), np.arange(len(cols)),
-            np.arange(len(depth)), indexing="ij",
-        ),
-        axis=-1,
-    ).reshape(-1, 4)  # fmt: skip
-    g = grid[:, 0].astype(np.int64)
-    r0, r1 = (np.asarray(rows, dtype=np.int64)[grid[:, 1], j] + g * m for j in (0, 1))
-    c0, c1 = (np.asarray(cols, dtype=np.int64)[grid[:, 2], j] for j in (0, 1))
-    k0, k1 = (np.asarray(depth, dtype=np.int64)[grid[:, 3], j] for j in (0, 1))
-    d = grid[:, 3].astype(np.int64)
-    # spread the partial products evenly over the available tiles; the groups of one
-    # group block share the tiles of one slot
-    slot = (g // plan.bg) * per_group + np.arange(count) % per_group
-    slots = -(-groups // plan.bg) * per_group
-    tiles = (tiles_avail.start + (slot * len(tiles_avail)) // slots).astype(np.int32)
+    grid = vertex_grid(plan, m, k, n, groups, graph.tile_range)
+    r0, r1, c0, c1, k0, k1, tiles = grid.r0, grid.r1, grid.c0, grid.c1, grid.k0, grid.k1, grid.tiles
+    split_k = grid.depth > 1
     out_tiles = np.zeros((groups * m, n), dtype=np.int32)
     partials_apart = True  # the partials of every output on distinct tiles
-    for i in range(0, count, len(depth)):
-        block_tiles = tiles[i : i + len(depth)]
+    for i in range(0, tiles.size, grid.depth):
+        block_tiles = tiles[i : i + grid.depth]
         partials_apart &= np.unique(block_tiles).size == block_tiles.size
         # the output block is spread over the tiles of its partials, so that each
         # reduces a share of it (as PopLibs spreads the reduction)
@@ -250,12 +274,12 @@ def _build(
         out_tiles[br0:br1, bc0:bc1] = block_tiles[share].reshape(br1 - br0, bc1 - bc0)
     graph.set_tile_mapping_array(out, out_tiles)
     in_col = EdgeColumn.from_blocks(a, r0, r1, k0, k1)
-    weights_col = EdgeColumn.from_blocks(b, g * k + k0, g * k + k1, c0, c1)
+    weights_col = EdgeColumn.from_blocks(b, grid.g * k + k0, grid.g * k + k1, c0, c1)
     m = groups * m  # rows of the stacked output
     if split_k:
-        partials = graph.add_variable(partials_type, [len(depth), m, n], "partials")
-        as_rows = partials.reshape([len(depth) * m, n])
-        out_col = EdgeColumn.from_blocks(as_rows, d * m + r0, d * m + r1, c0, c1)
+        partials = graph.add_variable(partials_type, [grid.depth, m, n], "partials")
+        as_rows = partials.reshape([grid.depth * m, n])
+        out_col = EdgeColumn.from_blocks(as_rows, grid.d * m + r0, grid.d * m + r1, c0, c1)
         runs, run_edge = out_col.edge_runs()
         graph.map_runs(partials, [runs], [0], run_tiles=tiles[run_edge])
     else:

@@ -206,6 +206,8 @@ OVERRIDES: dict[tuple[str, str], Callable[[Context], Any]] = {
     ("mat_mul", "b"): _tensor("m32"),
     ("mat_mul_plan", "a"): _tensor("m23"),
     ("mat_mul_plan", "b"): _tensor("m32"),
+    ("create_mat_mul_input_rhs", "a_shape"): lambda c: [2, 3],
+    ("create_mat_mul_input_rhs", "b_shape"): lambda c: [3, 2],
     ("mat_mul_grouped", "a"): _tensor("g223"),
     ("mat_mul_grouped", "b"): _tensor("g232"),
     ("convolution", "weights"): _tensor("group_kernel"),

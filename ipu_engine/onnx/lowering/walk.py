@@ -41,7 +41,8 @@ def node_scope(node: onnx.NodeProto, index: int) -> str:
 
 def placements(model: OnnxModel, ipus: int, pipelined: bool) -> list[Placement]:
     """Each node's (shard, stage): PopART's attributes when the model has them, else ``ipus``
-    consecutive groups of nodes holding about equal weight bytes."""
+    consecutive groups of the nodes computed on the IPU whose largest weight bytes
+    (``weight_bytes``) are least; a node folded on the host goes with the node before it."""
     nodes = list(model.graph.node)
     chosen: list[Placement] = []
     for node in nodes:
@@ -50,18 +51,82 @@ def placements(model: OnnxModel, ipus: int, pipelined: bool) -> list[Placement]:
         chosen.append((None if ipu is None else int(ipu), None if stage is None else int(stage)))
     if any(p != (None, None) for p in chosen) or ipus <= 1:
         return chosen
-    weight_bytes = np.array(
-        [
-            sum(model.initializers[i].nbytes for i in n.input if i in model.initializers)
-            for n in nodes
-        ],
-        dtype=np.float64,
-    )
-    weight_bytes += 1.0  # nodes without weights still spread when no node has any
-    middles = (np.cumsum(weight_bytes) - weight_bytes / 2) / weight_bytes.sum()
-    groups = np.minimum((middles * ipus).astype(int), ipus - 1)
-    groups = np.maximum.accumulate(groups)
+    weights, on_device = weight_bytes(model)
+    if not on_device.any():
+        return chosen
+    # a byte more per node: nodes without weights still spread when no node has any
+    device_groups = balanced_groups(weights[on_device] + 1, ipus)
+    groups = np.full(len(nodes), -1, dtype=np.int64)
+    groups[on_device] = device_groups
+    groups = np.maximum.accumulate(np.maximum(groups, 0))
     return [(int(g), int(g) if pipelined else None) for g in groups]
+
+
+def balanced_groups(sizes: np.ndarray, parts: int) -> np.ndarray:
+    """The group of each item of ``sizes`` (> 0) in ``parts`` consecutive non-empty groups
+    (as many as there are items, if fewer) whose largest total is least: the least capacity
+    that filling each group in turn up to it covers, found by bisection."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    count, parts = sizes.size, min(parts, sizes.size)
+    ends = np.cumsum(sizes)
+
+    def fill(capacity: int) -> np.ndarray | None:
+        groups = np.empty(count, dtype=np.int64)
+        start, base = 0, 0
+        for group in range(parts):
+            end = int(np.searchsorted(ends, base + capacity, side="right"))
+            # leave an item for each group after this one; the last takes the rest
+            end = (
+                count
+                if group == parts - 1
+                else min(max(end, start + 1), count - (parts - group - 1))
+            )
+            if int(ends[end - 1]) - base > capacity:
+                return None
+            groups[start:end] = group
+            start, base = end, int(ends[end - 1])
+        return groups
+
+    low, high = int(sizes.max()), int(ends[-1])
+    while low < high:
+        middle = (low + high) // 2
+        if fill(middle) is None:
+            low = middle + 1
+        else:
+            high = middle
+    found = fill(low)
+    assert found is not None  # the whole total always fits
+    return found
+
+
+def weight_bytes(model: OnnxModel) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of weights each node places on its IPU, and whether it computes on the IPU
+    at all (a node whose inputs are all known on the host is folded there). A weight is a
+    float value known on the host of more than one element -- an initializer, or what
+    nodes compute from host values alone (Constant, ConstantOfShape: VGG-19's weights are
+    made that way) -- counted at its first reader on the IPU, where it becomes a variable."""
+    sizes = {name: (a.size, a.dtype) for name, a in model.initializers.items()}
+    for v in model.graph.value_info:
+        dims = v.type.tensor_type.shape.dim
+        if v.type.HasField("tensor_type") and all(d.HasField("dim_value") for d in dims):
+            elem = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
+            sizes[v.name] = (int(np.prod([d.dim_value for d in dims], dtype=np.int64)), elem)
+    host = set(model.initializers)
+    counted: set[str] = set()
+    weights = np.zeros(len(model.graph.node), dtype=np.int64)
+    on_device = np.zeros(len(model.graph.node), dtype=bool)
+    for index, node in enumerate(model.graph.node):
+        inputs = [name for name in node.input if name]
+        if all(name in host for name in inputs):  # folded on the host
+            host.update(name for name in node.output if name)
+            continue
+        on_device[index] = True
+        for name in inputs:
+            size, dtype = sizes.get(name, (0, np.dtype(np.int64)))
+            if name in host and name not in counted and np.dtype(dtype).kind == "f" and size > 1:
+                counted.add(name)
+                weights[index] += size * float_type().size
+    return weights, on_device
 
 
 @contextlib.contextmanager
@@ -79,10 +144,13 @@ def _placed(where: Placement) -> Iterator[None]:
 
 class Weights:
     """Host float arrays of more than one element that meet a device op become weights: a
-    variable written once, named by its ONNX value, shared by every node using it."""
+    variable written once, named by its ONNX value, shared by every node using it the same
+    way. A lowering may hand in a view of the value (a Gemm's transposed B, a Conv's kernel
+    as [KH, KW, C, F]); another view of the same value is a weight of its own."""
 
     def __init__(self) -> None:
-        self.made: dict[str, TracedTensor] = {}
+        self.made: dict[tuple, TracedTensor] = {}
+        self.views: dict[str, int] = {}  # views of each value made so far
 
     def __call__(self, name: str, value: Any) -> Any:
         if traced(value) or value is None:
@@ -90,16 +158,20 @@ class Weights:
         array = np.asarray(value)
         if array.dtype.kind != "f" or array.size <= 1:
             return value
-        if name not in self.made:
+        key = (name, array.shape, array.strides)
+        if key not in self.made:
             trace = current_trace()
             if trace is None:
                 return value
             kind = float_type()
+            seen = self.views.get(name, 0)
+            self.views[name] = seen + 1
             # the model's own array (or a view of it, such as a transposed kernel) when it
             # is already of the type computed in: weights are held once on the host
-            node = trace.param(name, np.asarray(array, kind.numpy_dtype), kind)
-            self.made[name] = TracedTensor(trace, node)
-        return self.made[name]
+            param = name if seen == 0 else f"{name}/view{seen}"
+            node = trace.param(param, np.asarray(array, kind.numpy_dtype), kind)
+            self.made[key] = TracedTensor(trace, node)
+        return self.made[key]
 
 
 def lower_graph(
