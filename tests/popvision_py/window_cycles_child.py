@@ -97,6 +97,9 @@ def test_open_compare_close_windows_many_times(qtbot, tmp_path, monkeypatch) -> 
             window.show_view(view.title)
             QApplication.processEvents()
             assert window.current_view() is view, (cycle, view.title)
+        # pages compute their view models in workers: on a busy machine the last ones shown
+        # may still be computing here
+        qtbot.waitUntil(lambda pages=window.page_computer: not pages.busy, timeout=30_000)
         assert window.page_failures == [], (cycle, window.page_failures)
         summary = window.view("Summary")
         names = [summary.value("Program", "Program", side) for side in (0, 1)]
