@@ -129,10 +129,11 @@ def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
     ts, dur, pid, tid, name, cat = _fields(events, spans, all_spans)
     args = [ev.get("args") for ev in events]
     present = [a for a in args if a]
+    ts_types, dur_types = set(map(type, ts)), set(map(type, dur))
     pid_types, tid_types = set(map(type, pid)), set(map(type, tid))
     if not (
-        set(map(type, ts)) <= _NUMBERS
-        and set(map(type, dur)) <= _NUMBERS
+        ts_types <= _NUMBERS
+        and dur_types <= _NUMBERS
         and pid_types <= _IDS
         and tid_types <= {int, str, object}
         and set(map(type, name)) == {str}
@@ -144,14 +145,15 @@ def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
                               for ev, x in zip(events, spans, strict=True)))
     ):  # fmt: skip
         return False
-    try:
-        end = [t + d for t, d in zip(ts, dur, strict=True)]
-        ts_col, end_col, dur_col = stamps(ts), stamps(end), np.array(dur, np.float64)
+    try:  # stamps as written: int64 while every one is an int (chrome_columns.stamps)
+        ts_col = np.array(ts, np.int64 if ts_types <= {int} else np.float64)
+        dur_col = np.array(dur, np.float64)
+        end_col = _ends(ts, dur, ts_col, dur_col, ts_types | dur_types <= {int})
     except OverflowError:  # an integer past int64: the per-event path says what is wrong
         return False
     ok = (
         np.isfinite(ts_col).all()
-        and (np.abs(ts_col) <= _MAX_TS).all()
+        and ((ts_col >= -_MAX_TS) & (ts_col <= _MAX_TS)).all()  # no abs(): int64's min
         and np.isfinite(dur_col).all()
         and (np.abs(dur_col) <= _MAX_NUMBER).all()
         and (dur_col >= 0).all()
@@ -174,6 +176,14 @@ def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
     at = [i for i, a in enumerate(args) if a]
     builder.args_text.add(first + np.array(at, np.int64), [_compact(args[i]) for i in at])
     return True
+
+
+def _ends(ts: list, dur: list, ts_col: np.ndarray, dur_col: np.ndarray, ints: bool) -> np.ndarray:
+    """``stamps([t + d ...])``, the ends as the per-event path makes them (Python's sums),
+    added in numpy where that is exact: every stamp and duration below 2**53."""
+    if len(ts_col) and max(np.abs(ts_col).max(), np.abs(dur_col).max()) < 2**53:
+        return ts_col + (dur_col.astype(np.int64) if ints else dur_col)
+    return stamps([t + d for t, d in zip(ts, dur, strict=True)])
 
 
 def _fields(events: list[dict], spans: list[bool], all_spans: bool) -> tuple[list[Any], ...]:

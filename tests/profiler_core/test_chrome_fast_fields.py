@@ -17,6 +17,7 @@ import pytest
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace import chrome_fast, chrome_import, json_events
 from profiler_core.trace.chrome_import import import_chrome_file
+from tests.profiler_core.test_chrome_fast_path import assert_same_trace
 
 NAMES = ['say "hi"', "back\\slash", "名前", "rocket 🚀", "line\nbreak", "tab\t", "\u2028", ""]
 CATS = ["cpu_op", "kernel ü", 'q"uote']
@@ -107,3 +108,41 @@ def test_fast_path_reads_each_field_as_the_json_says(
     assert list(trace.labels) == list(dict.fromkeys(ev["name"] for ev in evs))
     assert list(trace.channels) == list(dict.fromkeys(ev.get("cat", "") for ev in evs))
     assert trace.warnings == ()
+
+
+def _fast_and_per_event(path: Path) -> tuple[Any, Any]:
+    return import_chrome_file(path), import_chrome_file(path, fast=False)
+
+
+def test_ends_past_2_53_are_the_exact_sums_as_the_per_event_path_makes_them(
+    tmp_path: Path,
+) -> None:
+    base = 1_700_000_000_123_456_853  # ns epochs: floats hold them to 256 ns, and
+    # float(base) + 300.0 (two roundings) misses float(base + 300) (one) by 256 ns
+    assert float(base) + 300.0 != float(base + 300)
+    evs = [
+        {"ph": "X", "name": "a", "ts": base, "dur": 300, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "b", "ts": base + 2, "dur": 0.5, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "c", "ts": 3.25, "dur": 1, "pid": 2, "tid": 1},
+    ]
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(evs))
+    fast, slow = _fast_and_per_event(path)
+    assert_same_trace(fast, slow)
+    # hand: one float stamp makes the columns float64; each end is its exact sum rounded once
+    ends = sorted(int(x) for x in fast.end_ns)
+    assert ends == sorted(int(float(e)) for e in (3.25 + 1, float(base + 300), (base + 2) + 0.5))
+
+
+@pytest.mark.parametrize("ts", [-(2**63), 2**63 - 1, -9.3e18])
+def test_stamps_out_of_range_at_int64s_edges_are_skipped_as_one_by_one(
+    tmp_path: Path, ts: float
+) -> None:
+    evs = [{"ph": "X", "name": "a", "ts": 5, "dur": 1, "pid": 1, "tid": 1},
+           {"ph": "X", "name": "edge", "ts": ts, "dur": 1, "pid": 1, "tid": 1}]  # fmt: skip
+    path = tmp_path / "edge.json"
+    path.write_text(json.dumps(evs))
+    fast, slow = _fast_and_per_event(path)
+    assert_same_trace(fast, slow)
+    assert fast.labels == ("a",)
+    assert fast.warnings == ("edge.json: 1 event(s) skipped (1 'ts' is out of range)",)
