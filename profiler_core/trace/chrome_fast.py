@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 _NUMBERS = {int, float}
 _IDS = {int, str}
 _NO_TID = object()
+_PLAIN = frozenset(("X", "i", "I"))  # the phases a run is made of
 _COMPACT = json.JSONEncoder(separators=(",", ":"))  # as json.dumps(..., separators=...)
 _MAX_TS = fields.MAX_MICROSECONDS * 1000  # as fields.timestamp
 _MAX_NUMBER = 1.7e308  # as fields.number
@@ -75,8 +76,11 @@ def add_chunk(builder: _Builder, chunk: list[Any]) -> None:
     """Add ``chunk``'s events in order: runs of plain X/i events at once, the rest (and any
     run that is not plain after all) one by one."""
     phases = [ev.get("ph") if ev.__class__ is dict else None for ev in chunk]
-    # == only: a phase may be any JSON value (a list is unhashable)
-    plain = np.fromiter((ph == "X" or ph == "i" or ph == "I" for ph in phases), bool, len(phases))
+    try:
+        plain = np.fromiter(map(_PLAIN.__contains__, phases), bool, len(phases))
+    except TypeError:  # a phase may be any JSON value: a list is unhashable, so == only
+        plain = np.fromiter((ph == "X" or ph == "i" or ph == "I" for ph in phases), bool,
+                            len(phases))  # fmt: skip
     edges = np.flatnonzero(plain[1:] != plain[:-1]) + 1
     bounds = [0, *edges.tolist(), len(chunk)]
     for a, b in pairwise(bounds):

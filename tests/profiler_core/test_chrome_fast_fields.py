@@ -146,3 +146,17 @@ def test_stamps_out_of_range_at_int64s_edges_are_skipped_as_one_by_one(
     assert_same_trace(fast, slow)
     assert fast.labels == ("a",)
     assert fast.warnings == ("edge.json: 1 event(s) skipped (1 'ts' is out of range)",)
+
+
+def test_phases_of_any_json_type_beside_plain_events(tmp_path: Path) -> None:
+    odd = [["X"], {"X": 1}, 1, True, None, "", "Xi"]  # a list and an object are unhashable
+    evs = [{"ph": "X", "name": f"s{i}", "ts": i, "dur": 1, "pid": 1, "tid": 1} for i in range(3)]
+    evs += [{"ph": ph, "name": "odd", "ts": 9, "dur": 1, "pid": 1, "tid": 1} for ph in odd]
+    evs += [{"ph": "i", "name": "last", "ts": 10, "pid": 1, "tid": 1}]
+    path = tmp_path / "phases.json"
+    path.write_text(json.dumps(evs))
+    fast, slow = _fast_and_per_event(path)
+    assert_same_trace(fast, slow)
+    # hand: "Xi" is read by its first letter (a span); the 6 others have no readable phase
+    assert sorted(fast.labels) == ["last", "odd", "s0", "s1", "s2"]
+    assert fast.warnings == ("phases.json: 6 event(s) skipped (6 no 'ph')",)
