@@ -25,7 +25,9 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.files import regular_file_size
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH, drop_escaped_quotes
 
-CHUNK_BYTES = 4 << 20
+#: a chunk's parsed events (~7x its bytes as dicts) stay in the CPU's caches while they are
+#: read field by field: 4 MB chunks' ~28 MB did not, and a 1M-event file took ~17% longer
+CHUNK_BYTES = 256 << 10
 #: a Chrome JSON trace is streamed (memory holds a chunk and the event columns, not the
 #: document), so its limit is far above whole-document JSON's DEFAULT_MAX_BYTES
 MAX_TRACE_BYTES = 4 << 30
@@ -130,7 +132,9 @@ class _Events:
         ended = False
         eof = False
         while not ended:
-            more = b"" if eof else self.reader.read(self.chunk)
+            # an event bigger than a chunk doubles the read: each byte is scanned ~twice,
+            # not once per chunk that the event spans
+            more = b"" if eof else self.reader.read(max(self.chunk, len(buf)))
             eof = eof or not more
             buf += more
             events, rest, ended = self._complete_events(buf, depth, eof)
@@ -154,7 +158,7 @@ class _Events:
         the file holds no events array."""
         buf = b""
         while True:
-            more = self.reader.read(self.chunk)
+            more = self.reader.read(max(self.chunk, len(buf)))
             buf += more
             head = buf.lstrip(_WHITESPACE)
             if not head:

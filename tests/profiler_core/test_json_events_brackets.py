@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from profiler_core.trace import json_events
 from profiler_core.trace.json_events import EventStream, _scan, _scan_brackets, read_events
 from tests.fuzzing import DERANDOMIZE, examples
 
@@ -94,3 +96,17 @@ def test_streamed_events_are_the_documents_objects_in_any_chunks(
     expected["nested deeper than 3 levels"] = sum(_nesting(ev) > 3 for ev in objects)
     assert stream.skipped == +expected
     assert stream.doc == ({"a": "[{", "traceEvents": [], "z": 1} if wrapped else {})
+
+
+def test_an_event_spanning_many_chunks_is_scanned_a_few_times_not_once_per_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = {"ph": "X", "name": "big", "args": {"blob": "x{" * 200_000}}  # 400 kB, 400 chunks
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [{"ph": "i"}, big, {"ph": "i"}]}))
+    scans = []
+    real = json_events._scan_brackets
+    monkeypatch.setattr(json_events, "_scan_brackets", lambda b, d: scans.append(1) or real(b, d))
+    got = [ev for part in read_events(path, EventStream(path), chunk_bytes=1000) for ev in part]
+    assert got == [{"ph": "i"}, big, {"ph": "i"}]
+    assert len(scans) < 25  # the read doubles while the event is open: ~log2(400) scans
