@@ -35,7 +35,7 @@ from profiler_core.trace.chrome_fast import add_chunk
 from profiler_core.trace.chrome_fields import Skip
 from profiler_core.trace.chrome_flows import FlowPoints
 from profiler_core.trace.chrome_tracks import Tracks
-from profiler_core.trace.json_events import MAX_TRACE_BYTES, EventStream, read_events
+from profiler_core.trace.json_events import CHUNK_BYTES, MAX_TRACE_BYTES, EventStream, read_events
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH
 from profiler_core.trace.model import Trace
 from profiler_core.trace.nesting import nesting_depths
@@ -333,6 +333,9 @@ class _Builder:
         return out
 
 
+#: chunks read between hand-backs of the parsed events' memory (every ~16 MB of JSON)
+_TRIM_CHUNKS = max(1, (16 << 20) // CHUNK_BYTES)
+
 #: stamps past this many ns after 1970 (~3 days) are wall-clock times, not trace-relative
 _EPOCH_NS = 2.6e14
 
@@ -392,7 +395,7 @@ def import_chrome_file(
                 for ev in chunk:
                     builder.add(ev)
             del chunk
-            if n % 4 == 3:  # the parsed events freed
+            if n % _TRIM_CHUNKS == _TRIM_CHUNKS - 1:  # the parsed events freed
                 release_free_memory()
     finally:
         if collecting:
