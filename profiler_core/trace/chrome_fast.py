@@ -38,23 +38,31 @@ _MAX_NUMBER = 1.7e308  # as fields.number
 def _compact_encoder() -> Callable[[Any], str]:
     """``_COMPACT.encode``, text for text, with the C encoder made once instead of once per
     call (half the time of a small args object). No circular check: parsed JSON has no
-    cycles."""
+    cycles. ``c_make_encoder`` is the standard library's own accelerator, not a public API:
+    where it is missing, takes other arguments or encodes otherwise, the public encoder."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C accelerator (PyPy)
         return _COMPACT.encode
     c = _COMPACT
-    encode = make(
-        None,
-        c.default,
-        json.encoder.encode_basestring_ascii,
-        c.indent,
-        c.key_separator,
-        c.item_separator,
-        c.sort_keys,
-        c.skipkeys,
-        c.allow_nan,
-    )
-    return lambda value: "".join(encode(value, 0))
+    try:
+        encode = make(
+            None,
+            c.default,
+            json.encoder.encode_basestring_ascii,
+            c.indent,
+            c.key_separator,
+            c.item_separator,
+            c.sort_keys,
+            c.skipkeys,
+            c.allow_nan,
+        )
+        fast = lambda value: "".join(encode(value, 0))  # noqa: E731
+        probe = {"a": [1, 2.5, None, True, "é\n"], "b": {"c": -3}}
+        if fast(probe) == _COMPACT.encode(probe):
+            return fast
+    except (TypeError, ValueError):  # another Python's signature
+        pass
+    return _COMPACT.encode
 
 
 _compact = _compact_encoder()
