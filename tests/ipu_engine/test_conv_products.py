@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ipu_engine import poplin
+from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv_products
 from ipu_engine.codelets.conv_products import patch_matrix
+from ipu_engine.program import Copy
 from tests.ipu_engine.op_harness import run_op
 from tests.ipu_engine.test_conv_groups import close, reference_conv
 
@@ -146,3 +147,47 @@ def test_patch_matrix_equals_a_padded_im2col(kernel, stride, dilation, pads) -> 
          "padTop": top, "padLeft": left, "groups": 2, "inChans": 4}  # fmt: skip
     got = patch_matrix(images, g)
     np.testing.assert_array_equal(got, _im2col(images, g))
+
+
+def test_weights_written_again_between_runs_are_the_ones_multiplied(products) -> None:
+    """The 1x1 product reads its weights from memory each run (nothing kept from the run
+    before): new weights from the host (write_tensor), from a stream, or copied on the
+    device by the program give numpy's convolution with those weights."""
+    device = IPUModel("ipu2", tiles_per_ipu=16).create_device()
+    graph = Graph(device.target)
+    x = graph.add_variable(FLOAT, [1, 48, 6, 6], "x")  # NCHW, seen as NHWC
+    w = graph.add_variable(FLOAT, [1, 1, 48, 16], "w")
+    spare = graph.add_variable(FLOAT, [1, 1, 48, 16], "spare")
+    for t in (x, w, spare):
+        poputil.map_tensor_linearly(graph, t)
+    for name, t in (("x", x), ("w", w), ("spare", spare)):
+        graph.create_host_write(name, t)
+    convolve = Sequence()
+    options = {"availableMemoryProportion": 0.002}  # split input channels: stacked views
+    y = poplin.convolution(graph, x.dim_shuffle([0, 2, 3, 1]), w, convolve, "y", options=options)
+    graph.create_host_read("y", y)
+    stream = graph.add_host_to_device_fifo("weights", FLOAT, 48 * 16)
+    programs = [convolve, Sequence(Copy(stream, w), convolve), Sequence(Copy(spare, w), convolve)]
+    engine = Engine(graph, programs)
+    engine.load(device)
+    image = RNG.standard_normal((1, 6, 6, 48)).astype(np.float32)
+    engine.write_tensor("x", image.transpose(0, 3, 1, 2).copy())
+    kernels = [RNG.standard_normal((1, 1, 48, 16)).astype(np.float32) for _ in range(4)]
+
+    def check(kernel: np.ndarray) -> None:
+        want = reference_conv(image, kernel, (1, 1), ((0, 0), (0, 0)), (1, 1), 1)
+        assert close(engine.read_tensor("y"), want, 1e-5)
+
+    engine.write_tensor("w", kernels[0])
+    engine.run(0)
+    check(kernels[0])
+    engine.write_tensor("w", kernels[1])  # the host writes new weights
+    engine.run(0)
+    check(kernels[1])
+    engine.connect_stream("weights", kernels[2].reshape(-1))  # a stream brings them
+    engine.run(1)
+    check(kernels[2])
+    engine.write_tensor("spare", kernels[3])  # the program copies them on the device
+    engine.run(2)
+    check(kernels[3])
+    assert any(p["direct"] and p["patches_in_memory"] for p in products)
