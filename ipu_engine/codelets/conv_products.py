@@ -64,8 +64,16 @@ def patch_matrix(images: np.ndarray, g: dict[str, int]) -> np.ndarray:
         pixels = pixels.transpose(0, 2, 1, 3, 4, 5)  # depth, groups, inputs, rows, cols, C
         return _as_float(pixels.reshape(d, groups, u * rows * cols, c))
     make = np.zeros if top or bottom or left or right else np.empty
-    patches = make((d, groups, u, rows, cols, kh * kw, c), np.float32)
-    source = images.transpose(0, 2, 1, 3, 4, 5)  # depth, groups, inputs, H, W, C
+    # the window copies run along the input's contiguous axis: channels of an NHWC
+    # image, pixels of an NCHW one (whose patches are then made [taps, C, pixels] and
+    # multiplied as a transposed matrix, the same K order)
+    pixels_inner = images.strides[-1] != images.itemsize
+    if pixels_inner:
+        patches = make((d, groups, kh * kw, c, u, rows, cols), np.float32)
+        source = images.transpose(0, 2, 5, 1, 3, 4)  # depth, groups, C, inputs, H, W
+    else:
+        patches = make((d, groups, u, rows, cols, kh * kw, c), np.float32)
+        source = images.transpose(0, 2, 1, 3, 4, 5)  # depth, groups, inputs, H, W, C
     for a in range(kh):
         r0, r1 = _valid(rows, h, a * dh - top, sh)
         for b in range(kw):
@@ -73,14 +81,15 @@ def patch_matrix(images: np.ndarray, g: dict[str, int]) -> np.ndarray:
             if r0 == r1 or c0 == c1:
                 continue  # this kernel position sees padding only
             first_h, first_w = r0 * sh + a * dh - top, c0 * sw + b * dw - left
-            window = source[
-                :,
-                :,
-                :,
-                first_h : first_h + (r1 - r0 - 1) * sh + 1 : sh,
-                first_w : first_w + (c1 - c0 - 1) * sw + 1 : sw,
-            ]
-            patches[:, :, :, r0:r1, c0:c1, a * kw + b] = window
+            hs = slice(first_h, first_h + (r1 - r0 - 1) * sh + 1, sh)
+            ws = slice(first_w, first_w + (c1 - c0 - 1) * sw + 1, sw)
+            if pixels_inner:
+                patches[:, :, a * kw + b, :, :, r0:r1, c0:c1] = source[..., hs, ws]
+            else:
+                patches[:, :, :, r0:r1, c0:c1, a * kw + b] = source[:, :, :, hs, ws]
+    if pixels_inner:
+        flat = patches.reshape(d, groups, kh * kw * c, u * rows * cols)
+        return flat.swapaxes(2, 3)
     return patches.reshape(d, groups, u * rows * cols, kh * kw * c)
 
 

@@ -137,8 +137,13 @@ def _im2col(images: np.ndarray, g: dict[str, int]) -> np.ndarray:
      ((3, 2), (1, 2), (2, 1), (1, 0)), ((2, 3), (3, 1), (1, 3), (5, 2)),
      ((1, 1), (1, 1), (1, 1), (2, 1))],
 )  # fmt: skip
-def test_patch_matrix_equals_a_padded_im2col(kernel, stride, dilation, pads) -> None:
+@pytest.mark.parametrize("nchw", [False, True])
+def test_patch_matrix_equals_a_padded_im2col(kernel, stride, dilation, pads, nchw) -> None:
+    """From channels-inner images (NHWC) and pixels-inner ones (NCHW, then patches made
+    [taps, C, pixels] and seen transposed)."""
     images = RNG.standard_normal((2, 3, 2, 5, 6, 4)).astype(np.float32)
+    if nchw:  # the same values, channels outer in memory
+        images = images.transpose(0, 1, 2, 5, 3, 4).copy().transpose(0, 1, 2, 4, 5, 3)
     (kh, kw), (sh, sw), (dh, dw), (top, left) = kernel, stride, dilation, pads
     rows = (5 + 2 * top - dh * (kh - 1) - 1) // sh + 1
     cols = (6 + 2 * left - dw * (kw - 1) - 1) // sw + 1
