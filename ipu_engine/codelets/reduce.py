@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ipu_engine.access import strided_rows
 from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.partials_runs import ShiftedPartials, output_span, shifted_partials
 from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
@@ -149,6 +150,11 @@ def _reduce_shifted(
     if place is not None:
         lo, hi = span
         out = batch.pool("out")[place.first : place.first + hi - lo]
+        if not square and place.scale is None and out.dtype == pool.dtype:
+            # partial p of every output is row p: one reduce down the rows, in their order
+            rows = strided_rows(pool, lo, shifted.depth, hi - lo, shifted.shift)
+            ufunc.reduce(rows, axis=0, out=out)
+            return
         result = _sum_partials(lambda p: pool[lo + p * shifted.shift : hi + p * shifted.shift],
                                shifted.depth, ufunc, square)  # fmt: skip
         out[...] = result if place.scale is None else result * place.scale
