@@ -8,7 +8,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from ipu_engine.access import strided_rows
 from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.partials_runs import ShiftedPartials, output_span, shifted_partials
 from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
@@ -151,9 +150,11 @@ def _reduce_shifted(
         lo, hi = span
         out = batch.pool("out")[place.first : place.first + hi - lo]
         if not square and place.scale is None and out.dtype == pool.dtype:
-            # partial p of every output is row p: one reduce down the rows, in their order
-            rows = strided_rows(pool, lo, shifted.depth, hi - lo, shifted.shift)
-            ufunc.reduce(rows, axis=0, out=out)
+            # summed in the outputs themselves, from partial 0 (not from an identity:
+            # 0.0 + -0.0 would lose the sign of an exact -0.0 sum, as ufunc.reduce does)
+            out[...] = pool[lo:hi]
+            for p in range(1, shifted.depth):
+                ufunc(out, pool[lo + p * shifted.shift : hi + p * shifted.shift], out=out)
             return
         result = _sum_partials(lambda p: pool[lo + p * shifted.shift : hi + p * shifted.shift],
                                shifted.depth, ufunc, square)  # fmt: skip
