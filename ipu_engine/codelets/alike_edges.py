@@ -36,6 +36,23 @@ class GroupRuns:
         return idx.reshape(self.starts.shape[0], -1)
 
 
+def alike_vertices(
+    batch: VertexBatch, names: tuple[str, ...]
+) -> list[tuple[dict[str, int], np.ndarray]]:
+    """Vertices of equal state fields ``names`` (so of equal sizes), each group as its
+    state and its vertices, found once per compiled compute set."""
+    key = ("alike", names)
+    if key not in batch.cache:
+        table = np.stack([batch.state(k).astype(np.int64) for k in names], axis=1)
+        unique, inverse = np.unique(table, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        batch.cache[key] = [
+            (dict(zip(names, row, strict=True)), np.flatnonzero(inverse == u))
+            for u, row in enumerate(unique.tolist())
+        ]
+    return batch.cache[key]
+
+
 def group_runs(batch: VertexBatch, name: str, sel: np.ndarray, size: int) -> GroupRuns | None:
     """Field ``name`` of vertices ``sel`` (each ``size`` elements) as uniform runs, found
     once per compiled compute set; None when the field is not kept as runs or the group's

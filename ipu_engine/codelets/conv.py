@@ -9,7 +9,12 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
-from ipu_engine.codelets.alike_edges import read_group, write_group, writes_in_place
+from ipu_engine.codelets.alike_edges import (
+    alike_vertices,
+    read_group,
+    write_group,
+    writes_in_place,
+)
 from ipu_engine.codelets.blas_threads import one_blas_thread
 from ipu_engine.codelets.conv_gemm import conv_grid, run_grid
 from ipu_engine.model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
@@ -98,21 +103,8 @@ def _convolve_alike(
     return acc.reshape(nv, groups, rows, cols, outs).transpose(0, 2, 3, 1, 4)
 
 
-def _alike(batch: VertexBatch) -> list[tuple[dict[str, int], np.ndarray]]:
-    """Vertices of equal state (so equal sizes), found once per compiled compute set."""
-    if "alike" not in batch.cache:
-        table = np.stack([batch.state(k).astype(np.int64) for k in _STATE], axis=1)
-        unique, inverse = np.unique(table, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        batch.cache["alike"] = [
-            (dict(zip(_STATE, row, strict=True)), np.flatnonzero(inverse == u))
-            for u, row in enumerate(unique.tolist())
-        ]
-    return batch.cache["alike"]
-
-
 def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype, channel_major: bool) -> None:
-    alike = _alike(batch)
+    alike = alike_vertices(batch, _STATE)
     out_sizes = [
         (sel, g["outRows"] * g["outWidth"] * g["groups"] * g["outChans"]) for g, sel in alike
     ]

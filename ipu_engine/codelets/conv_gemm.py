@@ -8,7 +8,8 @@ distinct inputs times its weights side by side -- ``[inputs x pixels, K] @ [K, w
 F]``, per group -- and its result is written back vertex by vertex, as one strided view of
 memory when the outputs are a regular block of it (the usual case: a convolution's output
 rows and channels). The vertices' sums are the same products accumulated in float32,
-in BLAS's order rather than kernel position by position.
+in BLAS's order rather than kernel position by position; ``conv_products`` multiplies
+them where the edges already are.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ipu_engine.codelets.alike_edges import (
     read_group,
     strided_view,
 )
+from ipu_engine.codelets.conv_products import multiply
 from ipu_engine.vertex import VertexBatch
 
 Affine = tuple[int, tuple[int, ...]]  # first address, step per axis
@@ -222,33 +224,6 @@ def _out_view(out: GroupRuns, vertices: np.ndarray, g: dict[str, int]) -> Affine
     return None if pixels is None else affine_steps(pixels)
 
 
-def _im2col(x: np.ndarray, g: dict[str, int], channel_major: bool) -> np.ndarray:
-    """Distinct inputs [U, ...] -> [G, U x outRows x outWidth, KH x KW x C] float32 patches,
-    the kernel window of every output pixel (zeros where it overhangs the image)."""
-    u, groups, c = x.shape[0], g["groups"], g["inChans"]
-    h, w, rows, cols = g["inRows"], g["width"], g["outRows"], g["outWidth"]
-    if channel_major:  # its edge is [channels, pixels]
-        x = x.reshape(u, groups, c, h, w).transpose(1, 0, 3, 4, 2)
-    else:
-        x = x.reshape(u, h, w, groups, c).transpose(3, 0, 1, 2, 4)  # G, U, H, W, C
-    sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
-    kh, kw, top, left = g["kernelH"], g["kernelW"], g["padTop"], g["padLeft"]
-    need_h, need_w = (rows - 1) * sh + dh * (kh - 1) + 1, (cols - 1) * sw + dw * (kw - 1) + 1
-    bottom, right = max(need_h - top - h, 0), max(need_w - left - w, 0)
-    if top or left or bottom or right:
-        padded = np.zeros((groups, u, top + h + bottom, left + w + right, c), np.float32)
-        padded[:, :, top : top + h, left : left + w] = x
-        x = padded
-    patches = np.empty((groups, u, rows, cols, kh * kw, c), np.float32)
-    for a in range(kh):
-        for b in range(kw):
-            window = x[:, :, a * dh : a * dh + (rows - 1) * sh + 1 : sh]
-            patches[:, :, :, :, a * kw + b] = window[
-                :, :, :, b * dw : b * dw + (cols - 1) * sw + 1 : sw
-            ]
-    return patches.reshape(groups, u * rows * cols, kh * kw * c)
-
-
 def run_grid(
     batch: VertexBatch,
     grid: ConvGrid,
@@ -258,65 +233,49 @@ def run_grid(
     in_place: bool,
     with_bias: bool,
 ) -> None:
-    """Every stack and block of ``grid``: one im2col, one batched GEMM, one write."""
+    """Every stack and block of ``grid``: one batched product each, written where it goes."""
     in_size, w_size, _ = sizes_of(g)
     bias_size = g["groups"] * g["outChans"]
     for stack in grid.stacks:
         _run_stack(batch, grid, stack, g, channel_major)
     read = _Reader(batch, sel)
     for block in grid.blocks:
-        x = read("in", grid.inputs, block.inputs, in_size)
+        x = read("in", grid.inputs, block.inputs, in_size)[None]
         w = read("weights", grid.weights, block.columns, w_size)[None]
         bias = None
         if block.biases is not None:
             bias = read("bias", grid.bias, block.biases, bias_size)[None]
-        y = _products(x, w, bias, g, channel_major)
-        _write(batch, block, sel, y[0], in_place)
+        out = None
+        if in_place and block.out_view is not None:
+            ub, wb = block.vertices.shape
+            pixels = g["outRows"] * g["outWidth"]
+            out = strided_view(batch.pool("out"), *block.out_view, (ub, wb, pixels), bias_size)
+            out = out[None]
+        y = multiply(x, w, bias, g, channel_major, out)
+        if y is not None:
+            _write(batch, block, sel, y[0], in_place)
 
 
 def _run_stack(
     batch: VertexBatch, grid: ConvGrid, stack: Stack, g: dict[str, int], channel_major: bool
 ) -> None:
+    """One product for the stack: each edge a strided view of memory, in its own shape."""
     depth, (ub, wb) = stack.depth, stack.shape
 
-    def view(name: str, found: GroupRuns | None, where: View, rows: int) -> np.ndarray:
+    def view(name: str, found: GroupRuns | None, where: View) -> np.ndarray:
         assert found is not None
         (first, steps), shape = where
-        values = strided_view(batch.pool(name), first, steps, shape, found.length)
-        return values.reshape(depth, rows, -1)
+        return strided_view(batch.pool(name), first, steps, shape, found.length)
 
-    x = view("in", grid.inputs, stack.inputs, ub).reshape(depth * ub, -1)
-    w = view("weights", grid.weights, stack.columns, wb)
-    bias = None if stack.biases is None else view("bias", grid.bias, stack.biases, wb)
-    y = _products(x, w, bias, g, channel_major)
+    # each edge stays a view [depth, rows, ...runs, length]: ``multiply`` shapes it as
+    # its field (no copy where the strides allow), where flattening it would copy it
+    x = view("in", grid.inputs, stack.inputs)
+    w = view("weights", grid.weights, stack.columns)
+    bias = None if stack.biases is None else view("bias", grid.bias, stack.biases)
     pixels = g["outRows"] * g["outWidth"]
-    out = strided_view(batch.pool("out"), *stack.out, (depth, ub, wb, pixels), y.shape[-1])
-    out[...] = y
-
-
-def _products(
-    x: np.ndarray,
-    w: np.ndarray,
-    bias: np.ndarray | None,
-    g: dict[str, int],
-    channel_major: bool,
-) -> np.ndarray:
-    """Distinct inputs x [depth x inputs, ...] times weights w [depth, columns, ...] (+ bias
-    [depth, columns, ...]) -> [depth, inputs, columns, pixels, groups x outChans] float32:
-    one product per (depth, group) of every input's patches and its columns side by side."""
-    groups, f = g["groups"], g["outChans"]
-    kh, kw, c = g["kernelH"], g["kernelW"], g["inChans"]
-    pixels, taps = g["outRows"] * g["outWidth"], kh * kw * c
-    depth, wb = w.shape[0], w.shape[1]
-    ub = x.shape[0] // depth
-    patches = _im2col(x, g, channel_major).reshape(groups, depth, ub * pixels, taps)
-    wcat = np.empty((depth, groups, kh, kw, c, wb, f), np.float32)
-    wcat[...] = w.reshape(depth, wb, kh, kw, c, groups, f).transpose(0, 5, 2, 3, 4, 1, 6)
-    r = np.matmul(patches.transpose(1, 0, 2, 3), wcat.reshape(depth, groups, taps, wb * f))
-    r = r.reshape(depth, groups, ub, pixels, wb, f)
-    if bias is not None:  # added to the sums, as the vertex adds it
-        r += bias.reshape(depth, wb, groups, f).transpose(0, 2, 1, 3)[:, :, None, None]
-    return r.transpose(0, 2, 4, 3, 1, 5).reshape(depth, ub, wb, pixels, groups * f)
+    row = g["groups"] * g["outChans"]
+    out = strided_view(batch.pool("out"), *stack.out, (depth, ub, wb, pixels), row)
+    multiply(x, w, bias, g, channel_major, out)
 
 
 class _Reader:
@@ -335,8 +294,8 @@ class _Reader:
         pool = self.batch.pool(name)
         if rows.view is not None:
             (first, steps), shape = rows.view
-            view = strided_view(pool, first, steps, shape, found.length)
-            return view.reshape(rows.ids.size, -1)
+            # [rows, ...runs, length]: shaped by ``multiply``, flattened it would be a copy
+            return strided_view(pool, first, steps, shape, found.length)
         starts = found.starts[rows.ids]
         return pool[starts[..., None] + np.arange(found.length, dtype=np.int64)]
 
@@ -354,11 +313,7 @@ def _write(
         first = batch.offsets("out")[:-1][sel[block.vertices]]
         batch["out"][first[..., None] + np.arange(size)] = y.reshape(ub, wb, size)
         return
-    pool = batch.pool("out")
-    if block.out_view is not None:
-        view = strided_view(pool, *block.out_view, y.shape[:3], y.shape[3])
-        view[...] = y
-        return
+    pool = batch.pool("out")  # not a strided view (``multiply`` writes those): run by run
     out = group_runs(batch, "out", sel, size)
     assert out is not None
     starts = out.starts[block.vertices]

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
-from ipu_engine.codelets.flat_views import flat_views
+from ipu_engine.codelets.flat_views import apply_on_views, flat_views
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS, ElementOp
 from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import BOOL, Type
@@ -65,7 +65,7 @@ def _apply_op(cls: type, batch: VertexBatch) -> None:
     views = flat_views(batch, cls.operands, result)
     if views is not None:
         args = [views[f].of(batch.pool(f)) for f in cls.operands]
-        cls.op.fn(*args, out=views[result].of(batch.pool(result)))
+        apply_on_views(cls.op.fn, args, views[result].of(batch.pool(result)))
         return
     # an output that is not also an operand is written whole: its old values are not read
     out = batch[result] if result in cls.operands else batch.output(result)

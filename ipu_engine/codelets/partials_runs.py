@@ -75,3 +75,42 @@ def _find(batch: VertexBatch) -> ShiftedPartials | None:
         return None
     first = chunk == 0
     return ShiftedPartials(start[first], length[first], shift, depth)
+
+
+@dataclass(frozen=True)
+class OutputSpan:
+    """Outputs that are their first partials' span moved elsewhere in memory: each
+    output's address minus its first partial's is one distance, and the first partials
+    fill their span. The sums over the span are then the outputs, in address order."""
+
+    first: int  # address of the output of the span's first element
+    scale: np.ndarray | None  # each output's scale in address order; None: all 1
+
+
+def output_span(batch: VertexBatch, shifted: ShiftedPartials) -> OutputSpan | None:
+    """The batch's outputs as an ``OutputSpan``, found once per compiled compute set;
+    None when they are laid out otherwise (or not kept as runs)."""
+    if "output_span" not in batch.cache:
+        batch.cache["output_span"] = _find_span(batch, shifted)
+    return batch.cache["output_span"]
+
+
+def _find_span(batch: VertexBatch, shifted: ShiftedPartials) -> OutputSpan | None:
+    runs = batch.edge_runs("out")
+    span = shifted.span
+    if runs is None or span is None:
+        return None
+    first = shifted.first_addresses()
+    if span[1] - span[0] != first.size:  # gaps in the span: not every element an output
+        return None
+    out = expand(runs[0], runs[1])
+    if out.size != first.size or not np.array_equal(
+        out - first, np.full_like(out, out[0] - first[0])
+    ):
+        return None
+    scale = np.repeat(batch.state("scale"), batch.sizes("out"))
+    by_address = None
+    if np.any(scale != 1):
+        by_address = np.empty_like(scale)
+        by_address[first - span[0]] = scale
+    return OutputSpan(int(out[0] - first[0]) + span[0], by_address)

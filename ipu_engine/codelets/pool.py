@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
+from ipu_engine.codelets.alike_edges import alike_vertices
 from ipu_engine.codelets.reduce import ReduceVertex
 from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import UNSIGNED_INT, Type
@@ -98,14 +99,9 @@ def pool_codelet(kind: str, dtype: Type) -> type[Vertex]:
     """``kind`` "max" or "avg" pooling of ``dtype`` (half computes in float)."""
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
-        table = np.stack([batch.state(k).astype(np.int64) for k in _STATE], axis=1)
-        unique, inverse = np.unique(table, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
         x_all, out = batch["in"], batch["out"]
         in_starts, out_starts = batch.offsets("in")[:-1], batch.offsets("out")[:-1]
-        for u, row in enumerate(unique.tolist()):
-            g = dict(zip(_STATE, row, strict=True))
-            sel = np.flatnonzero(inverse == u)
+        for g, sel in alike_vertices(batch, _STATE):
             x = _gather(x_all, in_starts[sel], g["inRows"] * g["width"] * g["chans"])
             x = x.reshape(sel.size, g["inRows"], g["width"], g["chans"]).astype(np.float32)
             y = _pool_alike(x, g, kind).reshape(sel.size, -1)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
 
 from ipu_engine.codelets import register_builtin
-from ipu_engine.codelets.partials_runs import ShiftedPartials, shifted_partials
+from ipu_engine.codelets.partials_runs import ShiftedPartials, output_span, shifted_partials
 from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.types import FLOAT, UNSIGNED_INT, Type
 from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
@@ -140,12 +141,28 @@ def _reduce_shifted(
 ) -> None:
     """Partial by partial from the first, as ``compute_partials_major``, each partial of
     every output read straight from memory: one slice per partial spanning the outputs'
-    (each output's sum in the same order, then picked out), else one gather per partial."""
+    (each output's sum in the same order, then picked out, or written as one slice when
+    the outputs are the span moved elsewhere), else one gather per partial."""
     pool = batch.pool("in")
+    span = shifted.span
+    place = None if span is None else output_span(batch, shifted)
+    if place is not None:
+        lo, hi = span
+        out = batch.pool("out")[place.first : place.first + hi - lo]
+        if not square and place.scale is None and out.dtype == pool.dtype:
+            # summed in the outputs themselves, from partial 0 (not from an identity:
+            # 0.0 + -0.0 would lose the sign of an exact -0.0 sum, as ufunc.reduce does)
+            out[...] = pool[lo:hi]
+            for p in range(1, shifted.depth):
+                ufunc(out, pool[lo + p * shifted.shift : hi + p * shifted.shift], out=out)
+            return
+        result = _sum_partials(lambda p: pool[lo + p * shifted.shift : hi + p * shifted.shift],
+                               shifted.depth, ufunc, square)  # fmt: skip
+        out[...] = result if place.scale is None else result * place.scale
+        return
     first = shifted.first_addresses()
     if first.size == 0:
         return
-    span = shifted.span
     if span is not None:
         lo, hi = span
         first -= lo
@@ -157,13 +174,21 @@ def _reduce_shifted(
         def partial(p: int) -> np.ndarray:
             return pool[first + p * shifted.shift]
 
-    result = np.square(partial(0)) if square else partial(0).copy()
-    for p in range(1, shifted.depth):
-        part = partial(p)
-        ufunc(result, np.square(part) if square else part, out=result)
+    result = _sum_partials(partial, shifted.depth, ufunc, square)
     if span is not None:
         result = result[first]
     scale = np.repeat(batch.state("scale"), batch.sizes("out"))
     if np.any(scale != 1):
         result = result * scale
     batch.output("out")[...] = result
+
+
+def _sum_partials(
+    partial: Callable[[int], np.ndarray], depth: int, ufunc: np.ufunc, square: bool
+) -> np.ndarray:
+    """``ufunc`` over partials 0, 1, ... in that order (squared first for SQUARE_ADD)."""
+    result = np.square(partial(0)) if square else partial(0).copy()
+    for p in range(1, depth):
+        part = partial(p)
+        ufunc(result, np.square(part) if square else part, out=result)
+    return result

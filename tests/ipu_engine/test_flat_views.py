@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipu_engine import FLOAT, Graph, IPUModel, Sequence, popops
-from ipu_engine.codelets.flat_views import strided_pattern
+from ipu_engine import FLOAT, Graph, IPUModel, Sequence, popops, poputil
+from ipu_engine.codelets import flat_views as flat_views_module
+from ipu_engine.codelets.flat_views import apply_on_views, strided_pattern
 from tests.ipu_engine.conftest import run_program
 
 RNG = np.random.default_rng(11)
@@ -88,3 +89,50 @@ def test_an_in_place_op_on_every_other_element_is_gathered() -> None:
     np.testing.assert_array_equal(got["a_out"], want)
     found = [v for cache in _caches(engine) for k, v in cache.items() if k[0] == "flat_views"]
     assert found == [None]
+
+
+def test_a_large_transposing_op_runs_in_cache_sized_blocks(monkeypatch) -> None:
+    """A per-channel scale of a 320-channel NHWC activation into its NCHW view (1 MB):
+    each operand read across the output's rows, so the op runs in blocks of the output's
+    columns; the same numbers as numpy's."""
+    blocks = []
+    real = flat_views_module._transpose_block
+
+    def spy(args, out):
+        found = real(args, out)
+        blocks.append(found)
+        return found
+
+    monkeypatch.setattr(flat_views_module, "_transpose_block", spy)
+    h, w, c = 28, 28, 320
+    device = IPUModel("ipu2", tiles_per_ipu=8).create_device()
+    graph = Graph(device.target)
+    x = graph.add_variable(FLOAT, [1, h, w, c], "x")
+    scale = graph.add_variable(FLOAT, [1, c, 1, 1], "scale")
+    for name, t in (("x", x), ("scale", scale)):
+        poputil.map_tensor_linearly(graph, t)
+        graph.create_host_write(name, t)
+    prog = Sequence()
+    y = popops.mul(graph, x.dim_shuffle([0, 3, 1, 2]), scale, prog)
+    graph.create_host_read("y", y)
+    values = {
+        "x": RNG.standard_normal((1, h, w, c)).astype(np.float32),
+        "scale": RNG.standard_normal((1, c, 1, 1)).astype(np.float32),
+    }
+    _, got = run_program(graph, device, prog, values, ["y"])
+    np.testing.assert_array_equal(got["y"], values["x"].transpose(0, 3, 1, 2) * values["scale"])
+    assert blocks == [25]  # 8192 elements / 320 rows: 25 columns a block
+
+
+def test_an_operand_overlapping_the_output_otherwise_is_not_blocked() -> None:
+    """out = out.T + 1 in one buffer: blocks would read columns already written, so the op
+    runs as one numpy call (which reads its overlapping inputs first)."""
+    values = RNG.standard_normal((512, 512)).astype(np.float32)
+    out = values.copy()
+    one = np.broadcast_to(np.float32(1), out.shape)  # a constant, as a zero-step view
+    apply_on_views(np.add, [out.T, one], out)
+    np.testing.assert_array_equal(out, values.T + 1)
+    scaled = RNG.standard_normal((512, 512)).astype(np.float32)
+    result = np.empty_like(scaled)  # apart from its operand: blocked, the same numbers
+    apply_on_views(np.multiply, [scaled.T, one * 3], result)
+    np.testing.assert_array_equal(result, scaled.T * 3)

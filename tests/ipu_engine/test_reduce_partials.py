@@ -43,9 +43,15 @@ def test_vertices_with_different_partial_counts() -> None:
     assert np.signbit(got["out"][0])
 
 
-def _reduce_of_runs(square: bool, depths: tuple[int, int]) -> tuple[list[float], object]:
+def _reduce_of_runs(
+    square: bool,
+    depths: tuple[int, int],
+    scales: tuple[float, float] = (1.0, 1.0),
+    out_starts: tuple[int, ...] = (0, 5, 3, 6),
+) -> tuple[list[float], object, object]:
     """Two vertices reducing runs of a [3, 8] partials tensor partial by partial: vertex 0
-    outputs 0..2 and 5 (runs 0:3 and 5:6 of each partial), vertex 1 outputs 3, 4, 6, 7."""
+    outputs 0..2 and 5 (runs 0:3 and 5:6 of each partial), vertex 1 outputs 3, 4, 6, 7,
+    written to ``out_starts`` (runs of 3, 1, 2 and 2 elements)."""
     device = IPUModel("ipu2", tiles_per_ipu=4).create_device()
     graph = Graph(device.target)
     partials = graph.add_variable(FLOAT, [3, 8], "partials")
@@ -69,31 +75,54 @@ def _reduce_of_runs(square: bool, depths: tuple[int, int]) -> tuple[list[float],
     out_col = EdgeColumn(
         None,
         np.array([0, 4, 8]),
-        runs=Runs(o + np.array([0, 5, 3, 6]), np.array([3, 1, 2, 2])),
+        runs=Runs(o + np.array(out_starts), np.array([3, 1, 2, 2])),
         run_offsets=np.array([0, 2, 4]),
     )
     cs = graph.add_compute_set("Reduce")
     codelet = reduce_codelet("SQUARE_ADD" if square else "ADD", FLOAT, partials_major=True)
     block = graph.add_vertex_block(cs, codelet, np.array([0, 1]), {"in": in_col, "out": out_col})
     block.state["numPartials"][:] = depths
+    block.state["scale"][:] = scales
     values = (np.arange(24, dtype=np.float32) - 7).reshape(3, 8)
+    values[:, 1] = -0.0  # output 1 sums negative zeros: -0.0, not 0.0
     engine, got = run_program(graph, device, Sequence(Execute(cs)), {"partials": values}, ["out"])
     (runner,) = engine.executable.plans[cs.id].runners
     found = runner.cache["shifted_partials"]
-    return got["out"].tolist(), values, found
+    assert np.signbit(got["out"][1]) != square  # squares of -0.0 are +0.0
+    return got["out"].tolist(), values, found, runner.cache.get("output_span")
 
 
 def test_partials_that_are_shifted_runs_are_read_partial_by_partial() -> None:
-    got, values, found = _reduce_of_runs(False, (3, 3))
+    got, values, found, _ = _reduce_of_runs(False, (3, 3))
     assert got == values.sum(axis=0).tolist()
     assert found is not None and found.shift == 8 and found.depth == 3
     assert found.span == (found.start.min(), found.start.min() + 8)  # each partial one slice
-    got, values, _ = _reduce_of_runs(True, (3, 3))
+    got, values, _, _ = _reduce_of_runs(True, (3, 3))
     assert got == (values.astype(np.float64) ** 2).sum(axis=0).tolist()
 
 
+def test_outputs_that_are_the_partials_span_moved_are_written_as_one_slice() -> None:
+    """Outputs 0..7 at the places of their first partials 0..7: the sums over the span
+    are the outputs in address order, scaled per vertex (vertex 1's by 0.5)."""
+    got, values, _, span = _reduce_of_runs(False, (3, 3), scales=(1.0, 0.5))
+    expected = values.sum(axis=0)
+    expected[[3, 4, 6, 7]] *= 0.5
+    assert got == expected.tolist()
+    assert span is not None and span.scale.tolist() == [1, 1, 1, 0.5, 0.5, 1, 0.5, 0.5]
+
+
+def test_outputs_elsewhere_than_their_partials_are_picked_out_of_the_span() -> None:
+    """Vertex 1's outputs 3, 4 and 6, 7 trade places: not the span moved, each output's
+    sum picked out of the span's and scattered, with the same values."""
+    got, values, _, span = _reduce_of_runs(False, (3, 3), (1.0, 0.5), (0, 5, 6, 3))
+    sums = values.sum(axis=0)
+    expected = sums.copy()
+    expected[[6, 7, 3, 4]] = sums[[3, 4, 6, 7]] * 0.5
+    assert span is None and got == expected.tolist()
+
+
 def test_vertices_with_unequal_partials_take_the_gathered_path() -> None:
-    got, values, found = _reduce_of_runs(False, (3, 2))
+    got, values, found, _ = _reduce_of_runs(False, (3, 2))
     expected = values.sum(axis=0)
     expected[[3, 4, 6, 7]] = values[:2, [3, 4, 6, 7]].sum(axis=0)
     assert found is None and got == expected.tolist()

@@ -1,0 +1,157 @@
+"""The product of a convolution grid block: every input's patches times its weights side
+by side, per group, multiplied where the data already is.
+
+Edges arrive as strided views of memory. Each is seen in its field's own shape (an input
+[groups, channels, rows, width] or [rows, width, groups, channels], weights [KH, KW, C,
+groups, F], outputs [pixels, groups, F]) without a copy where numpy can, so that:
+- a 1x1 kernel without padding needs no im2col: its patches are the input's pixels, a
+  view at stride 1 (a transposed matrix for an NCHW input), one strided copy at stride 2;
+- weights whose block is one matrix of memory (one kernel position, one group; the usual
+  1x1 convolution) are multiplied as they are, others gathered into one matrix once;
+- outputs that are one matrix per group of memory (rows of pixels, columns of output
+  channels side by side) receive the product directly (``matmul(out=...)``).
+Every sum is accumulated in float32 by BLAS, as before; the order within a sum is BLAS's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _as_float(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.float32, copy=False)
+
+
+def input_images(x: np.ndarray, g: dict[str, int], channel_major: bool) -> np.ndarray:
+    """Inputs [depth, inputs, ...their elements] -> [depth, inputs, groups, rows, width,
+    channels], a view of ``x`` where its strides allow (else numpy's copy)."""
+    d, u = x.shape[0], x.shape[1]
+    groups, c, h, w = g["groups"], g["inChans"], g["inRows"], g["width"]
+    if channel_major:  # each edge is [groups x channels, pixels]
+        return x.reshape(d, u, groups, c, h, w).transpose(0, 1, 2, 4, 5, 3)
+    return x.reshape(d, u, h, w, groups, c).transpose(0, 1, 4, 2, 3, 5)
+
+
+def _overhang(g: dict[str, int]) -> tuple[int, int, int, int]:
+    """Zero rows above and below, zero columns left and right of the input that the
+    kernel windows reach."""
+    rows, cols = g["outRows"], g["outWidth"]
+    need_h = (rows - 1) * g["strideH"] + g["dilationH"] * (g["kernelH"] - 1) + 1
+    need_w = (cols - 1) * g["strideW"] + g["dilationW"] * (g["kernelW"] - 1) + 1
+    top, left = g["padTop"], g["padLeft"]
+    return top, max(need_h - top - g["inRows"], 0), left, max(need_w - left - g["width"], 0)
+
+
+def _valid(out: int, size: int, first: int, step: int) -> tuple[int, int]:
+    """Output positions [lo, hi) whose input position ``first + i * step`` is inside
+    [0, size)."""
+    lo = 0 if first >= 0 else -(first // step)
+    hi = min(out, (size - 1 - first) // step + 1) if first < size else 0
+    return lo, max(hi, lo)
+
+
+def patch_matrix(images: np.ndarray, g: dict[str, int]) -> np.ndarray:
+    """Images [depth, inputs, groups, rows, width, C] -> [depth, groups, inputs x outRows x
+    outWidth, KH x KW x C] float32: the kernel window of every output pixel (zeros where it
+    overhangs the image). A 1x1 kernel without overhang is the strided pixels themselves."""
+    d, u, groups, h, w, c = images.shape
+    rows, cols = g["outRows"], g["outWidth"]
+    sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
+    kh, kw = g["kernelH"], g["kernelW"]
+    top, bottom, left, right = _overhang(g)
+    if kh == kw == 1 and not (top or bottom or left or right):
+        pixels = images[:, :, :, : (rows - 1) * sh + 1 : sh, : (cols - 1) * sw + 1 : sw]
+        pixels = pixels.transpose(0, 2, 1, 3, 4, 5)  # depth, groups, inputs, rows, cols, C
+        return _as_float(pixels.reshape(d, groups, u * rows * cols, c))
+    make = np.zeros if top or bottom or left or right else np.empty
+    # the window copies run along the input's contiguous axis: channels of an NHWC
+    # image, pixels of an NCHW one (whose patches are then made [taps, C, pixels] and
+    # multiplied as a transposed matrix, the same K order)
+    pixels_inner = images.strides[-1] != images.itemsize
+    if pixels_inner:
+        patches = make((d, groups, kh * kw, c, u, rows, cols), np.float32)
+        source = images.transpose(0, 2, 5, 1, 3, 4)  # depth, groups, C, inputs, H, W
+    else:
+        patches = make((d, groups, u, rows, cols, kh * kw, c), np.float32)
+        source = images.transpose(0, 2, 1, 3, 4, 5)  # depth, groups, inputs, H, W, C
+    for a in range(kh):
+        r0, r1 = _valid(rows, h, a * dh - top, sh)
+        for b in range(kw):
+            c0, c1 = _valid(cols, w, b * dw - left, sw)
+            if r0 == r1 or c0 == c1:
+                continue  # this kernel position sees padding only
+            first_h, first_w = r0 * sh + a * dh - top, c0 * sw + b * dw - left
+            hs = slice(first_h, first_h + (r1 - r0 - 1) * sh + 1, sh)
+            ws = slice(first_w, first_w + (c1 - c0 - 1) * sw + 1, sw)
+            if pixels_inner:
+                patches[:, :, a * kw + b, :, :, r0:r1, c0:c1] = source[..., hs, ws]
+            else:
+                patches[:, :, :, r0:r1, c0:c1, a * kw + b] = source[:, :, :, hs, ws]
+    if pixels_inner:
+        flat = patches.reshape(d, groups, kh * kw * c, u * rows * cols)
+        return flat.swapaxes(2, 3)
+    return patches.reshape(d, groups, u * rows * cols, kh * kw * c)
+
+
+def weight_matrix(w: np.ndarray, g: dict[str, int]) -> np.ndarray:
+    """Weights [depth, columns, ...their elements] -> [depth, groups, KH x KW x C,
+    columns x F] float32: a view of memory when the block is one matrix of it."""
+    d, wb = w.shape[0], w.shape[1]
+    groups, c, f = g["groups"], g["inChans"], g["outChans"]
+    kh, kw = g["kernelH"], g["kernelW"]
+    w7 = w.reshape(d, wb, kh, kw, c, groups, f).transpose(0, 5, 2, 3, 4, 1, 6)
+    return _as_float(w7.reshape(d, groups, kh * kw * c, wb * f))
+
+
+def _bias_rows(bias: np.ndarray, g: dict[str, int]) -> np.ndarray:
+    """Biases [depth, columns, groups x F] -> [depth, groups, 1, columns x F] float32."""
+    d, wb = bias.shape[0], bias.shape[1]
+    groups, f = g["groups"], g["outChans"]
+    b = bias.reshape(d, wb, groups, f).transpose(0, 2, 1, 3)
+    return _as_float(b.reshape(d, groups, 1, wb * f))
+
+
+def multiply(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None,
+    g: dict[str, int],
+    channel_major: bool,
+    out: np.ndarray | None,
+) -> np.ndarray | None:
+    """Inputs x [depth, inputs, ...] times weights w [depth, columns, ...] (+ bias [depth,
+    columns, ...], added to the sums as the vertex adds it). Written into ``out`` [depth,
+    inputs, columns, pixels, groups x F] (a view of memory) when given and None returned;
+    else returned as such an array (float32)."""
+    d, u, wb = x.shape[0], x.shape[1], w.shape[1]
+    groups, f, pixels = g["groups"], g["outChans"], g["outRows"] * g["outWidth"]
+    patches = patch_matrix(input_images(x, g, channel_major), g)
+    weights = weight_matrix(w, g)
+    b = None if bias is None else _bias_rows(bias, g)
+    target = None
+    if out is not None:  # [depth, groups, inputs, pixels, columns, F]
+        target = out.reshape(d, u, wb, pixels, groups, f).transpose(0, 4, 1, 3, 2, 5)
+        direct = _matrix_view(target, (d, groups, u * pixels, wb * f))
+        if direct is not None:
+            np.matmul(patches, weights, out=direct)
+            if b is not None:
+                direct += b
+            return None
+    r = np.matmul(patches, weights)
+    if b is not None:
+        r += b
+    r = r.reshape(d, groups, u, pixels, wb, f)
+    if target is not None:
+        target[...] = r
+        return None
+    return r.transpose(0, 2, 4, 3, 1, 5).reshape(d, u, wb, pixels, groups * f)
+
+
+def _matrix_view(target: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``target`` reshaped to ``shape`` as a view of the same float32 memory, or None."""
+    if target.dtype != np.float32:
+        return None
+    try:
+        return target.reshape(shape, copy=False)
+    except ValueError:  # its strides do not merge: not one matrix of memory
+        return None
