@@ -1,6 +1,7 @@
 """What opening does before and after the first paint: the Summary's sections come made by the
-loader's worker, the graph's columns and debug.cbor are decoded by a worker after the first
-paint, and a damaged graph or debug.cbor found then is named while every other page works."""
+loader's worker, the graph's columns, the program steps' costs and debug.cbor are decoded by a
+worker after the first paint, and a damaged one found then is named while every other page
+works."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from popvision_py.viewmodels.summary import summary_sections
 from profiler_core.formats.profile_pop import ProfileReader
 from tests.popvision_py.conftest import wait_loaded
+from tests.profiler_core.checksummed import flip
 
 
 def wait_debug(qtbot, window) -> None:
@@ -95,11 +97,8 @@ def test_a_damaged_graph_section_is_named_after_the_paint_and_the_other_pages_wo
     shutil.copytree(tutorial4_report, folder)
     with ProfileReader(folder / "profile.pop") as reader:
         starts = np.asarray(reader.graph.region_start, dtype=np.int64)
-    data = bytearray((folder / "profile.pop").read_bytes())
-    needle = starts[-4:].tobytes()  # the column's last values: once in the file
-    assert data.count(needle) == 1
-    data[data.index(needle) + 8] ^= 0x04  # a region start moved after writing
-    (folder / "profile.pop").write_bytes(bytes(data))
+    # a region start moved after writing (the column's last values: once in the file)
+    flip(folder / "profile.pop", starts[-4:].tobytes(), 8, 0x04)
     window.open_paths([folder])
     wait_loaded(qtbot, window)
     assert "graph" not in window.opened[0].errors  # not known at the first paint
@@ -122,11 +121,7 @@ def test_damaged_step_costs_are_named_after_the_paint_and_the_summary_shows_the_
     with ProfileReader(folder / "profile.pop") as reader:
         cycles = np.asarray(reader.programs.step_cycles, dtype=np.int64)
         steps = reader.programs.num_steps
-    data = bytearray((folder / "profile.pop").read_bytes())
-    needle = cycles.tobytes()
-    assert data.count(needle) == 1
-    data[data.index(needle) + 8] ^= 0x04  # a step's cycles changed after writing
-    (folder / "profile.pop").write_bytes(bytes(data))
+    flip(folder / "profile.pop", cycles.tobytes(), 8, 0x04)  # a step's cycles changed
     window.open_paths([folder])
     wait_loaded(qtbot, window)
     assert window.opened[0].errors == {}  # not known at the first paint

@@ -1,7 +1,7 @@
 """profile.pop messages as other writers lay them out: ``resealed`` gives a patched message
 the checksums a writer of that content would have written (so a test of a reader's own
 checks is not stopped by the checksum first); ``as_format_1_1`` is a file from before
-checksums."""
+checksums; ``flip`` changes a written file as a bad disk would."""
 
 from __future__ import annotations
 
@@ -34,3 +34,11 @@ def as_format_1_1(message: Any) -> bytes:
     message.disown("checksums")
     message.formatMinor = 1
     return message.to_bytes()
+
+
+def flip(path: Path, needle: bytes, at: int, mask: int = 0x01) -> None:
+    """Change one bit of byte ``at`` of the only place ``needle`` occurs in ``path``."""
+    data = bytearray(path.read_bytes())
+    assert data.count(needle) == 1, "the test needs bytes that occur once in the file"
+    data[data.index(needle) + at] ^= mask
+    path.write_bytes(bytes(data))

@@ -16,8 +16,8 @@ from profiler_core.formats.profile_pop import ProfileReader, write_profile
 from profiler_core.formats.profile_pop.checksums import header_checksum
 from profiler_core.formats.profile_pop.writer import build_message
 from profiler_core.report import open_report
+from tests.profiler_core.checksummed import flip
 from tests.profiler_core.factories import make_report
-from tests.profiler_core.test_report_checksums import flip
 
 # formats/README.md: the columns of each part, in schema order
 STEP_COLUMNS = ("node_kind", "node_name", "node_parent", "node_step", "node_count",

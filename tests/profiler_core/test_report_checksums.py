@@ -24,7 +24,7 @@ from profiler_core.formats.debug_cbor import read_debug, write_debug
 from profiler_core.formats.profile_pop import ProfileReader, read_profile, write_profile
 from profiler_core.formats.profile_pop.writer import build_message
 from profiler_core.report import open_report
-from tests.profiler_core.checksummed import as_format_1_1
+from tests.profiler_core.checksummed import as_format_1_1, flip
 from tests.profiler_core.factories import make_report
 
 
@@ -35,14 +35,6 @@ def report(tmp_path: Path):
     write_profile(tmp_path / "profile.pop", profile)
     write_debug(tmp_path / "debug.cbor", debug)
     return tmp_path, profile, debug
-
-
-def flip(path: Path, needle: bytes, at: int, mask: int = 0x01) -> None:
-    """Change one bit of byte ``at`` of the only place ``needle`` occurs in ``path``."""
-    data = bytearray(path.read_bytes())
-    assert data.count(needle) == 1, "the test needs bytes that occur once in the file"
-    data[data.index(needle) + at] ^= mask
-    path.write_bytes(bytes(data))
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
