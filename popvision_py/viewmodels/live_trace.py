@@ -117,12 +117,13 @@ class LiveTraceModel(SystemTraceModel):
         return ThreadLanes(chains, depths)
 
     def _merged_lane(self, depth: int) -> Callable[[], Lane]:
-        return lambda: self._whole()._merged_lane(depth)()
+        model = self._model  # weak: the rows must not hold the model (see _setup)
+        return lambda: model._whole()._merged_lane(depth)()
 
     def _summary_row(self, process: int) -> LaneRow:
-        row = super()._summary_row(process)
+        row, model = super()._summary_row(process), self._model
         return dataclasses.replace(
-            row, make_lane=lambda: self._whole()._summary_row(process).make_lane()
+            row, make_lane=lambda: model._whole()._summary_row(process).make_lane()
         )
 
     # -- drawing ------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -80,6 +81,11 @@ class SystemTraceModel:
     def _setup(self, tables: Trace) -> None:
         """The choices and layout of a trace named by ``tables`` (``trace`` itself here)."""
         trace = self.tables = tables
+        # What the rows' lanes are made through: a weak reference, so the rows the model
+        # holds do not hold it back. A cycle would keep every replaced model -- a live
+        # recording makes one a poll -- and the pieces it shows until Python's cyclic
+        # collector ran: hundreds of MB of merged-away events in a long recording.
+        self._model = weakref.proxy(self)
         self.shown_channels: set[int] = set(range(len(trace.channels)))
         self.pinned: list[int] = []  # threads drawn above all others, in pin order
         self.collapsed: set[int] = set()  # processes drawn as one summary lane
@@ -141,7 +147,8 @@ class SystemTraceModel:
         return lanes
 
     def _lane(self, thread: int, depth: int) -> Callable[[], Lane]:
-        return lambda: self.thread_lanes(thread).lanes[depth]
+        model = self._model
+        return lambda: model.thread_lanes(thread).lanes[depth]
 
     def thread_title(self, thread: int) -> str:
         """A track's lane name: its process (when there are several) and its name; async
@@ -178,9 +185,11 @@ class SystemTraceModel:
         self._row_index = None
 
     def _merged_lane(self, depth: int) -> Callable[[], Lane]:
+        model = self._model
+
         def make() -> Lane:
-            threads = np.flatnonzero(self._lane_counts > depth).tolist()
-            return merge_lanes(self.trace, [self.thread_lanes(t).lanes[depth] for t in threads])
+            threads = np.flatnonzero(model._lane_counts > depth).tolist()
+            return merge_lanes(model.trace, [model.thread_lanes(t).lanes[depth] for t in threads])
 
         return make
 
@@ -192,7 +201,8 @@ class SystemTraceModel:
         ]
         shown = [t for t in threads if self._lane_counts[t]]
         name = f"▸ {self.tables.processes[process].name} ({len(threads)} threads)"
-        lane = lambda: merge_lanes(self.trace, [self.thread_lanes(t).lanes[0] for t in shown])  # noqa: E731
+        model = self._model
+        lane = lambda: merge_lanes(model.trace, [model.thread_lanes(t).lanes[0] for t in shown])  # noqa: E731
         return LaneRow(name, lane, "summary", process=process)
 
     def lane_names(self) -> list[str]:
