@@ -81,10 +81,8 @@ class SystemTraceModel:
     def _setup(self, tables: Trace) -> None:
         """The choices and layout of a trace named by ``tables`` (``trace`` itself here)."""
         trace = self.tables = tables
-        # What the rows' lanes are made through: a weak reference, so the rows the model
-        # holds do not hold it back. A cycle would keep every replaced model -- a live
-        # recording makes one a poll -- and the pieces it shows until Python's cyclic
-        # collector ran: hundreds of MB of merged-away events in a long recording.
+        # rows make their lanes through a weak reference: a replaced model (a live recording
+        # makes one a poll) and its pieces go at once, not at Python's next cyclic collection
         self._model = weakref.proxy(self)
         self.shown_channels: set[int] = set(range(len(trace.channels)))
         self.pinned: list[int] = []  # threads drawn above all others, in pin order
@@ -185,9 +183,7 @@ class SystemTraceModel:
         self._row_index = None
 
     def _merged_lane(self, depth: int) -> Callable[[], Lane]:
-        model = self._model
-
-        def make() -> Lane:
+        def make(model: SystemTraceModel = self._model) -> Lane:
             threads = np.flatnonzero(model._lane_counts > depth).tolist()
             return merge_lanes(model.trace, [model.thread_lanes(t).lanes[depth] for t in threads])
 
