@@ -8,9 +8,12 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
+import pytest
 
+from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.summary import summary_sections
 from profiler_core.formats.profile_pop import ProfileReader
+from profiler_core.report import open_report
 from tests.popvision_py.conftest import wait_loaded
 from tests.profiler_core.checksummed import flip
 
@@ -90,49 +93,59 @@ def test_the_graph_is_decoded_after_the_paint_and_the_summary_shows_its_counts_b
     assert opened.report.section_decoded("programs")  # the costs too, after the paint
 
 
-def test_a_damaged_graph_section_is_named_after_the_paint_and_the_other_pages_work(
-    qtbot, window, tutorial4_report, tmp_path
+# (section, the column changed after writing (bytes once in the file), a Summary row it does
+# not stop, the section's title in the status bar, what the error says, a page it stops)
+DAMAGED_AFTER_THE_PAINT = [
+    (
+        "graph",
+        lambda r: np.asarray(r.graph.region_start, dtype=np.int64)[-4:],  # a region moved
+        ("Graph", "Variables"),  # its counts are intact
+        "graph",
+        "section 'graph' fails its checksum",
+        "Liveness",
+    ),
+    (
+        "programs",
+        lambda r: np.asarray(r.programs.step_cycles, dtype=np.int64),  # a step's cycles
+        ("Graph", "Program steps"),  # the steps are checked apart from their costs
+        "program tree",
+        "section 'programs' (its steps' cycles and exchanges) fails its checksum",
+        "Program Tree",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("section", "column", "row", "title", "problem", "stopped"),
+    DAMAGED_AFTER_THE_PAINT,
+    ids=[case[0] for case in DAMAGED_AFTER_THE_PAINT],
+)
+def test_a_section_damaged_after_the_paint_is_named_and_the_other_pages_work(
+    qtbot, window, tutorial4_report, tmp_path, section, column, row, title, problem, stopped
 ):
     folder = tmp_path / "tutorial4"
     shutil.copytree(tutorial4_report, folder)
     with ProfileReader(folder / "profile.pop") as reader:
-        starts = np.asarray(reader.graph.region_start, dtype=np.int64)
-    # a region start moved after writing (the column's last values: once in the file)
-    flip(folder / "profile.pop", starts[-4:].tobytes(), 8, 0x04)
-    window.open_paths([folder])
-    wait_loaded(qtbot, window)
-    assert "graph" not in window.opened[0].errors  # not known at the first paint
-    assert window.view("Summary").value("Graph", "Variables")  # its counts are intact
-    wait_debug(qtbot, window)
-    opened = window.opened[0]
-    assert "fails its checksum" in str(opened.errors["graph"])
-    text = "tutorial4: some sections could not be read (graph)"
-    assert window.statusBar().currentMessage().startswith(text)
-    assert window.message_box is not None and "section 'graph'" in window.message_box.text()
-    assert window.view("Memory").models  # the pages without the graph still work
-    assert opened.missing("graph") is opened.errors["graph"]
-
-
-def test_damaged_step_costs_are_named_after_the_paint_and_the_summary_shows_the_steps(
-    qtbot, window, tutorial4_report, tmp_path
-):
-    folder = tmp_path / "tutorial4"
-    shutil.copytree(tutorial4_report, folder)
-    with ProfileReader(folder / "profile.pop") as reader:
-        cycles = np.asarray(reader.programs.step_cycles, dtype=np.int64)
-        steps = reader.programs.num_steps
-    flip(folder / "profile.pop", cycles.tobytes(), 8, 0x04)  # a step's cycles changed
+        flip(folder / "profile.pop", column(reader).tobytes(), 8, 0x04)
     window.open_paths([folder])
     wait_loaded(qtbot, window)
     assert window.opened[0].errors == {}  # not known at the first paint
-    assert window.view("Summary").value("Graph", "Program steps") == f"{steps:,}"
+    shown = window.view("Summary").value(*row)
+    assert shown and shown == summary_value(tutorial4_report, row)  # the intact report's
     wait_debug(qtbot, window)
     opened = window.opened[0]
-    assert "its steps' cycles and exchanges) fails its checksum" in str(opened.errors["programs"])
-    text = "tutorial4: some sections could not be read (program tree)"
+    assert problem in str(opened.errors[section])
+    text = f"tutorial4: some sections could not be read ({title})"
     assert window.statusBar().currentMessage().startswith(text)
-    assert window.message_box is not None and "section 'programs'" in window.message_box.text()
-    assert window.view("Memory").models  # the pages without the programs still work
-    assert opened.missing("programs") is opened.errors["programs"]
-    window.show_view("Program Tree")
-    assert window.view("Program Tree").showing_message()
+    assert window.message_box is not None and problem in window.message_box.text()
+    assert window.view("Memory").models  # the pages without the section still work
+    assert opened.missing(section) is opened.errors[section]
+    window.show_view(stopped)
+    assert window.view(stopped).showing_message()
+
+
+def summary_value(folder, row: tuple[str, str]) -> str:
+    """What the Summary shows in ``row`` for the intact report, made without the window."""
+    with open_report(folder) as report:
+        sections = summary_sections(OpenedReport(report))
+    return next(r.value for s in sections if s.title == row[0] for r in s.rows if r.label == row[1])
