@@ -149,7 +149,10 @@ def _reduce_shifted(
     if place is not None:
         lo, hi = span
         out = batch.pool("out")[place.first : place.first + hi - lo]
-        if not square and place.scale is None and out.dtype == pool.dtype:
+        moved = (shifted.depth - 1) * shifted.shift  # the last partial's span from the first
+        read = (lo + min(moved, 0), hi + max(moved, 0))  # every partial read
+        apart = place.first + hi - lo <= read[0] or read[1] <= place.first
+        if not square and place.scale is None and out.dtype == pool.dtype and apart:
             # summed in the outputs themselves, from partial 0 (not from an identity:
             # 0.0 + -0.0 would lose the sign of an exact -0.0 sum, as ufunc.reduce does)
             out[...] = pool[lo:hi]

@@ -160,3 +160,38 @@ def test_outputs_spread_thinly_over_their_partials_are_gathered_partial_by_parti
     assert found is not None and found.shift == 20 and found.span is None
     cols = [0, 1, 2, 15, 16]
     assert got["out"].tolist() == (values[0, cols] + values[1, cols]).tolist()
+
+
+def test_outputs_written_over_a_partial_still_to_be_read_get_every_partials_sum() -> None:
+    """A vertex summing rows 0, 1 and 2 of a [3, 8] partials tensor into row 1 itself: the
+    outputs are the span moved, but summing in them would overwrite row 1 before it is
+    read, so the sums are made first, then written (row 0 + row 1 + row 2, by hand)."""
+    device = IPUModel("ipu2", tiles_per_ipu=4).create_device()
+    graph = Graph(device.target)
+    partials = graph.add_variable(FLOAT, [3, 8], "partials")
+    graph.set_tile_mapping(partials, 0)
+    graph.create_host_write("partials", partials)
+    graph.create_host_read("partials_out", partials)
+    base = partials.pool_range()[0]
+    in_col = EdgeColumn(
+        None,
+        np.array([0, 24]),
+        runs=Runs(base + np.array([0, 8, 16], dtype=np.int64), np.array([8, 8, 8])),
+        run_offsets=np.array([0, 3]),
+    )
+    out_col = EdgeColumn(
+        None, np.array([0, 8]), runs=Runs(np.array([base + 8]), np.array([8])),
+        run_offsets=np.array([0, 1]),
+    )  # fmt: skip
+    cs = graph.add_compute_set("Reduce")
+    codelet = reduce_codelet("ADD", FLOAT, partials_major=True)
+    block = graph.add_vertex_block(cs, codelet, np.array([0]), {"in": in_col, "out": out_col})
+    block.state["numPartials"][:] = [3]
+    values = np.arange(24, dtype=np.float32).reshape(3, 8)
+    engine, got = run_program(
+        graph, device, Sequence(Execute(cs)), {"partials": values}, ["partials_out"]
+    )
+    (runner,) = engine.executable.plans[cs.id].runners
+    assert runner.cache.get("output_span") is not None  # the outputs are the span moved
+    assert got["partials_out"][1].tolist() == [24.0 + 3 * i for i in range(8)]
+    assert got["partials_out"][[0, 2]].tolist() == values[[0, 2]].tolist()
