@@ -92,6 +92,8 @@ def test_open_compare_close_windows_many_times(qtbot, tmp_path, monkeypatch) -> 
         dialog.accept()
         _wait_loaded(qtbot, window)
         assert [o.name for o in window.opened] == ["tutorial4", "variant"], cycle
+        # the graph, the steps' costs and debug.cbor are decoded by a worker after the paint
+        qtbot.waitUntil(lambda after=window.after_paint: not after.busy, timeout=30_000)
 
         for view in window.views:
             window.show_view(view.title)
@@ -109,6 +111,8 @@ def test_open_compare_close_windows_many_times(qtbot, tmp_path, monkeypatch) -> 
         for label, values in expected_memory.items():
             assert shown[label][:3] == values, (cycle, label, shown[label])
         operations = window.view("Operations")
+        message = operations.pages.currentWidget() is operations.message and operations.message.text()
+        assert operations.compare_tabs is not None, (cycle, message)  # the page's message, if any
         assert operations.compare_tabs.panels["Compare: cycles"].model.rowCount() > 0
 
         window.close()
