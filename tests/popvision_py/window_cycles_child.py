@@ -111,7 +111,9 @@ def test_open_compare_close_windows_many_times(qtbot, tmp_path, monkeypatch) -> 
         for label, values in expected_memory.items():
             assert shown[label][:3] == values, (cycle, label, shown[label])
         operations = window.view("Operations")
-        message = operations.pages.currentWidget() is operations.message and operations.message.text()
+        message = (
+            operations.pages.currentWidget() is operations.message and operations.message.text()
+        )
         assert operations.compare_tabs is not None, (cycle, message)  # the page's message, if any
         assert operations.compare_tabs.panels["Compare: cycles"].model.rowCount() > 0
 
