@@ -47,7 +47,7 @@ from benchmarks._redraw import zoom_pan_redraws
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.system_trace.view import SystemTraceView
-from profiler_core.trace import chrome_import
+from profiler_core.trace import chrome_builder
 from profiler_core.trace.chrome_import import import_chrome_file
 
 path, fast, paint = Path(sys.argv[1]), sys.argv[2] == "1", sys.argv[3] == "1"
@@ -78,10 +78,10 @@ def staged(owner, name, before, after):
         return out
     setattr(owner, name, run)
 
-staged(chrome_import._Builder, "trace", "parse", "build")
-staged(chrome_import, "sort_in_walk_order", "join", "sort")
-staged(chrome_import, "nesting_depths", "sort", "nesting")
-staged(chrome_import, "build_trace", "args", "build")
+staged(chrome_builder.Builder, "trace", "parse", "build")
+staged(chrome_builder, "sort_in_walk_order", "join", "sort")
+staged(chrome_builder, "nesting_depths", "sort", "nesting")
+staged(chrome_builder, "build_trace", "args", "build")
 stage("start")
 t0 = time.perf_counter()
 trace = import_chrome_file(path, fast=fast)

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from profiler_core.analysis.indexed_lane import IndexedLane, ascending, indexed_lane
+from profiler_core.analysis.window_lane import WindowLane
 from profiler_core.formats.pvti import EventKind
 from profiler_core.trace.model import Trace
-
-if TYPE_CHECKING:
-    from profiler_core.analysis.chained_lanes import ChainedLane
 
 MERGED = -1
 """``event`` of a span that stands for several events sharing pixel columns."""
@@ -289,7 +286,7 @@ def merge_lanes(trace: Trace, lanes: Iterable[AnyLane]) -> Lane:
     return make_lane(trace, np.concatenate(parts) if parts else np.zeros(0, np.int64))
 
 
-def lane_window(lane: AnyLane | ChainedLane, t0: float, t1: float, width_px: int) -> LaneSpans:
+def lane_window(lane: WindowLane, t0: float, t1: float, width_px: int) -> LaneSpans:
     """Spans of ``lane`` in [t0, t1) for ``width_px`` pixel columns: a span wider than its
     columns keeps its event; columns where several events meet become MERGED spans."""
     if t1 <= t0 or width_px < 1:

@@ -24,7 +24,7 @@ from profiler_core.trace import chrome_fields as fields
 from profiler_core.trace.chrome_columns import stamps
 
 if TYPE_CHECKING:
-    from profiler_core.trace.chrome_import import _Builder
+    from profiler_core.trace.chrome_builder import Builder
 
 _NUMBERS = {int, float}
 _IDS = {int, str}
@@ -80,7 +80,7 @@ class _Memo(dict):
         return value
 
 
-def add_chunk(builder: _Builder, chunk: list[Any]) -> None:
+def add_chunk(builder: Builder, chunk: list[Any]) -> None:
     """Add ``chunk``'s events in order: runs of plain X/i events at once, the rest (and any
     run that is not plain after all) one by one."""
     phases = [ev.get("ph") if ev.__class__ is dict else None for ev in chunk]
@@ -98,7 +98,7 @@ def add_chunk(builder: _Builder, chunk: list[Any]) -> None:
             _add_split(builder, chunk[a:b], phases[a:b] if plain[a] else None)
 
 
-def _add_split(builder: _Builder, events: list[Any], phases: list[Any] | None) -> None:
+def _add_split(builder: Builder, events: list[Any], phases: list[Any] | None) -> None:
     """A run that was not plain as a whole: its plain stretches at once, the rest (and any
     stretch still refused) one by one -- one odd event costs itself, not its chunk."""
     if phases is None:
@@ -133,7 +133,7 @@ def _plain(ev: dict, ph: str) -> bool:
     )
 
 
-def add_run(builder: _Builder, events: list[dict], phases: list[str]) -> bool:
+def add_run(builder: Builder, events: list[dict], phases: list[str]) -> bool:
     """Add a run of X/i/I events at once; False (and nothing added) when one of them is not
     plain, so the caller reads them one by one."""
     spans = [ph == "X" for ph in phases]
@@ -227,7 +227,7 @@ def _interned(ids: dict[str, int], names: list[str]) -> np.ndarray:
     return np.fromiter(map(ids.__getitem__, names), np.int32, len(names))
 
 
-def _tracks(builder: _Builder, pid: list, tid: list, int_pids: bool, int_tids: bool) -> np.ndarray:
+def _tracks(builder: Builder, pid: list, tid: list, int_pids: bool, int_tids: bool) -> np.ndarray:
     """Each event's thread track, made in the order the per-event path makes them; ids that
     are all ints (the usual) are taken as they are."""
     ident = _Memo(lambda p: fields.ident({"pid": p}, "pid"))

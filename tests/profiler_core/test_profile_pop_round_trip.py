@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 
 from profiler_core.errors import ReportError
-from profiler_core.formats.profile_pop import ProfileReader, read_profile, write_profile
-from profiler_core.formats.profile_pop import reader as reader_module
+from profiler_core.formats.profile_pop import (
+    ProfileReader,
+    read_profile,
+    section_arrays,
+    write_profile,
+)
 from profiler_core.formats.profile_pop.writer import build_message, write_message
 from profiler_core.model.profile import ExecutionData, RunData
 from profiler_core.model.strings import Strings
@@ -77,13 +81,13 @@ def test_an_execution_profile_with_no_runs_is_not_none(tmp_path):
 
 def test_sections_decode_on_first_access_only(profile_path, monkeypatch):
     decoded = []
-    real_read_array = reader_module.read_array
+    real_read_array = section_arrays.read_array
 
     def counting_read_array(reader, name, *args):
         decoded.append(name)
         return real_read_array(reader, name, *args)
 
-    monkeypatch.setattr(reader_module, "read_array", counting_read_array)
+    monkeypatch.setattr(section_arrays, "read_array", counting_read_array)
     reader = ProfileReader(profile_path)
     assert reader.header.program_name == "synthetic-7"
     assert reader.target.num_tiles == 8

@@ -16,8 +16,12 @@ import numpy as np
 import pytest
 
 from profiler_core.errors import ReportError
-from profiler_core.formats.profile_pop import ProfileReader, read_profile, write_profile
-from profiler_core.formats.profile_pop import reader as reader_module
+from profiler_core.formats.profile_pop import (
+    ProfileReader,
+    read_profile,
+    section_arrays,
+    write_profile,
+)
 from profiler_core.formats.profile_pop import writer as writer_module
 from profiler_core.formats.profile_pop.locate import Locator
 from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
@@ -46,18 +50,18 @@ def test_located_bytes_equal_what_pycapnp_copies_for_every_array(profile_path):
     with schema.Profile.from_bytes(data, traversal_limit_in_words=len(data)) as root:
         for section, struct_name in [("graph", "Graph"), ("memory", "Memory")]:
             section_reader = getattr(root, section)
-            where = opened._section_ref(section)
+            where = opened._arrays.section_ref(section)
             for field in getattr(schema, struct_name).schema.fieldnames:
                 if field in ("strings", "numEdges") or not section_reader._has(field):
                     continue  # not an Array, or a 1.1 Array this report does not carry
-                array = opened._locator.child(where, _slot(struct_name, field))
-                offset, length = opened._locator.data_span(array, _slot("Array", "data"))
+                array = opened._arrays._locator.child(where, _slot(struct_name, field))
+                offset, length = opened._arrays._locator.data_span(array, _slot("Array", "data"))
                 assert data[offset : offset + length] == getattr(section_reader, field).data
-        runs = opened._locator.child(opened._root_ref, _slot("Profile.execution", "profile"))
+        runs = opened._arrays.execution_ref()
         for index, run in enumerate(root.execution.profile.runs):
-            element = opened._locator.element(runs, _slot("Execution", "runs"), index)
-            ids = opened._locator.child(element, _slot("Run", "stepIds"))
-            offset, length = opened._locator.data_span(ids, _slot("Array", "data"))
+            element = opened._arrays.run_ref(runs, index)
+            ids = opened._arrays._locator.child(element, _slot("Run", "stepIds"))
+            offset, length = opened._arrays._locator.data_span(ids, _slot("Array", "data"))
             assert data[offset : offset + length] == run.stepIds.data
 
 
@@ -130,7 +134,7 @@ def test_sections_not_decoded_hold_no_memory_until_they_are(tmp_path):
     path = tmp_path / "profile.pop"
     write_profile(path, profile)
     reader = ProfileReader(path, on_demand=True)
-    spans = reader._array_spans("graph")
+    spans = reader._arrays.array_spans("graph", reader._root)
     graph_bytes = sum(length for _, length in spans)
     assert graph_bytes > 1_000_000
     size = path.stat().st_size
@@ -209,7 +213,7 @@ def test_a_run_list_longer_than_the_file_is_not_walked_when_opening_on_demand(
         return real_element(self, parent, pointer, index)
 
     monkeypatch.setattr(Locator, "element", counting_element)
-    monkeypatch.setattr(reader_module, "_count_runs", lambda root: 2**29 - 1)
+    monkeypatch.setattr(section_arrays, "_count_runs", lambda root: 2**29 - 1)
     opened = ProfileReader(profile_path, on_demand=True)
     assert walked == []
     assert "execution" not in opened._bytes._released  # kept: read from memory as a whole

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from profiler_core.errors import FormatVersionError, ReportError
-from profiler_core.formats.pvti import EventKind, PvtiWriter, read_pvti
-from profiler_core.formats.pvti import writer as writer_module
+from profiler_core.formats.pvti import EventKind, PvtiWriter, read_pvti, recording
 from tests.profiler_core.pvti_samples import (
     HEAT_COUNTS,
     IPU_STEPS,
@@ -113,7 +112,7 @@ def test_reading_leaves_the_file_and_its_folder_untouched(small_pvti: Path) -> N
 def test_bulk_spans_are_split_into_bounded_batch_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(writer_module, "MAX_BATCH_EVENTS", 4)
+    monkeypatch.setattr(recording, "MAX_BATCH_EVENTS", 4)
     writer = PvtiWriter(tmp_path, background=False)
     starts = np.arange(10, dtype=np.int64) * 100
     writer.add_spans("IPU 1", "IPU", starts, starts + 50, ["A", "B"], np.arange(10) % 2)

@@ -15,11 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
-
 from profiler_core.errors import ChecksumError, ReportError
 from profiler_core.formats.profile_pop import columns as cols
-from profiler_core.formats.profile_pop.arrays import read_array
 from profiler_core.formats.profile_pop.checksums import (
     GRAPH_COUNTS,
     GRAPH_COUNTS_SINCE_MINOR,
@@ -32,8 +29,7 @@ from profiler_core.formats.profile_pop.framing import (
     read_file,
 )
 from profiler_core.formats.profile_pop.graph_counts import check_counts, decode_graph_counts
-from profiler_core.formats.profile_pop.locate import Locator, StructRef
-from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
+from profiler_core.formats.profile_pop.locate import Locator
 from profiler_core.formats.profile_pop.schema import (
     DECODE_ERRORS,
     NESTING_LIMIT,
@@ -41,6 +37,7 @@ from profiler_core.formats.profile_pop.schema import (
     profile_schema,
     traversal_limit_words,
 )
+from profiler_core.formats.profile_pop.section_arrays import ARRAY_SECTIONS, SectionArrays
 from profiler_core.model.profile import (
     ExecutionData,
     GraphCounts,
@@ -55,17 +52,6 @@ from profiler_core.model.profile import (
     TargetInfo,
 )
 from profiler_core.model.strings import Strings
-
-_SECTION_COLUMNS: dict[str, list[tuple[str, cols.Column]]] = {
-    "graph": [("Graph", c) for c in cols.GRAPH_COLUMNS + cols.GRAPH_OPTIONAL_COLUMNS],
-    "memory": [("Memory", c) for c in cols.MEMORY_COLUMNS],
-    "programs": [("Programs", c) for c in cols.PROGRAM_COLUMNS + cols.PROGRAM_OPTIONAL_COLUMNS],
-    "liveness": [("Liveness", c) for c in cols.LIVENESS_COLUMNS],
-}
-_ARRAY_SECTIONS = (*_SECTION_COLUMNS, "execution")
-#: The fewest bytes a run takes: its struct and an Array struct (dtype, shape) per column.
-_MIN_RUN_BYTES = 8 * (1 + 4 * len(cols.RUN_COLUMNS))
-
 
 T = TypeVar("T")
 
@@ -91,7 +77,7 @@ class ProfileReader:
         data = self._bytes.data
         segments = check_framing(self.path, data)
         self._data: bytes | mmap.mmap | None = data
-        self._locator = Locator(data, segments)
+        self._arrays = SectionArrays(data, Locator(data, segments))
         self._exit = contextlib.ExitStack()
         try:
             reader = profile_schema().Profile.from_bytes(
@@ -106,12 +92,11 @@ class ProfileReader:
         except DECODE_ERRORS as error:
             raise ReportError(self.path, f"not a profile.pop: {describe(error)}") from error
         check_magic_and_version(self.path, magic, self.format_major, self.format_minor)
-        self._root_ref = self._locator.root()
         self._cache: dict[str, Any] = {}
         self._checksums = StoredChecksums(self._root, self.format_major, self.format_minor)
         if self._bytes.releasable:
-            for section in _ARRAY_SECTIONS:
-                self._bytes.release(section, self._array_spans(section))
+            for section in ARRAY_SECTIONS:
+                self._bytes.release(section, self._arrays.array_spans(section, self._root))
 
     def __enter__(self) -> ProfileReader:
         return self
@@ -124,7 +109,7 @@ class ProfileReader:
             self._exit.close()
             self._bytes.close()
             self._root = self._data = None
-            self._locator = Locator(b"", [(0, 0)])
+            self._arrays = SectionArrays(None, Locator(b"", [(0, 0)]))
 
     @property
     def header(self) -> Header:
@@ -160,8 +145,8 @@ class ProfileReader:
         return self._section("graph", self._decode_graph_strings, key="strings")
 
     def _decode_graph_strings(self, root: Any) -> Strings:
-        where = self._locator.child(self._section_ref("graph"), _slot("Graph", "strings"))
-        return self._decode_strings(root.graph.strings, where)
+        where = self._arrays.child(self._arrays.section_ref("graph"), "Graph", "strings")
+        return self._arrays.strings(root.graph.strings, where)
 
     @property
     def memory(self) -> MemoryData:
@@ -280,13 +265,13 @@ class ProfileReader:
         return info
 
     def _decode_graph(self, root: Any) -> GraphData:
-        graph, where = root.graph, self._section_ref("graph")
+        graph, where = root.graph, self._arrays.section_ref("graph")
         strings = self.strings
-        columns = self._decode_columns(graph, where, "Graph", cols.GRAPH_COLUMNS)
+        columns = self._arrays.columns(graph, where, "Graph", cols.GRAPH_COLUMNS)
         cols.check_graph(columns, len(strings))
         # 1.1 additions: a 1.0 file has no state sizes (None) and no edge count (-1).
         optional = [c for c in cols.GRAPH_OPTIONAL_COLUMNS if graph._has(c.field)]
-        extra = self._decode_columns(graph, where, "Graph", tuple(optional))
+        extra = self._arrays.columns(graph, where, "Graph", tuple(optional))
         cols.check_optional(columns, extra, cols.GRAPH_OPTIONAL_COLUMNS)
         return GraphData(strings=strings, num_edges=int(graph.numEdges), **columns, **extra)
 
@@ -302,24 +287,24 @@ class ProfileReader:
         check_counts(graph, counts)
 
     def _decode_memory(self, root: Any) -> MemoryData:
-        where = self._section_ref("memory")
-        columns = self._decode_columns(root.memory, where, "Memory", cols.MEMORY_COLUMNS)
+        where = self._arrays.section_ref("memory")
+        columns = self._arrays.columns(root.memory, where, "Memory", cols.MEMORY_COLUMNS)
         cols.check_tables(columns, cols.MEMORY_COLUMNS, {})
         return MemoryData(**columns)
 
     def _decode_programs(self, root: Any) -> ProgramData:
-        where = self._section_ref("programs")
+        where = self._arrays.section_ref("programs")
         programs = root.programs
-        columns = self._decode_columns(programs, where, "Programs", cols.PROGRAM_COLUMNS)
+        columns = self._arrays.columns(programs, where, "Programs", cols.PROGRAM_COLUMNS)
         cols.check_programs(columns)
         optional = [c for c in cols.PROGRAM_OPTIONAL_COLUMNS if programs._has(c.field)]
-        extra = self._decode_columns(programs, where, "Programs", tuple(optional))
+        extra = self._arrays.columns(programs, where, "Programs", tuple(optional))
         cols.check_optional(columns, extra, cols.PROGRAM_OPTIONAL_COLUMNS)
         return ProgramData(**columns, **extra)
 
     def _decode_liveness(self, root: Any) -> LivenessData:
-        liveness, where = root.liveness, self._section_ref("liveness")
-        columns = self._decode_columns(liveness, where, "Liveness", cols.LIVENESS_COLUMNS)
+        liveness, where = root.liveness, self._arrays.section_ref("liveness")
+        columns = self._arrays.columns(liveness, where, "Liveness", cols.LIVENESS_COLUMNS)
         cols.check_tables(columns, cols.LIVENESS_COLUMNS, {})
         return LivenessData(always_live_bytes=int(liveness.alwaysLiveBytes), **columns)
 
@@ -327,12 +312,12 @@ class ProfileReader:
         execution = root.execution
         if execution.which() != "profile":
             return None
-        where = self._locator.child(self._root_ref, _slot("Profile.execution", "profile"))
+        where = self._arrays.execution_ref()
         runs = []
         for index, run in enumerate(execution.profile.runs):
-            run_where = self._locator.element(where, _slot("Execution", "runs"), index)
+            run_where = self._arrays.run_ref(where, index)
             try:
-                columns = self._decode_columns(run, run_where, "Run", cols.RUN_COLUMNS)
+                columns = self._arrays.columns(run, run_where, "Run", cols.RUN_COLUMNS)
                 cols.check_tables(columns, cols.RUN_COLUMNS, {})
             except ReportError as error:
                 raise ReportError(None, f"run {index}: {error.problem}") from error
@@ -347,78 +332,6 @@ class ProfileReader:
             )
         return ExecutionData(runs=runs)
 
-    def _section_ref(self, field: str) -> StructRef | None:
-        return self._locator.child(self._root_ref, _slot("Profile", field))
-
-    def _decode_columns(
-        self, section: Any, where: StructRef | None, struct_name: str, spec: tuple[cols.Column, ...]
-    ) -> dict[str, np.ndarray]:
-        columns = {}
-        for column in spec:
-            columns[column.name] = read_array(
-                getattr(section, column.field),
-                column.name,
-                column.dtype,
-                column.ndim,
-                self._data,
-                self._array_span(where, struct_name, column.field),
-            )
-        return columns
-
-    def _array_span(
-        self, where: StructRef | None, struct_name: str, field: str
-    ) -> tuple[int, int] | None:
-        """Where the data of the ``Array`` in ``field`` of a struct lies in the file."""
-        array_where = self._locator.child(where, _slot(struct_name, field))
-        return self._locator.data_span(array_where, _slot("Array", "data"))
-
-    def _array_spans(self, section: str) -> list[tuple[int, int]]:
-        """(offset, length) of the data of every array (and of the graph's string blob) of
-        ``section``, as far as the message's pointers can be followed without pycapnp."""
-        if section == "execution":
-            return self._run_spans()
-        where = self._section_ref(section)
-        fields = [(where, struct, c.field) for struct, c in _SECTION_COLUMNS[section]]
-        spans = [self._array_span(*field) for field in fields]
-        if section == "graph":
-            strings = self._locator.child(where, _slot("Graph", "strings"))
-            spans.append(self._array_span(strings, "Strings", "offsets"))
-            spans.append(self._locator.data_span(strings, _slot("Strings", "blob")))
-        return [span for span in spans if span is not None]
-
-    def _run_spans(self) -> list[tuple[int, int]]:
-        count = _count_runs(self._root)
-        if count * _MIN_RUN_BYTES > len(self._data or b""):
-            # More runs than the file has room for (a hostile list of empty structs can
-            # claim 2^29): their pages are simply kept, rather than walked one by one.
-            return []
-        execution = self._locator.child(self._root_ref, _slot("Profile.execution", "profile"))
-        runs = _slot("Execution", "runs")
-        spans = [
-            self._array_span(self._locator.element(execution, runs, i), "Run", column.field)
-            for i in range(count)
-            for column in cols.RUN_COLUMNS
-        ]
-        return [span for span in spans if span is not None]
-
-    def _decode_strings(self, strings: Any, where: StructRef | None) -> Strings:
-        offsets_where = self._locator.child(where, _slot("Strings", "offsets"))
-        offsets = read_array(
-            strings.offsets,
-            "strings.offsets",
-            cols.I64,
-            1,
-            self._data,
-            self._locator.data_span(offsets_where, _slot("Array", "data")),
-        )
-        # A view of the file's bytes, like the arrays: a 400k-variable report has ~10 MB of
-        # names, and copying them would be the largest allocation of opening it.
-        span = self._locator.data_span(where, _slot("Strings", "blob"))
-        view = memoryview(self._data).toreadonly()
-        blob = strings.blob if span is None else view[span[0] : span[0] + span[1]]
-        cols.check_offsets(offsets, "strings.offsets", len(blob))
-        return Strings(blob, offsets)
-
 
 def read_profile(path: str | Path) -> ProfileData:
     """Read every section of a ``profile.pop`` at once."""
@@ -427,16 +340,6 @@ def read_profile(path: str | Path) -> ProfileData:
 
 
 _LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a calendar shows
-
-
-def _count_runs(root: Any) -> int:
-    """How many runs the execution section lists (0 when it was never run or is damaged: the
-    damage is reported when the section is decoded)."""
-    try:
-        execution = root.execution
-        return len(execution.profile.runs) if execution.which() == "profile" else 0
-    except DECODE_ERRORS:
-        return 0
 
 
 def _created_time(value: float) -> float:

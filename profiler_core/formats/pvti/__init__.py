@@ -12,9 +12,10 @@ from profiler_core.formats.pvti.contents import (
     SeriesDef,
     ThreadRow,
 )
-from profiler_core.formats.pvti.reader import PvtiReader, read_pvti
+from profiler_core.formats.pvti.reader import PvtiReader
 from profiler_core.formats.pvti.schema import FORMAT_MAJOR, FORMAT_MINOR, EventKind
 from profiler_core.formats.pvti.sqlite_file import is_sqlite
+from profiler_core.formats.pvti.whole_file import read_pvti
 from profiler_core.formats.pvti.writer import PvtiWriter
 
 __all__ = [
