@@ -15,8 +15,8 @@ import warnings
 import weakref
 from pathlib import Path
 
-from ipu_engine.arguments import kind_error, name_arg, number_arg
-from ipu_engine.errors import ArgumentError
+from ipu_engine.common.arguments import kind_error, name_arg, number_arg
+from ipu_engine.common.errors import ArgumentError
 from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
 from ipu_engine.pvti.options import ENV_VAR, MAX_DURATION_S, PvtiOptions, parse_options
 from profiler_core.errors import ReportError

@@ -26,7 +26,7 @@ from ipu_engine import (
     Vertex,
     ipu_hardware,
 )
-from ipu_engine.vertices import EdgeColumn
+from ipu_engine.poplar.vertices import EdgeColumn
 
 
 class DotProductVertex(Vertex):

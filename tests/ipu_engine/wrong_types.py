@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-import ipu_engine.program as program_module
+import ipu_engine.poplar.program as program_module
 import ipu_engine.pvti as pvti
 from ipu_engine import (
     BOOL,
@@ -35,9 +35,9 @@ from ipu_engine import (
     poputil,
 )
 from ipu_engine.frontend import nn
+from ipu_engine.poplar.tensor import Tensor
 from ipu_engine.poplin.conv import ConvShape
 from ipu_engine.popops import expr
-from ipu_engine.tensor import Tensor
 
 #: Wrong-typed values, one at a time in each argument.
 WRONG = {
