@@ -258,6 +258,8 @@ class Sequential(Layer):
     """Layers applied in order; unnamed ones are called ``<type><index>`` (``linear0``)."""
 
     def __init__(self, *layers: Layer, name: str | None = None) -> None:
+        if name is not None:
+            name_arg(name, "Sequential: the name", ArgumentError)
         super().__init__(name or "sequential")
         self.named = name is not None
         self.layers = [

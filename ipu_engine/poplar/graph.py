@@ -17,7 +17,6 @@ from ipu_engine.common.arguments import (
     address_array_arg,
     count_arg,
     host_values,
-    integer_arg,
     kind_error,
     name_arg,
     sequence_arg,
@@ -39,6 +38,7 @@ from ipu_engine.poplar.runs import Runs, runs_of
 from ipu_engine.poplar.streams import DataStream, StreamDirection
 from ipu_engine.poplar.target import Device, Target, tile_arg, tile_array_arg
 from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.tile_intervals import check_disjoint, is_interval_lists, tile_intervals
 from ipu_engine.poplar.vertex import Vertex
 from ipu_engine.poplar.vertices import ComputeSet, VertexBlock, VertexRef
 
@@ -165,6 +165,7 @@ class Graph(ComputeSetsMixin):
     def clone(self, tensor: Tensor, name: str = "") -> Tensor:
         """A new variable like ``tensor``: same type, shape and tile mapping."""
         self._own(tensor, "clone")
+        name = name_arg(name, "clone: the name")
         out = self.add_variable(tensor.type, tensor.shape, name or f"{tensor.name}_clone")
         tiles = self.tile_array(tensor)
         self.pool(out.type).tiles.paint_elements(out.flat_index(), tiles)
@@ -181,13 +182,13 @@ class Graph(ComputeSetsMixin):
         self._own(target, "set_tile_mapping")
         tile_map = self.pool(target.type).tiles
         what = f"tensor {target.name!r}"
-        if not _is_interval_lists(tile):  # one tile for all of it (checked as a tile)
+        if not is_interval_lists(tile):  # one tile for all of it (checked as a tile)
             tile_map.paint_elements(target.flat_index(), tile_arg(tile, self.target, what))
             return
         size = target.num_elements
         begins, ends, tiles = [], [], []
         for tile_id, intervals in enumerate(tile):
-            for begin, end in _intervals(intervals, tile_id, what):
+            for begin, end in tile_intervals(intervals, tile_id, what):
                 if not 0 <= begin <= end <= size:
                     raise TileMappingError(
                         f"tile mapping of {target.name!r}: interval [{begin}, {end}) on tile "
@@ -200,7 +201,7 @@ class Graph(ComputeSetsMixin):
         if not begins:
             return
         begin_a, end_a = np.asarray(begins, np.int64), np.asarray(ends, np.int64)
-        _check_disjoint(begin_a, end_a, np.asarray(tiles), target.name)
+        check_disjoint(begin_a, end_a, np.asarray(tiles), target.name)
         span = target.pool_range()
         if span is not None:  # a whole variable: the intervals are pool intervals
             tile_map.paint(span[0] + begin_a, end_a - begin_a, np.asarray(tiles, np.int32))
@@ -318,6 +319,7 @@ class Graph(ComputeSetsMixin):
         return stream
 
     def add_function(self, program: Program, name: str = "") -> Function:
+        name = name_arg(name, "add_function: the name")
         function = Function(len(self.functions), program, name or f"function{len(self.functions)}")
         self.functions.append(function)
         return function
@@ -336,51 +338,6 @@ TARGET_MEMORY_FACTOR = 16
 
 def _shape(shape: Sequence[int] | int, name: str) -> tuple[int, ...]:
     return shape_arg(shape, f"tensor {name!r}")
-
-
-def _is_interval_lists(tile: Any) -> bool:
-    """Whether ``tile`` is Poplar's per-tile interval lists rather than one tile."""
-    if isinstance(tile, str | bytes | Mapping | int | float | np.generic) or tile is None:
-        return False
-    return hasattr(tile, "__iter__")
-
-
-def _intervals(intervals: Any, tile_id: int, what: str) -> list[tuple[int, int]]:
-    """The ``(begin, end)`` pairs given for one tile, as integers."""
-    bad = TileMappingError(
-        f"{what}: the intervals of tile {tile_id} must be (begin, end) pairs of integers, "
-        f"got {intervals!r:.60}"
-    )
-    if not _is_interval_lists(intervals):
-        raise bad
-    out = []
-    for pair in intervals:
-        if not _is_interval_lists(pair):
-            raise bad
-        pair = tuple(pair)
-        if len(pair) != 2:
-            raise bad
-        out.append(
-            tuple(
-                integer_arg(x, f"{what}: tile {tile_id} interval", TileMappingError) for x in pair
-            )
-        )
-    return out
-
-
-def _check_disjoint(begins: np.ndarray, ends: np.ndarray, tiles: np.ndarray, name: str) -> None:
-    """Each element is on one tile: intervals given to two tiles (or twice) must not overlap
-    (the last one painted would silently win)."""
-    used = ends > begins
-    order = np.argsort(begins[used], kind="stable")
-    b, e, t = begins[used][order], ends[used][order], tiles[used][order]
-    clash = np.flatnonzero(b[1:] < e[:-1])
-    if clash.size:
-        k = int(clash[0])
-        raise TileMappingError(
-            f"tile mapping of {name!r}: interval [{b[k]}, {e[k]}) on tile {t[k]} overlaps "
-            f"[{b[k + 1]}, {e[k + 1]}) on tile {t[k + 1]}; each element lives on one tile"
-        )
 
 
 def graph_arg(value: Any, what: str) -> Any:

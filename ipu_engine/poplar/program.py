@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ipu_engine.common.arguments import count_arg, flag_arg
+from ipu_engine.common.arguments import count_arg, flag_arg, name_arg
 from ipu_engine.common.errors import ProgramError
 from ipu_engine.poplar.debug import scoped_name
 from ipu_engine.poplar.graph import Function
@@ -22,6 +22,7 @@ class Program:
     kind = "Program"
 
     def __init__(self, name: str = "") -> None:
+        name = name_arg(name, f"{self.kind}: the name", ProgramError)
         self.name = scoped_name(name) if name else ""
         # The debug context of the library op that made this program, if any.
         self.debug_id = -1
@@ -78,7 +79,7 @@ class Execute(Program):
     def __init__(self, compute_set: ComputeSet, name: str = "") -> None:
         if not isinstance(compute_set, ComputeSet):
             raise ProgramError(f"Execute needs a compute set, got {type(compute_set).__name__}")
-        super().__init__(name or compute_set.name)
+        super().__init__(name_arg(name, "Execute: the name", ProgramError) or compute_set.name)
         self.compute_set = compute_set
 
 
@@ -148,7 +149,7 @@ class If(Program):
         super().__init__(name)
         self.predicate = _predicate(predicate, "If")
         self.then = _program(then, "If then-branch")
-        self.else_ = _program(else_ or Sequence(), "If else-branch")
+        self.else_ = Sequence() if else_ is None else _program(else_, "If else-branch")
 
     def children(self) -> list[Program]:
         return [self.then, self.else_]
@@ -162,7 +163,7 @@ class Call(Program):
     def __init__(self, function: Function, name: str = "") -> None:
         if not isinstance(function, Function):
             raise ProgramError(f"Call needs a Function from graph.add_function, got {function!r}")
-        super().__init__(name or function.name)
+        super().__init__(name_arg(name, "Call: the name", ProgramError) or function.name)
         self.function = function
 
 

@@ -6,12 +6,13 @@ Numbers are Graphcore's published ones: Mk1 (GC2) 1216 tiles x 256 KiB; Mk2 (GC2
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
-from ipu_engine.common.arguments import integer_arg
+from ipu_engine.common.arguments import integer_arg, name_arg, number_arg
 from ipu_engine.common.errors import EngineError, TileMappingError
 from ipu_engine.poplar.cost_model import constants as C  # noqa: N812 - reads like a formula
 
@@ -222,6 +223,8 @@ class IPUModel:
         bytes_per_tile: int | None = None,
         profile: str = "ipu_model",
     ) -> None:
+        version = name_arg(version, "IPUModel: the IPU version", EngineError)
+        profile = name_arg(profile, "IPUModel: the profile", EngineError)
         key = _ALIASES.get(version.lower(), version.lower())
         if key not in VERSIONS:
             raise EngineError(f"unknown IPU version {version!r}; use one of {', '.join(VERSIONS)}")
@@ -259,16 +262,17 @@ class IPUModel:
 
     def _checked(self, key: str, value: object) -> object:
         spec = self._spec
-        if key == "num_ipus":
-            if not isinstance(value, int) or value < 1:
-                raise EngineError(f"num_ipus must be at least 1, got {value!r}")
-        elif key == "tiles_per_ipu":
-            if not isinstance(value, int) or not 1 <= value <= spec.tiles_per_ipu:
-                raise EngineError(
-                    f"tiles_per_ipu must be 1..{spec.tiles_per_ipu} for {self.version}, "
-                    f"got {value!r}"
-                )
-        elif key in ("bytes_per_tile", "clock_hz") and not value > 0:  # type: ignore[operator]
+        if key in ("num_ipus", "tiles_per_ipu", "bytes_per_tile"):
+            value = integer_arg(value, f"IPUModel: {key}", EngineError)
+        elif key == "clock_hz":
+            value = number_arg(value, f"IPUModel: {key}", EngineError)
+        if key == "num_ipus" and value < 1:
+            raise EngineError(f"num_ipus must be at least 1, got {value!r}")
+        if key == "tiles_per_ipu" and not 1 <= value <= spec.tiles_per_ipu:
+            raise EngineError(
+                f"tiles_per_ipu must be 1..{spec.tiles_per_ipu} for {self.version}, got {value!r}"
+            )
+        if key in ("bytes_per_tile", "clock_hz") and not (math.isfinite(value) and value > 0):
             raise EngineError(f"{key} must be a positive number, got {value!r}")
         return value
 

@@ -56,6 +56,7 @@ def non_linearity_input_gradient(
     debug_prefix: str = "",
 ) -> Tensor:
     """The gradient at the input of a non-linearity, from its output and output gradient."""
+    name_arg(kind, "popnn::nonLinearityInputGradient: the kind")
     if kind == "relu":
         expr = popops.expr.select(_2, 0.0, _1 > 0.0)
     elif kind == "sigmoid":

@@ -10,7 +10,7 @@ from typing import Any
 
 from ipu_engine.codelets import elementwise as codelets
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS
-from ipu_engine.common.arguments import host_values, number_arg
+from ipu_engine.common.arguments import host_values, name_arg, number_arg
 from ipu_engine.common.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.common.types import BOOL, Type, as_type
 from ipu_engine.poplar.graph import Graph
@@ -131,6 +131,7 @@ def fill(graph: Graph, t: Tensor, value: float, prog: Sequence, debug_prefix: st
 
 
 def zero(graph: Graph, t: Tensor, prog: Sequence, debug_prefix: str = "") -> None:
+    name_arg(debug_prefix, "popops::zero: the debug prefix")
     fill(graph, t, 0, prog, debug_prefix or "zero")
 
 
