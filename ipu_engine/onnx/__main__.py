@@ -1,5 +1,6 @@
 """``python -m ipu_engine.onnx MODEL.onnx [--ipus N] [--batch B] [--inputs x.npz]
-[--outputs y.npz] [--report DIR] [--seed S] [--half]``: run an ONNX model on the IPU engine
+[--outputs y.npz] [--report DIR] [--seed S] [--half | --dtype T]
+[--available-memory-proportion P]``: run an ONNX model on the IPU engine
 once, for people who just want a report. Inputs not given are random and seeded; reports
 follow ``POPLAR_ENGINE_OPTIONS`` (or ``--report DIR``) and ``PVTI_OPTIONS``.
 """
@@ -76,6 +77,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--report", help="write the autoReport into this directory")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--half", action="store_true", help="compute in float16")
+    p.add_argument("--dtype", choices=("float32", "float16"), help="the session's dtype option")
+    p.add_argument(
+        "--available-memory-proportion",
+        type=float,
+        metavar="P",
+        help="the session's available_memory_proportion (matmuls and convolutions)",
+    )
     return p
 
 
@@ -85,6 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.batch < 1:
             raise OnnxError(f"--batch must be at least 1, got {args.batch}")
         options: dict = {"dtype": "float16"} if args.half else {}
+        if args.dtype:
+            options["dtype"] = args.dtype
+        if args.available_memory_proportion is not None:
+            options["available_memory_proportion"] = args.available_memory_proportion
         if args.report:
             options["engine_options"] = {
                 "autoReport.all": "true",

@@ -23,7 +23,14 @@ from profiler_core.analysis.debug_groups import GROUPINGS
 from profiler_core.cli import report_commands as commands
 from profiler_core.cli.compare_command import compare
 from profiler_core.cli.insights_command import insights_command
+from profiler_core.cli.many_commands import (
+    add_many_parsers,
+    export_command,
+    runs_command,
+    sql_command,
+)
 from profiler_core.cli.output import Output
+from profiler_core.cli.sweep_command import add_sweep_parser, sweep_command
 from profiler_core.cli.trace_command import trace_command
 from profiler_core.errors import ReportError
 from profiler_core.report import open_report
@@ -87,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_const", const="json", dest="form")
     form.add_argument("--csv", action="store_const", const="csv", dest="form")
+    add_sweep_parser(sub)
+    add_many_parsers(sub)
     return parser
 
 
@@ -99,11 +108,20 @@ _COMMANDS = {
     "execution": commands.execution,
     "insights": insights_command,
 }
+#: the commands over many reports (or none: sweep): each takes its own arguments
+_MANY_REPORTS = {
+    "sweep": sweep_command,
+    "runs": runs_command,
+    "sql": sql_command,
+    "export": export_command,
+}
 
 
 def run(args: argparse.Namespace) -> Output:
     if args.command == "trace":
         return trace_command(args)
+    if args.command in _MANY_REPORTS:
+        return _MANY_REPORTS[args.command](args)
     if args.command == "compare":
         reports = [open_report(args.A, on_demand=True), open_report(args.B, on_demand=True)]
         output = compare(*reports, args)

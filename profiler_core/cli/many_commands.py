@@ -1,0 +1,117 @@
+"""The commands over many reports: ``runs`` (one row per report: does it fit, how fast, how
+much memory), ``sql`` (DuckDB over the tables) and ``export --parquet`` (the tables as
+Parquet files). Each takes report folders, sweeps and folders of reports alike."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from profiler_core.cli.output import Output
+from profiler_core.cli.tables import Table
+from profiler_core.tables.build import build_tables, parameter_column, table_names
+from profiler_core.tables.parquet import write_parquet
+from profiler_core.tables.query import query
+from profiler_core.tables.schema import SCHEMA_VERSION, TABLES
+from profiler_core.tables.sources import find_sources
+
+RUNS_HELP = "one row per report: sweep values, cycles, peak live memory, does it fit"
+SQL_HELP = "a SELECT over the tables of many reports (DuckDB, read-only)"
+EXPORT_HELP = "the tables of many reports as Parquet files"
+OVERVIEW = ("total_cycles", "peak_live_bytes", "fullest_tile_bytes", "fits", "tiles_over")
+
+
+def add_many_parsers(sub: Any) -> None:
+    paths_help = "report folders, sweeps (--out of sweep) or folders holding reports"
+    p = sub.add_parser("runs", help=RUNS_HELP, description=RUNS_HELP)
+    p.add_argument("PATHS", nargs="+", help=paths_help)
+    _forms(p)
+    p = sub.add_parser("sql", help=SQL_HELP, description=f"{SQL_HELP}; tables: {TABLES}")
+    p.add_argument("QUERY", help="e.g. SELECT report, total_cycles FROM reports")
+    p.add_argument("PATHS", nargs="+", help=f"{paths_help}, or Parquet folders from export")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop the query after S seconds")
+    _forms(p)
+    p = sub.add_parser("export", help=EXPORT_HELP, description=EXPORT_HELP)
+    p.add_argument("--parquet", type=Path, required=True, metavar="OUT", help="a folder")
+    p.add_argument("--tables", help=f"some of {','.join(TABLES)} (default: all)")
+    p.add_argument("PATHS", nargs="+", help=paths_help)
+    p.add_argument("--json", action="store_const", const="json", dest="form")
+
+
+def _forms(p: argparse.ArgumentParser) -> None:
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_const", const="json", dest="form")
+    form.add_argument("--csv", action="store_const", const="csv", dest="form")
+
+
+def runs_command(args: argparse.Namespace) -> Output:
+    sources = find_sources(args.PATHS)
+    reports = build_tables(args.PATHS, ["reports"])["reports"]
+    names = ["report", *(parameter_column(p) for p in sources.parameters)]
+    shown = reports.select([*names, *OVERVIEW, "warnings", "error"])
+    out = Output([arrow_table("runs", shown)])
+    path, error = reports.column("path").to_pylist(), reports.column("error").to_pylist()
+    report = reports.column("report").to_pylist()
+    # A report that could not be read makes the output partial; a sweep run that failed
+    # (no path) is a result, said in its row.
+    out.warnings = [f"{r}: {e}" for r, p, e in zip(report, path, error, strict=True) if p and e]
+    return out
+
+
+def sql_command(args: argparse.Namespace) -> Output:
+    result = query(args.QUERY, args.PATHS, timeout=args.timeout)
+    return Output([arrow_table("query", result)])
+
+
+def export_command(args: argparse.Namespace) -> Output:
+    tables = table_names(args.tables.split(",") if args.tables else None)
+    made = build_tables(args.PATHS, tables)
+    files = write_parquet(made, args.parquet)
+    shown = Table(
+        f"Parquet tables (schema {SCHEMA_VERSION})",
+        {
+            "table": list(made),
+            "rows": [t.num_rows for t in made.values()],
+            "columns": [t.num_columns for t in made.values()],
+            "file": [str(f) for f in files],
+        },
+    )
+    reports = made.get("reports")
+    out = Output([shown])
+    if reports is not None:
+        path, error = reports.column("path").to_pylist(), reports.column("error").to_pylist()
+        names = reports.column("report").to_pylist()
+        out.warnings = [f"{r}: {e}" for r, p, e in zip(names, path, error, strict=True) if p and e]
+    return out
+
+
+def arrow_table(name: str, table: pa.Table) -> Table:
+    """An Arrow table as a CLI table: numbers without nulls as numpy columns, the rest as
+    lists (a query's sums are decimals to DuckDB: whole ones become integers)."""
+    columns: dict[str, Any] = {}
+    for field, column in zip(table.schema, table.columns, strict=True):
+        kind = field.type
+        if pa.types.is_decimal(kind) and kind.scale == 0:
+            try:
+                column = column.cast(pa.int64())
+                kind = pa.int64()
+            except pa.ArrowInvalid:  # beyond int64: kept as text, exactly
+                column = column.cast(pa.string())
+        numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind)
+        if (numeric or pa.types.is_boolean(kind)) and column.null_count == 0:
+            columns[field.name] = np.asarray(column.to_numpy())
+        elif pa.types.is_decimal(kind):
+            columns[field.name] = [None if v is None else float(v) for v in column.to_pylist()]
+        else:
+            columns[field.name] = [_plain(v) for v in column.to_pylist()]
+    return Table(name, columns)
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool, list, dict)):
+        return value
+    return str(value)  # dates, times, decimals: their text

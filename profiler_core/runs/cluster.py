@@ -1,0 +1,77 @@
+"""The Dask cluster a sweep runs on: a LocalCluster on this machine (one worker per core by
+default), or an existing ``dask scheduler`` given by address.
+
+The local workers are threads of this process: each run is a child process of its own, so a
+worker only starts it and waits, and threads start in milliseconds where worker processes
+take seconds. A scheduler that does not answer is a clear ``SweepError`` within the connect
+timeout, not a hang.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from profiler_core.runs.errors import SweepError
+
+CONNECT_SECONDS = 5.0
+
+
+def default_workers() -> int:
+    """One worker per core this process may use."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+@contextlib.contextmanager
+def sweep_client(
+    workers: int | None = None,
+    scheduler: str | None = None,
+    connect_seconds: float = CONNECT_SECONDS,
+) -> Iterator[tuple[Any, str]]:
+    """A ``distributed.Client`` and a description of its cluster, closed afterwards."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as error:  # pragma: no cover - a dependency of the package
+        raise SweepError(f"the sweep needs dask[distributed] ({error})") from None
+    # Dask's own logging names every worker and connection; the sweep says what matters.
+    for name in ("distributed", "distributed.scheduler", "distributed.worker"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    if scheduler is not None:
+        address = scheduler if "://" in scheduler else f"tcp://{scheduler}"
+        try:
+            client = Client(address, timeout=f"{connect_seconds}s", set_as_default=False)
+        except (OSError, TimeoutError) as error:
+            raise SweepError(
+                f"cannot reach the Dask scheduler at {address} within {connect_seconds:g} s "
+                f"({type(error).__name__}: {error}); is `dask scheduler` running there?"
+            ) from None
+        try:
+            count = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+        except TypeError:  # older distributed: no n_workers
+            count = len(client.scheduler_info().get("workers", {}))
+        try:
+            yield client, f"scheduler {address} ({count} worker(s))"
+        finally:
+            client.close()
+        return
+    count = workers or default_workers()
+    if count < 1:
+        raise SweepError(f"--workers must be at least 1, not {count}")
+    cluster = LocalCluster(
+        n_workers=count,
+        threads_per_worker=1,
+        processes=False,
+        dashboard_address=None,
+    )
+    client = Client(cluster, set_as_default=False)
+    try:
+        yield client, f"LocalCluster ({count} worker(s))"
+    finally:
+        client.close()
+        cluster.close()

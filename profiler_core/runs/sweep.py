@@ -1,0 +1,138 @@
+"""Running a sweep: every run of a plan that ``sweep.json`` does not hold as finished is
+submitted to the Dask cluster; each row is recorded as its run ends, so an interrupt (Ctrl+C,
+SIGTERM) keeps what finished, stops the runs under way and leaves them to the next time.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from profiler_core.runs.cluster import CONNECT_SECONDS, sweep_client
+from profiler_core.runs.execute import run_one
+from profiler_core.runs.plan import SweepPlan
+from profiler_core.runs.record import FINISHED, SweepRecord, start_record
+
+STOP_GRACE_SECONDS = 20.0  # for the runs under way to stop when interrupted
+
+Progress = Callable[[dict[str, Any], int, int], None]
+"""``progress(row, done, total)`` after each run ends."""
+
+
+@dataclass
+class SweepOutcome:
+    record: SweepRecord
+    planned: int
+    skipped: int  # finished in an earlier sweep of the same command
+    rows: list[dict[str, Any]] = field(default_factory=list)  # this time's runs, as they ended
+    interrupted: bool = False
+    cluster: str = ""
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["status"] != "ok"]
+
+
+def run_sweep(
+    plan: SweepPlan,
+    out: Path,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    run_timeout: float | None = None,
+    retry_failed: bool = False,
+    connect_seconds: float = CONNECT_SECONDS,
+    progress: Progress | None = None,
+) -> SweepOutcome:
+    """Run the plan's runs not yet finished in ``out`` on a LocalCluster of ``workers``
+    (default: one per core) or on the scheduler at ``scheduler``."""
+    record = start_record(out, plan.shape, {p.name: list(p.values) for p in plan.parameters})
+    order = {run.name: i for i, run in enumerate(plan.runs)}
+    todo = [r for r in plan.runs if not record.finished(r.name, r.key, retry_failed)]
+    outcome = SweepOutcome(record, len(plan.runs), len(plan.runs) - len(todo))
+    if not todo:
+        record.save()
+        return outcome
+    with sweep_client(workers, scheduler, connect_seconds) as (client, described):
+        outcome.cluster = record.cluster = described
+        record.save()  # the folder says it is a sweep from the start
+        with client.as_current():  # as_completed and wait find their client so
+            _submit_and_record(client, todo, outcome, order, run_timeout, progress)
+    return outcome
+
+
+def _submit_and_record(
+    client: Any,
+    todo: list,
+    outcome: SweepOutcome,
+    order: dict[str, int],
+    run_timeout: float | None,
+    progress: Progress | None,
+) -> None:
+    from distributed import Event, as_completed, wait
+
+    sweep_id = uuid.uuid4().hex[:12]
+    cancel = Event(f"popvision-sweep-{sweep_id}", client=client)
+    futures = [
+        client.submit(
+            run_one,
+            run.to_dict(),
+            cancel.name,
+            run_timeout,
+            key=f"popvision-run-{sweep_id}-{i}",
+            pure=False,
+        )
+        for i, run in enumerate(todo)
+    ]
+    by_key = {f.key: run for f, run in zip(futures, todo, strict=True)}
+    try:
+        for future in as_completed(futures):
+            row = _row_of(future, by_key[future.key])
+            _keep(outcome, row, order)
+            if progress is not None:
+                progress(row, len(outcome.rows), len(todo))
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        cancel.set()
+        waiting = [f for f in futures if not f.done()]
+        client.cancel([f for f in waiting if f.status == "pending"], force=False)
+        wait(waiting, timeout=STOP_GRACE_SECONDS)
+        for future in waiting:  # a run that ended by itself meanwhile is kept
+            if future.status == "finished":
+                row = future.result()
+                if row["status"] in FINISHED:
+                    _keep(outcome, row, order)
+        outcome.record.save()
+
+
+def _row_of(future: Any, run: Any) -> dict[str, Any]:
+    try:
+        return future.result()
+    except Exception as error:  # the worker died or the task could not run there
+        return {
+            "name": run.name,
+            "values": run.values,
+            "key": run.key,
+            "command": run.argv,
+            "status": "lost",
+            "exit_code": None,
+            "error": f"the Dask worker could not run it ({type(error).__name__}: {error})",
+            "wall_seconds": None,
+            "run_folder": run.folder,
+            "reports": [],
+            "host": "",
+            "worker": "",
+        }
+
+
+def _keep(outcome: SweepOutcome, row: dict[str, Any], order: dict[str, int]) -> None:
+    outcome.rows.append(row)
+    if row["status"] not in FINISHED:  # lost with its worker: it runs again next time
+        return
+    record = outcome.record
+    record.add(row)
+    record.runs = dict(sorted(record.runs.items(), key=lambda item: order.get(item[0], len(order))))
+    record.save()
