@@ -9,15 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from profiler_core.cli.output import Output
 from profiler_core.cli.tables import Table
-from profiler_core.tables.build import build_tables, parameter_column, table_names
-from profiler_core.tables.parquet import write_parquet
-from profiler_core.tables.query import query
-from profiler_core.tables.schema import SCHEMA_VERSION, TABLES
-from profiler_core.tables.sources import find_sources
+from profiler_core.tables.names import TABLES
+
+# pyarrow and DuckDB are imported by the commands that use them: every other command of
+# popvision-cli starts without them.
 
 RUNS_HELP = "one row per report: sweep values, cycles, peak live memory, does it fit"
 SQL_HELP = "a SELECT over the tables of many reports (DuckDB, read-only)"
@@ -49,6 +47,9 @@ def _forms(p: argparse.ArgumentParser) -> None:
 
 
 def runs_command(args: argparse.Namespace) -> Output:
+    from profiler_core.tables.build import build_tables, parameter_column
+    from profiler_core.tables.sources import find_sources
+
     sources = find_sources(args.PATHS)
     reports = build_tables(args.PATHS, ["reports"])["reports"]
     names = ["report", *(parameter_column(p) for p in sources.parameters)]
@@ -63,11 +64,17 @@ def runs_command(args: argparse.Namespace) -> Output:
 
 
 def sql_command(args: argparse.Namespace) -> Output:
+    from profiler_core.tables.sql import query
+
     result = query(args.QUERY, args.PATHS, timeout=args.timeout)
     return Output([arrow_table("query", result)])
 
 
 def export_command(args: argparse.Namespace) -> Output:
+    from profiler_core.tables.build import build_tables, table_names
+    from profiler_core.tables.parquet import write_parquet
+    from profiler_core.tables.schema import SCHEMA_VERSION
+
     tables = table_names(args.tables.split(",") if args.tables else None)
     made = build_tables(args.PATHS, tables)
     files = write_parquet(made, args.parquet)
@@ -89,9 +96,11 @@ def export_command(args: argparse.Namespace) -> Output:
     return out
 
 
-def arrow_table(name: str, table: pa.Table) -> Table:
+def arrow_table(name: str, table: Any) -> Table:
     """An Arrow table as a CLI table: numbers without nulls as numpy columns, the rest as
     lists (a query's sums are decimals to DuckDB: whole ones become integers)."""
+    import pyarrow as pa
+
     columns: dict[str, Any] = {}
     for field, column in zip(table.schema, table.columns, strict=True):
         kind = field.type

@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from profiler_core.runs.errors import SweepError
 
@@ -44,6 +46,7 @@ def sweep_client(
         logging.getLogger(name).setLevel(logging.ERROR)
     if scheduler is not None:
         address = scheduler if "://" in scheduler else f"tcp://{scheduler}"
+        _probe(address, connect_seconds)
         try:
             client = Client(address, timeout=f"{connect_seconds}s", set_as_default=False)
         except (OSError, TimeoutError) as error:
@@ -75,3 +78,26 @@ def sweep_client(
     finally:
         client.close()
         cluster.close()
+
+
+def _probe(address: str, seconds: float) -> None:
+    """Fail at once when nothing listens at a ``tcp://`` address (Dask's client would retry
+    until its timeout): a refused or unroutable connection is said with its reason."""
+    parts = urlsplit(address)
+    if parts.scheme != "tcp" or parts.hostname is None:
+        return
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        raise SweepError(f"the scheduler address {address} has no port (e.g. 127.0.0.1:8786)")
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=seconds):
+            pass
+    except OSError as error:
+        reason = error.strerror or str(error) or type(error).__name__
+        raise SweepError(
+            f"cannot reach the Dask scheduler at {address} ({reason}); is `dask scheduler` "
+            "running there?"
+        ) from None

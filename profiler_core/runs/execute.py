@@ -28,6 +28,12 @@ def run_one(
 ) -> dict[str, Any]:
     """Run ``spec`` (a ``RunSpec.to_dict()``); returns its row. ``cancel_event`` names a
     ``distributed.Event`` that, once set, stops the run (status ``cancelled``)."""
+    cancelled = _cancel_check(cancel_event)
+    row = {k: spec[k] for k in ("name", "values", "key")}
+    row |= {"command": spec["argv"], "engine_options": spec["engine_options"]}
+    row |= {"run_folder": spec["folder"], "host": socket.gethostname(), "worker": _worker()}
+    if cancelled():  # queued when the sweep was interrupted: it never starts
+        return row | _ended(time.time(), "cancelled", None, "not started: interrupted")
     folder = Path(spec["folder"])
     if folder.exists():  # what an interrupted attempt left: this run starts afresh
         shutil.rmtree(folder)
@@ -35,9 +41,6 @@ def run_one(
     env = dict(os.environ)
     env["POPLAR_ENGINE_OPTIONS"] = json.dumps(_engine_options(spec["engine_options"]))
     started = time.time()
-    row = {k: spec[k] for k in ("name", "values", "key")}
-    row |= {"command": spec["argv"], "engine_options": spec["engine_options"]}
-    row |= {"run_folder": spec["folder"], "host": socket.gethostname(), "worker": _worker()}
     try:
         with open(folder / STDOUT_FILE, "wb") as out, open(folder / STDERR_FILE, "wb") as err:
             child = subprocess.Popen(
@@ -51,7 +54,7 @@ def run_one(
             )
     except OSError as error:
         return row | _ended(started, "failed", None, f"cannot start: {error.strerror or error}")
-    status = _watch(child, _cancel_check(cancel_event), timeout)
+    status = _watch(child, cancelled, timeout)
     error = ""
     if status == "timeout":
         error = f"stopped after the run timeout of {timeout:g} s"

@@ -5,6 +5,7 @@ SIGTERM) keeps what finished, stops the runs under way and leaves them to the ne
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -96,10 +97,12 @@ def _submit_and_record(
                 progress(row, len(outcome.rows), len(todo))
     except KeyboardInterrupt:
         outcome.interrupted = True
+        # Runs under way stop and runs not started end at once, all without a row; none is
+        # cancelled in Dask, which would leave a run's process behind its worker's back.
         cancel.set()
         waiting = [f for f in futures if not f.done()]
-        client.cancel([f for f in waiting if f.status == "pending"], force=False)
-        wait(waiting, timeout=STOP_GRACE_SECONDS)
+        with contextlib.suppress(Exception):
+            wait(waiting, timeout=STOP_GRACE_SECONDS)
         for future in waiting:  # a run that ended by itself meanwhile is kept
             if future.status == "finished":
                 row = future.result()

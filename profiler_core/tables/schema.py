@@ -12,6 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from profiler_core.model.kinds import MemoryCategory
+from profiler_core.tables.names import TABLES
 
 SCHEMA_VERSION = "1.0"
 VERSION_KEY = b"popvision.schema_version"
@@ -127,7 +128,7 @@ COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
     "liveness_steps": LIVENESS_STEPS,
     "program_steps": PROGRAM_STEPS,
 }
-TABLES = tuple(COLUMNS)
+assert tuple(COLUMNS) == TABLES  # names.py lists them for the help of the CLI
 
 
 def own_schema(table: str) -> pa.Schema:
