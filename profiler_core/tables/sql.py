@@ -11,9 +11,14 @@ either back on. A query that runs past its ``timeout``, or is interrupted (Ctrl+
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
+import signal
+import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,43 +114,67 @@ def _lock(connection: Any, folders: list[Path]) -> None:
 def _run(
     connection: Any, sql: str, timeout: float | None, cancel: Callable[[], bool] | None
 ) -> pa.Table:
-    """Run ``sql`` in a thread of its own, so this one can stop it (DuckDB's ``interrupt``)
-    on a timeout, a cancel or Ctrl+C."""
+    """Run ``sql`` here while a watchdog thread stops it (DuckDB's ``interrupt``) on a
+    timeout, a cancel or Ctrl+C. Ctrl+C reaches the watchdog through Python's signal wakeup
+    file: DuckDB stops a query at Ctrl+C by itself only when the signal comes while it
+    listens, and a query on another thread would not be stopped at all."""
     import duckdb
 
-    outcome: dict[str, Any] = {}
+    why: list[str] = []
+    done = threading.Event()
+    with _ctrl_c_wakeup() as wakeup:
 
-    def work() -> None:
+        def watch() -> None:
+            started = time.monotonic()
+            while not done.is_set():
+                if wakeup is not None and select.select([wakeup], [], [], _POLL_SECONDS)[0]:
+                    if signal.SIGINT in os.read(wakeup.fileno(), 64):
+                        why.append("")  # the user's Ctrl+C
+                else:
+                    done.wait(_POLL_SECONDS if wakeup is None else 0)
+                if timeout is not None and time.monotonic() - started > timeout:
+                    why.append(f"it ran past the timeout of {timeout:g} s")
+                elif cancel is not None and cancel():
+                    why.append("it was cancelled")
+                if why:
+                    connection.interrupt()
+                    return
+
+        watchdog = threading.Thread(target=watch, name="popvision-sql-watchdog", daemon=True)
+        watchdog.start()
         try:
             relation = connection.sql(sql)
             fetch = getattr(relation, "to_arrow_table", None) or relation.fetch_arrow_table
-            outcome["table"] = fetch()
-        except duckdb.Error as error:
-            outcome["error"] = error
+            return fetch()
+        except (duckdb.Error, RuntimeError) as error:
+            if why and why[0]:
+                raise QueryError(f"the query was stopped: {why[0]}") from None
+            if why or "interrupt" in str(error).lower():
+                raise KeyboardInterrupt from None
+            raise QueryError(f"the query failed: {error}") from None
+        finally:
+            done.set()
+            watchdog.join()
 
-    worker = threading.Thread(target=work, name="popvision-sql", daemon=True)
-    started = time.monotonic()
-    worker.start()
-    why = ""
+
+@contextlib.contextmanager
+def _ctrl_c_wakeup() -> Iterator[socket.socket | None]:
+    """A socket that receives a byte for each signal while the query runs (None off the
+    main thread, where signals are not ours to handle)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    previous = signal.signal(signal.SIGINT, lambda *_: None)  # the watchdog acts on it
     try:
-        while worker.is_alive():
-            worker.join(_POLL_SECONDS)
-            if timeout is not None and time.monotonic() - started > timeout:
-                why = f"it ran past the timeout of {timeout:g} s"
-            elif cancel is not None and cancel():
-                why = "it was cancelled"
-            if why and worker.is_alive():
-                connection.interrupt()
-                worker.join()
-    except KeyboardInterrupt:
-        connection.interrupt()
-        worker.join()
-        raise
-    if why and "table" not in outcome:
-        raise QueryError(f"the query was stopped: {why}")
-    if "error" in outcome:
-        raise QueryError(f"the query failed: {outcome['error']}")
-    return outcome["table"]
+        yield reader
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.set_wakeup_fd(previous_fd)
+        reader.close()
+        writer.close()
 
 
 def _quote(text: str) -> str:
