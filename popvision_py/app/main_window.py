@@ -32,6 +32,7 @@ from popvision_py.app.loader import ReportLoader
 from popvision_py.app.page_building import HOME, PageBuilding
 from popvision_py.app.page_compute import PageComputer
 from popvision_py.app.runner import RunController, install_run_actions
+from popvision_py.app.runs_opening import RunsOpening
 from popvision_py.app.settings import AppSettings
 from popvision_py.app.start_page import StartPage
 from popvision_py.app.trace_loader import TraceOpening
@@ -46,6 +47,7 @@ from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
 from popvision_py.views.plain_text import plain_label, plain_tooltip
 from popvision_py.views.program_tree.view import ProgramTreeView
+from popvision_py.views.runs.view import RunsView
 from popvision_py.views.summary_view import SummaryView
 from popvision_py.views.system_trace.view import SystemTraceView
 
@@ -84,12 +86,14 @@ class MainWindow(PageBuilding, QMainWindow):
             OperationsView(),
             ExecutionTraceView(),
             SystemTraceView(),
+            RunsView(),  # many reports: a folder of them, or a sweep
         ]
         self._build_pages()
         self._build_status_bar()
         self.actions = install_actions(self)
         self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._install_traces()
+        self.runs = RunsOpening(self)
         self._install_compare()
         install_run_actions(self, self.runner)
         self.settings.restore_window(self)
@@ -162,6 +166,9 @@ class MainWindow(PageBuilding, QMainWindow):
         """Open one report, or two to compare (the second is compared with the first)."""
         if self.traces.claims(paths):
             self.traces.open(paths)
+            return
+        if self.runs.claims(paths):  # a folder of reports or a sweep: the Runs page
+            self.runs.open(paths[0])
             return
         paths = [Path(p) for p in paths][:2]
         if not paths:
@@ -283,6 +290,8 @@ class MainWindow(PageBuilding, QMainWindow):
         self.start_page.set_recent(self.settings.recent_reports())
         if hasattr(self, "traces"):  # _update_state runs once before the trace side exists
             self.traces.update_rail()
+        if hasattr(self, "runs"):
+            self.runs.update_rail()
 
     def _show_report_label(self) -> None:
         """Which report, run and selection is shown, always in the status bar."""
@@ -373,6 +382,8 @@ class MainWindow(PageBuilding, QMainWindow):
         self.loader.wait(10_000)
         self.traces.loader.cancel()
         self.traces.loader.wait(10_000)
+        self.runs.loader.cancel()
+        self.runs.loader.wait(10_000)
         self.page_computer.cancel_all()
         self.page_computer.wait(10_000)
         self.after_paint.cancel()

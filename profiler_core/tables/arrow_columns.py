@@ -55,26 +55,3 @@ def text_column(column: Sequence[str]) -> pa.Array:
 def names_of(names: Sequence[str], codes: np.ndarray) -> pa.Array:
     """Enum codes (a step's kind) as their names."""
     return pc.take(pa.array(list(names), type=pa.string()), pa.array(np.asarray(codes, np.int64)))
-
-
-def natural_key(text: str) -> list:
-    """Sort key putting ``run-9`` before ``run-10``."""
-    parts: list = []
-    number = ""
-    word = ""
-    for char in text:
-        if char.isdigit():
-            if word:
-                parts.append((1, word, 0))
-                word = ""
-            number += char
-        else:
-            if number:
-                parts.append((0, "", int(number)))
-                number = ""
-            word += char
-    if number:
-        parts.append((0, "", int(number)))
-    if word:
-        parts.append((1, word, 0))
-    return parts

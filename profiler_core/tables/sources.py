@@ -15,7 +15,7 @@ from pathlib import Path
 
 from profiler_core.errors import ReportError
 from profiler_core.runs.record import SWEEP_FILE, read_record
-from profiler_core.tables.arrow_columns import natural_key
+from profiler_core.tables.names import natural_key
 
 PROFILE_FILE = "profile.pop"
 _INT = re.compile(r"^[+-]?\d+$")
@@ -82,6 +82,19 @@ def find_sources(paths: Sequence[str | Path]) -> Sources:
         else:
             raise ReportError(root, f"is neither a report folder nor its {PROFILE_FILE}")
     return Sources(_unique(found), parameters, sweeps)
+
+
+def is_folder_of_reports(path: Path) -> bool:
+    """A folder that is no report itself but a sweep or holds reports below it (the window
+    opens it as runs). Stops at the first report found."""
+    if not path.is_dir() or (path / PROFILE_FILE).exists():
+        return False
+    if (path / SWEEP_FILE).is_file():
+        return True
+    try:
+        return next(path.rglob(PROFILE_FILE), None) is not None
+    except OSError:  # an unreadable folder: the report loader says why
+        return False
 
 
 def _sweep_sources(root: Path, record: object, prefix: str) -> list[ReportSource]:

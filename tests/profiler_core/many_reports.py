@@ -13,9 +13,13 @@ from profiler_core.runs.record import SweepRecord
 from tests.profiler_core.factories import make_report
 
 
-def write_report(folder: Path, seed: int, **sizes: int | bool) -> Path:
-    """A synthetic report (profile.pop and debug.cbor) in ``folder``."""
+def write_report(folder: Path, seed: int, over: bool = False, **sizes: int | bool) -> Path:
+    """A synthetic report (profile.pop and debug.cbor) in ``folder``; ``over``: its tile 3
+    holds 700,000 bytes more than a tile has, as the engine writes with allowOutOfMemory."""
     profile, debug = make_report(seed, **sizes)
+    if over:
+        profile.memory.by_category[0, 3] += 700_000
+        profile.header.out_of_memory = True
     folder.mkdir(parents=True, exist_ok=True)
     write_profile(folder / "profile.pop", profile)
     write_debug(folder / "debug.cbor", debug)
@@ -23,18 +27,22 @@ def write_report(folder: Path, seed: int, **sizes: int | bool) -> Path:
 
 
 def write_fake_sweep(
-    out: Path, parameters: dict[str, list[str]], failed: set[str] = frozenset()
+    out: Path,
+    parameters: dict[str, list[str]],
+    failed: set[str] = frozenset(),
+    over: set[str] = frozenset(),
 ) -> list[dict]:
     """A sweep folder over every combination of ``parameters``, each run a synthetic report
-    in ``<run>/report``, except the runs named in ``failed``: those failed and wrote none."""
+    in ``<run>/report``, except the runs named in ``failed``: those failed and wrote none.
+    The runs named in ``over`` do not fit (and failed, as the engine refuses to run them)."""
     record = SweepRecord(out, {"command": ["fake"], "engine_options": []}, parameters)
     names = list(parameters)
     rows = []
     for seed, values in enumerate(itertools.product(*parameters.values())):
         name = ",".join(f"{k}={v}" for k, v in zip(names, values, strict=True))
-        ok = name not in failed
-        if ok:
-            write_report(out / name / "report", seed)
+        ok = name not in failed and name not in over
+        if name not in failed:
+            write_report(out / name / "report", seed, over=name in over)
         row = {
             "name": name,
             "values": dict(zip(names, values, strict=True)),
@@ -45,7 +53,7 @@ def write_fake_sweep(
             "error": "" if ok else "Out of memory on tile 3: 700,000 bytes used",
             "wall_seconds": 1.0,
             "run_folder": str(out / name),
-            "reports": ["report"] if ok else [],
+            "reports": [] if name in failed else ["report"],
             "host": "here",
             "worker": "w",
         }
