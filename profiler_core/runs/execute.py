@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 STDOUT_FILE, STDERR_FILE = "stdout.txt", "stderr.txt"
+#: one thread per numerical library in each run, as Dask's own worker processes get, unless
+#: the user's environment says otherwise: runs side by side on a worker's cores must not
+#: each wake a thread per core (OpenBLAS waits for all of them at every product)
+ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 POLL_SECONDS = 0.2
 _ERROR_CHARS = 500
 
@@ -39,6 +43,8 @@ def run_one(
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     env = dict(os.environ)
+    for name in ONE_THREAD:
+        env.setdefault(name, "1")
     env["POPLAR_ENGINE_OPTIONS"] = json.dumps(_engine_options(spec["engine_options"]))
     started = time.time()
     try:

@@ -25,7 +25,6 @@ from typing import Any
 import pyarrow as pa
 
 from profiler_core.errors import ReportError
-from profiler_core.tables.build import build_tables
 from profiler_core.tables.parquet import check_version, parquet_files
 from profiler_core.tables.schema import TABLES
 
@@ -58,7 +57,9 @@ def query(
             raise QueryError("give either folders of Parquet (from export) or reports, not both")
         if parquet:
             _views_over_parquet(connection, parquet, named)
-        else:
+        elif named:
+            from profiler_core.tables.build import build_tables  # not for Parquet: quicker
+
             for name, table in build_tables(folders, named).items():
                 connection.register(name, table)
         _lock(connection, parquet)
