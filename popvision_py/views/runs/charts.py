@@ -176,7 +176,9 @@ class RunsLine(ChartBox):
         positions = np.arange(len(rows), dtype=np.float64)
         self.line.setData(positions, values, connect="finite")
         has = np.isfinite(values)
-        brushes = [pg.mkBrush(FIT_COLORS[f]) for f in np.asarray(fits, dtype=object)[has]]
+        # one brush per colour, shared: pyqtgraph draws a symbol once per brush it is given
+        made = {fit: pg.mkBrush(color) for fit, color in FIT_COLORS.items()}
+        brushes = [made[f] for f in np.asarray(fits, dtype=object)[has].tolist()]
         self.points.setData(x=positions[has], y=values[has], data=rows[has], brush=brushes,
                             pen=None)  # fmt: skip
         short = all(len(name) <= LONGEST_NAME for name in names)
