@@ -21,6 +21,10 @@ from profiler_core.runs.errors import SweepError
 from profiler_core.runs.sets import MAX_RUNS
 
 SWEEP_HELP = "run a command once per combination of its {a,b} sets on a Dask cluster"
+NO_SETS = (
+    "COMMAND holds no {a,b} set, so the sweep is one run; a shell expands sets that are not "
+    "quoted: write '{100,200}'"
+)
 
 
 def add_sweep_parser(sub: Any) -> None:
@@ -53,7 +57,9 @@ def sweep_command(args: argparse.Namespace) -> Output:
     plan = make_plan(command, args.engine_option, args.out, args.max_runs)
     if args.dry_run:
         rows = [{**r.to_dict(), "status": "planned", "command": r.argv} for r in plan.runs]
-        return _output(rows, [p.name for p in plan.parameters], "planned runs")
+        planned = _output(rows, [p.name for p in plan.parameters], "planned runs")
+        planned.notes += [] if plan.parameters else [NO_SETS]
+        return planned
     with _sigterm_interrupts():
         outcome = run_sweep(
             plan,
@@ -64,7 +70,10 @@ def sweep_command(args: argparse.Namespace) -> Output:
             retry_failed=args.retry_failed,
             progress=_print_progress,
         )
-    return _outcome_output(outcome, [p.name for p in plan.parameters])
+    out = _outcome_output(outcome, [p.name for p in plan.parameters])
+    if not plan.parameters:
+        out.notes.append(NO_SETS)
+    return out
 
 
 def _outcome_output(outcome: SweepOutcome, names: list[str]) -> Output:

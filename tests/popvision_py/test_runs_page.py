@@ -211,6 +211,20 @@ def test_a_folder_of_many_reports_fills_as_they_are_read(qtbot, window, tmp_path
     assert max(gaps) < 1.0, max(gaps)
 
 
+def test_the_charts_follow_the_theme(qtbot, window, sweep, monkeypatch):
+    view = open_runs(qtbot, window, sweep, monkeypatch)
+    light = view.scatter.plot.backgroundBrush().color().name()
+    window.set_theme("dark")
+
+    def background(chart) -> str:
+        return chart.plot.backgroundBrush().color().name()
+
+    qtbot.waitUntil(lambda: background(view.scatter) != light, timeout=5_000)
+    assert (light, background(view.scatter), background(view.line)) == (
+        "#ffffff", "#1e1f22", "#1e1f22",
+    )  # fmt: skip
+
+
 def test_without_runs_the_page_says_how_to_get_them(window):
     view = next(v for v in window.views if isinstance(v, RunsView))
     assert view.showing_message() and view.message.text() == NO_RUNS

@@ -144,3 +144,12 @@ def test_a_dry_run_lists_the_runs_and_runs_nothing(here, capsys):
     assert [r["name"] for r in runs] == ["arg1=a", "arg1=b"]
     assert [r["status"] for r in runs] == ["planned", "planned"]
     assert not Path("o").exists()
+
+
+def test_a_command_without_sets_is_one_run_and_says_why(here, capsys):
+    # what bash leaves of script.py {1,2} unquoted: two arguments, no set
+    code = main(["sweep", "--dry-run", "--out", "o", "--", SCRIPT, "1", "2"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "popvision-cli: note: COMMAND holds no {a,b} set, so the sweep is one run" in err
+    assert "write '{100,200}'" in err

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -99,6 +99,11 @@ class ChartBox(QWidget):
     def _clicked(self, item: pg.ScatterPlotItem, points: list) -> None:
         if len(points):
             self.row_clicked.emit(int(points[0].data()))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # the theme changed: follow it
+            self.set_colors()
 
     def set_colors(self) -> None:
         colors = chart_colors(self)
