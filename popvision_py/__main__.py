@@ -119,7 +119,8 @@ def _screenshots(windows: list[MainWindow], groups: list[list[Path]], directory:
     code = 0
     for i, window in enumerate(windows):
         wait_for_loader(window)
-        if groups and not window.opened and window.traces.opened is None:
+        shown = window.opened or window.traces.opened or window.runs.model
+        if groups and not shown:
             print(f"could not open {groups[i][0]}: {window.statusBar().currentMessage()}")
             if window.message_box is not None:
                 print(window.message_box.text())

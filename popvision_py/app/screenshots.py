@@ -21,7 +21,8 @@ from popvision_py.views.program_tree.view import ProgramTreeView
 
 def wait_for_loader(window: MainWindow, timeout_ms: int = 120_000) -> None:
     """Run the event loop until the window's report loader has finished."""
-    _wait_until(lambda: not (window.loader.busy or window.traces.loader.busy), timeout_ms)
+    loaders = (window.loader, window.traces.loader, window.runs.loader)
+    _wait_until(lambda: not any(loader.busy for loader in loaders), timeout_ms)
 
 
 def wait_for_pages(window: MainWindow, timeout_ms: int = 120_000) -> None:

@@ -124,3 +124,24 @@ def test_the_same_command_again_runs_nothing_and_retry_failed_runs_the_failed(sw
     after = {r["name"]: r for r in json.loads((out / "sweep.json").read_text())["runs"]}
     assert after["rows=40,cols=10"] == before[0]  # the ok runs were not run again
     assert after["rows=40,cols=0"]["started"] > before[1]["started"]
+
+
+def test_an_onnx_model_is_swept_over_the_sessions_options(tmp_path):
+    """ipus and dtype reach InferenceSession: the reports say 1 and 2 IPUs, and float16
+    halves the weights' bytes live at the peak."""
+    model = tmp_path / "cnn.onnx"
+    made = subprocess.run(
+        [sys.executable, str(EXAMPLES / "onnx_cnn.py"), "--save", str(model)],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    out = tmp_path / "sweep"
+    result = cli("sweep", "--workers", "2", "--out", out, "--", model, "ipus={1,2}",
+                 "dtype={float32,float16}", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    query = "SELECT ipus, dtype, num_ipus, peak_live_bytes FROM reports ORDER BY ipus, dtype"
+    rows = json.loads(cli("sql", query, out, "--json").stdout)["query"]
+    assert [(r["ipus"], r["dtype"], r["num_ipus"]) for r in rows] == [
+        (1, "float16", 1), (1, "float32", 1), (2, "float16", 2), (2, "float32", 2),
+    ]  # fmt: skip
+    assert rows[0]["peak_live_bytes"] < rows[1]["peak_live_bytes"]  # half the bytes
