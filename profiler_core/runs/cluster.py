@@ -13,13 +13,14 @@ import contextlib
 import logging
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from profiler_core.runs.errors import SweepError
 
-CONNECT_SECONDS = 5.0
+CONNECT_SECONDS = 4.0
 
 
 def default_workers() -> int:
@@ -47,13 +48,7 @@ def sweep_client(
     if scheduler is not None:
         address = scheduler if "://" in scheduler else f"tcp://{scheduler}"
         _probe(address, connect_seconds)
-        try:
-            client = Client(address, timeout=f"{connect_seconds}s", set_as_default=False)
-        except (OSError, TimeoutError) as error:
-            raise SweepError(
-                f"cannot reach the Dask scheduler at {address} within {connect_seconds:g} s "
-                f"({type(error).__name__}: {error}); is `dask scheduler` running there?"
-            ) from None
+        client = _connect(Client, address, connect_seconds)
         try:
             count = len(client.scheduler_info(n_workers=-1).get("workers", {}))
         except TypeError:  # older distributed: no n_workers
@@ -78,6 +73,32 @@ def sweep_client(
     finally:
         client.close()
         cluster.close()
+
+
+def _connect(client_class: Any, address: str, seconds: float) -> Any:
+    """A client of the scheduler at ``address``, or a ``SweepError`` within ``seconds``.
+    Dask's own timeout does not cover a server that accepts the connection and never
+    answers (it waited forever), so the client is made on a thread of its own, given up on
+    after the deadline (a daemon thread: it never holds the process's exit)."""
+    made: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            made["client"] = client_class(address, timeout=f"{seconds}s", set_as_default=False)
+        except Exception as error:
+            made["error"] = error
+
+    thread = threading.Thread(target=connect, name="popvision-dask-connect", daemon=True)
+    thread.start()
+    thread.join(seconds + 0.5)
+    if "client" in made:
+        return made["client"]
+    error = made.get("error")
+    why = f"{type(error).__name__}: {error}" if error is not None else "no answer"
+    raise SweepError(
+        f"cannot reach the Dask scheduler at {address} within {seconds:g} s ({why}); is "
+        "`dask scheduler` running there?"
+    )
 
 
 def _probe(address: str, seconds: float) -> None:

@@ -6,18 +6,21 @@ SIGTERM) keeps what finished, stops the runs under way and leaves them to the ne
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from profiler_core.runs.cluster import CONNECT_SECONDS, sweep_client
+from profiler_core.runs.errors import SweepError
 from profiler_core.runs.execute import run_one
 from profiler_core.runs.plan import SweepPlan
 from profiler_core.runs.record import FINISHED, SweepRecord, start_record
 
 STOP_GRACE_SECONDS = 20.0  # for the runs under way to stop when interrupted
+LOCK_FILE = ".sweep.lock"
 
 Progress = Callable[[dict[str, Any], int, int], None]
 """``progress(row, done, total)`` after each run ends."""
@@ -50,19 +53,49 @@ def run_sweep(
 ) -> SweepOutcome:
     """Run the plan's runs not yet finished in ``out`` on a LocalCluster of ``workers``
     (default: one per core) or on the scheduler at ``scheduler``."""
-    record = start_record(out, plan.shape, {p.name: list(p.values) for p in plan.parameters})
+    parameters = {p.name: list(p.values) for p in plan.parameters}
+    start_record(out, plan.shape, parameters)  # refuses a report folder, another command's
+    with _only_sweep_in(out):
+        record = start_record(out, plan.shape, parameters)  # as the last sweep there left it
+        cluster = (workers, scheduler, connect_seconds)
+        return _run_unfinished(plan, record, cluster, run_timeout, retry_failed, progress)
+
+
+def _run_unfinished(
+    plan: SweepPlan,
+    record: SweepRecord,
+    cluster: tuple[int | None, str | None, float],
+    run_timeout: float | None,
+    retry_failed: bool,
+    progress: Progress | None,
+) -> SweepOutcome:
     order = {run.name: i for i, run in enumerate(plan.runs)}
     todo = [r for r in plan.runs if not record.finished(r.name, r.key, retry_failed)]
     outcome = SweepOutcome(record, len(plan.runs), len(plan.runs) - len(todo))
     if not todo:
         record.save()
         return outcome
-    with sweep_client(workers, scheduler, connect_seconds) as (client, described):
+    with sweep_client(*cluster) as (client, described):
         outcome.cluster = record.cluster = described
         record.save()  # the folder says it is a sweep from the start
         with client.as_current():  # as_completed and wait find their client so
             _submit_and_record(client, todo, outcome, order, run_timeout, progress)
     return outcome
+
+
+@contextlib.contextmanager
+def _only_sweep_in(out: Path) -> Iterator[None]:
+    """One sweep at a time writes ``out``: a second one there is refused (the first holds a
+    lock on ``out/.sweep.lock`` until it ends, however it ends)."""
+    lock = open(out / LOCK_FILE, "a+b")  # noqa: SIM115 - held until the sweep ends
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SweepError("another sweep is running into this folder", out) from None
+        yield
+    finally:
+        lock.close()
 
 
 def _submit_and_record(

@@ -100,3 +100,23 @@ def test_a_run_past_its_timeout_is_stopped_and_said(tmp_path):
     assert slow["status"] == "timeout"
     assert slow["error"] == "stopped after the run timeout of 1 s"
     assert not _alive(_pid(out, "t=60"))
+
+
+def test_a_second_sweep_into_the_same_folder_is_refused_while_the_first_runs(tmp_path):
+    out = tmp_path / "sweep"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "profiler_core.cli", "sweep", "--workers", "1", "--out"]
+    first = subprocess.Popen([*argv, str(out), "--", str(SLEEPER), "{t=30,31}"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while _pid(out, "t=30") is None:
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        second = cli("sweep", "--workers", "1", "--out", out, "--", SLEEPER, "{t=30,31}")
+        assert second.returncode == 2
+        assert second.stderr == f"popvision-cli: {out}: another sweep is running into this folder\n"
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=60)
+    assert first.returncode == 130

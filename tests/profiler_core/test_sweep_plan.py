@@ -153,3 +153,27 @@ def test_a_command_without_sets_is_one_run_and_says_why(here, capsys):
     assert code == 0
     assert "popvision-cli: note: COMMAND holds no {a,b} set, so the sweep is one run" in err
     assert "write '{100,200}'" in err
+
+
+def test_a_run_that_runs_out_of_memory_is_a_row_with_poplars_line(tmp_path):
+    """run_one as a worker calls it, on a program that fails as the engine does when a
+    graph does not fit: the row's error is Poplar's line, not the traceback's last."""
+    from profiler_core.runs.execute import run_one
+
+    script = tmp_path / "oom.py"
+    script.write_text(
+        "import sys\n"
+        "print('Traceback (most recent call last):', file=sys.stderr)\n"
+        "print('ipu_engine.common.errors.EngineError: Out of memory on tile 7: 700,000 bytes "
+        "used but tiles only have 638,976 bytes of memory', file=sys.stderr)\n"
+        "print('  (debug.allowOutOfMemory wrote the report)', file=sys.stderr)\n"
+        "sys.exit(1)\n"
+    )
+    plan = make_plan([str(script)], [], tmp_path / "o", cwd=tmp_path)
+    row = run_one(plan.runs[0].to_dict())
+    assert (row["status"], row["exit_code"], row["reports"]) == ("failed", 1, [])
+    assert row["error"] == (
+        "ipu_engine.common.errors.EngineError: Out of memory on tile 7: 700,000 bytes used "
+        "but tiles only have 638,976 bytes of memory"
+    )
+    assert (tmp_path / "o" / "run" / "stderr.txt").read_text().count("\n") == 3
