@@ -176,7 +176,7 @@ class PoplarExecutor:
                 ipus=exported.ipus,
                 replication_factor=opts.replication_factor,
                 batches_per_step=opts.device_iterations,
-                options=self._session_options(),
+                options=self._session_options(exported.half),
             )
             names = [i.name for i in session.get_inputs()]
             tensors = sum(isinstance(leaf, torch.Tensor) for leaf in leaves)
@@ -189,7 +189,7 @@ class PoplarExecutor:
         self._last = compiled
         return compiled
 
-    def _session_options(self) -> dict[str, Any]:
+    def _session_options(self, half: bool) -> dict[str, Any]:
         opts = self._options
         engine = dict(opts.engine_options)
         # as in PopTorch, POPLAR_ENGINE_OPTIONS wins over enableProfiling's directory
@@ -205,6 +205,7 @@ class PoplarExecutor:
             "name": opts.model_name or "inference",
             "engine_options": engine,
             "partials_type": opts.Precision.partials_type,
+            "dtype": "float16" if half else "float32",
         }
         if opts.available_memory_proportion:
             found["available_memory_proportion"] = dict(opts.available_memory_proportion)

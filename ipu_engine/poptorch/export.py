@@ -36,6 +36,17 @@ class Exported:
     ipus: int
     prints: tuple[Print, ...]
 
+    @property
+    def half(self) -> bool:
+        """Whether every float the model takes (inputs and weights) is float16, as after
+        ``model.half()`` with half inputs: then it computes in half on the IPU. A model
+        mixing float32 and float16 computes in float32, each output in its declared type."""
+        graph = self.model.graph
+        kinds = {v.type.tensor_type.elem_type for v in graph.input}
+        kinds |= {t.data_type for t in graph.initializer}
+        floats = kinds & {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE}
+        return floats == {onnx.TensorProto.FLOAT16}
+
 
 def _cause(exc: BaseException) -> str:
     """The first lines of an exporter error (its full text repeats advice and traces)."""
@@ -81,7 +92,7 @@ def export_model(
         for node in onnx_program.exported_program.graph.nodes
     }
     ipus = place_nodes(proto, blocks, pipelined)
-    prints = apply_markers(proto, markers)
+    prints = apply_markers(proto, [m.named() for m in markers])
     if proto.graph.name in ("", "main_graph"):
         proto.graph.name = label
     return Exported(proto, program.call_spec.out_spec, ipus, tuple(prints))

@@ -109,16 +109,19 @@ def apply_markers(model: onnx.ModelProto, markers: Sequence[Marker]) -> list[Pri
     known = set(producers) | {i.name for i in model.graph.input}
     known |= {t.name for t in model.graph.initializer}
 
-    def resolve(name: str) -> str:
-        seen = set()
+    def resolve(marker: Marker) -> str:
+        """The marked value as the optimised model names it: the value itself, what it
+        is an identity of, or -- when the exporter's optimiser renamed it to the marker's
+        own output (a model output) -- that."""
+        name, seen = marker.source, set()
         while name not in known and name in alias and name not in seen:
             seen.add(name)
             name = alias[name]
-        return name
+        return name if name in known or marker.alias not in known else marker.alias
 
     prints = []
     for marker in markers:
-        value = resolve(marker.source)
+        value = resolve(marker)
         if marker.kind == "memory":
             node = _planned_producer(value, producers)
             if node is not None:

@@ -30,12 +30,17 @@ _NAMESPACE = "ipu_engine_poptorch"
 class Marker:
     """One marker met in the export: its ``kind`` ("memory" or "print"), the ONNX value it
     marks (``source``) and the value it returned (``alias``, an identity of it), with
-    its proportion or title."""
+    its proportion or title. Values are named once the export is done (``named``): the
+    exporter names them after translating, and its optimiser may rename one to the other."""
 
     kind: str
-    source: str
-    alias: str
+    source: Any
+    alias: Any
     value: float | str
+
+    def named(self) -> Marker:
+        """The marker with its values' final names."""
+        return Marker(self.kind, str(self.source.name), str(self.alias.name), self.value)
 
 
 _recording: dict[str, Any] = {"markers": None, "titles": []}
@@ -77,7 +82,7 @@ def _record(kind: str, x: Any, value: float | str) -> Any:
     y = onnx_op.Identity(x)
     markers = _recording["markers"]
     if markers is not None:
-        markers.append(Marker(kind, x.name, y.name, value))
+        markers.append(Marker(kind, x, y, value))
     return y
 
 
