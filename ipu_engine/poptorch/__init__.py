@@ -46,3 +46,37 @@ __all__ = [
 def ipuHardwareIsAvailable(num_ipus: int = 1) -> bool:
     """No IPU hardware here: the embedded engine is an IPU Model."""
     return False
+
+
+#: PopTorch names the shim does not have, with why (an AttributeError saying so).
+_NOT_YET = {
+    "DataLoader": "pass torch tensors of deviceIterations x replicationFactor micro-batches",
+    "AsynchronousDataAccessor": "pass torch tensors to the model",
+    "optim": "trainingModel is not supported: export the model for inference",
+    "identity_loss": "trainingModel is not supported: export the model for inference",
+    "Stage": "each block's ipu_id is its stage (AutoStage.SameAsIpu)",
+    "AutoStage": "each block's ipu_id is its stage (AutoStage.SameAsIpu)",
+    "Phase": "phased execution is not modelled",
+    "SerialPhasedExecution": "use PipelinedExecution or ShardedExecution",
+    "ParallelPhasedExecution": "use PipelinedExecution or ShardedExecution",
+    "CPU": "every operation runs on the IPU",
+    "custom_op": "ONNX operators the importer lowers only",
+    "MultiConv": "",
+    "for_loop": "",
+    "cond": "",
+    "dynamic_slice": "",
+    "dynamic_update": "",
+    "recomputationCheckpoint": "",
+    "serializedMatMul": "set_available_memory makes the planner slice a matmul",
+    "load": "",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _NOT_YET:
+        why = _NOT_YET[name]
+        raise AttributeError(
+            f"poptorch.{name} is not supported yet by ipu_engine.poptorch"
+            + (f": {why}" if why else "")
+        )
+    raise AttributeError(f"module 'ipu_engine.poptorch' has no attribute {name!r}")

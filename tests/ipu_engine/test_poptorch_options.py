@@ -148,3 +148,12 @@ def test_options_that_change_nothing_here_are_accepted():
     assert not poptorch.ipuHardwareIsAvailable()
     with pytest.raises(poptorch.Error, match="options must be a poptorch.Options"):
         poptorch.inferenceModel(conv_net(), {"deviceIterations": 2})
+
+
+def test_poptorch_names_the_shim_lacks_say_so():
+    with pytest.raises(
+        AttributeError, match="poptorch.DataLoader is not supported yet.*micro-batches"
+    ):
+        poptorch.DataLoader  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        poptorch.nonsense  # noqa: B018
