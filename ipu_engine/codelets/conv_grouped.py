@@ -222,7 +222,7 @@ def _outer_products(
     a few hundred elements at a time instead of one output row's."""
     rows, cols = g["outRows"], g["outWidth"]
     sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
-    kh, kw, groups, f = g["kernelH"], g["kernelW"], g["groups"], g["outChans"]
+    kh, kw, groups = g["kernelH"], g["kernelW"], g["groups"]
     top, bottom, left, right = _overhang(g)
     lead, (h, width) = x.shape[:-4], x.shape[-4:-2]
     hp, wp = max(top + h + bottom, top + h), max(left + width + right, left + width)
@@ -234,14 +234,18 @@ def _outer_products(
     item = padded.itemsize
     strides = (*padded.strides[:-1], sh * wp * item, sw * item)
     w = np.moveaxis(w[..., 0, :, :].astype(np.float32, copy=False), (-2, -1), (-4, -3))
-    acc = np.zeros((*lead, groups, f, rows, span), np.float32)
+    acc = None
     for a in range(kh):
         for b in range(kw):
             offset = a * dh * wp + b * dw
             window = np.lib.stride_tricks.as_strided(
                 padded[..., offset:], (*lead, groups, rows, span), strides, writeable=False
             )
-            acc += window[..., None, :, :] * w[..., a, b, None, None]  # [*grid, G, F, r, c]
+            term = window[..., None, :, :] * w[..., a, b, None, None]  # [*grid, G, F, r, c]
+            if acc is None:  # every window is whole (the padding is in the image)
+                acc = term
+            else:
+                acc += term
     if bias is not None:
         acc += bias.astype(np.float32, copy=False)[..., None, None]
     return np.moveaxis(acc[..., :cols], (-4, -3), (-2, -1))
