@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -48,9 +49,13 @@ class Exported:
         return floats == {onnx.TensorProto.FLOAT16}
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _cause(exc: BaseException) -> str:
-    """The first lines of an exporter error (its full text repeats advice and traces)."""
-    text = str(exc).strip().splitlines()
+    """The first lines of an exporter error (its full text repeats advice and traces),
+    without the terminal colours the exporter puts in it."""
+    text = _ANSI.sub("", str(exc)).strip().splitlines()
     summary = [line for line in text if line.strip() and not line.startswith("- ")][:6]
     return f"{type(exc).__name__}: " + " ".join(s.strip() for s in summary)
 
