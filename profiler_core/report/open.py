@@ -19,6 +19,7 @@ from profiler_core.formats.debug_cbor import check_pair, read_debug
 from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.profile_pop import ProfileReader
 from profiler_core.model.profile import (
+    BlocksData,
     DebugData,
     ExecutionData,
     GraphCounts,
@@ -133,6 +134,11 @@ class Report:
     @property
     def execution(self) -> ExecutionData | None:
         return self._reader.execution
+
+    @property
+    def blocks(self) -> BlocksData | None:
+        """Lightweight profiling's timed executions, or None when it was off."""
+        return self._reader.blocks
 
     @property
     def debug(self) -> DebugData | None:

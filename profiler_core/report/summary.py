@@ -18,7 +18,7 @@ from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
 from profiler_core.formats.profile_pop.checksums import PROGRAM_STEPS
 
-SECTIONS = ("target", "graph", "memory", "liveness", "programs", "execution", "debug")
+SECTIONS = ("target", "graph", "memory", "liveness", "programs", "execution", "blocks", "debug")
 
 
 @dataclass(frozen=True)

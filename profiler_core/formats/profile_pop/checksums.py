@@ -20,6 +20,7 @@ from profiler_core.errors import ChecksumError
 from profiler_core.formats.checksum import Digest
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column
+from profiler_core.formats.profile_pop.blocks import blocks_checksum
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, describe
 from profiler_core.model.profile import (
     ExecutionData,
@@ -65,6 +66,7 @@ SECTIONS = (
     PROGRAM_COSTS,
     "liveness",
     "execution",
+    "blocks",
 )
 
 
@@ -191,6 +193,7 @@ SECTION_CHECKSUM = {
     PROGRAM_COSTS: program_costs_checksum,
     "liveness": liveness_checksum,
     "execution": execution_checksum,
+    "blocks": blocks_checksum,  # 1.5: lightweight profiling (profile_pop/blocks.py)
 }
 """The checksum of each section's decoded content, by the name the file stores it under."""
 
