@@ -13,6 +13,7 @@ from typing import IO, Any
 from ipu_engine.poplar.access import Memory
 from ipu_engine.poplar.compiler.steps import (
     Block,
+    BlockMark,
     Branch,
     CallNode,
     Loop,
@@ -54,6 +55,9 @@ def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
                 r(ctx)
 
         return run_block
+    if isinstance(node, BlockMark):
+        code = node.code
+        return lambda ctx: ctx.executed.append(code)
     sid = node.step.id if node.step is not None else -1
     if isinstance(node, Loop):
         body, count = build_runner(node.body, functions), node.count

@@ -16,6 +16,7 @@ from profiler_core.model.kinds import StepKind
 
 __all__ = [
     "Block",
+    "BlockMark",
     "Branch",
     "CallNode",
     "Loop",
@@ -23,6 +24,7 @@ __all__ = [
     "Step",
     "StepKind",
     "StepNode",
+    "TreeNode",
     "WhileLoop",
 ]
 
@@ -84,4 +86,25 @@ class Branch(Node):
 
 @dataclass(eq=False)
 class CallNode(Node):
+    function: int = -1
+
+
+@dataclass(eq=False)
+class BlockMark(Node):
+    """Where a lightweight-profiling block starts or ends (``compiler/block_marks.py``): run,
+    it logs its negative ``code`` among the executed step ids, so no step is added."""
+
+    code: int = -1
+
+
+@dataclass
+class TreeNode:
+    """A node of the program tree as written: kind, name, parent, where its steps start."""
+
+    kind: str  # profiler_core ProgramKind name
+    name: str
+    parent: int
+    first_step: int = -1
+    count: int = 0
+    debug_id: int = -1
     function: int = -1
