@@ -69,9 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-by", choices=GROUPINGS, default="op")
     p.add_argument("--run", type=int, help="cycles of this run only (default: every run)")
     p = command("execution", "runs, cycles by step kind and IPU, or the balance of a step")
-    p.add_argument("--run", type=int, default=0, help="the run to break down (default 0)")
+    p.add_argument("--run", type=int, help="the run to break down (default 0; --blocks: all)")
     p.add_argument("--step", type=int, help="the tile balance of this compute step")
     p.add_argument("--top", type=int, help="how many of the slowest tiles (default 10)")
+    p.add_argument(
+        "--blocks",
+        action="store_true",
+        help="lightweight profiling: every execution of each timed block, and their totals",
+    )
     p = command("insights", "does it fit, why not, and what to change: findings with evidence")
     p.add_argument(
         "--fail-on",

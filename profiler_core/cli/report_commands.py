@@ -14,6 +14,7 @@ from profiler_core.analysis.memory import MemoryTable, memory_table, variables_o
 from profiler_core.analysis.operations import operations_table
 from profiler_core.analysis.program_tree import program_tree
 from profiler_core.analysis.tiles import format_tile_selection, parse_tile_selection
+from profiler_core.cli.blocks_command import blocks_output
 from profiler_core.cli.output import Output, category_column
 from profiler_core.cli.summary_command import summary
 from profiler_core.cli.tables import Table, TextColumn
@@ -177,8 +178,12 @@ def operations(report: Report, args: argparse.Namespace) -> Output:
 
 
 def execution(report: Report, args: argparse.Namespace) -> Output:
+    if getattr(args, "blocks", False):
+        return blocks_output(report, args)
     if args.step is not None:
         return Output([_balance_table(report, args.step, args.top)])
+    if args.run is None:
+        args.run = 0
     totals = run_totals(report)
     runs = Table(
         "runs",
