@@ -234,6 +234,8 @@ def _pair(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(start marks, their end marks, their sites): each start paired with its end as
     brackets are, per site."""
+    if marks.size == 0:
+        return marks, marks, block
     order = np.argsort(block, kind="stable")  # per block, in log order
     step = np.where(is_end[order], -1, 1)
     running = np.cumsum(step)
