@@ -256,9 +256,9 @@ class Engine:
                 raise
             raise ExecutionError(f"run({index}) failed: {type(exc).__name__}: {exc}") from exc
         self.run_count += 1
-        log = np.frombuffer(ctx.executed, dtype=np.int32)
+        log = np.frombuffer(ctx.executed, dtype=np.int32)  # the run's own buffer, kept
         # lightweight profiling's marks are negative codes among the step ids
-        self.last_run_steps = (log if self.blocks is None else log[log >= 0]).copy()
+        self.last_run_steps = log.copy() if self.blocks is None else log[log >= 0]
         self._record_run(index, started_ns, log)
 
     def _record_run(self, index: int, started_ns: int, log: np.ndarray) -> None:

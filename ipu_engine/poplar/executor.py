@@ -1,6 +1,7 @@
 """Runs a lowered control tree: each node becomes a closure, each step is logged.
 
-The log of executed step ids is what the execution profile is built from.
+The log of executed step ids is what the execution profile is built from; lightweight
+profiling's blocks log negative codes in it around their bodies.
 """
 
 from __future__ import annotations
@@ -55,9 +56,15 @@ def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
                 r(ctx)
 
         return run_block
-    if isinstance(node, BlockMark):
-        code = node.code
-        return lambda ctx: ctx.executed.append(code)
+    if isinstance(node, BlockMark):  # lightweight profiling: codes around the body
+        marked, start, end = build_runner(node.body, functions), node.start, node.end
+
+        def run_marked(ctx: RunContext) -> None:
+            ctx.executed.append(start)
+            marked(ctx)
+            ctx.executed.append(end)
+
+        return run_marked
     sid = node.step.id if node.step is not None else -1
     if isinstance(node, Loop):
         body, count = build_runner(node.body, functions), node.count

@@ -108,11 +108,8 @@ def growing(device: Any) -> tuple[Graph, Sequence, dict[str, str]]:
         Copy(zero, count), Execute(bump), RepeatWhileTrue(Execute(check), more, Execute(work)),
         name="operation",
     )  # fmt: skip
-    return (
-        graph,
-        Sequence(Repeat(5, operation), name="growing"),
-        {"profiler.programs.filter": "operation"},
-    )
+    program = Sequence(Copy(zero, limit), Repeat(5, operation), name="growing")
+    return graph, program, {"profiler.programs.filter": "operation"}
 
 
 def streamed(device: Any) -> tuple[Graph, Sequence, dict[str, str]]:

@@ -5,8 +5,8 @@ As Poplar does with ``profiler.blocks.filter`` and ``profiler.programs.filter`` 
 expressions matched against the whole name, as ``std::regex_match``): a ``Block`` program
 whose name the first matches, and any program whose name in the program tree (what the
 Program Tree page shows: an Execute's compute set, a Call's function) the second matches, is
-lowered between two ``BlockMark`` nodes. Running, a mark logs its negative code among the
-executed step ids, so no program step is added: step numbering, cycles, liveness and the
+lowered inside a ``BlockMark`` node. Running, it logs a negative code among the executed step
+ids before and after its body, so no program step is added: step numbering, cycles, liveness and the
 executable cache are the same with lightweight profiling on or off, and a run pays one list
 append per mark. ``report/blocks.py`` turns the marks of a run into timed executions.
 """
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ipu_engine.poplar.compiler.steps import Block, BlockMark, Node
+from ipu_engine.poplar.compiler.steps import BlockMark, Node
 from ipu_engine.poplar.program import Block as BlockProgram
 from ipu_engine.poplar.program import Call, Program
 from profiler_core.model.kinds import BlockKind
@@ -110,8 +110,7 @@ class BlockMarks:
             self.blocks.append(MarkedBlock(name, kind))
         site = len(self.sites)
         self.sites.append(Site(block, node, first, len(lowering.steps), calls))
-        marks = (BlockMark(code=start_code(site)), BlockMark(code=end_code(site)))
-        return Block(items=[marks[0], lowered, marks[1]])
+        return BlockMark(start=start_code(site), end=end_code(site), body=lowered)
 
     def _kind(self, program: Program, name: str) -> BlockKind | None:
         if isinstance(program, BlockProgram):

@@ -91,10 +91,13 @@ class CallNode(Node):
 
 @dataclass(eq=False)
 class BlockMark(Node):
-    """Where a lightweight-profiling block starts or ends (``compiler/block_marks.py``): run,
-    it logs its negative ``code`` among the executed step ids, so no step is added."""
+    """A lightweight-profiling block (``compiler/block_marks.py``): run, it logs its negative
+    ``start`` code among the executed step ids, runs ``body``, then logs ``end`` -- no step
+    is added."""
 
-    code: int = -1
+    start: int = -1
+    end: int = -2
+    body: Node = field(default_factory=Block)
 
 
 @dataclass

@@ -19,7 +19,7 @@ runs the report keeps (``autoReport.executionProfileProgramRunCount`` of each pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -47,23 +47,9 @@ _WORK = (
 )
 
 
-@dataclass(frozen=True)
-class RunBlocks:
-    """The executions of one run, one row per block execution on one IPU."""
-
-    block: np.ndarray  # int32
-    ipu: np.ndarray  # int32
-    tile: np.ndarray  # int32
-    depth: np.ndarray  # int32
-    start: np.ndarray  # int64 cycle counter
-    end: np.ndarray  # int64
-
-
-@dataclass(frozen=True)
-class _KeptRun:
-    run: RunData
-    start: int
-    blocks: RunBlocks
+FLUSH_ENTRIES = 1 << 22
+"""Logs of kept runs are decoded together, when the report asks or past this many entries:
+one numpy pass over many small runs costs what one pass over one does."""
 
 
 class BlockRecorder:
@@ -73,7 +59,17 @@ class BlockRecorder:
         target: Target = exe.graph.target
         self.tile = tile
         self.counter = 0  # the engine's cycle counter: runs follow one another
-        self.kept: dict[int, list[_KeptRun]] = {}
+        # the kept runs, in the order they ran, and their executions once decoded: columns
+        # that grow by doubling, so a report's data after each run costs the new rows only
+        self._runs = _Growing(program=np.int32, name=np.int32, start=np.int64, cycles=np.int64)
+        self._rows = _Growing(
+            run=np.int32, block=np.int32, ipu=np.int32, tile=np.int32, depth=np.int32,
+            start=np.int64, end=np.int64,
+        )  # fmt: skip
+        self._new_runs: list[tuple[int, int, int, int]] = []  # kept runs not decoded yet
+        self._logs: list[np.ndarray] = []  # and their logs
+        self._pending = 0  # their entries
+        self._data: tuple[int, BlocksData] | None = None  # the last data() and its kept runs
         self.names = StringInterner()
         self.duration = model.step_duration
         self._sources = _Sources(target)  # what a mark or StreamCopy step is: block, IPUs
@@ -129,72 +125,134 @@ class BlockRecorder:
         return cls(marks, exe, model, tile)
 
     def record(self, program: int, log: np.ndarray, run: RunData, keep: bool) -> None:
-        """Advance the counter by ``run``; time the blocks in its ``log`` when it is kept."""
+        """Advance the counter by ``run``; keep its ``log`` when the run is kept (decoded
+        with the others when the report asks for them)."""
         start, self.counter = self.counter, self.counter + int(run.total_cycles)
-        if keep:
-            blocks = self._executions(log, start)
-            self.kept.setdefault(program, []).append(_KeptRun(run, start, blocks))
+        if keep:  # a few list appends: the rest is done for many runs at once
+            self._new_runs.append((program, self.names(run.name), start, run.total_cycles))
+            self._logs.append(log)  # the run's own log, which nothing changes any more
+            self._pending += len(log)
+            if self._pending > FLUSH_ENTRIES:
+                self._decode_pending()
 
-    def _executions(self, log: np.ndarray, run_start: int) -> RunBlocks:
-        log = np.asarray(log, dtype=np.int64)
+    def _decode_pending(self) -> None:
+        """Time the blocks of the kept runs not decoded yet, in one numpy pass over their
+        logs laid end to end (no sort but a radix sort of nesting levels)."""
+        logs, self._logs, self._pending = self._logs, [], 0
+        first_run = len(self._runs)
+        if self._new_runs:
+            program, name, start, cycles = zip(*self._new_runs, strict=True)
+            self._runs.append(program=program, name=name, start=start, cycles=cycles)
+            self._new_runs = []
+        log = np.concatenate(logs) if logs else np.zeros(0, np.int32)
+        if log.size == 0:  # no run, or runs that executed nothing: nothing to time
+            return
+        lengths = np.array([len(part) for part in logs], dtype=np.int64)
         is_mark = log < 0
-        durations = np.where(is_mark, 0, self.duration[np.where(is_mark, 0, log)])
-        at = np.cumsum(durations) - durations + run_start  # the counter when each entry begins
-        marks = np.flatnonzero(is_mark)
-        code = -log[marks] - 1
-        site, is_end = code >> 1, (code & 1).astype(bool)
-        opened = np.zeros(len(log), dtype=np.int64)
-        opened[marks] = np.where(is_end, -1, 1)
+        step = np.where(is_mark, 0, log)
+        durations = np.where(is_mark, 0, self.duration[step])
+        before = np.cumsum(durations) - durations
+        firsts = np.cumsum(lengths) - lengths
+        offset = self._runs.view("start")[first_run:] - before[np.minimum(firsts, log.size - 1)]
+        at = before + np.repeat(offset, lengths)  # the counter when each entry begins
+        code = np.where(is_mark, -log.astype(np.int64) - 1, 0)
+        is_start, is_end = is_mark & (code & 1 == 0), is_mark & (code & 1 == 1)
+        opened = is_start.astype(np.int64) - is_end
         open_before = np.cumsum(opened) - opened  # blocks open when each entry begins
-        starts, ends, sites = _pair(marks, site, is_end)
-        copies = np.flatnonzero(~is_mark)
-        copies = copies[self.step_source[log[copies]] >= 0]
-        source = np.concatenate((sites, self.step_source[log[copies]]))
-        start = np.concatenate((at[starts], at[copies]))
-        end = np.concatenate((at[ends], at[copies] + durations[copies]))
-        depth = np.concatenate((open_before[starts], open_before[copies]))
-        order = np.lexsort((depth, start))  # in time order, outer blocks first
-        source, start, end, depth = source[order], start[order], end[order], depth[order]
+        # Marks at one nesting level never overlap: taken level by level in log order, they
+        # alternate start, end, start, end (each run's marks balance, so runs laid end to
+        # end do too); a stable sort of small integers is numpy's radix sort.
+        marks = np.flatnonzero(is_mark)
+        level = (open_before[marks] - is_end[marks]).astype(np.int16)
+        marks = marks[np.argsort(level, kind="stable")]
+        ends_at = np.zeros(log.size, dtype=np.int64)
+        ends_at[marks[is_start[marks]]] = at[marks[is_end[marks]]]
+        # what each execution is, in log order (time order, outer blocks first)
+        source = np.where(is_mark, code >> 1, self.step_source[step])
+        entry = np.flatnonzero(is_start | (~is_mark & (source >= 0)))
+        source = source[entry]
+        end = np.where(is_mark[entry], ends_at[entry], at[entry] + durations[entry])
         row, where = self._sources.expand(source)  # one row per IPU a block runs on
-        return RunBlocks(
-            block=self._sources.block[source[row]].astype(np.int32),
+        entry = entry[row]
+        self._rows.append(
+            run=np.repeat(np.arange(first_run, len(self._runs)), lengths)[entry],
+            block=self._sources.block[source[row]],
             ipu=self._sources.ipus[where],
             tile=self._sources.tiles[where],
-            depth=depth[row].astype(np.int32),
-            start=start[row].astype(np.int64),
-            end=end[row].astype(np.int64),
+            depth=open_before[entry],
+            start=at[entry],
+            end=end[row],
         )
 
     def data(self) -> BlocksData:
-        """The kept runs' blocks, runs in the execution section's order (by program)."""
-        kept = [k for program in sorted(self.kept) for k in self.kept[program]]
-        run_name = self.names.many(k.run.name for k in kept)
-        parts = [k.blocks for k in kept]
-
-        def column(name: str, dtype: type) -> np.ndarray:
-            values = [getattr(p, name) for p in parts]
-            return np.concatenate(values).astype(dtype) if values else np.zeros(0, dtype)
-
-        return BlocksData(
+        """The kept runs' blocks, runs in the execution section's order (by program), each
+        run's executions in time order (outer blocks first). Made again only after new runs;
+        its columns are views of what is recorded, copied only when runs of several programs
+        interleave."""
+        kept = len(self._runs) + len(self._new_runs)
+        if self._data is not None and self._data[0] == kept:
+            return self._data[1]
+        self._decode_pending()
+        runs, rows = self._runs.view, self._rows.view
+        programs = runs("program")
+        order = np.argsort(programs, kind="stable")
+        run, pick = rows("run"), slice(None)
+        if (np.diff(programs) < 0).any():  # runs of programs interleaved: by program first
+            position = np.empty(len(order), dtype=np.int64)
+            position[order] = np.arange(len(order))
+            pick = np.argsort(position[run], kind="stable")  # each run's rows keep their order
+            run = position[run][pick]
+        else:
+            order = slice(None)
+        data = BlocksData(
             strings=self.names.table(),
             tile=self.tile,
             block_name=self.block_name,
             block_kind=self.block_kind,
             block_node=self.block_node,
-            run_program=np.array([k.run.program for k in kept], dtype=np.int32),
-            run_name=run_name,
-            run_start=np.array([k.start for k in kept], dtype=np.int64),
-            run_cycles=np.array([k.run.total_cycles for k in kept], dtype=np.int64),
-            exec_block=column("block", np.int32),
-            exec_run=np.repeat(np.arange(len(kept)), [len(p.block) for p in parts]).astype(
-                np.int32
-            ),
-            exec_ipu=column("ipu", np.int32),
-            exec_tile=column("tile", np.int32),
-            exec_depth=column("depth", np.int32),
-            exec_start=column("start", np.int64),
-            exec_end=column("end", np.int64),
+            run_program=programs[order],
+            run_name=runs("name")[order],
+            run_start=runs("start")[order],
+            run_cycles=runs("cycles")[order],
+            exec_block=rows("block")[pick],
+            exec_run=run,
+            exec_ipu=rows("ipu")[pick],
+            exec_tile=rows("tile")[pick],
+            exec_depth=rows("depth")[pick],
+            exec_start=rows("start")[pick],
+            exec_end=rows("end")[pick],
         )
+        self._data = (kept, data)
+        return data
+
+
+class _Growing:
+    """Named columns that grow by doubling: appending copies only the new rows, and a view
+    of the first n rows stays valid (later rows go past it, or into a new buffer)."""
+
+    def __init__(self, **dtypes: type) -> None:
+        self._columns = {name: np.zeros(16, dtype) for name, dtype in dtypes.items()}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def append(self, **values: Any) -> None:
+        arrays = {name: np.asarray(v) for name, v in values.items()}
+        count = len(next(iter(arrays.values())))
+        size = self._size + count
+        for name, column in self._columns.items():
+            if size > len(column):
+                grown = np.zeros(max(size, 2 * len(column)), column.dtype)
+                grown[: self._size] = column[: self._size]
+                self._columns[name] = column = grown
+            column[self._size : size] = arrays[name]
+        self._size = size
+
+    def view(self, name: str) -> np.ndarray:
+        view = self._columns[name][: self._size]
+        view.flags.writeable = False  # a report's columns: nobody changes them
+        return view
 
 
 class _Sources:
@@ -227,28 +285,6 @@ class _Sources:
         row = np.repeat(np.arange(len(source)), counts)
         within = np.arange(len(row)) - np.repeat(np.cumsum(counts) - counts, counts)
         return row, self.offsets[source[row]] + within
-
-
-def _pair(
-    marks: np.ndarray, block: np.ndarray, is_end: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(start marks, their end marks, their sites): each start paired with its end as
-    brackets are, per site."""
-    if marks.size == 0:
-        return marks, marks, block
-    order = np.argsort(block, kind="stable")  # per block, in log order
-    step = np.where(is_end[order], -1, 1)
-    running = np.cumsum(step)
-    first = np.flatnonzero(np.concatenate(([True], block[order][1:] != block[order][:-1])))
-    before = (
-        running
-        - step
-        - np.repeat(running[first] - step[first], np.diff(np.append(first, len(order))))
-    )
-    level = np.where(is_end[order], before - 1, before)  # a start and its end share a level
-    order = order[np.lexsort((np.arange(len(order)), level, block[order]))]
-    ends = is_end[order]
-    return marks[order[~ends]], marks[order[ends]], block[order[~ends]]
 
 
 def _first_tile_per_ipu(
