@@ -189,7 +189,7 @@ def block_lanes(executions: BlockExecutions) -> list[BlockLane]:
         on = executions.ipu == ipu
         for depth in np.unique(executions.depth[on & ~copies]).tolist():
             rows = np.flatnonzero(on & ~copies & (executions.depth == depth))
-            name = f"IPU {ipu}" if depth == 0 else f"IPU {ipu} · {depth + 1}"
+            name = f"IPU {ipu}" if depth == 0 else f"IPU {ipu} level {depth + 1}"
             lanes.append(BlockLane(ipu, depth, name, _by_start(executions, rows)))
         rows = np.flatnonzero(on & copies)
         if rows.size:

@@ -83,7 +83,7 @@ def test_block_totals_count_each_block_on_each_ipu(reports):
 def test_lanes_are_per_ipu_and_depth_and_windows_merge_below_a_pixel(reports):
     executions = block_executions(reports["pipeline"])
     lanes = block_lanes(executions)
-    assert [lane.name for lane in lanes] == ["IPU 0", "IPU 0 · 2", "IPU 1", "IPU 1 · 2"]
+    assert [lane.name for lane in lanes] == ["IPU 0", "IPU 0 level 2", "IPU 1", "IPU 1 level 2"]
     assert [len(lane.rows) for lane in lanes] == [5, 5, 5, 5]
     end = int(executions.end.max())
     wide = lane_window(executions, lanes[0], 0, end, 10_000)
