@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
@@ -259,9 +260,9 @@ class Engine:
         log = np.frombuffer(ctx.executed, dtype=np.int32)  # the run's own buffer, kept
         # lightweight profiling's marks are negative codes among the step ids
         self.last_run_steps = log.copy() if self.blocks is None else log[log >= 0]
-        self._record_run(index, started_ns, log)
+        self._record_run(index, started_ns, ctx.executed)
 
-    def _record_run(self, index: int, started_ns: int, log: np.ndarray) -> None:
+    def _record_run(self, index: int, started_ns: int, log: array) -> None:
         program = self.executable.programs[index]
         run = build_run(self.model, index, program.name or f"program {index}", self.last_run_steps)
         self.last_run = run

@@ -232,3 +232,48 @@ def test_a_block_needs_a_program():
         Block(None, name="b")
     graph = Graph(IPUModel("ipu2", tiles_per_ipu=2).create_device().target)
     assert graph.add_variable(INT, [], "x") is not None
+
+
+def test_runs_that_take_other_paths_and_interleaved_programs_are_each_timed():
+    """Runs of one path share their timing; a run down another path (a loop that runs once
+    more each run) is timed on its own, and runs of two programs are listed by program."""
+    from ipu_engine import BOOL, Copy, Execute, RepeatWhileTrue
+
+    module = example()
+    device, graph, ops = _ops(["other"])
+    count, limit, more = (graph.add_variable(t, [], n) for t, n in
+                          ((INT, "count"), (INT, "limit"), (BOOL, "more")))  # fmt: skip
+    for tensor in (count, limit, more):
+        graph.set_tile_mapping(tensor, 0)
+    check, work, bump = (graph.add_compute_set(n) for n in ("check", "work", "bump"))
+    graph.set_tile_mapping(graph.add_vertex(check, module.Below, value=count, limit=limit,
+                                            result=more), 0)  # fmt: skip
+    graph.set_tile_mapping(graph.add_vertex(work, module.DummyVertex, counter=count), 0)
+    graph.set_tile_mapping(graph.add_vertex(bump, module.DummyVertex, counter=limit), 0)
+    zero = graph.add_constant(INT, [], 0, "zero")
+    graph.set_tile_mapping(zero, 0)
+    loop = Block(RepeatWhileTrue(Execute(check), more, Execute(work)), name="loop")
+    growing = Sequence(Copy(zero, count), Execute(bump), loop, name="growing")
+    steady = Sequence(Block(ops["other"], name="steady"), name="steady")
+    options = {"profiler.blocks.filter": "loop|steady",
+               "autoReport.executionProfileProgramRunCount": 10}  # fmt: skip
+    engine = Engine(graph, [growing, steady], options)
+    engine.load(device)
+    for index in (0, 1, 0, 1, 0):  # the loop runs 1, 2, 3 passes in runs 0, 2, 4
+        engine.run(index)
+    blocks = engine.profile().blocks
+    assert blocks.run_program.tolist() == [0, 0, 0, 1, 1]  # by program, as the runs are
+    starts = blocks.run_start.tolist()
+    assert starts[:3] == sorted(starts[:3]) and starts[3:] == sorted(starts[3:])
+    names = _names(blocks)
+    loops = [i for i, n in enumerate(names) if n == "loop"]
+    assert blocks.exec_run[loops].tolist() == [0, 1, 2]
+    cycles = (blocks.exec_end - blocks.exec_start)[loops]
+    assert np.diff(cycles).tolist() == [cycles[1] - cycles[0]] * 2 and cycles[1] > cycles[0]
+    steady_rows = [i for i, n in enumerate(names) if n == "steady"]
+    assert blocks.exec_run[steady_rows].tolist() == [3, 4]
+    assert (blocks.exec_end - blocks.exec_start)[steady_rows].tolist() == [WORK, WORK]
+    for run in range(5):  # each run's executions lie inside it
+        mine = blocks.exec_run == run
+        assert blocks.exec_start[mine].min() >= blocks.run_start[run]
+        assert blocks.exec_end[mine].max() <= blocks.run_start[run] + blocks.run_cycles[run]

@@ -19,6 +19,7 @@ runs the report keeps (``autoReport.executionProfileProgramRunCount`` of each pr
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 import numpy as np
@@ -66,9 +67,15 @@ class BlockRecorder:
             run=np.int32, block=np.int32, ipu=np.int32, tile=np.int32, depth=np.int32,
             start=np.int64, end=np.int64,
         )  # fmt: skip
-        self._new_runs: list[tuple[int, int, int, int]] = []  # kept runs not decoded yet
-        self._logs: list[np.ndarray] = []  # and their logs
-        self._pending = 0  # their entries
+        # Runs of a program mostly repeat one path through it: each distinct log is a
+        # template, timed once from its own start; a kept run is its template moved to its
+        # start. (program -> the last log and its template), the templates' logs not timed
+        # yet, and every template's executions once timed.
+        self._new_runs: list[tuple[int, int, int, int, int]] = []  # kept runs not decoded yet
+        self._last: dict[int, tuple[array, int]] = {}
+        self._new_templates: list[np.ndarray] = []
+        self._templates: list[dict[str, np.ndarray]] = []
+        self._pending = 0  # entries of the templates not timed yet
         self._data: tuple[int, BlocksData] | None = None  # the last data() and its kept runs
         self.names = StringInterner()
         self.duration = model.step_duration
@@ -124,43 +131,77 @@ class BlockRecorder:
             )
         return cls(marks, exe, model, tile)
 
-    def record(self, program: int, log: np.ndarray, run: RunData, keep: bool) -> None:
-        """Advance the counter by ``run``; keep its ``log`` when the run is kept (decoded
-        with the others when the report asks for them)."""
+    def record(self, program: int, executed: array, run: RunData, keep: bool) -> None:
+        """Advance the counter by ``run``; when it is kept, note its log (``executed``, the
+        run's step ids and marks): a template, or the same as the program's last one."""
         start, self.counter = self.counter, self.counter + int(run.total_cycles)
-        if keep:  # a few list appends: the rest is done for many runs at once
-            self._new_runs.append((program, self.names(run.name), start, run.total_cycles))
-            self._logs.append(log)  # the run's own log, which nothing changes any more
-            self._pending += len(log)
-            if self._pending > FLUSH_ENTRIES:
-                self._decode_pending()
+        if not keep:
+            return
+        last = self._last.get(program)
+        if last is None or last[0] != executed:  # a C comparison of the two buffers
+            template = len(self._templates) + len(self._new_templates)
+            self._new_templates.append(np.frombuffer(executed, dtype=np.int32))
+            self._last[program] = (executed, template)
+            self._pending += len(executed)
+        else:
+            template = last[1]
+        self._new_runs.append((program, self.names(run.name), start, run.total_cycles, template))
+        if self._pending > FLUSH_ENTRIES:
+            self._decode_pending()
 
     def _decode_pending(self) -> None:
-        """Time the blocks of the kept runs not decoded yet, in one numpy pass over their
-        logs laid end to end (no sort but a radix sort of nesting levels)."""
-        logs, self._logs, self._pending = self._logs, [], 0
-        first_run = len(self._runs)
-        if self._new_runs:
-            program, name, start, cycles = zip(*self._new_runs, strict=True)
-            self._runs.append(program=program, name=name, start=start, cycles=cycles)
-            self._new_runs = []
-        log = np.concatenate(logs) if logs else np.zeros(0, np.int32)
-        if log.size == 0:  # no run, or runs that executed nothing: nothing to time
+        """Time the new templates, then lay each new kept run's template at its start."""
+        self._time_templates()
+        if not self._new_runs:
             return
+        program, name, start, cycles, template = (
+            np.array(c) for c in zip(*self._new_runs, strict=True)
+        )
+        first_run = len(self._runs)
+        self._runs.append(program=program, name=name, start=start, cycles=cycles)
+        self._new_runs = []
+        runs = first_run + np.arange(len(template))
+        parts = []
+        for t in np.unique(template).tolist():  # each template's runs at once
+            mine = template == t
+            rows = self._templates[t]
+            n, k = len(rows["block"]), int(mine.sum())
+            shift = np.repeat(start[mine], n)
+            parts.append(
+                {
+                    "run": np.repeat(runs[mine], n),
+                    **{c: np.tile(rows[c], k) for c in ("block", "ipu", "tile", "depth")},
+                    "start": np.tile(rows["start"], k) + shift,
+                    "end": np.tile(rows["end"], k) + shift,
+                }
+            )
+        columns = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+        if len(parts) > 1:  # templates interleaved: in run order, each run's rows as timed
+            order = np.argsort(columns["run"], kind="stable")
+            columns = {c: v[order] for c, v in columns.items()}
+        self._rows.append(**columns)
+
+    def _time_templates(self) -> None:
+        """Every new template's executions, cycles from its own start: one numpy pass over
+        their logs laid end to end (no sort but a radix sort of nesting levels)."""
+        logs, self._new_templates, self._pending = self._new_templates, [], 0
+        if not logs:
+            return
+        log = np.concatenate(logs)
         lengths = np.array([len(part) for part in logs], dtype=np.int64)
         is_mark = log < 0
         step = np.where(is_mark, 0, log)
         durations = np.where(is_mark, 0, self.duration[step])
         before = np.cumsum(durations) - durations
         firsts = np.cumsum(lengths) - lengths
-        offset = self._runs.view("start")[first_run:] - before[np.minimum(firsts, log.size - 1)]
-        at = before + np.repeat(offset, lengths)  # the counter when each entry begins
+        base = np.where(lengths > 0, before[np.minimum(firsts, max(log.size - 1, 0))], 0)
+        at = before - np.repeat(base, lengths)  # cycles from each template's start
         code = np.where(is_mark, -log.astype(np.int64) - 1, 0)
         is_start, is_end = is_mark & (code & 1 == 0), is_mark & (code & 1 == 1)
         opened = is_start.astype(np.int64) - is_end
         open_before = np.cumsum(opened) - opened  # blocks open when each entry begins
         # Marks at one nesting level never overlap: taken level by level in log order, they
-        # alternate start, end, start, end (each run's marks balance, so runs laid end to
+        # alternate start, end, start, end (each log's marks balance, so logs laid end to
         # end do too); a stable sort of small integers is numpy's radix sort.
         marks = np.flatnonzero(is_mark)
         level = (open_before[marks] - is_end[marks]).astype(np.int16)
@@ -174,22 +215,26 @@ class BlockRecorder:
         end = np.where(is_mark[entry], ends_at[entry], at[entry] + durations[entry])
         row, where = self._sources.expand(source)  # one row per IPU a block runs on
         entry = entry[row]
-        self._rows.append(
-            run=np.repeat(np.arange(first_run, len(self._runs)), lengths)[entry],
-            block=self._sources.block[source[row]],
-            ipu=self._sources.ipus[where],
-            tile=self._sources.tiles[where],
-            depth=open_before[entry],
-            start=at[entry],
-            end=end[row],
-        )
+        columns = {
+            "block": self._sources.block[source[row]].astype(np.int32),
+            "ipu": self._sources.ipus[where],
+            "tile": self._sources.tiles[where],
+            "depth": open_before[entry].astype(np.int32),
+            "start": at[entry],
+            "end": end[row],
+        }
+        cuts = np.searchsorted(entry, np.cumsum(lengths)[:-1])  # each template's rows
+        for first, stop in zip(
+            np.concatenate(([0], cuts)), np.append(cuts, len(entry)), strict=True
+        ):
+            self._templates.append({c: v[first:stop] for c, v in columns.items()})
 
     def data(self) -> BlocksData:
         """The kept runs' blocks, runs in the execution section's order (by program), each
         run's executions in time order (outer blocks first). Made again only after new runs;
         its columns are views of what is recorded, copied only when runs of several programs
         interleave."""
-        kept = len(self._runs) + len(self._new_runs)
+        kept = len(self._runs) + len(self._new_runs)  # (the pending ones decode below)
         if self._data is not None and self._data[0] == kept:
             return self._data[1]
         self._decode_pending()
