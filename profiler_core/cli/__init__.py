@@ -26,7 +26,7 @@ from profiler_core.cli.insights_command import insights_command
 from profiler_core.cli.output import Output
 from profiler_core.cli.trace_command import trace_command
 from profiler_core.errors import ReportError
-from profiler_core.report import open_report
+from profiler_core.remote import RemoteReport, open_source
 
 PROG = "popvision-cli"
 TRACE_HELP = "a host trace's tracks and event counts; says when it is incomplete"
@@ -41,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help_text: str, reports: int = 1) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         for which in ("A", "B")[:reports] if reports > 1 else ("REPORT",):
-            p.add_argument(which, help="a report folder or its profile.pop")
+            p.add_argument(
+                which, help="a report folder or its profile.pop (or ssh://user@host/path)"
+            )
         form = p.add_mutually_exclusive_group()
         form.add_argument("--json", action="store_const", const="json", dest="form")
         form.add_argument("--csv", action="store_const", const="csv", dest="form")
@@ -83,7 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variables", action="store_true", help="also variables matched by name")
     p.add_argument("--steps", action="store_true", help="also program steps matched by name")
     p = sub.add_parser("trace", help=TRACE_HELP, description=TRACE_HELP)
-    p.add_argument("TRACE", help="a .pvti file, a folder of them, or Chrome trace JSON")
+    p.add_argument(
+        "TRACE",
+        help="a .pvti file, a folder of them, or Chrome trace JSON (or ssh://user@host/path)",
+    )
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_const", const="json", dest="form")
     form.add_argument("--csv", action="store_const", const="csv", dest="form")
@@ -105,15 +110,17 @@ def run(args: argparse.Namespace) -> Output:
     if args.command == "trace":
         return trace_command(args)
     if args.command == "compare":
-        reports = [open_report(args.A, on_demand=True), open_report(args.B, on_demand=True)]
+        reports = [open_source(args.A, on_demand=True), open_source(args.B, on_demand=True)]
         output = compare(*reports, args)
     else:
         # A command reads the few sections it needs, once: the others are not held.
-        reports = [open_report(args.REPORT, on_demand=True)]
+        reports = [open_source(args.REPORT, on_demand=True)]
         output = _COMMANDS[args.command](reports[0], args)
     for report in reports:  # every command says when its report is partial, the same way
         output.warnings += [w for w in report.warnings() if w not in output.warnings]
         output.notes += [n for n in report.notes() if n not in output.notes]
+        if isinstance(report, RemoteReport):  # its files are fetched: the connection goes
+            report.remote.close()
     return output
 
 
