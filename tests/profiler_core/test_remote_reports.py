@@ -67,7 +67,9 @@ def fingerprint(public_key: Path) -> str:
 
 
 def test_addresses_parse_as_ssh_reads_them():
-    assert parse_location("ssh://me@host:2222/data/r") == RemoteLocation("host", "/data/r", "me", 2222)
+    assert parse_location("ssh://me@host:2222/data/r") == RemoteLocation(
+        "host", "/data/r", "me", 2222
+    )
     assert parse_location("ssh://host/~/reports/r/") == RemoteLocation("host", "~/reports/r")
     assert parse_location("ssh://[::1]:22/a%20b") == RemoteLocation("[::1]", "/a b", "", 22)
     assert parse_location("SSH://h/x").url == "ssh://h/x"
@@ -123,7 +125,9 @@ def test_profile_pop_first_debug_when_needed_then_nothing_twice(sshd, report_cop
     third.close()
 
 
-def test_an_unknown_host_key_is_refused_with_how_to_accept_it(sshd, tmp_path, monkeypatch, report_copy):
+def test_an_unknown_host_key_is_refused_with_how_to_accept_it(
+    sshd, tmp_path, monkeypatch, report_copy
+):
     empty = tmp_path / "known_hosts"
     empty.write_text("")
     config = sshd.client_config(tmp_path / "config", known_hosts=empty)
@@ -170,7 +174,9 @@ def test_a_hashed_known_hosts_entry_is_accepted(sshd, tmp_path, monkeypatch, rep
     open_source(sshd.url(report_copy)).close()
 
 
-def test_a_key_the_server_does_not_know_is_refused_quickly(sshd, tmp_path, monkeypatch, report_copy):
+def test_a_key_the_server_does_not_know_is_refused_quickly(
+    sshd, tmp_path, monkeypatch, report_copy
+):
     stranger = keygen(tmp_path / "id_stranger")
     config = sshd.client_config(tmp_path / "config", identity=stranger)
     monkeypatch.setenv("POPVISION_SSH_CONFIG", str(config))
