@@ -9,6 +9,7 @@ worker connects and fetches, as it reads a local folder); this module only adds 
 
 from __future__ import annotations
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog
 
@@ -31,10 +32,7 @@ def install_remote(window: WindowParts) -> QAction:
         lambda: choose_and_open_remote(window),
     )
     window.start_page.remote_requested.connect(action.trigger)
-    loader = window.after_paint.loader
-    loader.progress.connect(lambda fraction, text: _fetch_progress(window, fraction, text))
-    for done in (loader.loaded, loader.failed, loader.cancelled):
-        done.connect(lambda *_: _fetch_done(window))
+    action.fetch_progress = FetchProgress(window)  # kept with the action, parented to the window
     return action
 
 
@@ -53,20 +51,37 @@ def choose_and_open_remote(window: WindowParts) -> QDialog:
     return dialog
 
 
-def _fetch_progress(window: WindowParts, fraction: float, text: str) -> None:
-    """debug.cbor coming over SSH after the first paint: the bar shows it (never over an
-    open in progress, whose bar it is)."""
-    if window.loader.busy or not text.startswith("Fetching"):
-        return
-    window.progress.setValue(int(fraction * 1000))
-    window.progress.show()
-    window.statusBar().showMessage(text)
+class FetchProgress(QObject):
+    """debug.cbor coming over SSH after the first paint: the status bar's bar shows it
+    (never over an open in progress, whose bar it is), then what the open said, updated."""
 
+    def __init__(self, window: WindowParts) -> None:
+        super().__init__(window)
+        self.window, self.shown = window, False
+        loader = window.after_paint.loader
+        loader.progress.connect(self.progress)
+        for done in (loader.loaded, loader.failed, loader.cancelled):
+            done.connect(lambda *_: self.done())
 
-def _fetch_done(window: WindowParts) -> None:
-    if not window.loader.busy and not window.traces.loader.busy:
-        window.progress.hide()
-        window.cancel_button.hide()
+    def progress(self, fraction: float, text: str) -> None:
+        w = self.window
+        if w.loader.busy or not text.startswith("Fetching"):
+            return
+        self.shown = True
+        w.progress.setValue(int(fraction * 1000))
+        w.progress.show()
+        w.statusBar().showMessage(text)
+
+    def done(self) -> None:
+        w = self.window
+        if not self.shown or w.loader.busy:
+            return
+        self.shown = False
+        if not w.traces.loader.busy:
+            w.progress.hide()
+            w.cancel_button.hide()
+        if not any(o.errors for o in w.opened):  # else the bar says what could not be read
+            w.statusBar().showMessage(remote_status(w.opened))
 
 
 def remote_status(opened: list[OpenedReport]) -> str:

@@ -92,10 +92,11 @@ class RemoteFolder:
                 except RemoteError as error:
                     if not lost:
                         raise
+                    reason = error.problem.rstrip(".?!")
                     raise RemoteError(
                         error.url,
                         f"the connection to {self.target.hostname} was lost, and connecting "
-                        f"again failed: {error.problem}. What was read before stays; reload "
+                        f"again failed ({reason}). What was read before stays; reload "
                         "(Ctrl+R) when the host is reachable again.",
                     ) from None
             return self._session

@@ -22,35 +22,9 @@ from profiler_core.cli import main
 from profiler_core.errors import HostKeyError, RemoteError
 from profiler_core.remote import RemoteLocation, open_source, parse_location
 from profiler_core.report import open_report
-from tests.ssh_server import TestSshd, available, free_port, keygen
+from tests.ssh_server import TestSshd, free_port, keygen
 
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory):
-    why = available()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(why)  # .ci/run installs it: missing there is a failure
-        pytest.skip(why)
-    server = TestSshd(tmp_path_factory.mktemp("sshd")).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(autouse=True)
-def client(sshd, monkeypatch, tmp_path):
-    """This server's client config and a cache of the test's own; no agent."""
-    monkeypatch.setenv("POPVISION_SSH_CONFIG", str(sshd.ssh_config))
-    monkeypatch.setenv("POPVISION_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-
-
-@pytest.fixture
-def report_copy(tmp_path, tutorial1_report) -> Path:
-    """Tutorial 1's report in a folder this test may change."""
-    folder = tmp_path / "served" / "engine"
-    shutil.copytree(tutorial1_report, folder)
-    return folder
+pytestmark = pytest.mark.usefixtures("ssh_client")
 
 
 def cli_json(capsys, *argv):
@@ -258,7 +232,7 @@ def test_a_connection_lost_mid_read_keeps_what_was_read(tmp_path, monkeypatch, r
         error = report.section_error("debug")  # the next file: connecting again fails
         assert time.monotonic() - started < 10
         assert isinstance(error, RemoteError)
-        assert "was lost, and connecting again failed" in str(error)
+        assert "was lost, and connecting again failed (" in str(error)
         assert not list(cache.rglob(".part-*")) and not list(cache.rglob("big.pvti"))
         summary = report.summary()  # profile.pop was fetched: every figure of it is there
         assert summary.memory is not None and summary.runs and summary.peak_live_bytes
