@@ -119,7 +119,7 @@ def install_actions(window: ActionOwner) -> Actions:
                      QKeySequence.StandardKey.HelpContents),
         light=_action(w, "Light", "Light palette", lambda: w.set_theme("light")),
         dark=_action(w, "Dark", "Dark palette", lambda: w.set_theme("dark")),
-        recent_menu=QMenu("Recent reports", w),
+        recent_menu=QMenu("Recent", w),  # reports, traces, comparisons
         export_menu=QMenu("Export", w),
     )  # fmt: skip
     a.close.setShortcuts([QKeySequence("Ctrl+W")])

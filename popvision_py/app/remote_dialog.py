@@ -46,7 +46,7 @@ class RemoteDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Open a report on another machine")
         self.setMinimumWidth(680)
-        form = QFormLayout(self)
+        self.form = form = QFormLayout(self)
         self.recent = QComboBox()
         self.recent.addItem("(recent remote reports)")
         for url in recent:
@@ -114,5 +114,5 @@ class RemoteDialog(QDialog):
                 problem = error.problem[:1].upper() + error.problem[1:] + "."
         self.address.setText(self.url())
         self.problem.setText(problem)
-        self.problem.setVisible(bool(problem))
+        self.form.setRowVisible(self.problem, bool(problem))  # no empty gap when all is well
         self.buttons.button(QDialogButtonBox.StandardButton.Open).setEnabled(not problem)

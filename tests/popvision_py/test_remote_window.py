@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
+from popvision_py.app.compare_opening import choose_and_compare, compare_paths
 from popvision_py.app.main_window import MainWindow
 from popvision_py.app.settings import AppSettings, make_settings
 from tests.popvision_py.conftest import wait_loaded
@@ -89,7 +90,9 @@ def test_the_host_killed_after_the_first_page_keeps_what_was_read(
     window.grab().save(str(screenshot_dir / "remote-connection-lost.png"))
 
 
-def test_open_remote_checks_the_address_and_opens_it(qtbot, window, sshd, tutorial1_report):
+def test_open_remote_checks_the_address_and_opens_it(
+    qtbot, window, sshd, tutorial1_report, screenshot_dir
+):
     window.remote_action.trigger()
     dialog = window.remote_dialog
     open_button = dialog.buttons.button(QDialogButtonBox.StandardButton.Open)
@@ -102,6 +105,8 @@ def test_open_remote_checks_the_address_and_opens_it(qtbot, window, sshd, tutori
     assert not open_button.isEnabled() and "'..'" in dialog.problem.text()
     dialog.folder.setText(str(tutorial1_report))
     assert open_button.isEnabled() and dialog.address.text() == sshd.url(tutorial1_report)
+    qtbot.wait(50)  # the layout settles with the problem row hidden
+    dialog.grab().save(str(screenshot_dir / "remote-open-dialog.png"))
     qtbot.mouseClick(open_button, Qt.MouseButton.LeftButton)
     wait_loaded(qtbot, window)
     assert window.opened[0].report.location == sshd.url(tutorial1_report)
@@ -179,3 +184,21 @@ def test_the_recent_list_keeps_64_newest_first_each_once(
     assert again.opened[0].report.location == url
     assert [e.text for e in again.settings.recent_entries()][:2] == [url, pair]
     again.close()
+
+
+def test_a_local_report_compared_with_one_over_ssh(
+    qtbot, window, sshd, tutorial1_report, report_copy
+):
+    url = sshd.url(report_copy)
+    compare_paths(window, [tutorial1_report, url])
+    wait_loaded(qtbot, window)
+    assert [o.report.location for o in window.opened] == [str(tutorial1_report), url]
+    window.show_view("Summary")
+    summary = window.view("Summary")
+    assert summary.value("Memory", "Largest tile", 0) == summary.value("Memory", "Largest tile", 1)
+    pair = window.settings.recent_entries()[0]
+    assert pair.sources == [str(tutorial1_report), url] and pair.is_remote
+    assert window.settings.recent_reports() == []  # the pair, not each side
+    compare_dialog = choose_and_compare(window)
+    assert compare_dialog.source.text() == str(tutorial1_report)
+    compare_dialog.reject()
