@@ -155,11 +155,10 @@ class SftpSession:
             self.client.close()
 
     def normalize(self, path: str) -> str:
-        """The remote real path of ``path``: links followed, ``~/`` from the home."""
-        if path.startswith("~/"):
-            path = path[2:] or "."
+        """The remote real path of ``path``: links followed, ``~/`` from the home (where
+        SFTP starts, so a relative path is read from there)."""
         with self.mapped(f"resolving {path}"):
-            return self.sftp.normalize(path)
+            return self.sftp.normalize(path[2:] or "." if path.startswith("~/") else path)
 
     def listdir_attr(self, path: str) -> list:
         with self.mapped(f"listing {path}"):

@@ -46,10 +46,11 @@ class SshTarget:
 
     @property
     def ssh_command(self) -> str:
-        """The ``ssh`` command that reaches the same host (to accept its key, to try)."""
+        """The ``ssh`` command that reaches the same host with the same config, so it adds
+        a key to the same known_hosts (to accept a key, to try the login)."""
         port = f" -p {self.port}" if self.port != 22 else ""
         config = f" -F {self.config_path}" if os.environ.get(CONFIG_VARIABLE) else ""
-        return f"ssh{config}{port} {self.user}@{self.hostname}"
+        return f"ssh{config}{port} {self.user}@{self.alias}"
 
 
 def config_path() -> Path:
