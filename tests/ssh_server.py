@@ -57,6 +57,8 @@ class TestSshd:
         self.user_key = keygen(folder / "id_user")
         shutil.copy(folder / "id_user.pub", folder / "authorized_keys")
         self.sftp_log = folder / "sftp.log"
+        self.home = folder / "home"  # where SFTP starts: what ssh://host/~/ names
+        self.home.mkdir(exist_ok=True)
         self.known_hosts = folder / "known_hosts"
         self.ssh_config = folder / "ssh_config"
         self.port = 0
@@ -72,7 +74,8 @@ class TestSshd:
             f"AuthorizedKeysFile {self.folder / 'authorized_keys'}\nStrictModes no\n"
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
             "PubkeyAuthentication yes\nLogLevel ERROR\nMaxStartups 50\n"
-            f"Subsystem sftp {SFTP_SERVER} -e -l INFO 2>>{self.sftp_log}\n"
+            # SFTP starts in home/ here (the account's own home is not the test's to fill)
+            f"Subsystem sftp {SFTP_SERVER} -e -l INFO -d {self.home} 2>>{self.sftp_log}\n"
         )
         for _attempt in range(5):  # another process may take the free port first
             self.port = free_port()

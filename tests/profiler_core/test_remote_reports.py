@@ -99,6 +99,17 @@ def test_profile_pop_first_debug_when_needed_then_nothing_twice(sshd, report_cop
     third.close()
 
 
+def test_a_path_from_the_remote_home(sshd, tutorial1_report):
+    shutil.copytree(tutorial1_report, sshd.home / "reports" / "engine", dirs_exist_ok=True)
+    url = f"ssh://{sshd.user}@127.0.0.1:{sshd.port}/~/reports/engine"
+    report = open_source(url)
+    assert report.location == url and report.summary().memory is not None
+    assert report.remote.folder == str(sshd.home / "reports" / "engine")
+    report.close()
+    with pytest.raises(RemoteError, match="home/reports/none: no such file or folder"):
+        open_source(url.replace("engine", "none"))
+
+
 def test_an_unknown_host_key_is_refused_with_how_to_accept_it(
     sshd, tmp_path, monkeypatch, report_copy
 ):
