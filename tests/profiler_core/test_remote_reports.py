@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from profiler_core.cli import main
-from profiler_core.errors import HostKeyError, RemoteError
+from profiler_core.errors import HostKeyError, LoadCancelledError, RemoteError
 from profiler_core.remote import RemoteLocation, open_source, parse_location
 from profiler_core.report import open_report
 from tests.ssh_server import TestSshd, free_port, keygen
@@ -257,3 +257,17 @@ def test_a_trace_over_ssh_is_the_local_one(capsys, sshd, pvti_epochs_trace):
     local = cli_json(capsys, "trace", pvti_epochs_trace)
     remote = cli_json(capsys, "trace", sshd.url(pvti_epochs_trace))
     assert remote == local and local["events"] > 0
+
+
+def test_cancelling_a_fetch_leaves_nothing_half_written(sshd, tmp_path, report_copy):
+    (report_copy / "big.pvti").write_bytes(os.urandom(4 << 20))
+    report = open_source(sshd.url(report_copy))
+    try:
+        with pytest.raises(LoadCancelledError):
+            report.fetch_traces(lambda f, t: None, cancel=lambda: True)
+        cache = tmp_path / "cache"
+        assert not list(cache.rglob(".part-*")) and not list(cache.rglob("big.pvti"))
+        (trace,) = report.fetch_traces()  # asked again, it comes whole
+        assert trace.read_bytes() == (report_copy / "big.pvti").read_bytes()
+    finally:
+        report.close()
