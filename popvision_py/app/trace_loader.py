@@ -128,7 +128,7 @@ class TraceOpening(QObject):
         traces = self.traces_of(opened)
         if traces.missing and not traces.found:
             self.opened = None
-            self.view.show_message(traces.missing_text())
+            self.view.show_report_note(traces.missing_text())
             return
         if traces.found and not self.loader.busy:
             names = ", ".join(f.name for f in traces.found)
@@ -144,7 +144,7 @@ class TraceOpening(QObject):
             elsewhere = elsewhere_text(report)
             if elsewhere:
                 self.opened = None
-                self.view.show_message(elsewhere)
+                self.view.show_report_note(elsewhere)
             return
         self.view.show_message(f"Fetching the host trace {', '.join(report.trace_names)}…")
         self._for_report, self._remote_url = True, ""

@@ -115,7 +115,9 @@ def open_remote_report(
     remote = RemoteFolder.open(location, cache)
     try:
         if not remote.has(PROFILE_FILE):
-            raise RemoteError(remote.folder_location.url, f"no {PROFILE_FILE} in this folder")
+            traces = sorted(n for n in remote.files if n.endswith(".pvti"))
+            hint = f"; it holds host traces: open {remote.url_of(traces[0])}" if traces else ""
+            raise RemoteError(remote.folder_location.url, f"no {PROFILE_FILE} in this folder{hint}")
         if cancel is not None and cancel():
             raise LoadCancelledError(None, "opening was cancelled")
         remote.fetch(PROFILE_FILE, progress, cancel)

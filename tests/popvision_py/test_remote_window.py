@@ -202,3 +202,26 @@ def test_a_local_report_compared_with_one_over_ssh(
     compare_dialog = choose_and_compare(window)
     assert compare_dialog.source.text() == str(tutorial1_report)
     compare_dialog.reject()
+
+
+def test_a_trace_written_outside_the_remote_folder_is_named_not_fetched(
+    qtbot, window, sshd, material_traced_report
+):
+    """The program wrote its .pvti in its working folder, outside the report folder: only
+    the folder opened is read, and the System Trace names the trace's own address."""
+    (recorded,) = window_free_header_traces(material_traced_report)
+    reads = len(sshd.sftp_reads())
+    open_and_settle(qtbot, window, sshd.url(material_traced_report))
+    window.show_view("System Trace")
+    page = window.view("System Trace")
+    assert page.showing_message()
+    assert sshd.url(recorded) in page.message.text()
+    assert "outside its folder" in page.message.text()
+    assert all(not n.endswith(".pvti") for n, _ in sshd.sftp_reads()[reads:])
+
+
+def window_free_header_traces(folder: Path) -> list[str]:
+    from profiler_core.report import open_report
+
+    with open_report(folder) as report:
+        return list(report.header.traces)
