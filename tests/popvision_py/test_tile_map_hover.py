@@ -42,7 +42,8 @@ def test_at_rest_a_tile_keeps_its_numbers_and_says_total_memory_once(
     assert HELP not in shown
     assert shown.count("Total memory") == 1
     assert f"Total memory: {total:,} bytes (5.8% of 638,976)" in shown
-    opened_window.grab().save(str(screenshot_dir / "tile-map-tooltip-at-rest.png"))
+    tips = [w for w in QApplication.topLevelWidgets() if w.inherits("QTipLabel") and w.isVisible()]
+    tips[0].grab().save(str(screenshot_dir / "tile-map-tooltip-at-rest.png"))
     # off the plan (the margin left of IPU 0's first column), the map's help
     assert canvas.model.tile_at(1, 1, canvas.width(), canvas.height()) == -1
     qtbot.mouseMove(canvas, QPoint(1, 1))  # (and the pointer leaves tile 14 for later tests)
