@@ -42,7 +42,8 @@ class LivenessViewModel:
         self.num_ipus = int(target.num_ipus)
         self.num_tiles = int(target.num_tiles)
         self.scopes = [ALL_IPUS] + [f"IPU {i}" for i in range(self.num_ipus)] + [SELECTED_TILES]
-        self.scope = ALL_IPUS
+        # tiles picked before the page was built (in Memory, the Tile Map) are the scope
+        self.scope = SELECTED_TILES if selection.tiles.size else ALL_IPUS
         self.include_always_live = True
         self.selection_error = ""
         self.changed = Emitter()
@@ -68,12 +69,16 @@ class LivenessViewModel:
 
     # -- options ----------------------------------------------------------------------------
     def set_scope(self, scope: str) -> None:
+        """Show ``scope``. All IPUs or one IPU drops the report's tile selection: the page
+        never says "All IPUs" while tiles are selected (and every view follows)."""
         if scope not in self.scopes:
             raise ValueError(f"{scope!r} is not one of {self.scopes}")
         if scope != self.scope:
             self.scope = scope
             self._curve = None
             self.changed.emit("curve")
+        if scope != SELECTED_TILES and self.selection.tiles.size:
+            self.selection.select_tiles([])
 
     def set_include_always_live(self, on: bool) -> None:
         if on != self.include_always_live:
