@@ -34,7 +34,7 @@ class LivenessViewModel:
         whole: LivenessTable | None = None,
     ) -> None:
         self.report = report
-        self.name = name  # the report's name when comparing, "" otherwise
+        self.name = name  # the report's side and name when comparing ("A: tutorial4"), else ""
         self.selection = selection
         # ``whole``: the report's liveness_table when already computed (in a worker)
         self.whole = whole if whole is not None else liveness_table(report)
@@ -142,7 +142,7 @@ class LivenessViewModel:
         if self.scope == SELECTED_TILES and self.selection.tiles.size:
             which = f"{self.selection.tiles.size:,} selected tile(s)"
         always = "including" if self.include_always_live else "excluding"
-        prefix = f"{self.name}: " if self.name else ""
+        prefix = f"{self.name} — " if self.name else ""
         return (
             f"{prefix}Live memory of {which} over {self.num_steps:,} program steps, {always} "
             f"{format_bytes(self._always_live_of_scope(), exact=True)} always-live"
