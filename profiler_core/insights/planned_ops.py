@@ -137,14 +137,14 @@ def more_memory_advice(ops: list[PlannedOp], bytes_per_tile: int, headroom: int)
     elif planned:
         why = (
             f" It already picked the fastest plan within {_join(planned)}, so this helps only "
-            "if a faster one needs more than that."
+            "if a faster one needs more."
         )
     else:
         why = ""
     return (
-        f"{free}{uses} The other way round, more memory for fewer cycles: if {names}'s "
-        f"cycles matter, raise {limits} (what the headroom allows); the planner may then pick "
-        f"a faster plan with more temporaries per tile.{why}"
+        f"{free}{uses} To spend memory on fewer cycles of {names} instead, raise {limits} "
+        f"(what the headroom allows): the planner may then pick a faster plan with more "
+        f"temporaries per tile.{why}"
     )
 
 
