@@ -55,6 +55,7 @@ class MemoryChart(QWidget):
             self.plot.addItem(item)
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)  # two lines in a narrow window, never a wider window
         # The limit when it is above the y axis: named in the title row, right-aligned, so
         # it never covers the bars however short the chart (compare mode's second chart).
         self.limit_above = plain_label()
