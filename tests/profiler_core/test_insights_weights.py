@@ -143,3 +143,74 @@ def test_with_headroom_half_precision_is_offered_for_size_or_speed_not_as_a_fix(
     assert finding.severity is Severity.INFO
     assert "Memory is not short here" in finding.suggestion
     assert f"{TILE_BYTES - int(totals.max()):,} bytes free" in finding.suggestion
+
+
+def resnet50_model(size: int) -> tuple[object, dict[str, np.ndarray]]:
+    """ResNet-50 as an inference export writes it (batch norms folded into the convolutions'
+    biases; a Gemm classifier), its weights those of the 224 x 224 model, on a
+    ``size`` x ``size`` image."""
+    rng = np.random.default_rng(0)
+    weights: dict[str, np.ndarray] = {}
+    nodes = []
+
+    def conv(x: str, cin: int, cout: int, k: int, stride: int, name: str, relu: bool = True):
+        weights[f"{name}.weight"] = np.zeros((cout, cin, k, k), np.float32)
+        weights[f"{name}.bias"] = np.zeros(cout, np.float32)
+        pads = [k // 2] * 4
+        nodes.append(helper.make_node("Conv", [x, f"{name}.weight", f"{name}.bias"], [name],
+                                      name=name, kernel_shape=[k, k], pads=pads,
+                                      strides=[stride, stride]))  # fmt: skip
+        if not relu:
+            return name
+        nodes.append(helper.make_node("Relu", [name], [f"{name}_r"], name=f"{name}_relu"))
+        return f"{name}_r"
+
+    x = conv("image", 3, 64, 7, 2, "stem")
+    nodes.append(helper.make_node("MaxPool", [x], ["pool"], name="pool", kernel_shape=[3, 3],
+                                  strides=[2, 2], pads=[1, 1, 1, 1]))  # fmt: skip
+    x, cin = "pool", 64
+    for stage, (blocks, width) in enumerate(zip([3, 4, 6, 3], [64, 128, 256, 512], strict=True)):
+        for b in range(blocks):
+            stride, n = (2 if b == 0 and stage else 1), f"layer{stage + 1}.{b}"
+            h = conv(x, cin, width, 1, 1, f"{n}.conv1")
+            h = conv(h, width, width, 3, stride, f"{n}.conv2")
+            h = conv(h, width, 4 * width, 1, 1, f"{n}.conv3", relu=False)
+            sc = conv(x, cin, 4 * width, 1, stride, f"{n}.downsample", relu=False) if b == 0 else x
+            nodes.append(helper.make_node("Add", [h, sc], [f"{n}.add"], name=f"{n}.add"))
+            nodes.append(helper.make_node("Relu", [f"{n}.add"], [f"{n}.out"], name=f"{n}.relu"))
+            x, cin = f"{n}.out", 4 * width
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"))
+    weights["fc.weight"] = (rng.standard_normal((1000, 2048)) * 0.01).astype(np.float32)
+    weights["fc.bias"] = np.zeros(1000, np.float32)
+    nodes.append(helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"],
+                                  name="fc", transB=1))  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "resnet50",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, size, size])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])],
+        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, weights
+
+
+def test_resnet50s_convolution_weights_are_counted_not_only_its_classifier(tmp_path):
+    """Issue 38: on ResNet-50 Insights said "1 FP32 tensors feed matmuls: half precision
+    would save 4,096,000 bytes" -- the classifier alone, without ~94 MB of convolutions."""
+    model, weights = resnet50_model(size=64)
+    engine = {"autoReport.all": "true", "autoReport.directory": str(tmp_path)}
+    session = InferenceSession(model, options={"engine_options": engine})
+    session.run(None, {"image": np.zeros((1, 3, 64, 64), np.float32)})
+    finding = fp16_finding(open_report(tmp_path / "resnet50"))
+    convolutions = [k for k in weights if k.startswith(("stem", "layer"))]
+    assert len(convolutions) == 2 * 53  # 53 convolutions, each a weight and a bias
+    conv_bytes = sum(weights[k].size for k in convolutions) * 4
+    assert conv_bytes == 93_925_888  # 23,454,912 weights and 26,560 biases, 4 bytes each
+    # the classifier's weight is read by its matmul; its bias by an element-wise add, which
+    # records no operand shapes, so it is not attributed (4,000 bytes)
+    expected = conv_bytes + weights["fc.weight"].size * 4
+    assert evidence(finding)["FP32 bytes"] == expected == 102_117_888
+    assert finding.title.startswith("107 FP32 weights read by 54 operations")
