@@ -42,7 +42,6 @@ def fp16_candidates(ctx: InsightsContext) -> list[Finding]:
         )
     order = np.lexsort((reads.var, -reads.bytes))
     names = graph.strings.take(graph.var_name[reads.var[order[:NAMES_SHOWN]]])
-    largest = int(reads.var[order[0]])
     return [
         Finding(
             rule="fp16-candidates",
@@ -56,7 +55,7 @@ def fp16_candidates(ctx: InsightsContext) -> list[Finding]:
                 *per_op,
             ),
             suggestion=_suggestion(ctx),
-            source=source_ref(debug, int(graph.var_debug[largest])),
+            source=source_ref(debug, int(ops[0])),  # the operation reading the most
             weight=float(total / 2 / max(int(ctx.table.total(True).sum()), 1)),
         )
     ]

@@ -131,6 +131,7 @@ def test_tutorial4_counts_its_three_matrices_not_the_product_m5_reads(tutorial4_
     m5 = next(v for k, v in facts.items() if k.startswith("Read by m5 (poplin::matMul)"))
     assert m4 == f"{(900 * 600 + 600 * 300) * 4:,} bytes in 2 weights"
     assert m5 == f"{300 * 200 * 4:,} bytes in 1 weight"
+    assert (finding.source.operation, finding.source.op) == ("m4", "poplin::matMul")  # the most
 
 
 def test_with_headroom_half_precision_is_offered_for_size_or_speed_not_as_a_fix(
