@@ -206,6 +206,8 @@ class Builder:
         pid = fields.ident(ev, "pid", 0)
         if name == "process_name":
             self.tracks.process_names[self.tracks.process(pid)] = fields.text(args, "name")
+        elif name == "process_labels":  # Kineto: "CPU", "GPU 0" beside a shared name
+            self.tracks.process_labels[self.tracks.process(pid)] = fields.text(args, "labels")
         elif name == "process_sort_index":
             self.tracks.process_sort[self.tracks.process(pid)] = fields.number(args, "sort_index")
         elif name == "thread_name":
