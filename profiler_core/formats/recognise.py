@@ -12,6 +12,8 @@ read ("empty file", "truncated", ...), anything else to the report reader.
 from __future__ import annotations
 
 import enum
+import os
+import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,16 +82,17 @@ def recognise(path: str | Path) -> Recognised:
     never raises for a path that cannot be read: that is NEITHER, saying why."""
     path = Path(path)
     try:
-        if path.is_dir():
+        mode = os.stat(path).st_mode  # links followed; a loop or no permission: said
+        if stat.S_ISDIR(mode):
             return _folder(path)
-        if not path.exists():
-            return _unreadable(path, "no such file")
-        if not is_regular_file(path):
+        if not stat.S_ISREG(mode):
             return _unreadable(path, "is not a regular file (a device, FIFO or socket)")
         with open(path, "rb") as f:
             head = f.read(HEAD_BYTES)
-    except OSError as exc:
-        return _unreadable(path, f"cannot be read: {exc.strerror or exc}")
+    except FileNotFoundError:
+        return _unreadable(path, "no such file")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return _unreadable(path, f"cannot be read: {getattr(exc, 'strerror', None) or exc}")
     return _file(path, head)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import read_pvti
-from profiler_core.formats.recognise import FileKind, recognise
+from profiler_core.formats.recognise import FileKind, Recognised, recognise
 from profiler_core.trace.build import trace_from_pvti
 from profiler_core.trace.chrome_import import import_chrome_file
 from profiler_core.trace.json_events import MAX_TRACE_BYTES
@@ -35,11 +35,16 @@ def open_trace(path: str | Path, *, max_json_bytes: int = MAX_TRACE_BYTES) -> Tr
         return trace_from_pvti([read_pvti(path)], in_place=True)
     if found.kind is FileKind.CHROME_JSON:
         return import_chrome_file(path, max_bytes=max_json_bytes)
+    raise not_a_trace(found)
+
+
+def not_a_trace(found: Recognised) -> ReportError:
+    """The error saying why ``found`` (no .pvti or Chrome JSON file) is not read as a trace."""
     if found.unreadable:  # missing, a FIFO, no permission, empty
-        raise ReportError(path, found.why_not)
+        return ReportError(found.path, found.why_not)
     if found.kind is FileKind.REPORT:
-        raise ReportError(path, "is a report's profile, not a trace: open it as a report")
-    raise ReportError(
-        path,
+        return ReportError(found.path, "is a report's profile, not a trace: open it as a report")
+    return ReportError(
+        found.path,
         f"neither a .pvti trace (SQLite) nor Chrome trace JSON, plain or gzip ({found.why_not})",
     )
