@@ -70,11 +70,10 @@ class Recognised:
         return self.path.name.lower().endswith(_TRACE_NAMES)
 
     def describe(self) -> str:
-        """The kind in words, e.g. "Chrome trace JSON (gzip)"."""
-        text = self.kind.value
-        if self.gzip:
-            text += " (gzip)"
-        return f"{text}: {self.why_not}" if self.why_not else text
+        """The kind in words, e.g. "Chrome trace JSON (gzip)"; for NEITHER what it is."""
+        if self.kind is FileKind.NEITHER and self.why_not:
+            return self.why_not
+        return f"{self.kind.value} (gzip)" if self.gzip else self.kind.value
 
 
 def recognise(path: str | Path) -> Recognised:
