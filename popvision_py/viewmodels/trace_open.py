@@ -45,8 +45,8 @@ class OpenedTrace:
         return "\n".join(parts)
 
     def status_text(self) -> str:
-        """The status bar's one line on opening: the file and its load time, and how many
-        notes the banner holds (the banner's lines run together on one line)."""
+        """The status bar's one line on opening: the file, its load time and how many notes
+        the banner holds -- not the notes themselves, whose lines ran together there."""
         banner = self.banner_text()
         notes = banner.count("\n") + 1 if banner else 0
         said = f"; {notes} note(s) in the banner above the timeline" if notes else ""
