@@ -83,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variables", action="store_true", help="also variables matched by name")
     p.add_argument("--steps", action="store_true", help="also program steps matched by name")
     p = sub.add_parser("trace", help=TRACE_HELP, description=TRACE_HELP)
-    p.add_argument("TRACE", help="a .pvti file, a folder of them, or Chrome trace JSON")
+    p.add_argument(
+        "TRACE", help="a .pvti file, a folder of them, or Chrome trace JSON (plain or gzip)"
+    )
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_const", const="json", dest="form")
     form.add_argument("--csv", action="store_const", const="csv", dest="form")
