@@ -14,6 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from profiler_core.formats.debug_cbor import write_debug
+from profiler_core.formats.profile_pop import read_profile, write_profile
+from profiler_core.model.profile import DebugData
+from profiler_core.report import open_report
 from tests.conftest import run_example_with_reports
 
 PIPELINED_ARGS = ("--steps", "1", "--micro-batches", "8", "--micro-batch-size", "2")
@@ -93,4 +97,21 @@ def resnet_onnx_report(directory: Path) -> Path:
     )
     assert result.returncode == 0, result.stderr
     (folder,) = [p for p in (directory / "reports").iterdir() if p.is_dir()]
+    return folder
+
+
+def no_debug_contexts(source: Path, folder: Path) -> Path:
+    """``source`` with every debug context id -1 and a debug.cbor holding none."""
+    folder.mkdir()
+    profile = read_profile(source / "profile.pop")
+    g, p = profile.graph, profile.programs
+    for record, column in [(g, "var_debug"), (g, "cs_debug"), (g, "vc_debug"), (p, "step_debug"),
+                           (p, "node_debug")]:  # fmt: skip
+        if getattr(record, column, None) is not None:
+            setattr(record, column, np.full_like(getattr(record, column), -1))
+    write_profile(folder / "profile.pop", profile)
+    old = open_report(source).debug
+    empty = np.zeros(0, dtype=np.int32)
+    debug = DebugData(old.report_id, [], empty, [], [], [], [], empty, [])
+    write_debug(folder / "debug.cbor", debug)
     return folder

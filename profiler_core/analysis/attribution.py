@@ -37,9 +37,9 @@ PHASE_OPS = (*PIPELINE_PHASES, "host::infeed", "host::outfeed", "gcl::allReduce"
 
 @dataclass(frozen=True)
 class StepPieces:
-    """The executed steps' cycles cut by operation: a step holds one piece per operation that
-    ran it (one, unless its compute set is shared), and its pieces' cycles add up to its own.
-    Pieces are in step order."""
+    """The steps' cycles cut by operation: a step holds one piece per operation that ran it
+    (one, unless its compute set is shared), and its pieces' cycles add up to its own over
+    the runs counted (0 for a step they never ran). Pieces are in step order."""
 
     step: np.ndarray  # int64 program step
     context: np.ndarray  # int64 debug context of the operation that ran it (-1: none)
@@ -58,19 +58,19 @@ class StepPieces:
 def step_pieces(
     programs: ProgramData, graph: GraphData, runs: Sequence[RunData], debug: Any
 ) -> StepPieces:
-    """The pieces of every step executed in ``runs`` (checked by the caller)."""
+    """The pieces of every step, with its cycles over ``runs`` (checked by the caller)."""
     executions = np.zeros(programs.num_steps, dtype=np.int64)
     for run in runs:
         executions += np.bincount(run.step_ids, minlength=programs.num_steps)
     duration = programs.step_cycles.max(axis=1) if programs.num_steps else executions
-    executed = np.flatnonzero(executions > 0)
+    every = np.arange(programs.num_steps, dtype=np.int64)  # a step never run has 0 cycles
     shares = ComputeSetShares.of(graph, programs)
-    cs = execute_compute_sets(programs, graph)[executed]
+    cs = execute_compute_sets(programs, graph)
     parts = np.zeros(len(cs), dtype=np.int64)
     parts[cs >= 0] = shares.count(cs[cs >= 0])
     split = parts > 0
     per_step = np.where(split, parts, 1)
-    step = np.repeat(executed, per_step)
+    step = np.repeat(every, per_step)
     first = np.repeat(np.cumsum(per_step) - per_step, per_step)
     in_split = np.repeat(split, per_step)
     pair = np.repeat(shares.offsets[np.maximum(cs, 0)], per_step) + np.arange(len(step)) - first
@@ -87,7 +87,7 @@ def step_pieces(
         cycles=cycles,
         executions=executions[step],
         step_phase=_step_phases(programs, debug, phase_mask(debug)),
-        shared_steps=int(np.count_nonzero(parts > 1)),
+        shared_steps=int(np.count_nonzero((parts > 1) & (executions > 0))),
         phase_only_cycles=int(cycles[no_op].sum()),
     )
 

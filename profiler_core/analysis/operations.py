@@ -22,25 +22,23 @@ from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.attribution import StepPieces, step_pieces
-from profiler_core.analysis.checks import (
-    check_debug_ids,
-    checked_graph,
-    checked_liveness,
-    checked_programs,
-    debug_of,
-    selected_runs,
-)
+from profiler_core.analysis.attribution import StepPieces
+from profiler_core.analysis.checks import checked_liveness
 from profiler_core.analysis.code_sharing import CodeSharing, code_sharing, group_code
-from profiler_core.analysis.debug_groups import GROUPINGS
 from profiler_core.analysis.liveness import liveness_table
-from profiler_core.analysis.operation_groups import PHASE, Grouped, grouped, phase_columns
+from profiler_core.analysis.operation_groups import PHASE, Grouped, phase_columns
+from profiler_core.analysis.operation_index import (
+    OPERATION_GROUPINGS,
+    OperationIndex,
+    operation_index,
+)
 from profiler_core.errors import ReportError
 from profiler_core.model.kinds import StepKind
 from profiler_core.model.lazy_columns import StringColumn, as_str_list
 from profiler_core.model.unique import sorted_unique
 
-OPERATION_GROUPINGS = (*GROUPINGS, PHASE)
+__all__ = ["CYCLE_CLASSES", "OPERATION_GROUPINGS", "OperationsTable", "operations_table"]
+
 CYCLE_CLASSES = ("compute", "exchange", "sync", "other")
 _CLASS_OF_KIND = np.full(len(StepKind), 3, dtype=np.int64)
 _CLASS_OF_KIND[StepKind.ON_TILE_EXECUTE] = 0
@@ -110,26 +108,19 @@ class OperationsTable:
 
 
 def operations_table(
-    report: Any, group_by: str = "op", run: int | None = None, debug: Any = None
+    report: Any,
+    group_by: str = "op",
+    run: int | None = None,
+    debug: Any = None,
+    index: OperationIndex | None = None,
 ) -> OperationsTable:
     """Operations grouped ``group_by`` (one of ``OPERATION_GROUPINGS``) over run ``run``,
-    or every run when None. A damaged debug.cbor raises its ReportError."""
-    if group_by not in OPERATION_GROUPINGS:
-        choices = ", ".join(OPERATION_GROUPINGS)
-        raise ValueError(f"group_by must be one of {choices}, not {group_by!r}")
-    graph = checked_graph(report)
-    programs = checked_programs(report)
-    runs = selected_runs(report, run)
-    debug = debug_of(report, debug, strict=True)
-    check_debug_ids(report, "graph", "var_debug", graph.var_debug, debug)
-    check_debug_ids(report, "graph", "cs_debug", graph.cs_debug, debug)
-    if graph.vc_debug is not None:
-        check_debug_ids(report, "graph", "vc_debug", graph.vc_debug, debug)
-    check_debug_ids(report, "programs", "step_debug", programs.step_debug, debug)
-    check_debug_ids(report, "programs", "node_debug", programs.node_debug, debug)
-    pieces = step_pieces(programs, graph, runs, debug)
-    groups = grouped(group_by, debug, graph, programs, pieces)
-    phase_labels, piece_phase = phase_columns(debug, pieces)
+    or every run when None (``index``, when given, is ``operation_index`` of the same). A
+    damaged debug.cbor raises its ReportError."""
+    if index is None:
+        index = operation_index(report, group_by, run, debug)
+    graph, programs, pieces, groups = index.graph, index.programs, index.pieces, index.groups
+    phase_labels, piece_phase = phase_columns(index.debug, pieces)
     n = len(groups)
 
     # The row order first, so each column below is made and reordered in turn: with 400,000
@@ -138,7 +129,7 @@ def operations_table(
     total_cycles = _sum_by(groups.piece, pieces.cycles, n)
     order = _most_cycles_first(total_cycles, variable_bytes)
     used = np.zeros(n, dtype=bool)
-    used[groups.piece] = True
+    used[groups.piece[pieces.executions > 0]] = True
     used[groups.vertex] = True
     used[groups.compute_set[_without_vertices(graph)]] = True
     used[groups.variable] = True
@@ -152,7 +143,11 @@ def operations_table(
     for k, name in enumerate(CYCLE_CLASSES):
         mine = piece_class == k
         columns[f"{name}_cycles"] = _sum_by(groups.piece[mine], pieces.cycles[mine], n)[order]
-    columns["step_executions"] = _sum_by(groups.piece, pieces.executions, n)[order]
+    # a step once per group, though two of its contexts may share it
+    pairs = sorted_unique(groups.piece * max(programs.num_steps, 1) + pieces.step)
+    step_of_pair = pairs % max(programs.num_steps, 1)
+    executions = pieces.executions[np.searchsorted(pieces.step, step_of_pair)]
+    columns["step_executions"] = _sum_by(pairs // max(programs.num_steps, 1), executions, n)[order]
     columns["phase_cycles"] = _phase_cycles(groups.piece, piece_phase, pieces, n, phase_labels)
     columns["phase_cycles"] = columns["phase_cycles"][order]
     columns["live_at_peak_bytes"], peak_step, live_note = _live_at_peak(report, groups, n)
@@ -164,7 +159,7 @@ def operations_table(
     columns["own_code_bytes"] = code.own_bytes[order]
     names = as_str_list(groups.label_column)
     sharing = code_sharing(code, names, graph.strings.take(graph.vt_name))
-    notes = _notes(debug, graph, pieces, columns["total_cycles"], live_note)
+    notes = _notes(index, columns["total_cycles"], live_note)
     return OperationsTable(
         group_by=group_by,
         label_column=labels,
@@ -229,17 +224,25 @@ def _live_at_peak(report: Any, groups: Grouped, n: int) -> tuple[np.ndarray, int
     return _sum_by(groups.variable[live], graph.var_bytes[live], n), peak, ""
 
 
-def _notes(
-    debug: Any, graph: Any, pieces: StepPieces, total_cycles: np.ndarray, live_note: str
-) -> tuple[str, ...]:
+def _notes(index: OperationIndex, total_cycles: np.ndarray, live_note: str) -> tuple[str, ...]:
+    debug, graph, pieces = index.debug, index.graph, index.pieces
     notes = []
+    if index.group_by == PHASE:
+        notes.append(
+            "By phase, a compute set's vertices and code count in the phase of its first run; "
+            "variables are made by operations, not in a phase: they are all outside phases."
+        )
     if debug is None or not len(debug):
         notes.append(
             "This report has no debug contexts: every cycle, vertex and variable is in (none)."
         )
     idle = int(np.count_nonzero(total_cycles == 0))
     if idle:
-        notes.append(f"{idle} operations ran no steps: they hold variables or vertices only.")
+        notes.append(
+            f"{idle} operations ran no steps: they hold variables or vertices only."
+            if idle > 1
+            else "1 operation ran no steps: it holds variables or vertices only."
+        )
     if pieces.shared_steps:
         notes.append(
             f"{pieces.shared_steps:,} steps ran the vertices of several operations in one "

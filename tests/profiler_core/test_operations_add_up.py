@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,14 +17,11 @@ import pytest
 from profiler_core.analysis.debug_groups import GROUPINGS
 from profiler_core.analysis.memory import memory_table
 from profiler_core.analysis.operations import operations_table
-from profiler_core.formats.debug_cbor import write_debug
-from profiler_core.formats.profile_pop import read_profile, write_profile
 from profiler_core.model.kinds import MemoryCategory, StepKind
-from profiler_core.model.profile import DebugData
 from profiler_core.report import open_report
 from profiler_core.report.summary import report_summary
 from tests.conftest import run_example_with_reports
-from tests.operations_reports import pipelined_report, resnet_onnx_report
+from tests.operations_reports import no_debug_contexts
 
 EXAMPLES = {
     "engine": ("tutorial1_variables.py",),
@@ -38,14 +34,14 @@ PHASES = ("pipeline::rampUp", "pipeline::steadyState", "pipeline::rampDown")
 
 
 @pytest.fixture(scope="module")
-def folders(tmp_path_factory, tutorial4_report) -> dict[str, Path]:
+def folders(tmp_path_factory, tutorial4_report, pipelined_folder, resnet_onnx_folder):
     directory = tmp_path_factory.mktemp("add_up")
     found = {"tutorial4": tutorial4_report}
     for name, (script, *args) in EXAMPLES.items():
         run_example_with_reports(script, directory / name, *args)
         (found[name],) = [p for p in (directory / name).iterdir() if p.is_dir()]
-    found["pipelined"] = pipelined_report(directory / "pipelined")
-    found["resnet_onnx"] = resnet_onnx_report(directory / "onnx")
+    found["pipelined"] = pipelined_folder
+    found["resnet_onnx"] = resnet_onnx_folder
     return found
 
 
@@ -247,23 +243,6 @@ def test_shared_code_is_counted_once_with_the_ops_that_share_it(reports):
     sharing = table.code_sharing
     found = {frozenset(m): b for m, b in zip(sharing.members, sharing.bytes, strict=True)}
     assert found == dict(sets)
-
-
-def no_debug_contexts(source: Path, folder: Path) -> Path:
-    """``source`` with every debug context id -1 and a debug.cbor holding none."""
-    folder.mkdir()
-    profile = read_profile(source / "profile.pop")
-    g, p = profile.graph, profile.programs
-    for record, column in [(g, "var_debug"), (g, "cs_debug"), (g, "vc_debug"), (p, "step_debug"),
-                           (p, "node_debug")]:  # fmt: skip
-        if getattr(record, column, None) is not None:
-            setattr(record, column, np.full_like(getattr(record, column), -1))
-    write_profile(folder / "profile.pop", profile)
-    old = open_report(source).debug
-    empty = np.zeros(0, dtype=np.int32)
-    debug = DebugData(old.report_id, [], empty, [], [], [], [], empty, [])
-    write_debug(folder / "debug.cbor", debug)
-    return folder
 
 
 def test_a_report_without_debug_contexts_counts_everything_as_none_and_says_so(folders, tmp_path):
