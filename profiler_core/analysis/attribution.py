@@ -28,7 +28,6 @@ import numpy as np
 from profiler_core.analysis.debug_groups import outermost_marked
 from profiler_core.model.lazy_columns import StringColumn
 from profiler_core.model.profile import GraphData, ProgramData, RunData
-from profiler_core.model.unique import sorted_unique
 
 PIPELINE_PHASES = ("pipeline::rampUp", "pipeline::steadyState", "pipeline::rampDown")
 #: The ops whose calls mark a phase; the pipeline's are phases only, never operations.
@@ -205,9 +204,12 @@ def phase_mask(debug: Any, ops: Sequence[str] = PHASE_OPS) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     op, api, names = debug.op, debug.api, set(ops)
     if isinstance(op, StringColumn) and isinstance(api, StringColumn) and op.table is api.table:
-        distinct = sorted_unique(op.ids.astype(np.int64))
-        wanted = distinct[[text in names for text in op.table.take(distinct)]]
-        return np.isin(op.ids, wanted) & (op.ids == api.ids)
+        used = np.zeros(len(op.table), dtype=bool)  # a pass, not a sort, of 400,000 ids
+        used[op.ids[op.ids >= 0]] = True
+        distinct = np.flatnonzero(used)
+        wanted = np.zeros(len(op.table) + 1, dtype=bool)  # the last entry: id -1
+        wanted[distinct[[text in names for text in op.table.take(distinct)]]] = True
+        return wanted[op.ids] & (op.ids == api.ids)
     return np.fromiter((o in names and o == a for o, a in zip(op, api, strict=True)), bool, len(op))
 
 

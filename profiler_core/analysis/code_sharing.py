@@ -99,18 +99,21 @@ def _sharing_sets(
         .astype(np.uint64)
     )
     summed = np.add.reduceat(keys[owner_by_place], first)[shared_places]
-    sets, set_of = np.unique(summed, return_inverse=True)
-    code = np.asarray(type_code_bytes, dtype=np.int64)[distinct[shared_places] // num_tiles]
+    sets, rep, set_of = np.unique(summed, return_index=True, return_inverse=True)
+    set_of = set_of.reshape(-1)
+    place = distinct[shared_places]
+    code = np.asarray(type_code_bytes, dtype=np.int64)[place // num_tiles]
     sizes = np.bincount(set_of, weights=code, minlength=len(sets)).astype(np.int64)
-    groups, types, tiles = [], [], np.zeros(len(sets), np.int64)
-    by_set = np.argsort(set_of, kind="stable")
-    bounds = np.searchsorted(set_of[by_set], np.arange(len(sets) + 1))
-    for k in range(len(sets)):
-        places = shared_places[by_set[bounds[k] : bounds[k + 1]]]
-        start = first[places[0]]
-        groups.append(np.sort(owner_by_place[start : start + users[places[0]]]))
-        types.append(sorted_unique(distinct[places] // num_tiles))
-        tiles[k] = len(sorted_unique(distinct[places] % num_tiles))
+    num_types = max(len(type_code_bytes), 1)
+    type_pairs = sorted_unique(set_of * num_types + place // num_tiles)
+    type_bounds = np.searchsorted(type_pairs // num_types, np.arange(len(sets) + 1))
+    tile_pairs = sorted_unique(set_of * num_tiles + place % num_tiles)
+    tiles = np.bincount(tile_pairs // num_tiles, minlength=len(sets)).astype(np.int64)
+    groups, types = [], []
+    for k, p in enumerate(shared_places[rep].tolist()):
+        # a place's owners are in group order (the triples were sorted by group first)
+        groups.append(owner_by_place[first[p] : first[p] + users[p]])
+        types.append(type_pairs[type_bounds[k] : type_bounds[k + 1]] % num_types)
     return groups, sizes, types, tiles
 
 

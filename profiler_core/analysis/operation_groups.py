@@ -28,6 +28,7 @@ class Grouped:
     vertex: np.ndarray  # int64 per vertex-count row
     variable: np.ndarray  # int64 per variable
     compute_set: np.ndarray  # int64 per compute set (those without vertices count by it)
+    context: np.ndarray | None = None  # int64 per debug context (None by phase)
 
     def __len__(self) -> int:
         return len(self.label_column)
@@ -39,12 +40,14 @@ def grouped(
     if group_by == PHASE:
         return _by_phase(debug, graph, programs, pieces)
     groups = debug_groups(debug, group_by)
+    contexts = np.arange(0 if debug is None else len(debug), dtype=np.int64)
     return Grouped(
         groups.label_column,
         groups.group_of(pieces.context),
         groups.group_of(graph.vertex_contexts()),
         groups.group_of(graph.var_debug),
         groups.group_of(graph.cs_debug),
+        groups.group_of(contexts),
     )
 
 

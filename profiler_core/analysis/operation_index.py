@@ -6,6 +6,7 @@ report, grouping and runs; the table (``operations_table``) is made from it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from profiler_core.analysis.checks import (
     debug_of,
     selected_runs,
 )
-from profiler_core.analysis.debug_groups import GROUPINGS, debug_groups
+from profiler_core.analysis.debug_groups import GROUPINGS
 from profiler_core.analysis.operation_groups import PHASE, Grouped, grouped, phase_names
 from profiler_core.model.lazy_columns import as_str_list
 from profiler_core.model.profile import GraphData, ProgramData
@@ -35,9 +36,9 @@ class OperationIndex:
     pieces: StepPieces
     groups: Grouped
 
-    @property
+    @cached_property
     def labels(self) -> list[str]:
-        """The groups' labels, sorted ("" among them)."""
+        """The groups' labels, sorted ("" among them), decoded once."""
         return as_str_list(self.groups.label_column)
 
     def group(self, label: str) -> int:
@@ -98,13 +99,12 @@ class OperationIndex:
         debug = self.debug
         if debug is None:
             return np.zeros(0, dtype=np.int64)
-        ids = np.arange(len(debug), dtype=np.int64)
-        if self.group_by == PHASE:
-            calls = ids[phase_mask(debug)]
-            names = phase_names(debug, calls)
-            label = self.labels[group]
-            return calls[[name == label for name in names]]
-        return ids[debug_groups(debug, self.group_by).group_of(ids) == group]
+        if self.groups.context is not None:
+            return np.flatnonzero(self.groups.context == group).astype(np.int64)
+        calls = np.flatnonzero(phase_mask(debug)).astype(np.int64)
+        names = phase_names(debug, calls)
+        label = self.labels[group]
+        return calls[[name == label for name in names]]
 
 
 def operation_index(

@@ -157,8 +157,8 @@ def operations_table(
     code = group_code(groups.vertex, graph.vc_type, graph.vc_tile, graph.vt_code_bytes, n)
     columns["code_bytes"] = code.code_bytes[order]
     columns["own_code_bytes"] = code.own_bytes[order]
-    names = as_str_list(groups.label_column)
-    sharing = code_sharing(code, names, graph.strings.take(graph.vt_name))
+    # only the sharers' labels are decoded: 400,000 groups' are not
+    sharing = code_sharing(code, groups.label_column, graph.strings.take(graph.vt_name))
     notes = _notes(index, columns["total_cycles"], live_note)
     return OperationsTable(
         group_by=group_by,
