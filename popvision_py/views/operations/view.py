@@ -187,7 +187,8 @@ class OperationsView(ChartDetailsView):
     def _update_count(self) -> None:
         if self.model is not None:
             shown, size = len(self.model.columns), self.model.columns.size
-            self.control_bar.count.setText(f"{shown:,} of {size:,} operations")
+            what = "phases" if self.model.group_by == "phase" else "operations"
+            self.control_bar.count.setText(f"{shown:,} of {size:,} {what}")
 
     def _on_run_picked(self, index: int) -> None:
         if self.opened is not None and index >= 0 and not self.control_bar.filling:
