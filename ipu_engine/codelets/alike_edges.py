@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.vertex import VertexBatch
+from ipu_engine.poplar.vertex import VertexBatch
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ import functools
 
 import numpy as np
 
-from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.alike_edges import (
     alike_vertices,
     read_group,
@@ -17,9 +16,10 @@ from ipu_engine.codelets.alike_edges import (
 )
 from ipu_engine.codelets.blas_threads import one_blas_thread
 from ipu_engine.codelets.conv_gemm import conv_grid, run_grid
-from ipu_engine.model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
-from ipu_engine.types import FLOAT, HALF, UNSIGNED_INT, Type
-from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
+from ipu_engine.common.types import FLOAT, HALF, UNSIGNED_INT, Type
+from ipu_engine.poplar.codelet_registry import register_builtin
+from ipu_engine.poplar.cost_model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
+from ipu_engine.poplar.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 _STATE = (
     "outRows",  # output rows of the image this vertex computes

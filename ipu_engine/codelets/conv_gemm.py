@@ -27,7 +27,7 @@ from ipu_engine.codelets.alike_edges import (
     strided_view,
 )
 from ipu_engine.codelets.conv_products import multiply
-from ipu_engine.vertex import VertexBatch
+from ipu_engine.poplar.vertex import VertexBatch
 
 Affine = tuple[int, tuple[int, ...]]  # first address, step per axis
 View = tuple[Affine, tuple[int, ...]]  # and the runs' shape

@@ -12,12 +12,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.flat_views import apply_on_views, flat_views
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS, ElementOp
-from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
-from ipu_engine.types import BOOL, Type
-from ipu_engine.vertex import InOut, Input, Output, State, Vertex, VertexBatch, VertexSizes
+from ipu_engine.common.types import BOOL, Type
+from ipu_engine.poplar.codelet_registry import register_builtin
+from ipu_engine.poplar.cost_model.constants import SUPERVISOR_OVERHEAD_CYCLES
+from ipu_engine.poplar.vertex import InOut, Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 
 class ElementwiseVertex(Vertex):

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.vertex import VertexBatch
+from ipu_engine.poplar.vertex import VertexBatch
 
 
 @dataclass(frozen=True)

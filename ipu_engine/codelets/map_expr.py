@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
-from ipu_engine.codelets import register_builtin
+import numpy as np
+
 from ipu_engine.codelets.elementwise import ElementwiseVertex
-from ipu_engine.popops.expr import Expr
-from ipu_engine.types import BOOL, Type
-from ipu_engine.vertex import Input, Output, VertexBatch
+from ipu_engine.common.types import BOOL, Type
+from ipu_engine.poplar.codelet_registry import register_builtin
+from ipu_engine.poplar.vertex import Input, Output, VertexBatch
+
+
+class Expr(Protocol):
+    """What the codelet asks of a ``popops.expr`` expression: its text (the codelet's name),
+    its cost per element (cycles, FLOPs), its result's kind and its value over the inputs."""
+
+    def text(self) -> str: ...
+
+    def cost(self) -> tuple[float, int]: ...
+
+    def bool_result(self) -> bool: ...
+
+    def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray: ...
 
 
 class MapExprVertex(ElementwiseVertex):

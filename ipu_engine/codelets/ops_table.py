@@ -2,7 +2,7 @@
 
 Costs are per element on one worker thread, in the spirit of PopLibs' cycle estimators
 (vectorised float adds run two elements a cycle; transcendental functions take tens of
-cycles). They feed the cycle model; see ``ipu_engine/model/constants.py`` for sources.
+cycles). They feed the cycle model; see ``ipu_engine/poplar/cost_model/constants.py`` for sources.
 """
 
 from __future__ import annotations

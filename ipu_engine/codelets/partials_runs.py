@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.runs import expand
-from ipu_engine.vertex import VertexBatch
+from ipu_engine.poplar.runs import expand
+from ipu_engine.poplar.vertex import VertexBatch
 
 
 @dataclass(frozen=True)

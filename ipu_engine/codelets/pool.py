@@ -7,12 +7,12 @@ import functools
 
 import numpy as np
 
-from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.alike_edges import alike_vertices
 from ipu_engine.codelets.reduce import ReduceVertex
-from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
-from ipu_engine.types import UNSIGNED_INT, Type
-from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
+from ipu_engine.common.types import UNSIGNED_INT, Type
+from ipu_engine.poplar.codelet_registry import register_builtin
+from ipu_engine.poplar.cost_model.constants import SUPERVISOR_OVERHEAD_CYCLES
+from ipu_engine.poplar.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 _STATE = (
     "outRows",  # output rows of the image this vertex computes

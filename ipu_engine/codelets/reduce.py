@@ -8,11 +8,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from ipu_engine.codelets import register_builtin
 from ipu_engine.codelets.partials_runs import ShiftedPartials, output_span, shifted_partials
-from ipu_engine.model.constants import SUPERVISOR_OVERHEAD_CYCLES
-from ipu_engine.types import FLOAT, UNSIGNED_INT, Type
-from ipu_engine.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
+from ipu_engine.common.types import FLOAT, UNSIGNED_INT, Type
+from ipu_engine.poplar.codelet_registry import register_builtin
+from ipu_engine.poplar.cost_model.constants import SUPERVISOR_OVERHEAD_CYCLES
+from ipu_engine.poplar.vertex import Input, Output, State, Vertex, VertexBatch, VertexSizes
 
 REDUCE_UFUNCS: dict[str, np.ufunc] = {
     "ADD": np.add,

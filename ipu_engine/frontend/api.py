@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.errors import GraphError
+from ipu_engine.common.errors import GraphError
+from ipu_engine.common.types import Type
 from ipu_engine.frontend.available_memory import apply_model_proportion
 from ipu_engine.frontend.feeds import host_output, micro_batch_shape
 from ipu_engine.frontend.fusion import FusingGraph
@@ -31,7 +32,6 @@ from ipu_engine.frontend.pipeline import (
 from ipu_engine.frontend.replicated import build_replicated
 from ipu_engine.frontend.session import DeviceSession, home_shards
 from ipu_engine.frontend.traced import TracedTensor, element_type_of
-from ipu_engine.types import Type
 
 
 @dataclass

@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import integer_arg
-from ipu_engine.errors import ShapeError, TypeMismatchError
+from ipu_engine.common.arguments import integer_arg
+from ipu_engine.common.errors import ShapeError, TypeMismatchError
+from ipu_engine.common.types import Type
+from ipu_engine.frontend.ops import matmul as matmul_2d
 from ipu_engine.frontend.traced import (
     TracedTensor,
     active_trace,
@@ -23,7 +25,6 @@ from ipu_engine.frontend.traced import (
     user_line,
 )
 from ipu_engine.popops import expr as pe
-from ipu_engine.types import Type
 
 
 def _traced(values: Sequence[Any]) -> bool:
@@ -114,8 +115,6 @@ def matmul(a: Any, b: Any) -> Any:
     (a layer's weight) is one product over all the rows."""
     if not _traced((a, b)):
         return np.matmul(np.asarray(a), np.asarray(b))
-    from ipu_engine.frontend.ops import matmul as matmul_2d
-
     trace = active_trace(a, b)
     ta = a if isinstance(a, TracedTensor) else TracedTensor(trace, as_node(trace, a))
     tb = b if isinstance(b, TracedTensor) else TracedTensor(trace, as_node(trace, b))

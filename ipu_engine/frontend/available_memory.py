@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ipu_engine.errors import GraphError, OptionError
+from ipu_engine.common.errors import GraphError, OptionError
 from ipu_engine.frontend.ir import Node, Trace
 from ipu_engine.frontend.traced import TracedTensor, user_line
 

@@ -14,19 +14,19 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from ipu_engine import poplin, popnn, popops
-from ipu_engine.debug import FrameworkScope, name_scope, source_location
-from ipu_engine.errors import EngineError, ShardError
+from ipu_engine.common.errors import EngineError, ShardError
 from ipu_engine.frontend.available_memory import poplin_options
 from ipu_engine.frontend.contexts import IPU_COPY, framework_op
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, shard_limit_text
 from ipu_engine.frontend.weight_layout import matmul_options
-from ipu_engine.graph import Graph
-from ipu_engine.libcommon import broadcast_to
+from ipu_engine.poplar.debug import FrameworkScope, name_scope, source_location
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Copy, Sequence
+from ipu_engine.poplar.tensor import Tensor, concat
+from ipu_engine.poplar.virtual_graph import ipu_tiles, on_ipu
 from ipu_engine.popops import expr
 from ipu_engine.poputil import linear_tile_array
-from ipu_engine.program import Copy, Sequence
-from ipu_engine.tensor import Tensor, concat
-from ipu_engine.virtual_graph import ipu_tiles, on_ipu
+from ipu_engine.poputil.library_op import broadcast_to
 
 BINARY = {
     "add": "ADD",

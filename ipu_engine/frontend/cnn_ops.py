@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ipu_engine.errors import ShapeError, TypeMismatchError
+from ipu_engine.common.errors import ShapeError, TypeMismatchError
 from ipu_engine.frontend.traced import TracedTensor, active_trace, as_node, user_line
 
 Pair = tuple[int, int]

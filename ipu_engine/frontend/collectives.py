@@ -12,12 +12,12 @@ compute set holding every replica's add.
 from __future__ import annotations
 
 from ipu_engine import popops
-from ipu_engine.debug import name_scope
-from ipu_engine.errors import ShapeError
+from ipu_engine.common.errors import ShapeError
 from ipu_engine.frontend.contexts import ALL_REDUCE, attribute
 from ipu_engine.frontend.fusion import FusingGraph, FusionRegion, fused_copy
-from ipu_engine.program import Copy, Sequence
-from ipu_engine.tensor import Tensor, concat
+from ipu_engine.poplar.debug import name_scope
+from ipu_engine.poplar.program import Copy, Sequence
+from ipu_engine.poplar.tensor import Tensor, concat
 
 
 def all_reduce_sum(

@@ -15,9 +15,9 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ipu_engine.debug import name_scope
-from ipu_engine.graph import Graph
-from ipu_engine.program import If, Program, Repeat, RepeatWhileTrue, Sequence
+from ipu_engine.poplar.debug import name_scope
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import If, Program, Repeat, RepeatWhileTrue, Sequence
 
 HOST_LAYER = "host"  # the layer of the feeds: what crosses the host link
 PIPELINE_LAYER = "pipeline"  # the layer of the pipeline's time steps

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.errors import ShapeError
+from ipu_engine.common.errors import ShapeError
+from ipu_engine.common.types import Type
 from ipu_engine.frontend.contexts import HOST_LAYER, INFEED, OUTFEED, framework_op_scope
-from ipu_engine.graph import Graph
-from ipu_engine.program import Copy
-from ipu_engine.streams import DataStream
-from ipu_engine.tensor import Tensor, concat
-from ipu_engine.types import Type
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Copy
+from ipu_engine.poplar.streams import DataStream
+from ipu_engine.poplar.tensor import Tensor, concat
 
 
 @dataclass(frozen=True)

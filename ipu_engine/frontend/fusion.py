@@ -22,14 +22,13 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ipu_engine.compiler.access_sets import variables_of
-from ipu_engine.compiler.checks import finalize_pending_edges
-from ipu_engine.errors import EngineError
-from ipu_engine.graph import Graph
-from ipu_engine.model.vertex_memory import block_owner
-from ipu_engine.program import Copy, Execute, Program, Sequence
-from ipu_engine.tensor import Tensor, concat
-from ipu_engine.vertices import ComputeSet, VertexBlock
+from ipu_engine.common.errors import EngineError
+from ipu_engine.poplar.compiler.checks import finalize_pending_edges
+from ipu_engine.poplar.cost_model.vertex_memory import block_owner
+from ipu_engine.poplar.graph import Graph, variables_of
+from ipu_engine.poplar.program import Copy, Execute, Program, Sequence
+from ipu_engine.poplar.tensor import Tensor, concat
+from ipu_engine.poplar.vertices import ComputeSet, VertexBlock
 
 
 class FusingGraph(Graph):

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.debug import caller_location, current_scopes
-from ipu_engine.errors import GraphError, ShardError
+from ipu_engine.common.errors import GraphError, ShardError
+from ipu_engine.common.types import Type
 from ipu_engine.frontend.naming import LayerNames
-from ipu_engine.types import Type
+from ipu_engine.poplar.debug import caller_location, current_scopes
 
 _state = threading.local()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ipu_engine.errors import GraphError
+from ipu_engine.common.errors import GraphError
 
 Scope = tuple[str, ...]
 

@@ -17,9 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import host_values, instance_arg, integer_arg, mapping_arg, name_arg
-from ipu_engine.debug import current_scopes, name_scope
-from ipu_engine.errors import ArgumentError, GraphError, ShapeError, TypeMismatchError
+from ipu_engine.common.arguments import (
+    host_values,
+    instance_arg,
+    integer_arg,
+    mapping_arg,
+    name_arg,
+)
+from ipu_engine.common.errors import ArgumentError, GraphError, ShapeError, TypeMismatchError
+from ipu_engine.common.types import as_type
 from ipu_engine.frontend import ops
 from ipu_engine.frontend.ir import (
     TapeEntry,
@@ -30,8 +36,8 @@ from ipu_engine.frontend.ir import (
     shard,
 )
 from ipu_engine.frontend.traced import TracedTensor, active_trace, element_type_of, user_line
-from ipu_engine.host_memory import check_fits
-from ipu_engine.types import as_type
+from ipu_engine.poplar.debug import current_scopes, name_scope
+from ipu_engine.poplar.host_memory import check_fits
 
 Grads = dict[str, TracedTensor]
 
@@ -252,6 +258,8 @@ class Sequential(Layer):
     """Layers applied in order; unnamed ones are called ``<type><index>`` (``linear0``)."""
 
     def __init__(self, *layers: Layer, name: str | None = None) -> None:
+        if name is not None:
+            name_arg(name, "Sequential: the name", ArgumentError)
         super().__init__(name or "sequential")
         self.named = name is not None
         self.layers = [

@@ -12,10 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import index_arg, integer_arg, sequence_arg
-from ipu_engine.errors import OptionError, ShapeError, TypeMismatchError
+from ipu_engine.common.arguments import index_arg, integer_arg, sequence_arg
+from ipu_engine.common.errors import OptionError, ShapeError, TypeMismatchError
+from ipu_engine.common.types import INT
 from ipu_engine.frontend.available_memory import set_available_memory as set_available_memory
 from ipu_engine.frontend.traced import (
+    OPERATORS,
     TracedTensor,
     active_trace,
     as_node,
@@ -26,7 +28,6 @@ from ipu_engine.frontend.traced import (
     unary,
     user_line,
 )
-from ipu_engine.types import INT
 
 
 def relu(x: Any) -> TracedTensor:
@@ -284,3 +285,6 @@ UFUNCS = {
     "absolute": abs,
     "matmul": matmul,
 }
+
+OPERATORS.update(matmul=matmul, index=index, reshape=reshape, transpose=transpose)
+OPERATORS.update({f"ufunc {name}": op for name, op in UFUNCS.items()})

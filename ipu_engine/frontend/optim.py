@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ipu_engine import popops
-from ipu_engine.errors import OptionError
-from ipu_engine.graph import Graph
-from ipu_engine.program import Sequence
-from ipu_engine.tensor import Tensor
+from ipu_engine.common.errors import OptionError
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Sequence
+from ipu_engine.poplar.tensor import Tensor
 
 
 @dataclass(frozen=True)

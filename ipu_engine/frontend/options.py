@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ipu_engine.errors import OptionError
+from ipu_engine.common.errors import OptionError
 from ipu_engine.frontend.available_memory import check_model_proportion
-from ipu_engine.options import CACHE_OPTION
-from ipu_engine.target import Device, IPUModel
+from ipu_engine.poplar.options import CACHE_OPTION
+from ipu_engine.poplar.target import Device, IPUModel
 
 CACHE_ENV_VAR = "POPTORCH_CACHE_DIR"
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ipu_engine.errors import GraphError
+from ipu_engine.common.errors import GraphError
 from ipu_engine.frontend.builder import GraphBuilder, output_tensor
 from ipu_engine.frontend.contexts import (
     IPU_COPY,
@@ -31,10 +31,10 @@ from ipu_engine.frontend.feeds import Feed, add_infeed, add_outfeed
 from ipu_engine.frontend.fusion import FusingGraph, FusionRegion, Lane, fused_copy
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, Trace
 from ipu_engine.frontend.session import BuiltProgram, param_handles, place_sources
+from ipu_engine.poplar.program import Copy, Program, Repeat, Sequence
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.virtual_graph import ipu_tiles
 from ipu_engine.poputil import linear_tile_array
-from ipu_engine.program import Copy, Program, Repeat, Sequence
-from ipu_engine.tensor import Tensor
-from ipu_engine.virtual_graph import ipu_tiles
 
 
 def is_pipelined(trace: Trace) -> bool:

@@ -15,7 +15,7 @@ from ipu_engine.frontend.feeds import add_infeed, add_outfeed
 from ipu_engine.frontend.fusion import FusingGraph, FusionRegion
 from ipu_engine.frontend.ir import Node, Trace
 from ipu_engine.frontend.session import BuiltProgram, param_handles, place_sources
-from ipu_engine.program import Repeat, Sequence
+from ipu_engine.poplar.program import Repeat, Sequence
 
 
 def build_replicated(

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ipu_engine.debug import source_location
-from ipu_engine.engine import Engine
 from ipu_engine.frontend.feeds import Feed, host_input
 from ipu_engine.frontend.ir import Node, Trace
 from ipu_engine.frontend.weight_layout import create_weight, weight_readers
-from ipu_engine.graph import Graph
+from ipu_engine.poplar.debug import source_location
+from ipu_engine.poplar.engine import Engine
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Program
+from ipu_engine.poplar.target import Device
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.virtual_graph import ipu_tiles
 from ipu_engine.poputil import linear_tile_array
-from ipu_engine.program import Program
-from ipu_engine.target import Device
-from ipu_engine.tensor import Tensor
-from ipu_engine.virtual_graph import ipu_tiles
 
 
 @dataclass

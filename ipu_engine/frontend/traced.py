@@ -9,16 +9,21 @@ half); half op float32 is float32, and Python scalars take the tensor's type (NE
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import flag_arg, host_values, integer_arg, sequence_arg
-from ipu_engine.debug import caller_location
-from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.common.arguments import flag_arg, host_values, integer_arg, sequence_arg
+from ipu_engine.common.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.common.types import FLOAT, HALF, INT, Type
 from ipu_engine.frontend.ir import Node, Trace, current_trace, where
-from ipu_engine.types import FLOAT, HALF, INT, Type
+from ipu_engine.poplar.debug import caller_location
+
+#: The operators whose ops live in ``ops`` (matmul, indexing, reshape, transpose, numpy's
+#: ufuncs as "ufunc <name>"): ``ops`` binds them when imported, as TensorFlow's ops module
+#: overrides its Tensor's operators, so this module need not import the one importing it.
+OPERATORS: dict[str, Callable[..., Any]] = {}
 
 _VERBS = {
     "add": "add",
@@ -127,14 +132,10 @@ class TracedTensor:
         return binary("pow", self, o)
 
     def __matmul__(self, o: Any) -> TracedTensor:
-        from ipu_engine.frontend.ops import matmul
-
-        return matmul(self, o)
+        return OPERATORS["matmul"](self, o)
 
     def __rmatmul__(self, o: Any) -> TracedTensor:
-        from ipu_engine.frontend.ops import matmul
-
-        return matmul(o, self)
+        return OPERATORS["matmul"](o, self)
 
     def __neg__(self) -> TracedTensor:
         return unary("neg", self)
@@ -143,14 +144,10 @@ class TracedTensor:
         return unary("abs", self)
 
     def __getitem__(self, key: Any) -> TracedTensor:
-        from ipu_engine.frontend.ops import index
-
-        return index(self, key)
+        return OPERATORS["index"](self, key)
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any) -> Any:
-        from ipu_engine.frontend.ops import UFUNCS
-
-        op = UFUNCS.get(ufunc.__name__)
+        op = OPERATORS.get(f"ufunc {ufunc.__name__}")
         if method != "__call__" or op is None or kw:
             return NotImplemented
         return op(*inputs)
@@ -169,14 +166,10 @@ class TracedTensor:
         return reduce("min", self, axis, keepdims)
 
     def reshape(self, *shape: Any) -> TracedTensor:
-        from ipu_engine.frontend.ops import reshape
-
-        return reshape(self, shape[0] if len(shape) == 1 else shape)
+        return OPERATORS["reshape"](self, shape[0] if len(shape) == 1 else shape)
 
     def transpose(self, *axes: Any) -> TracedTensor:
-        from ipu_engine.frontend.ops import transpose
-
-        return transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
+        return OPERATORS["transpose"](self, (axes[0] if len(axes) == 1 else axes) or None)
 
     @property
     def T(self) -> TracedTensor:

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.errors import GraphError
+from ipu_engine.common.errors import GraphError
+from ipu_engine.common.types import FLOAT, INT
 from ipu_engine.frontend.api import CompiledFunction, CompiledProgram
 from ipu_engine.frontend.available_memory import apply_model_proportion
 from ipu_engine.frontend.feeds import micro_batch_shape
@@ -29,7 +30,6 @@ from ipu_engine.frontend.training_program import (
     build_pipelined_training,
     build_training,
 )
-from ipu_engine.types import FLOAT, INT
 
 
 class TrainingModel:

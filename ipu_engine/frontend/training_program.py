@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ipu_engine import popops
-from ipu_engine.debug import name_scope
 from ipu_engine.frontend.builder import GraphBuilder, output_tensor
 from ipu_engine.frontend.collectives import all_reduce_sum
 from ipu_engine.frontend.feeds import add_infeed, add_outfeed
@@ -32,8 +31,9 @@ from ipu_engine.frontend.optim import SGD
 from ipu_engine.frontend.pipeline import PipelineStages, build_pipeline_steps
 from ipu_engine.frontend.replicated import build_replicas
 from ipu_engine.frontend.session import BuiltProgram, param_handles, place_sources
-from ipu_engine.program import Copy, Program, Repeat, Sequence
-from ipu_engine.tensor import Tensor
+from ipu_engine.poplar.debug import name_scope
+from ipu_engine.poplar.program import Copy, Program, Repeat, Sequence
+from ipu_engine.poplar.tensor import Tensor
 
 
 @dataclass

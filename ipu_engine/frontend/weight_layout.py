@@ -10,12 +10,12 @@ import contextlib
 from collections.abc import Mapping
 
 from ipu_engine import poplin
-from ipu_engine.debug import name_scope
 from ipu_engine.frontend.available_memory import poplin_options
 from ipu_engine.frontend.ir import Node, Trace
-from ipu_engine.graph import Graph
-from ipu_engine.tensor import Tensor
-from ipu_engine.virtual_graph import on_ipu
+from ipu_engine.poplar.debug import name_scope
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.virtual_graph import on_ipu
 
 
 def matmul_options(node: Node) -> dict[str, object]:

@@ -4,7 +4,7 @@ convention), an ``onnx.backend`` Backend, and ``python -m ipu_engine.onnx MODEL.
 Importing this package imports the ``onnx`` package; ``import ipu_engine`` does not.
 """
 
-from ipu_engine.errors import OnnxError
+from ipu_engine.common.errors import OnnxError
 from ipu_engine.onnx.model import OnnxModel, ValueSpec, load_model
 from ipu_engine.onnx.session import InferenceSession
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ipu_engine.errors import EngineError, OnnxError
+from ipu_engine.common.errors import EngineError, OnnxError
 from ipu_engine.onnx.model import ValueSpec
 from ipu_engine.onnx.session import InferenceSession
 

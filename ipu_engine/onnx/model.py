@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, shape_inference
 
-from ipu_engine.errors import OnnxError
+from ipu_engine.common.errors import OnnxError
 
 #: The opsets of the default domain this importer lowers (ONNX's own releases know more).
 MIN_OPSET = 6

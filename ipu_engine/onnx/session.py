@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ipu_engine.errors import EngineError, OnnxError
+from ipu_engine.common.errors import EngineError, OnnxError
+from ipu_engine.common.types import FLOAT, HALF
 from ipu_engine.frontend.api import CompiledProgram, trace_function
 from ipu_engine.frontend.ir import current_trace
 from ipu_engine.frontend.options import Options
@@ -24,7 +25,6 @@ from ipu_engine.frontend.traced import TracedTensor
 from ipu_engine.onnx.lowering.common import computing_in, device_type
 from ipu_engine.onnx.lowering.walk import check_supported, lower_graph, placements
 from ipu_engine.onnx.model import OnnxModel, ValueSpec, load_model
-from ipu_engine.types import FLOAT, HALF
 
 _FLOAT_TYPES = {"float32": FLOAT, "float16": HALF}
 _OPTION_KEYS = (

@@ -22,19 +22,19 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import integer_arg
 from ipu_engine.codelets.conv import channel_major_variant, conv_partial
-from ipu_engine.errors import ShapeError, TypeMismatchError
-from ipu_engine.graph import Graph
-from ipu_engine.libcommon import add_program, check_tensors, op_context
+from ipu_engine.common.arguments import integer_arg
+from ipu_engine.common.errors import ShapeError, TypeMismatchError
+from ipu_engine.common.types import Type
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Execute
+from ipu_engine.poplar.program import Sequence as SequenceProgram
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.vertices import EdgeColumn
 from ipu_engine.poplin.conv_plan import ConvPlan, ConvShape, _pair, plan_convolution
 from ipu_engine.poplin.matmul import _memory_proportion, partials_type
 from ipu_engine.popops.reduce import reduce_partials, reduce_to
-from ipu_engine.program import Execute
-from ipu_engine.program import Sequence as SequenceProgram
-from ipu_engine.tensor import Tensor
-from ipu_engine.types import Type
-from ipu_engine.vertices import EdgeColumn
+from ipu_engine.poputil.library_op import add_program, check_tensors, op_context
 
 __all__ = ["ConvPlan", "ConvShape", "convolution", "plan_convolution"]
 

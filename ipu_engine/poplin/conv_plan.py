@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.arguments import instance_arg, name_arg, number_arg, pair_arg
-from ipu_engine.errors import GraphError, ShapeError
-from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
-from ipu_engine.poplin.planner import _counts, _splits, choose_serial_plan
+from ipu_engine.common.arguments import instance_arg, name_arg, number_arg, pair_arg
+from ipu_engine.common.errors import GraphError, ShapeError
+from ipu_engine.poplar.cost_model import constants as C  # noqa: N812 - reads like a formula
+from ipu_engine.poplin.planner import _counts, choose_serial_plan
+from ipu_engine.poputil.splits import split_counts
 
 Pair = tuple[int, int]
 
@@ -127,8 +128,8 @@ def _slice_plans(
     oh, ow = s.out_height, s.out_width
     cg, fg = s.group_in_chans, s.group_out_chans
     grids = np.meshgrid(
-        _splits(s.groups, num_tiles), _splits(oh, num_tiles), _splits(fg, num_tiles),
-        _splits(cg, num_tiles), indexing="ij",
+        split_counts(s.groups, num_tiles), split_counts(oh, num_tiles), split_counts(fg, num_tiles),
+        split_counts(cg, num_tiles), indexing="ij",
     )  # fmt: skip
     sg, sr, sf, sc = (g.reshape(-1) for g in grids)
     bg = -(-s.groups // sg)

@@ -15,19 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import graph_arg, mapping_arg, shape_arg
 from ipu_engine.codelets.matmul import matmul_partial
-from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
-from ipu_engine.graph import Graph
-from ipu_engine.libcommon import add_program, check_tensors, op_context
+from ipu_engine.common.arguments import mapping_arg, shape_arg
+from ipu_engine.common.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.common.types import FLOAT, HALF, Type
+from ipu_engine.poplar.graph import Graph, graph_arg
+from ipu_engine.poplar.program import Execute
+from ipu_engine.poplar.program import Sequence as SequenceProgram
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.vertices import EdgeColumn
 from ipu_engine.poplin.matmul_grid import vertex_grid
 from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
 from ipu_engine.popops.reduce import reduce_partials, reduce_to
-from ipu_engine.program import Execute
-from ipu_engine.program import Sequence as SequenceProgram
-from ipu_engine.tensor import Tensor
-from ipu_engine.types import FLOAT, HALF, Type
-from ipu_engine.vertices import EdgeColumn
+from ipu_engine.poputil.library_op import add_program, check_tensors, op_context
 
 _OPTIONS = {"availableMemoryProportion", "partialsType", "fullyConnectedPass"}
 

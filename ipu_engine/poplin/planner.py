@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.arguments import count_arg, name_arg, number_arg
-from ipu_engine.errors import GraphError
-from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
+from ipu_engine.common.arguments import count_arg, name_arg, number_arg
+from ipu_engine.common.errors import GraphError
+from ipu_engine.poplar.cost_model import constants as C  # noqa: N812 - reads like a formula
+from ipu_engine.poputil.splits import split_counts
 
 log = logging.getLogger("poplibs.poplin")
 
@@ -60,14 +61,6 @@ def _counts(api: str, **values: object) -> list[int]:
             raise GraphError(f"{api}: {name} must be at least 1, got {number}")
         out.append(number)
     return out
-
-
-def _splits(size: int, limit: int) -> np.ndarray:
-    """Every split count of ``size`` that gives a distinct block size."""
-    counts = np.arange(1, min(size, limit) + 1)
-    blocks = -(-size // counts)
-    _, first = np.unique(blocks, return_index=True)
-    return counts[first]
 
 
 def _serial_counts(m: int) -> list[int]:
@@ -151,8 +144,12 @@ def _slice_plans(
     """Every parallel split of one slice: ``groups`` products [m, k] x [k, n] (their rows
     sliced alike), the groups split into blocks too and the products of a block's groups
     run one after another on its tiles: (its blocks, cycles, temporary bytes per tile)."""
-    sm_c, sn_c, sk_c = _splits(m, num_tiles), _splits(n, num_tiles), _splits(k, num_tiles)
-    grids = np.meshgrid(_splits(groups, num_tiles), sm_c, sn_c, sk_c, indexing="ij")
+    sm_c, sn_c, sk_c = (
+        split_counts(m, num_tiles),
+        split_counts(n, num_tiles),
+        split_counts(k, num_tiles),
+    )
+    grids = np.meshgrid(split_counts(groups, num_tiles), sm_c, sn_c, sk_c, indexing="ij")
     sg, sm, sn, sk = (a.reshape(-1) for a in grids)
     ok = sg * sm * sn * sk <= num_tiles
     sg, sm, sn, sk = sg[ok], sm[ok], sn[ok], sk[ok]

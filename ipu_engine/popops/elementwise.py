@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ipu_engine.arguments import host_values, number_arg
 from ipu_engine.codelets import elementwise as codelets
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS
-from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
-from ipu_engine.graph import Graph
-from ipu_engine.libcommon import (
+from ipu_engine.common.arguments import host_values, name_arg, number_arg
+from ipu_engine.common.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.common.types import BOOL, Type, as_type
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Sequence
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poputil.library_op import (
     broadcast_shape,
     broadcast_to,
     check_tensors,
@@ -21,9 +24,6 @@ from ipu_engine.libcommon import (
     op_context,
     output_like,
 )
-from ipu_engine.program import Sequence
-from ipu_engine.tensor import Tensor
-from ipu_engine.types import BOOL, Type, as_type
 
 
 def _check_float(op_name: str, api: str, t: Tensor) -> None:
@@ -131,6 +131,7 @@ def fill(graph: Graph, t: Tensor, value: float, prog: Sequence, debug_prefix: st
 
 
 def zero(graph: Graph, t: Tensor, prog: Sequence, debug_prefix: str = "") -> None:
+    name_arg(debug_prefix, "popops::zero: the debug prefix")
     fill(graph, t, 0, prog, debug_prefix or "zero")
 
 

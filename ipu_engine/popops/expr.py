@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.arguments import host_values, integer_arg, kind_error
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS
-from ipu_engine.errors import ArgumentError, GraphError
-from ipu_engine.types import Type
+from ipu_engine.common.arguments import host_values, integer_arg, kind_error
+from ipu_engine.common.errors import ArgumentError, GraphError
+from ipu_engine.common.types import Type
 
 #: Deepest expression ``map`` takes: evaluating and naming one recurses once per level.
 MAX_EXPR_DEPTH = 200

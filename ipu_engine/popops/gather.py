@@ -15,18 +15,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.arguments import integer_arg
 from ipu_engine.codelets.gather import multi_slice
-from ipu_engine.errors import ShapeError, TypeMismatchError
-from ipu_engine.graph import Graph
-from ipu_engine.libcommon import add_program, check_tensors, op_context
-from ipu_engine.model import constants as C  # noqa: N812 - reads like a formula
-from ipu_engine.poplin.planner import _splits
+from ipu_engine.common.arguments import integer_arg
+from ipu_engine.common.errors import ShapeError, TypeMismatchError
+from ipu_engine.poplar.cost_model import constants as C  # noqa: N812 - reads like a formula
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Execute
+from ipu_engine.poplar.program import Sequence as SequenceProgram
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.vertices import EdgeColumn
 from ipu_engine.popops.reduce import reduce_partials, reduce_to
-from ipu_engine.program import Execute
-from ipu_engine.program import Sequence as SequenceProgram
-from ipu_engine.tensor import Tensor
-from ipu_engine.vertices import EdgeColumn
+from ipu_engine.poputil.library_op import add_program, check_tensors, op_context
+from ipu_engine.poputil.splits import split_counts
 
 API = "popops::gather"
 _MAX_BASE_RUNS = 1_000_000  # runs of the sliced tensor's edges the engine keeps at most
@@ -49,7 +49,9 @@ def plan_gather(
     summing row-block partials) with each vertex's operands in 60% of a tile and the
     partials in a quarter of the IPU."""
     grids = np.meshgrid(
-        _splits(rows, num_tiles), _splits(columns, num_tiles), _splits(indices, num_tiles)
+        split_counts(rows, num_tiles),
+        split_counts(columns, num_tiles),
+        split_counts(indices, num_tiles),
     )
     ss, su, si = (g.reshape(-1) for g in grids)
     bs, bc, bi = -(-rows // ss), -(-columns // su), -(-indices // si)

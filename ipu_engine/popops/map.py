@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ipu_engine.arguments import sequence_arg
 from ipu_engine.codelets.map_expr import map_codelet
-from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
-from ipu_engine.graph import Graph
-from ipu_engine.libcommon import (
+from ipu_engine.common.arguments import sequence_arg
+from ipu_engine.common.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Sequence as SequenceProgram
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.popops.expr import Expr, check_expression
+from ipu_engine.poputil.library_op import (
     broadcast_shape,
     broadcast_to,
     check_tensors,
@@ -16,9 +19,6 @@ from ipu_engine.libcommon import (
     op_context,
     output_like,
 )
-from ipu_engine.popops.expr import Expr, check_expression
-from ipu_engine.program import Sequence as SequenceProgram
-from ipu_engine.tensor import Tensor
 
 
 def _checked(graph: Graph, expr: Expr, tensors: Sequence[Tensor], api: str) -> tuple[int, ...]:

@@ -11,18 +11,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ipu_engine.arguments import host_values, integers_arg, name_arg, number_arg
 from ipu_engine.codelets.reduce import REDUCE_UFUNCS, reduce_codelet
-from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
-from ipu_engine.graph import Graph
-from ipu_engine.libcommon import add_program, check_tensors, op_context
-from ipu_engine.poputil import linear_tile_array
-from ipu_engine.program import Execute
-from ipu_engine.program import Sequence as SequenceProgram
-from ipu_engine.runs import Runs
-from ipu_engine.tensor import Tensor
-from ipu_engine.vertex import Vertex
-from ipu_engine.vertices import ComputeSet, EdgeColumn
+from ipu_engine.common.arguments import host_values, integers_arg, name_arg, number_arg
+from ipu_engine.common.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Execute
+from ipu_engine.poplar.program import Sequence as SequenceProgram
+from ipu_engine.poplar.runs import Runs
+from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.vertex import Vertex
+from ipu_engine.poplar.vertices import ComputeSet, EdgeColumn
+from ipu_engine.poputil.library_op import add_program, check_tensors, op_context
+from ipu_engine.poputil.tile_mapping import linear_tile_array
 
 # Below this many inputs per (output, tile), a first on-tile stage saves no exchange.
 _MIN_PARTIALS_PER_TILE = 4

@@ -6,14 +6,14 @@
 from __future__ import annotations
 
 from ipu_engine.codelets.map_expr import map_codelet
-from ipu_engine.errors import TypeMismatchError
-from ipu_engine.graph import Graph
-from ipu_engine.libcommon import broadcast_shape, check_tensors, op_context, output_like
+from ipu_engine.common.errors import TypeMismatchError
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.program import Sequence as SequenceProgram
+from ipu_engine.poplar.tensor import Tensor
 from ipu_engine.popops.expr import _1, _2, _3
 from ipu_engine.popops.expr import select as select_expr
 from ipu_engine.popops.map import _add_vertices
-from ipu_engine.program import Sequence as SequenceProgram
-from ipu_engine.tensor import Tensor
+from ipu_engine.poputil.library_op import broadcast_shape, check_tensors, op_context, output_like
 
 _EXPR = select_expr(_1, _2, _3)
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ipu_engine.errors import EngineError, OptionError
+from ipu_engine.common.errors import EngineError, OptionError
 
 
 class PvtiOptionsError(OptionError, ValueError):

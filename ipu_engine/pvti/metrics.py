@@ -7,11 +7,11 @@ from time import monotonic_ns
 
 import numpy as np
 
-from ipu_engine.arguments import host_values, kind_error, name_arg, number_arg, sequence_arg
-from ipu_engine.errors import ArgumentError
+from ipu_engine.common.arguments import host_values, kind_error, name_arg, number_arg, sequence_arg
+from ipu_engine.common.errors import ArgumentError
+from ipu_engine.common.types import LONGLONG, Type
 from ipu_engine.pvti.errors import MetricError
 from ipu_engine.pvti.session import resolve, session
-from ipu_engine.types import LONGLONG, Type
 from profiler_core.formats.pvti import PvtiWriter
 
 

@@ -15,8 +15,8 @@ import warnings
 import weakref
 from pathlib import Path
 
-from ipu_engine.arguments import kind_error, name_arg, number_arg
-from ipu_engine.errors import ArgumentError
+from ipu_engine.common.arguments import flag_arg, kind_error, name_arg, number_arg
+from ipu_engine.common.errors import ArgumentError
 from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
 from ipu_engine.pvti.options import ENV_VAR, MAX_DURATION_S, PvtiOptions, parse_options
 from profiler_core.errors import ReportError
@@ -30,7 +30,7 @@ class TraceChannel:
 
     def __init__(self, name: str, enabled: bool = True) -> None:
         self.name = name_arg(name, "TraceChannel: the name", ArgumentError)
-        self.enabled = bool(enabled)
+        self.enabled = flag_arg(enabled, "TraceChannel: enabled", ArgumentError)
 
     def __repr__(self) -> str:
         return f"TraceChannel({self.name!r}, enabled={self.enabled})"

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from time import monotonic_ns
 from typing import Any, TypeVar
 
-from ipu_engine.arguments import name_arg, sequence_arg
-from ipu_engine.errors import ArgumentError
+from ipu_engine.common.arguments import name_arg, sequence_arg
+from ipu_engine.common.errors import ArgumentError
 from ipu_engine.pvti.errors import InstrumentError
 from ipu_engine.pvti.session import (
     TraceChannel,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine import Engine, Graph, IPUModel, Sequence
-from ipu_engine.log import configure_logging
+from ipu_engine.common.log import configure_logging
 from tests.conftest import EXAMPLES
 
 BERT = runpy.run_path(str(EXAMPLES / "bert_encoder_layer.py"), run_name="bert_for_tests")

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ipu_engine import Graph, IPUModel, Sequence, poputil
-from ipu_engine.tensor import Tensor
-from ipu_engine.types import as_type
+from ipu_engine.common.types import as_type
+from ipu_engine.poplar.tensor import Tensor
 from tests.ipu_engine.conftest import run_program
 
 Build = Callable[[Graph, dict[str, Tensor], Sequence], Tensor | dict[str, Tensor]]

@@ -8,10 +8,10 @@ import numpy as np
 
 from ipu_engine import FLOAT, Graph, IPUModel, Sequence, poputil
 from ipu_engine.codelets.alike_edges import group_runs, read_group, write_group, writes_in_place
-from ipu_engine.program import Execute
-from ipu_engine.runs import Runs
-from ipu_engine.vertex import Input, Output, Vertex, VertexBatch
-from ipu_engine.vertices import EdgeColumn
+from ipu_engine.poplar.program import Execute
+from ipu_engine.poplar.runs import Runs
+from ipu_engine.poplar.vertex import Input, Output, Vertex, VertexBatch
+from ipu_engine.poplar.vertices import EdgeColumn
 from tests.ipu_engine.conftest import run_program
 
 SEEN: list[dict] = []

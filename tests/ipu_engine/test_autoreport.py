@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, popops, poputil
-from ipu_engine.report.autoreport import ReportWriteWarning
+from ipu_engine.poplar.report.autoreport import ReportWriteWarning
 from profiler_core.errors import ReportError
 from profiler_core.model.kinds import MemoryCategory, StepKind
 from profiler_core.report import open_report

@@ -30,10 +30,10 @@ from ipu_engine import (
     TileMappingError,
     Vertex,
     VertexConnectionError,
-    host_memory,
     popops,
 )
-from ipu_engine.compiler.program_tree import MAX_PROGRAM_DEPTH
+from ipu_engine.poplar import host_memory
+from ipu_engine.poplar.compiler.program_tree import MAX_PROGRAM_DEPTH
 
 
 class Zero(Vertex):

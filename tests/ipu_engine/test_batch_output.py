@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from ipu_engine import FLOAT, Graph, IPUModel, Sequence, poputil
-from ipu_engine.program import Execute
-from ipu_engine.runs import Runs
-from ipu_engine.vertex import Input, Output, Vertex, VertexBatch
-from ipu_engine.vertices import EdgeColumn
+from ipu_engine.poplar.program import Execute
+from ipu_engine.poplar.runs import Runs
+from ipu_engine.poplar.vertex import Input, Output, Vertex, VertexBatch
+from ipu_engine.poplar.vertices import EdgeColumn
 from tests.ipu_engine.conftest import run_program
 
 

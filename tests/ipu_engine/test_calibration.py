@@ -24,8 +24,8 @@ from ipu_engine import (
     Vertex,
     ipu_hardware,
 )
-from ipu_engine.model import constants as C
-from ipu_engine.model.cycles import deal_to_workers
+from ipu_engine.poplar.cost_model import constants as C
+from ipu_engine.poplar.cost_model.cycles import deal_to_workers
 from profiler_core.model.kinds import StepKind
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"

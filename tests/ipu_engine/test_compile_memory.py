@@ -11,15 +11,15 @@ import onnx
 from onnx import helper
 
 from ipu_engine import IPUModel, Target
-from ipu_engine import pool as pool_module
-from ipu_engine.access import RunsAccess
-from ipu_engine.model import constants as C
-from ipu_engine.model import exchange, regions
-from ipu_engine.model.exchange import Transfer, plan_exchange
-from ipu_engine.model.memory import VariableRegions
-from ipu_engine.pool import split_by_tile
-from ipu_engine.runs import Runs, expand, narrowed
-from ipu_engine.tile_map import TileMap
+from ipu_engine.poplar import pool as pool_module
+from ipu_engine.poplar.access import RunsAccess
+from ipu_engine.poplar.cost_model import constants as C
+from ipu_engine.poplar.cost_model import exchange, regions
+from ipu_engine.poplar.cost_model.exchange import Transfer, plan_exchange
+from ipu_engine.poplar.cost_model.memory import VariableRegions
+from ipu_engine.poplar.pool import split_by_tile
+from ipu_engine.poplar.runs import Runs, expand, narrowed
+from ipu_engine.poplar.tile_map import TileMap
 from tests.ipu_engine.onnx_helpers import assert_matches_ort, make_model
 
 

@@ -18,7 +18,7 @@ from ipu_engine import (
     popops,
     poputil,
 )
-from ipu_engine.model import constants as C
+from ipu_engine.poplar.cost_model import constants as C
 from profiler_core.model.kinds import MemoryCategory as M
 from profiler_core.model.kinds import StepKind
 

@@ -12,9 +12,9 @@ from ipu_engine import FLOAT, Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv as conv_codelet
 from ipu_engine.codelets.alike_edges import affine_steps, strided_view
 from ipu_engine.codelets.conv import conv_partial
-from ipu_engine.program import Execute
-from ipu_engine.runs import Runs
-from ipu_engine.vertices import EdgeColumn
+from ipu_engine.poplar.program import Execute
+from ipu_engine.poplar.runs import Runs
+from ipu_engine.poplar.vertices import EdgeColumn
 from tests.ipu_engine.conftest import run_program
 from tests.ipu_engine.op_harness import run_op
 from tests.ipu_engine.test_conv_groups import CASES, close, conv_case, reference_conv

@@ -11,7 +11,7 @@ import pytest
 from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv_products
 from ipu_engine.codelets.conv_products import patch_matrix
-from ipu_engine.program import Copy
+from ipu_engine.poplar.program import Copy
 from tests.ipu_engine.op_harness import run_op
 from tests.ipu_engine.test_conv_groups import close, reference_conv
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ipu_engine import Engine, Graph, IPUModel, OptionError, Sequence
-from ipu_engine.log import configure_logging
-from ipu_engine.option_keys import ENGINE_OPTION_KEYS
-from ipu_engine.options import parse_options
+from ipu_engine.common.log import configure_logging
+from ipu_engine.poplar.option_keys import ENGINE_OPTION_KEYS
+from ipu_engine.poplar.options import parse_options
 from profiler_core.report import open_report
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,9 +9,9 @@ import pytest
 
 import ipu_engine
 from ipu_engine import Engine
-from ipu_engine.compiler import executable_cache, lower
-from ipu_engine.errors import OptionError
+from ipu_engine.common.errors import OptionError
 from ipu_engine.frontend.options import Options
+from ipu_engine.poplar.compiler import executable_cache, lower
 from profiler_core.formats.debug_cbor import read_debug
 from profiler_core.formats.profile_pop import read_profile
 from tests.ipu_engine.cache_programs import (

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from ipu_engine import Engine, Sequence
-from ipu_engine.compiler.executable_cache import FORMAT, KIND, MAX_ENTRY_BYTES
-from ipu_engine.compiler.executable_cache import ExecutableCacheWarning as Warned
+from ipu_engine.poplar.compiler.executable_cache import FORMAT, KIND, MAX_ENTRY_BYTES
+from ipu_engine.poplar.compiler.executable_cache import ExecutableCacheWarning as Warned
 from profiler_core.formats.array_bundle import read_bundle, write_bundle
 from tests.conftest import EXAMPLES
 from tests.ipu_engine.cache_programs import (

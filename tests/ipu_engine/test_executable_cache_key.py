@@ -10,7 +10,6 @@ import sys
 import numpy as np
 import pytest
 
-import ipu_engine
 from ipu_engine import (
     FLOAT,
     Copy,
@@ -25,9 +24,10 @@ from ipu_engine import (
     State,
     Vertex,
 )
-from ipu_engine.compiler import cache_key
-from ipu_engine.compiler.executable import check_programs
-from ipu_engine.options import parse_options
+from ipu_engine.common import version
+from ipu_engine.poplar.compiler import cache_key
+from ipu_engine.poplar.compiler.executable import check_programs
+from ipu_engine.poplar.options import parse_options
 from tests.conftest import ROOT
 from tests.ipu_engine.cache_programs import bert_graph, run_bert
 
@@ -109,7 +109,7 @@ def test_options_that_change_compiling_change_the_key_and_output_options_do_not(
 
 
 def test_another_engine_version_or_source_changes_the_key(monkeypatch):
-    monkeypatch.setattr(ipu_engine, "__version__", "99.0.0")
+    monkeypatch.setattr(version, "__version__", "99.0.0")
     cache_key.engine_fingerprint.cache_clear()
     try:
         assert key_of(*scale_program()) != BASE
@@ -149,9 +149,9 @@ def test_editing_a_user_codelet_changes_its_fingerprint():
 
 _KEY_SCRIPT = """
 from tests.ipu_engine.cache_programs import bert_graph
-from ipu_engine.compiler.cache_key import executable_key
-from ipu_engine.compiler.executable import check_programs
-from ipu_engine.options import parse_options
+from ipu_engine.poplar.compiler.cache_key import executable_key
+from ipu_engine.poplar.compiler.executable import check_programs
+from ipu_engine.poplar.options import parse_options
 device, graph, prog, tensors = bert_graph()
 print(executable_key(graph, check_programs(graph, prog), parse_options({}, environ={})))
 """

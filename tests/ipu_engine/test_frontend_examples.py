@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 import ipu_engine as ie
-from ipu_engine.compiler.steps import StepKind
-from ipu_engine.model.compile_model import build_compile_model
+from ipu_engine.poplar.compiler.steps import StepKind
+from ipu_engine.poplar.cost_model.compile_model import build_compile_model
 from profiler_core import pva
 from tests.ipu_engine.conftest import steps_under
 

@@ -9,7 +9,7 @@ import pytest
 
 import ipu_engine as ie
 from ipu_engine import nn, ops
-from ipu_engine.errors import OptionError, TypeMismatchError
+from ipu_engine.common.errors import OptionError, TypeMismatchError
 from profiler_core.insights import insights
 from profiler_core.report import open_report
 

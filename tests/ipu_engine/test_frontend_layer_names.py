@@ -7,7 +7,7 @@ import pytest
 
 import ipu_engine as ie
 from ipu_engine import nn
-from ipu_engine.errors import GraphError
+from ipu_engine.common.errors import GraphError
 
 X = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
 

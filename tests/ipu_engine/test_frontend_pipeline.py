@@ -6,9 +6,9 @@ import pytest
 
 import ipu_engine as ie
 from ipu_engine import GraphError, ops
-from ipu_engine.compiler.steps import StepKind
 from ipu_engine.frontend.pipeline import schedule
-from ipu_engine.model.compile_model import build_compile_model
+from ipu_engine.poplar.compiler.steps import StepKind
+from ipu_engine.poplar.cost_model.compile_model import build_compile_model
 from tests.ipu_engine.conftest import steps_under
 
 RNG = np.random.default_rng(3)

@@ -4,8 +4,8 @@ over the IPU-Links, which the compile model counts as GlobalExchange steps."""
 import numpy as np
 
 import ipu_engine as ie
-from ipu_engine.compiler.steps import StepKind
-from ipu_engine.model.compile_model import build_compile_model
+from ipu_engine.poplar.compiler.steps import StepKind
+from ipu_engine.poplar.cost_model.compile_model import build_compile_model
 
 A = np.array([1, 1], dtype=np.float32)
 B = np.array([0, 1], dtype=np.float32)

@@ -139,9 +139,9 @@ def test_engine_options_target_and_program_name_pass_through():
 
 
 def test_ipu_engine_compile_is_callable_and_still_the_compiler_package():
-    import ipu_engine.compiler.lower as lowering  # dotted paths into the package still work
+    import ipu_engine.poplar.compiler.lower as lowering  # dotted paths into the package still work
 
-    assert lowering.__name__ == "ipu_engine.compiler.lower"
+    assert lowering.__name__ == "ipu_engine.poplar.compiler.lower"
     assert ie.compile(lambda a: a - 1.0, [np.ones(3)]).tolist() == [0.0, 0.0, 0.0]
 
 

@@ -9,8 +9,8 @@ import pytest
 
 import ipu_engine as ie
 from ipu_engine import nn
-from ipu_engine.compiler.steps import StepKind
-from ipu_engine.model.compile_model import build_compile_model
+from ipu_engine.poplar.compiler.steps import StepKind
+from ipu_engine.poplar.cost_model.compile_model import build_compile_model
 from tests.ipu_engine.conftest import steps_under
 
 TILES = {"tiles_per_ipu": 32}

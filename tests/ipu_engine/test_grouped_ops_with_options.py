@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from ipu_engine import Engine, Graph, GraphError, IPUModel, Sequence, poplin, poputil
+from ipu_engine.common.types import as_type
 from ipu_engine.poplin import ConvShape, plan_convolution, plan_matmul
-from ipu_engine.types import as_type
 from profiler_core.report import open_report
 from tests.ipu_engine.op_harness import op_contexts, run_op
 from tests.ipu_engine.test_conv_groups import reference_conv

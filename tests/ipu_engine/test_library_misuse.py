@@ -29,12 +29,12 @@ from ipu_engine import (
     popops,
     poputil,
 )
-from ipu_engine.errors import ArgumentError
+from ipu_engine.common.errors import ArgumentError
 from ipu_engine.frontend import nn
+from ipu_engine.poplar.virtual_graph import create_virtual_graph, on_ipu
 from ipu_engine.popops import expr
 from ipu_engine.pvti.errors import MetricError, PvtiOptionsError
 from ipu_engine.pvti.options import parse_options
-from ipu_engine.virtual_graph import create_virtual_graph, on_ipu
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipu_engine.model.liveness import Liveness, peak_per_tile
+from ipu_engine.poplar.cost_model.liveness import Liveness, peak_per_tile
 
 
 def _peak_step_by_step(liveness: Liveness, var, tile, size, num_tiles: int) -> np.ndarray:

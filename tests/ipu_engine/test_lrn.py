@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ipu_engine import INT, Graph, IPUModel, Sequence, ShapeError, TypeMismatchError, popnn
-from ipu_engine.popnn_lrn import channel_window
+from ipu_engine.popnn.response_norm import channel_window
 from tests.ipu_engine.op_harness import op_contexts, run_op
 
 RNG = np.random.default_rng(3)

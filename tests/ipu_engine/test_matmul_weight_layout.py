@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from ipu_engine import FLOAT, HALF, INT, Engine, Graph, IPUModel, Sequence, poplin, poputil
-from ipu_engine.errors import GraphError, ShapeError, TypeMismatchError
-from ipu_engine.virtual_graph import on_tiles
+from ipu_engine.common.errors import GraphError, ShapeError, TypeMismatchError
+from ipu_engine.poplar.virtual_graph import on_tiles
 
 M, K, N = 2, 24, 20
 A_TILE = 15  # the left operand waits on a tile the product does not use

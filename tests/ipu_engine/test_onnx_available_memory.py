@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from ipu_engine.errors import OnnxError
+from ipu_engine.common.errors import OnnxError
 from ipu_engine.onnx import InferenceSession
 
 TILE_BYTES = 638_976

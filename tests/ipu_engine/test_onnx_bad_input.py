@@ -7,7 +7,7 @@ import onnx
 import pytest
 from onnx import helper
 
-from ipu_engine.errors import EngineError, OnnxError
+from ipu_engine.common.errors import EngineError, OnnxError
 from ipu_engine.onnx import InferenceSession
 from tests.ipu_engine.onnx_helpers import SMALL, make_model
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ipu_engine.common.types import FLOAT, HALF
 from ipu_engine.onnx import InferenceSession
-from ipu_engine.types import FLOAT, HALF
 from tests.ipu_engine.onnx_helpers import SMALL, run_ort
 from tests.ipu_engine.onnx_transformers import bert_layer
 
@@ -73,7 +73,7 @@ def test_the_cli_half_flag_prints_float16_outputs(tmp_path, capsys):
 
 
 def test_an_empty_feed_is_an_error_naming_the_input():
-    from ipu_engine.errors import OnnxError
+    from ipu_engine.common.errors import OnnxError
 
     session = InferenceSession(small_cnn(), options=SMALL)
     with pytest.raises(

@@ -146,7 +146,7 @@ def test_an_output_known_on_the_host_needs_no_engine():
 
 @pytest.mark.parametrize("bad", ["dtype", "ipus"])
 def test_bad_session_options_are_errors_naming_the_option(bad):
-    from ipu_engine.errors import OnnxError
+    from ipu_engine.common.errors import OnnxError
 
     model, _ = mlp(ipu_attrs=[0, 0, 0, 0, 1, 1, 1])
     with pytest.raises(OnnxError, match="dtype='bfloat16'" if bad == "dtype" else "ipus=1"):

@@ -18,8 +18,8 @@ from ipu_engine import (
     popops,
     poputil,
 )
-from ipu_engine.log import configure_logging
-from ipu_engine.options import parse_options
+from ipu_engine.common.log import configure_logging
+from ipu_engine.poplar.options import parse_options
 
 
 def _small_graph():

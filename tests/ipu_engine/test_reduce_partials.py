@@ -7,9 +7,9 @@ import numpy as np
 
 from ipu_engine import FLOAT, Graph, IPUModel, Sequence
 from ipu_engine.codelets.reduce import reduce_codelet
-from ipu_engine.program import Execute
-from ipu_engine.runs import Runs
-from ipu_engine.vertices import EdgeColumn
+from ipu_engine.poplar.program import Execute
+from ipu_engine.poplar.runs import Runs
+from ipu_engine.poplar.vertices import EdgeColumn
 from tests.ipu_engine.conftest import run_program
 
 

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from ipu_engine import Engine, Graph, IPUModel, Sequence
-from ipu_engine.log import configure_logging
+from ipu_engine.common.log import configure_logging
 from profiler_core.report import open_report
 
 ROOT = Path(__file__).resolve().parents[2]

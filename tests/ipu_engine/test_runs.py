@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from ipu_engine import FLOAT, Graph, HostMemoryError, IPUModel, Sequence, poplin, poputil
-from ipu_engine.arrays import search_many
-from ipu_engine.model.exchange import union_lengths
-from ipu_engine.pool import split_by_tile
-from ipu_engine.runs import block_runs, expand, runs_of
+from ipu_engine.poplar.arrays import search_many
+from ipu_engine.poplar.cost_model.exchange import union_lengths
+from ipu_engine.poplar.pool import split_by_tile
+from ipu_engine.poplar.runs import block_runs, expand, runs_of
 from profiler_core.formats.profile_pop.reader import ProfileReader
 from tests.conftest import run_example_with_reports
 from tests.ipu_engine.conftest import run_program

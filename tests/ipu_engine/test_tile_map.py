@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipu_engine.tile_map import UNMAPPED, TileMap
+from ipu_engine.poplar.tile_map import UNMAPPED, TileMap
 
 
 def test_paints_equal_a_per_element_column() -> None:

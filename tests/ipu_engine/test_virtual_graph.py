@@ -17,8 +17,8 @@ from ipu_engine import (
     popops,
     poputil,
 )
-from ipu_engine.compiler.steps import StepKind
-from ipu_engine.debug import caller_location, source_location
+from ipu_engine.poplar.compiler.steps import StepKind
+from ipu_engine.poplar.debug import caller_location, source_location
 from tests.ipu_engine.conftest import run_program
 
 TILES = 8  # per IPU

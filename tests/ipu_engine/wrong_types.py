@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-import ipu_engine.program as program_module
+import ipu_engine.poplar.program as program_module
 import ipu_engine.pvti as pvti
 from ipu_engine import (
     BOOL,
@@ -29,15 +29,16 @@ from ipu_engine import (
     Sequence,
     State,
     Vertex,
+    ipu_hardware,
     poplin,
     popnn,
     popops,
     poputil,
 )
 from ipu_engine.frontend import nn
+from ipu_engine.poplar.tensor import Tensor
 from ipu_engine.poplin.conv import ConvShape
 from ipu_engine.popops import expr
-from ipu_engine.tensor import Tensor
 
 #: Wrong-typed values, one at a time in each argument.
 WRONG = {
@@ -50,6 +51,7 @@ WRONG = {
     "a negative int": -1,
     "a huge int": 2**70,  # beyond int64: numpy's C conversions overflow
     "NaN": float("nan"),
+    "a 2-D array": np.zeros((2, 2)),  # its truth value is ambiguous: no `x or default`
 }
 DEVICE = IPUModel("ipu2", tiles_per_ipu=4).create_device()
 
@@ -199,6 +201,11 @@ BY_NAME: dict[str, Callable[[Context], Any]] = {
     "in_features": lambda c: 3,
     "out_features": lambda c: 2,
     "layer": lambda c: nn.ReLU(),
+    # targets and devices
+    "version": lambda c: "ipu2",
+    "num_ipus": lambda c: 1,
+    "tiles_per_ipu": lambda c: 4,
+    "profile": lambda c: "ipu_model",
     "ipu_id": lambda c: 0,
 }
 OVERRIDES: dict[tuple[str, str], Callable[[Context], Any]] = {
@@ -381,6 +388,9 @@ def public_targets() -> list[Target]:
     targets += _methods(Engine, _engine, set())
     targets.append(Target("Engine", lambda _c: Engine, inspect.signature(Engine)))
     targets.append(Target("Graph", lambda _c: Graph, inspect.signature(Graph)))
+    targets.append(Target("IPUModel", lambda _c: IPUModel, inspect.signature(IPUModel)))
+    targets.append(Target("ipu_hardware", lambda _c: ipu_hardware, inspect.signature(ipu_hardware)))
+    targets += _methods(IPUModel, lambda _c: IPUModel("ipu2", tiles_per_ipu=4), set())
     for module in (popops, poplin, popnn, poputil):
         targets += _functions(module)
     for name in PROGRAMS:

@@ -94,7 +94,7 @@ def test_tutorial4_by_name_has_one_row_per_matmul(tutorial4_report):
         expected = sum(int(p.step_cycles[s].max()) for s in steps)
         assert table.total_cycles[row] == expected
         # one Sync before each of its two executes, each 124 cycles plus the IPU Model's
-        # default relative sync delay of 150 (ipu_engine/model/constants.py)
+        # default relative sync delay of 150 (ipu_engine/poplar/cost_model/constants.py)
         assert table.sync_cycles[row] == 2 * (124 + 150)
         assert table.compute_sets[row] == 2  # Convolve and Reduce
     # m4 = m1 @ m2: 900 x 300 floats; its partials are the op's other variable

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.common.types import FLOAT, INT, Type
 from ipu_engine.frontend.array_ops import cast
 from ipu_engine.frontend.traced import TracedTensor
-from ipu_engine.types import FLOAT, INT, Type
 
 #: the type ONNX floats compute in: float32, or half for a session with dtype float16
 _FLOAT_TYPE: contextvars.ContextVar[Type] = contextvars.ContextVar("onnx_float", default=FLOAT)

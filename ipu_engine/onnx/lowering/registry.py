@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ipu_engine.errors import OnnxError
+from ipu_engine.common.errors import OnnxError
 
 Lowering = Callable[..., Any]
 

@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ipu_engine.debug import FrameworkScope, name_scope, source_location
-from ipu_engine.errors import OnnxError, OptionError
+from ipu_engine.common.errors import OnnxError, OptionError
 from ipu_engine.frontend.available_memory import apply_proportion_since
 from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
 from ipu_engine.frontend.traced import TracedTensor
@@ -21,6 +20,7 @@ from ipu_engine.onnx.lowering import conv, elementwise, linalg, nn, shape  # noq
 from ipu_engine.onnx.lowering.common import float_type, traced
 from ipu_engine.onnx.lowering.registry import find_lowering, node_context
 from ipu_engine.onnx.model import OnnxModel
+from ipu_engine.poplar.debug import FrameworkScope, name_scope, source_location
 
 LAYER = "ONNX"  # the layer Operations and Insights show the model's nodes under
 MEMORY_ATTRIBUTE = "__available_memory_proportion"  # PopART's, per node

@@ -1,0 +1,117 @@
+"""What each program step reads, writes and moves: variables touched and exchange plans.
+
+These facts drive liveness (which variables are live at each step) and the exchange
+steps lowering emits around compute sets and copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_engine.common.types import Type
+from ipu_engine.poplar.arrays import unique
+from ipu_engine.poplar.compiler.vertex_plans import ComputeSetPlan
+from ipu_engine.poplar.cost_model.exchange import ExchangePlan, Transfer, plan_exchange
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.pool import split_by_tile
+from ipu_engine.poplar.tensor import Tensor
+
+
+@dataclass(frozen=True)
+class ComputeSetFacts:
+    """A compute set's variables read and written, and its pre/post exchanges."""
+
+    reads: np.ndarray  # variable ids
+    writes: np.ndarray
+    pre: ExchangePlan
+    post: ExchangePlan
+
+
+def variables_of(graph: Graph, tensor: Tensor) -> np.ndarray:
+    pool = graph.pool(tensor.type)
+    span = tensor.pool_range()
+    if span is not None:
+        return pool.variables_in_runs(np.array([span[0]]), np.array([span[1] - span[0]]))
+    return pool.variables_touched(tensor.flat_addr())
+
+
+TileRuns = dict[Type, tuple[np.ndarray, np.ndarray]]
+
+
+def tile_runs_of(graph: Graph, elem_type: Type, cache: TileRuns) -> tuple[np.ndarray, np.ndarray]:
+    """The pool's tile mapping as intervals, made once per compile (``cache``)."""
+    if elem_type not in cache:
+        cache[elem_type] = graph.pool(elem_type).tile_runs()
+    return cache[elem_type]
+
+
+def compute_set_facts(
+    graph: Graph, plan: ComputeSetPlan, tile_runs: TileRuns | None = None
+) -> ComputeSetFacts:
+    """Variables read and written and the exchanges of one compute set, from the runs of
+    its edges: no per-element arrays when edges are runs."""
+    cache: TileRuns = {} if tile_runs is None else tile_runs
+    pool_ids = {t: i for i, t in enumerate(graph.pools)}
+    reads, writes, pre, post = [], [], [], []
+    for group in plan.groups:
+        for name, f in group.fields.items():
+            col = f.column
+            if col.size == 0:
+                continue
+            pool = graph.pool(f.type)
+            runs, edge = col.edge_runs()
+            var_ids = pool.variables_in_runs(runs.start, runs.length)
+            start, length, element_tiles, run = split_by_tile(
+                tile_runs_of(graph, f.type, cache), pool.size, runs.start, runs.length
+            )
+            vertex_tiles = group.tiles[group.edge_vertex(name)[edge[run]]]
+            if f.spec.direction.reads:
+                reads.append(var_ids)
+                pre.append(
+                    Transfer(
+                        start, length, element_tiles, vertex_tiles, f.type.size, pool_ids[f.type]
+                    )
+                )
+            if f.spec.direction.writes:
+                writes.append(var_ids)
+                post.append(
+                    Transfer(
+                        start, length, vertex_tiles, element_tiles, f.type.size, pool_ids[f.type]
+                    )
+                )
+    return ComputeSetFacts(
+        _union(reads),
+        _union(writes),
+        plan_exchange(graph.target, pre),
+        plan_exchange(graph.target, post),
+    )
+
+
+def copy_exchange(graph: Graph, src: Tensor, dst: Tensor) -> ExchangePlan:
+    src_addr = src.flat_addr()
+    src_tiles = graph.pool(src.type).tiles.element_tiles(src_addr)
+    dst_tiles = graph.pool(dst.type).tiles.element_tiles(dst.flat_addr())
+    # runs of consecutive source addresses going from one tile to one tile
+    if src_addr.size:
+        breaks = (np.diff(src_addr) != 1) | (np.diff(src_tiles) != 0) | (np.diff(dst_tiles) != 0)
+        first = np.concatenate(([0], np.flatnonzero(breaks) + 1))
+    else:
+        first = np.zeros(0, dtype=np.int64)
+    length = np.diff(np.append(first, src_addr.size))
+    transfer = Transfer(
+        src_addr[first].astype(np.int64),
+        length.astype(np.int64),
+        src_tiles[first],
+        dst_tiles[first],
+        src.type.size,
+        list(graph.pools).index(src.type),
+    )
+    return plan_exchange(graph.target, [transfer])
+
+
+def _union(parts: list[np.ndarray]) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    return unique(np.concatenate(parts))

@@ -1,0 +1,383 @@
+"""How a compute set runs: one batched numpy call per codelet, or a loop over vertices.
+
+Codelets that define ``compute_batch`` get every vertex of the compute set at once as
+concatenated columns (an ``Access`` per field); other codelets run vertex by vertex
+with each field bound as a numpy array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_engine.common.errors import ExecutionError
+from ipu_engine.common.types import Type
+from ipu_engine.poplar.access import Access, Memory, RunsAccess, column_access, strided_rows
+from ipu_engine.poplar.graph import Graph
+from ipu_engine.poplar.runs import Runs, expand
+from ipu_engine.poplar.vertex import Field, Vertex, VertexBatch, VertexSizes
+from ipu_engine.poplar.vertices import ComputeSet, EdgeColumn, VertexBlock
+
+
+@dataclass(eq=False)
+class MergedField:
+    """One field over every vertex of a codelet group, with its element type."""
+
+    spec: Field
+    type: Type
+    column: EdgeColumn
+
+
+class CodeletGroup:
+    """Every vertex of one codelet in one compute set."""
+
+    def __init__(self, graph: Graph, cs: ComputeSet, blocks: Sequence[VertexBlock]) -> None:
+        self.codelet: type[Vertex] = blocks[0].codelet
+        self.compute_set = cs
+        self.graph = graph
+        self.first_ids = np.concatenate([np.arange(b.count) + b.first_id for b in blocks])
+        self.tiles = np.concatenate([b.tiles for b in blocks])
+        self.count = int(self.tiles.size)
+        self.fields = {
+            name: _merge(graph, blocks, name, spec) for name, spec in self.codelet.fields.items()
+        }
+        self.state = {
+            name: np.concatenate([b.state[name] for b in blocks]) for name in self.codelet.state
+        }
+        perf = [
+            b.perf_estimate if b.perf_estimate is not None else np.full(b.count, -1, np.int64)
+            for b in blocks
+        ]
+        self.perf_estimate = np.concatenate(perf)
+
+    def edge_vertex(self, name: str) -> np.ndarray:
+        """Index (within the group) of the vertex owning each edge of field ``name``."""
+        col = self.fields[name].column
+        if col.edges_of_vertex is None:
+            return np.arange(self.count)
+        return np.repeat(np.arange(self.count), np.diff(col.edges_of_vertex))
+
+    def sizes(self) -> VertexSizes:
+        elements, edges = {}, {}
+        for name, f in self.fields.items():
+            col = f.column
+            if col.edges_of_vertex is None:
+                elements[name] = np.diff(col.offsets)
+                edges[name] = np.ones(self.count, dtype=np.int64)
+            else:
+                bounds = col.offsets[col.edges_of_vertex]
+                elements[name] = np.diff(bounds)
+                edges[name] = np.diff(col.edges_of_vertex)
+        return VertexSizes(self.count, elements, edges, self.state)
+
+
+def _merge(graph: Graph, blocks: Sequence[VertexBlock], name: str, spec: Field) -> MergedField:
+    columns = [b.edges[name] for b in blocks]
+    elem_type = _edge_type(graph, blocks[0], name, spec)
+    if len(columns) == 1:
+        return MergedField(spec, elem_type, columns[0])
+    sizes = [c.size for c in columns]
+    starts = np.cumsum([0] + sizes[:-1])
+    total = int(sum(sizes))
+    offsets = np.concatenate(
+        [c.offsets[:-1] + s for c, s in zip(columns, starts, strict=True)] + [[total]]
+    ).astype(np.int64)
+    edges_of_vertex = None
+    if spec.vector_of_edges:
+        edge_starts = np.cumsum([0] + [len(c.offsets) - 1 for c in columns[:-1]])
+        parts = [c.edges_of_vertex[:-1] + s for c, s in zip(columns, edge_starts, strict=True)]
+        edges_of_vertex = np.concatenate([*parts, [len(offsets) - 1]]).astype(np.int64)
+    if all(c.runs is not None for c in columns):
+        run_starts = np.cumsum([0] + [len(c.runs) for c in columns[:-1]])
+        run_offsets = np.concatenate(
+            [c.run_offsets[:-1] + s for c, s in zip(columns, run_starts, strict=True)]
+            + [[sum(len(c.runs) for c in columns)]]
+        ).astype(np.int64)
+        runs = Runs(
+            np.concatenate([c.runs.start for c in columns]),
+            np.concatenate([c.runs.length for c in columns]),
+        )
+        column = EdgeColumn(None, offsets, edges_of_vertex, runs=runs, run_offsets=run_offsets)
+        return MergedField(spec, elem_type, column)
+    addr = np.concatenate([c.addr for c in columns])
+    return MergedField(spec, elem_type, EdgeColumn(addr, offsets, edges_of_vertex))
+
+
+def _edge_type(graph: Graph, block: VertexBlock, name: str, spec: Field) -> Type:
+    """Templated fields take the type of what they are connected to."""
+    return spec.type or block.edge_types[name]
+
+
+class ComputeSetPlan:
+    """Runs one compute set against engine memory."""
+
+    def __init__(self, graph: Graph, cs: ComputeSet) -> None:
+        # Templated codelets connected to different element types are different groups.
+        by_codelet: dict[tuple, list[VertexBlock]] = {}
+        for block in cs.blocks:
+            key = (block.codelet, tuple(sorted((k, t.name) for k, t in block.edge_types.items())))
+            by_codelet.setdefault(key, []).append(block)
+        self.groups = [CodeletGroup(graph, cs, blocks) for blocks in by_codelet.values()]
+        self.runners = [
+            _BatchRunner(g) if g.codelet.compute_batch is not None else _VertexRunner(g)
+            for g in self.groups
+        ]
+        self.may_fail = any(not g.codelet.builtin for g in self.groups)
+
+    def __call__(self, memory: Memory) -> None:
+        for runner in self.runners:
+            runner(memory)
+
+
+class _BatchRunner:
+    """One ``compute_batch`` call over every vertex of the group; a field's data is read
+    (gathered when not a view) only if the codelet asks for it."""
+
+    def __init__(self, group: CodeletGroup) -> None:
+        self.group = group
+        self.access = {
+            n: column_access(f.type, f.column._addr, f.column.runs) for n, f in group.fields.items()
+        }
+        self.offsets = {n: f.column.offsets for n, f in group.fields.items()}
+        self.edge_offsets = {
+            n: f.column.edges_of_vertex
+            for n, f in group.fields.items()
+            if f.column.edges_of_vertex is not None
+        }
+        self.cache: dict = {}  # the codelet's own, from one run to the next
+        # per-vertex grids (Python tuples) are made for the codelets that ask, once
+        self.grids: dict[str, list[tuple[int, int, int, int]] | None] = {}
+
+    def __call__(self, memory: Memory) -> None:
+        g = self.group
+        data = _FieldData(self, memory)
+        batch = VertexBatch(
+            g.count,
+            g.tiles,
+            data,
+            self.offsets,
+            self.edge_offsets,
+            g.state,
+            views=lambda name: self._views(memory, name),
+            per_vertex=_PerVertex(self.group, memory),
+            cache=self.cache,
+        )
+        try:
+            g.codelet.compute_batch(batch)  # type: ignore[misc]
+        except Exception as exc:
+            raise ExecutionError(
+                f"codelet {g.codelet.type_name} failed in compute set "
+                f"{g.compute_set.name!r} ({g.count} vertices): {exc}"
+            ) from exc
+        for name, values in data.items():
+            if g.fields[name].spec.direction.writes:
+                acc = self.access[name]
+                if isinstance(acc, RunsAccess):  # the addresses the gather used
+                    acc.store_back(memory, values, data.addresses.get(name))
+                else:
+                    acc.store_back(memory, values)
+
+    def _views(self, memory: Memory, name: str) -> list[tuple[int, int, int, int]] | None:
+        if name not in self.grids:
+            col = self.group.fields[name].column
+            self.grids[name] = None if col.edges_of_vertex is not None else edge_grids(col)
+        return self.grids[name]
+
+
+class _PerVertex:
+    """One vertex's elements of a field, read or written through its own runs (or
+    addresses): per-element addresses exist for that vertex only, while used."""
+
+    def __init__(self, group: CodeletGroup, memory: Memory) -> None:
+        self.group = group
+        self.memory = memory
+
+    def _addresses(self, name: str, i: int) -> np.ndarray:
+        col = self.group.fields[name].column
+        if col.edges_of_vertex is not None:
+            e0, e1 = int(col.edges_of_vertex[i]), int(col.edges_of_vertex[i + 1])
+        else:
+            e0, e1 = i, i + 1
+        if col.runs is None:
+            return col.addr[col.offsets[e0] : col.offsets[e1]]
+        r0, r1 = int(col.run_offsets[e0]), int(col.run_offsets[e1])
+        return expand(col.runs.start[r0:r1], col.runs.length[r0:r1])
+
+    def edge_runs(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        col = self.group.fields[name].column
+        if col.runs is None or col.edges_of_vertex is not None:
+            return None
+        return col.runs.start, col.runs.length, col.run_offsets
+
+    def addresses(self, name: str) -> np.ndarray:
+        return self.group.fields[name].column.addr
+
+    def pool(self, name: str) -> np.ndarray:
+        return self.memory[self.group.fields[name].type]
+
+    def grid_view(self, name: str, grid: tuple[int, int, int, int]) -> np.ndarray:
+        return strided_rows(self.memory[self.group.fields[name].type], *grid)
+
+    def read(self, name: str, i: int) -> np.ndarray:
+        return self.memory[self.group.fields[name].type][self._addresses(name, i)]
+
+    def write(self, name: str, i: int, values: np.ndarray) -> None:
+        self.memory[self.group.fields[name].type][self._addresses(name, i)] = values
+
+
+class _FieldData(dict):
+    """Field data of one batch call, read from memory on first use."""
+
+    def __init__(self, runner: _BatchRunner, memory: Memory) -> None:
+        super().__init__()
+        self._runner = runner
+        self._memory = memory
+        self.addresses: dict[str, np.ndarray | None] = {}
+
+    def __missing__(self, name: str) -> np.ndarray:
+        f = self._runner.group.fields[name]
+        acc = self._runner.access[name]
+        if f.spec.direction.writes and isinstance(acc, RunsAccess):
+            # an output gathered from runs is scattered back to the same addresses
+            addresses = self.addresses[name] = acc.gather_addresses()
+            values = acc.writable(self._memory, addresses)
+        elif f.spec.direction.writes:
+            values = acc.writable(self._memory)
+        else:
+            values = acc.read(self._memory)
+        self[name] = values
+        return values
+
+    def output(self, name: str) -> np.ndarray:
+        """An output every element of which the codelet writes: memory itself when the
+        field is a view, else an empty buffer stored back to the field's addresses."""
+        if name in self:
+            return self[name]
+        acc = self._runner.access[name]
+        if isinstance(acc, RunsAccess) and not acc.is_view and acc.rows is None:
+            self.addresses[name] = acc.gather_addresses()
+        elif not isinstance(acc, Access) or acc.is_view or acc.index is None:
+            return self[name]  # a view of memory (or strided rows): written in place
+        values = np.empty(acc.size, dtype=self._memory[acc.type].dtype)
+        self[name] = values
+        return values
+
+
+def edge_grids(col: EdgeColumn) -> list[tuple[int, int, int, int]] | None:
+    """Per edge, (first address, rows, row length, row stride) when every edge of the
+    column is equally long, equally spaced runs (a block of a matrix); else None."""
+    if col.runs is None:
+        return None
+    start, length, ro = col.runs.start, col.runs.length, col.run_offsets
+    n_edges = len(ro) - 1
+    counts = np.diff(ro)
+    if n_edges == 0 or (counts == 0).any():
+        return None
+    first = ro[:-1]
+    n = length[first]
+    second = np.minimum(first + 1, ro[1:] - 1)
+    stride = np.where(counts > 1, start[second] - start[first], n)
+    edge = np.repeat(np.arange(n_edges), counts)
+    k = np.arange(start.size) - np.repeat(first, counts)
+    ok = (length == n[edge]) & (start == start[first][edge] + k * stride[edge])
+    if not ok.all() or (stride < n).any():
+        return None
+    return list(
+        zip(start[first].tolist(), counts.tolist(), n.tolist(), stride.tolist(), strict=True)
+    )
+
+
+class _VertexRunner:
+    """Calls ``compute`` once per vertex with its fields bound as numpy arrays."""
+
+    def __init__(self, group: CodeletGroup) -> None:
+        self.group = group
+        # per-vertex codelets bind addresses: made from runs once, here
+        self._addr = {name: f.column.addr for name, f in group.fields.items()}
+        self.vertices = [self._bind(i) for i in range(group.count)]
+        del self._addr
+
+    def _bind(self, i: int) -> list[tuple[str, Field, list[Access] | Access]]:
+        bound = []
+        for name, f in self.group.fields.items():
+            col = f.column
+            addr = self._addr[name]
+            if f.spec.vector_of_edges:
+                e0, e1 = int(col.edges_of_vertex[i]), int(col.edges_of_vertex[i + 1])
+                bound.append(
+                    (
+                        name,
+                        f.spec,
+                        [
+                            Access(f.type, addr[col.offsets[e] : col.offsets[e + 1]])
+                            for e in range(e0, e1)
+                        ],
+                    )
+                )
+            else:
+                acc = Access(f.type, addr[col.offsets[i] : col.offsets[i + 1]])
+                bound.append((name, f.spec, acc))
+        return bound
+
+    def __call__(self, memory: Memory) -> None:
+        g = self.group
+        cls = g.codelet
+        attrs = cls.attributes
+        for i, bound in enumerate(self.vertices):
+            vertex = cls.__new__(cls)
+            given: dict[str, object] = {}
+            for name, spec, acc in bound:
+                value = _bind_value(memory, spec, acc)
+                given[name] = value
+                vertex.__dict__[attrs[name]] = value
+            for name, values in g.state.items():
+                vertex.__dict__[attrs[name]] = values[i]
+            try:
+                ok = vertex.compute()
+            except Exception as exc:
+                raise ExecutionError(
+                    f"{self._describe(i)} raised {type(exc).__name__}: {exc}"
+                ) from exc
+            if ok is False:
+                raise ExecutionError(f"{self._describe(i)} returned False from compute()")
+            for name, spec, acc in bound:
+                if spec.direction.writes:
+                    self._store(
+                        memory, i, name, spec, acc, given[name], vertex.__dict__[attrs[name]]
+                    )
+
+    def _describe(self, i: int) -> str:
+        g = self.group
+        return (
+            f"vertex {int(g.first_ids[i])} ({g.codelet.type_name}) on tile {int(g.tiles[i])} "
+            f"in compute set {g.compute_set.name!r}"
+        )
+
+    def _store(self, memory, i, name, spec, acc, given, result) -> None:  # noqa: ANN001
+        if spec.vector_of_edges:
+            for e, (edge_acc, edge_value) in enumerate(zip(acc, result, strict=True)):
+                self._store_one(memory, i, f"{name}[{e}]", edge_acc, given[e], edge_value)
+        else:
+            self._store_one(memory, i, name, acc, given, result)
+
+    def _store_one(self, memory, i, name, acc, given, result) -> None:  # noqa: ANN001
+        if result is given and isinstance(given, np.ndarray):
+            acc.store_back(memory, given)
+            return
+        values = np.asarray(result)
+        if values.size != acc.size:
+            raise ExecutionError(
+                f"{self._describe(i)}: output {name!r} got {values.size} values for a field "
+                f"of {acc.size} elements"
+            )
+        acc.store(memory, values.reshape(-1))
+
+
+def _bind_value(memory: Memory, spec: Field, acc: list[Access] | Access) -> object:
+    if isinstance(acc, list):
+        return [a.writable(memory) if spec.direction.writes else a.read(memory) for a in acc]
+    if spec.scalar:
+        return acc.read(memory)[0]
+    return acc.writable(memory) if spec.direction.writes else acc.read(memory)
