@@ -149,3 +149,20 @@ def tutorial4_oom_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "Out of memory on tile" in result.stderr, result.stderr
     assert (directory / "oom" / "profile.pop").is_file()
     return directory / "oom"
+
+
+@pytest.fixture(scope="session")
+def pipelined_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pipelined example's report: 4 IPUs, a forward and a backward stage on each, 8
+    micro-batches (tests/operations_reports.py)."""
+    from tests.operations_reports import pipelined_report
+
+    return pipelined_report(tmp_path_factory.mktemp("reports_pipelined"))
+
+
+@pytest.fixture(scope="session")
+def resnet_onnx_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of two ResNet blocks written as ONNX in tests/operations_reports.py."""
+    from tests.operations_reports import resnet_onnx_report
+
+    return resnet_onnx_report(tmp_path_factory.mktemp("reports_resnet_onnx"))
