@@ -106,7 +106,8 @@ names = ("start_ns", "end_ns", "depth", "thread", "channel", "label", "kind")
 columns = sum(getattr(trace, n).nbytes for n in names)
 del stages["start"], seconds["start"]
 opening = max(peak for name, peak in stages.items() if name != "redraw")
-print(json.dumps({"events": len(trace), "read_s": read_s, "total_s": total_s,
+print(json.dumps({"events": len(trace), "flows": len(trace.flows), "read_s": read_s,
+                  "total_s": total_s,
                   "painted": painted, "columns": columns, "redraw_s": redraw_s,
                   "stages": stages, "seconds": seconds, "peak_added": opening}))
 """.replace("STEPS", str(STEPS))
@@ -137,6 +138,36 @@ def write_trace(path: Path, n_events: int) -> int:
     return path.stat().st_size
 
 
+def write_kineto_trace(path: Path, launches: int) -> int:
+    """A PyTorch-profiler-like trace: per launch an aten op holding a cudaLaunchKernel on
+    the CPU thread and its kernel on a GPU stream, bound by an ``ac2g`` flow whose end
+    (``f``, ``"bp": "e"``) is written before its start (``s``), as Kineto writes them;
+    the file's size in bytes."""
+    with path.open("w") as f:
+        f.write('{"traceEvents":[\n')
+        block = 20_000
+        for first in range(0, launches, block):
+            lines = []
+            for i in range(first, min(first + block, launches)):
+                t = i * 50
+                lines += [
+                    f'{{"ph":"X","cat":"cpu_op","name":"aten::op_{i % LABELS}","pid":1,'
+                    f'"tid":1,"ts":{t},"dur":30}}',
+                    f'{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,'
+                    f'"tid":1,"ts":{t + 5},"dur":10}}',
+                    f'{{"ph":"X","cat":"kernel","name":"kernel_{i % 50}","pid":0,"tid":7,'
+                    f'"ts":{t + 20},"dur":25}}',
+                    f'{{"ph":"f","id":{i},"pid":0,"tid":7,"ts":{t + 20},"cat":"ac2g",'
+                    f'"name":"ac2g","bp":"e"}}',
+                    f'{{"ph":"s","id":{i},"pid":1,"tid":1,"ts":{t + 5},"cat":"ac2g",'
+                    f'"name":"ac2g"}}',
+                ]
+            f.write(",\n".join(lines))
+            f.write(",\n" if first + block < launches else "\n")
+        f.write("]}\n")
+    return path.stat().st_size
+
+
 def open_in_child(path: Path, fast: bool, paint: bool) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(path), "1" if fast else "0", "1" if paint else "0"],
@@ -154,8 +185,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--compare", type=int, default=300_000)
+    parser.add_argument("--launches", type=int, default=200_000, help="Kineto-like flows")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
+        kineto = Path(tmp) / "kineto.json"
+        write_kineto_trace(kineto, args.launches)
+        got = open_in_child(kineto, True, False)
+        print(
+            f"Kineto-like trace, {args.launches:,} launches ({got['events']:,} events): read "
+            f"in {got['read_s']:.2f} s, {got['flows']:,} of {args.launches:,} flows matched"
+        )
         small = Path(tmp) / "small.json"
         write_trace(small, args.compare)
         fast = open_in_child(small, True, False)

@@ -152,6 +152,23 @@ def tutorial4_oom_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory / "oom"
 
 
+@pytest.fixture(scope="session")
+def pipelined_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pipelined example's report: 4 IPUs, a forward and a backward stage on each, 8
+    micro-batches (tests/operations_reports.py)."""
+    from tests.operations_reports import pipelined_report
+
+    return pipelined_report(tmp_path_factory.mktemp("reports_pipelined"))
+
+
+@pytest.fixture(scope="session")
+def resnet_onnx_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of two ResNet blocks written as ONNX in tests/operations_reports.py."""
+    from tests.operations_reports import resnet_onnx_report
+
+    return resnet_onnx_report(tmp_path_factory.mktemp("reports_resnet_onnx"))
+
+
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory: pytest.TempPathFactory):
     """The system's sshd on 127.0.0.1 with throw-away keys (tests/ssh_server.py), one per

@@ -36,7 +36,11 @@ from profiler_core.remote import RemoteReport
 if TYPE_CHECKING:
     from popvision_py.app.window_parts import WindowParts
 
-TRACE_FILTER = "Traces (*.pvti *.json);;PVTI traces (*.pvti);;Chrome trace JSON (*.json)"
+#: what the dialog lists first; any file may be picked (All files): a trace is told by content
+TRACE_FILTER = (
+    "Traces (*.pvti *.json *.gz);;PVTI traces (*.pvti);;Chrome trace JSON (*.json *.json.gz);;"
+    "All files (*)"
+)
 
 
 class TraceLoader(BackgroundLoader):
@@ -74,7 +78,8 @@ class TraceOpening(QObject):
 
     @staticmethod
     def claims(paths: list[str | Path]) -> bool:
-        """Whether ``paths`` are traces (.pvti, .json, folders of .pvti) for this side."""
+        """Whether ``paths`` are traces for this side (.pvti files, folders of them, Chrome
+        JSON plain or gzip: by content, ``is_trace_path``)."""
         return bool(paths) and all(is_trace_path(p) for p in paths)
 
     def open(self, paths: list[str | Path], *, for_report: bool = False) -> None:
@@ -204,10 +209,10 @@ class TraceOpening(QObject):
             for path in [self._remote_url] if self._remote_url else opened.paths:
                 w.settings.add_recent(path)
         incomplete = opened.incomplete_text()
-        w.statusBar().showMessage(
-            opened.banner_text() or f"Opened trace {opened.name} in {opened.seconds_to_load:.2f} s."
-        )
-        if incomplete and not self._for_report:
+        w.statusBar().showMessage(opened.status_text())
+        # A recorded .pvti cut short is worth a box; what another tool's trace could not
+        # show is the banner's to say (a box over every PyTorch trace said it twice).
+        if incomplete and not self._for_report and not opened.third_party:
             w.message_box = show_message(w, "The trace is incomplete", incomplete)
 
     def _on_failed(self, path: str, message: str) -> None:

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from profiler_core.analysis.debug_groups import GROUPINGS
+from profiler_core.analysis.operation_index import OPERATION_GROUPINGS
 from profiler_core.cli import report_commands as commands
 from profiler_core.cli.compare_command import compare
 from profiler_core.cli.insights_command import insights_command
@@ -68,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("program-tree", "the program tree with steps, executions and cycles")
     p.add_argument("--run", type=int, help="cycles of this run only (default: every run)")
     p = command("operations", "cycles, vertices, code, memory and FLOPs per operation")
-    p.add_argument("--group-by", choices=GROUPINGS, default="op")
+    p.add_argument("--group-by", choices=OPERATION_GROUPINGS, default="op")
     p.add_argument("--run", type=int, help="cycles of this run only (default: every run)")
     p = command("execution", "runs, cycles by step kind and IPU, or the balance of a step")
     p.add_argument("--run", type=int, default=0, help="the run to break down (default 0)")
@@ -87,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("trace", help=TRACE_HELP, description=TRACE_HELP)
     p.add_argument(
         "TRACE",
-        help="a .pvti file, a folder of them, or Chrome trace JSON (or ssh://user@host/path)",
+        help="a .pvti file, a folder of them, or Chrome trace JSON (plain or gzip), or "
+        "ssh://user@host/path of one",
     )
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_const", const="json", dest="form")

@@ -18,7 +18,7 @@ from profiler_core.remote.folder import Cancel, Progress, RemoteFolder
 from profiler_core.remote.location import RemoteLocation, is_remote, parse_location
 from profiler_core.report.open import DEBUG_FILE, PROFILE_FILE, Report, open_report
 
-TRACE_SUFFIXES = (".pvti", ".json")
+TRACE_SUFFIXES = (".pvti", ".json", ".gz")  # .json.gz: Chrome JSON, gzipped
 
 
 class RemoteReport(Report):
