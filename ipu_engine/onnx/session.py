@@ -43,7 +43,11 @@ class _Program:
 
 class InferenceSession:
     """``InferenceSession(model, ipus=1, replication_factor=1, batches_per_step=1,
-    options=None)``; ``run(output_names_or_None, {input_name: array}) -> [array, ...]``.
+    options=None, base_dir=None)``; ``run(output_names_or_None, {input_name: array}) ->
+    [array, ...]``.
+
+    ``base_dir``: the folder of the weights a model given as bytes or a ModelProto keeps
+    outside it (``model.onnx.data``); a model given as a path finds them beside its file.
 
     ``options``: ``engine_options`` (Poplar's, e.g. autoReport), ``ipu_version``,
     ``tiles_per_ipu``, ``name`` (the report folder), ``dtype`` ("float32"),
@@ -62,8 +66,9 @@ class InferenceSession:
         replication_factor: int = 1,
         batches_per_step: int = 1,
         options: Mapping[str, Any] | None = None,
+        base_dir: str | os.PathLike | None = None,
     ) -> None:
-        self.model: OnnxModel = load_model(model)
+        self.model: OnnxModel = load_model(model, base_dir)
         check_supported(self.model)
         opts = dict(options or {})
         dtype = str(opts.pop("dtype", "float32"))

@@ -92,7 +92,10 @@ def find_lowering(ctx: NodeContext) -> Registered:
     """The lowering for ``ctx``'s op at the model's opset, or an error listing what is."""
     registered = REGISTRY.get(ctx.op_type)
     if ctx.node.domain not in ("", "ai.onnx"):
-        raise ctx.error(f"operators of domain {ctx.node.domain!r} are not supported")
+        raise ctx.error(
+            f"operators of domain {ctx.node.domain!r} are not supported (only the default "
+            "ONNX domain's; a model may import other domains its nodes do not use)"
+        )
     if registered is None:
         raise ctx.error(
             f"operator {ctx.op_type} is not supported; supported operators: "
