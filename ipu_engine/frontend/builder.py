@@ -228,6 +228,19 @@ class GraphBuilder:
         data, indices = self.args(node, ipu)
         return popops.gather(self.graph, data, indices, node.attrs["axis"], self.prog, node.name)
 
+    def _op_scatter_nd(self, node: Node, ipu: int) -> Tensor:
+        data, indices, updates = self.args(node, ipu)
+        return popops.scatter_nd(
+            self.graph, data, indices, updates, self.prog, node.name, node.attrs["reduction"]
+        )
+
+    def _op_scatter_elements(self, node: Node, ipu: int) -> Tensor:
+        data, indices, updates = self.args(node, ipu)
+        a = node.attrs
+        return popops.scatter_elements(
+            self.graph, data, indices, updates, a["axis"], self.prog, node.name, a["reduction"]
+        )
+
     def _op_lrn(self, node: Node, ipu: int) -> Tensor:
         (x,) = self.args(node, ipu)
         a = node.attrs

@@ -19,6 +19,7 @@ from ipu_engine.popops.elementwise import (
 from ipu_engine.popops.gather import gather
 from ipu_engine.popops.map import map, map_in_place
 from ipu_engine.popops.reduce import reduce
+from ipu_engine.popops.scatter import scatter_elements, scatter_nd
 from ipu_engine.popops.select import select
 
 
@@ -127,6 +128,8 @@ __all__ = [
     "round",
     "rsqrt",
     "scaled_add_to",
+    "scatter_elements",
+    "scatter_nd",
     "select",
     "sigmoid",
     "signum",

@@ -16,7 +16,14 @@ from ipu_engine.common.errors import OnnxError, OptionError
 from ipu_engine.frontend.available_memory import apply_proportion_since
 from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
 from ipu_engine.frontend.traced import TracedTensor
-from ipu_engine.onnx.lowering import conv, elementwise, linalg, nn, shape  # noqa: F401
+from ipu_engine.onnx.lowering import (  # noqa: F401 - each registers its lowerings
+    conv,
+    elementwise,
+    linalg,
+    nn,
+    scatter,
+    shape,
+)
 from ipu_engine.onnx.lowering.common import float_type, traced
 from ipu_engine.onnx.lowering.registry import find_lowering, node_context
 from ipu_engine.onnx.model import OnnxModel
