@@ -241,6 +241,13 @@ class GraphBuilder:
             self.graph, data, indices, updates, a["axis"], self.prog, node.name, a["reduction"]
         )
 
+    def _op_resample(self, node: Node, ipu: int) -> Tensor:
+        (x,) = self.args(node, ipu)
+        a = node.attrs
+        return popops.resample(
+            self.graph, x, a["axis"], a["rows"], a["weights"], self.prog, node.name, a["fill"]
+        )
+
     def _op_lrn(self, node: Node, ipu: int) -> Tensor:
         (x,) = self.args(node, ipu)
         a = node.attrs

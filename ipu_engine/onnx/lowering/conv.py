@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.frontend.array_ops import broadcast_to
 from ipu_engine.frontend.cnn_ops import conv2d, global_avg_pool, lrn, pool2d
 from ipu_engine.onnx.lowering.common import traced
 from ipu_engine.onnx.lowering.registry import NodeContext, lowering
@@ -139,57 +138,3 @@ def local_response_norm(ctx: NodeContext, x: Any) -> Any:
         beta=float(ctx.attr("beta", 0.75)), bias=float(ctx.attr("bias", 1.0)),
     )  # fmt: skip
     return _as_nchw(y, 2).reshape(shape)
-
-
-@lowering("Resize", "Upsample", since=7, host_weights=True)
-def resize(ctx: NodeContext, x: Any, *args: Any) -> Any:
-    """Nearest-neighbour upsampling by whole factors: each element repeated, as a broadcast
-    view (no copy). Other modes and fractional scales are refused."""
-    scales, sizes = _resize_factors(ctx, x, args)
-    mode = ctx.attr("mode", "nearest")
-    if mode != "nearest":
-        raise ctx.unsupported("mode", mode)
-    ctm = ctx.attr("coordinate_transformation_mode", "half_pixel")
-    nearest = ctx.attr("nearest_mode", "round_prefer_floor")
-    if ctx.op_type == "Upsample" or ctx.opset < 11:
-        ctm, nearest = "asymmetric", "floor"
-    factors = []
-    for d, (size, s, n) in enumerate(zip(x.shape, scales, sizes, strict=True)):
-        f = n // size if n is not None else s
-        if f is None or f < 1 or f != int(f) or (n is not None and n != size * int(f)):
-            raise ctx.error(f"axis {d}: only whole upsampling factors are supported")
-        factors.append(int(f))
-    repeats = any(f > 1 for f in factors)
-    whole = (
-        ctm in ("half_pixel", "pytorch_half_pixel") and nearest.startswith("round_prefer")
-    ) or (ctm == "asymmetric" and nearest == "floor")
-    if repeats and not whole:
-        raise ctx.error(
-            f"coordinate_transformation_mode={ctm!r} with nearest_mode={nearest!r} is not "
-            "supported (half_pixel with round_prefer_*, or asymmetric with floor)"
-        )
-    grown = x.reshape([v for d in x.shape for v in (d, 1)])
-    target = [v for d, f in zip(x.shape, factors, strict=True) for v in (d, f)]
-    out = broadcast_to(grown, target).reshape(
-        [d * f for d, f in zip(x.shape, factors, strict=True)]
-    )
-    return out if traced(out) else np.array(out)
-
-
-def _resize_factors(ctx: NodeContext, x: Any, args: tuple) -> tuple[list, list]:
-    """(scale or None, size or None) per axis from Upsample's or Resize's inputs."""
-    rank = len(x.shape)
-    if ctx.op_type == "Upsample":
-        scales = ctx.attr("scales") if ctx.opset < 9 else (args[0] if args else None)
-        if traced(scales):
-            raise ctx.error("its scales must be known before the model runs")
-        values = [float(v) for v in np.asarray(scales).reshape(-1)]
-        return values, [None] * rank
-    index = 0 if ctx.opset < 11 else 1  # opset 11+: roi, scales, sizes
-    scales = args[index] if len(args) > index else None
-    sizes = args[index + 1] if len(args) > index + 1 else None
-    if traced(scales, sizes):
-        raise ctx.error("its scales and sizes must be known before the model runs")
-    if sizes is not None and np.asarray(sizes).size:
-        return [None] * rank, [int(v) for v in np.asarray(sizes).reshape(-1)]
-    return [float(v) for v in np.asarray(scales).reshape(-1)], [None] * rank

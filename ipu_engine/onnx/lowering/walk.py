@@ -21,11 +21,12 @@ from ipu_engine.onnx.lowering import (  # noqa: F401 - each registers its loweri
     elementwise,
     linalg,
     nn,
+    resize,
     scatter,
     shape,
 )
 from ipu_engine.onnx.lowering.common import float_type, traced
-from ipu_engine.onnx.lowering.registry import find_lowering, node_context
+from ipu_engine.onnx.lowering.registry import REGISTRY, find_lowering, node_context
 from ipu_engine.onnx.model import OnnxModel
 from ipu_engine.onnx.node_origin import node_origin
 from ipu_engine.poplar.debug import FrameworkScope, name_scope, source_location
@@ -39,6 +40,20 @@ def check_supported(model: OnnxModel) -> None:
     """Every node has a lowering at the model's opset: refused before anything is built."""
     for index, node in enumerate(model.graph.node):
         find_lowering(node_context(node, index, model.opset, model.source, model.value_types))
+
+
+def host_fed_inputs(model: OnnxModel) -> dict[str, str]:
+    """The model inputs a node reads where its lowering needs a value known when the model
+    compiles (Resize's scales and sizes fed as inputs, as ONNX's node tests feed them),
+    each with the first such node's name: they become part of the program's signature."""
+    found: dict[str, str] = {}
+    inputs = {spec.name for spec in model.inputs}
+    for index, node in enumerate(model.graph.node):
+        registered = REGISTRY.get(node.op_type)
+        for position in registered.host_inputs if registered else ():
+            if position < len(node.input) and node.input[position] in inputs:
+                found.setdefault(node.input[position], node.name or f"{node.op_type}_{index}")
+    return found
 
 
 def node_scope(node: onnx.NodeProto, index: int) -> str:
