@@ -265,6 +265,15 @@ class GraphBuilder:
             bias=bias[0] if bias else None,
         )  # fmt: skip
 
+    def _op_conv_transpose(self, node: Node, ipu: int) -> Tensor:
+        x, w, *bias = self.args(node, ipu)
+        a = node.attrs
+        return poplin.conv_transpose(
+            self.graph, x, w, self.prog, node.name, a["stride"], a["padding"],
+            poplin_options(node), output_padding=a["output_padding"], groups=a["groups"],
+            dilation=a["dilation"], bias=bias[0] if bias else None,
+        )  # fmt: skip
+
     def _op_pool(self, node: Node, ipu: int) -> Tensor:
         (x,) = self.args(node, ipu)
         a = node.attrs

@@ -20,16 +20,19 @@ def resample(x: Any, axis: int, rows: np.ndarray, weights: np.ndarray, fill: Any
     axis %= max(len(shape), 1)
     fill = np.zeros(rows.shape[0]) if fill is None else np.asarray(fill, dtype=np.float64)
     if rows.ndim != 2 or weights.shape != rows.shape or fill.shape != rows.shape[:1]:
-        raise ShapeError(f"{user_line()}: resample rows {rows.shape}, weights {weights.shape} "
-                         f"and fill {fill.shape} do not fit together")  # fmt: skip
+        raise ShapeError(
+            f"{user_line()}: resample rows {rows.shape}, weights {weights.shape} "
+            f"and fill {fill.shape} do not fit together"
+        )
     if not isinstance(x, TracedTensor):
         array = np.asarray(x)
         picked = np.take(array.astype(np.float64), rows, axis=axis)  # [..., J, taps, ...]
         expand = (1,) * axis + rows.shape + (1,) * (array.ndim - axis - 1)
         out = (picked * weights.reshape(expand)).sum(axis=axis + 1)
         out += fill.reshape((1,) * axis + (-1,) + (1,) * (array.ndim - axis - 1))
-        return out.astype(array.dtype) if array.dtype.kind == "f" else np.rint(out).astype(
-            array.dtype)  # fmt: skip
+        return (
+            out.astype(array.dtype) if array.dtype.kind == "f" else np.rint(out).astype(array.dtype)
+        )
     out_shape = (*shape[:axis], rows.shape[0], *shape[axis + 1 :])
     attrs = {"axis": axis, "rows": rows, "weights": weights, "fill": fill}
     return x._new("resample", (x.node,), out_shape, x.dtype, attrs)

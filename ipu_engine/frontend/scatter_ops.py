@@ -14,8 +14,7 @@ from ipu_engine.common.errors import ShapeError, TypeMismatchError
 from ipu_engine.frontend.traced import TracedTensor, active_trace, as_node, user_line
 
 #: reduction -> the numpy ufunc combining repeated updates in index order (None: replace)
-REDUCTIONS = {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum,
-              "min": np.minimum}  # fmt: skip
+REDUCTIONS = {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
 def _check_reduction(reduction: str) -> None:
@@ -50,8 +49,10 @@ def scatter_nd(data: Any, indices: Any, updates: Any, reduction: str = "none") -
     """``data`` with ``data[tuple(indices[i])]`` replaced by (or combined with) ``updates[i]``."""
     _check_reduction(reduction)
     traced = any(isinstance(v, TracedTensor) for v in (data, indices, updates))
-    shapes = [tuple(np.shape(v)) if not isinstance(v, TracedTensor) else v.shape
-              for v in (data, indices, updates)]  # fmt: skip
+    shapes = [
+        tuple(np.shape(v)) if not isinstance(v, TracedTensor) else v.shape
+        for v in (data, indices, updates)
+    ]
     dshape, ishape, ushape = shapes
     depth = ishape[-1] if ishape else -1
     if not 0 <= depth <= len(dshape) or ushape != (*ishape[:-1], *dshape[depth:]):
@@ -98,8 +99,7 @@ def scatter_elements(
         key[axis] = _host_places(indices, dshape[axis])
         values = np.asarray(updates).astype(out.dtype)
         return _apply(out, tuple(k.reshape(-1) for k in key), values.reshape(-1), reduction)
-    return _node("scatter_elements", data, indices, updates, {"axis": axis,
-                 "reduction": reduction})  # fmt: skip
+    return _node("scatter_elements", data, indices, updates, {"axis": axis, "reduction": reduction})
 
 
 def _node(op: str, data: Any, indices: Any, updates: Any, attrs: dict) -> TracedTensor:

@@ -31,19 +31,29 @@ from ipu_engine.poputil.splits import split_counts
 API = "popops::resample"
 
 
-def _plan(spans: np.ndarray, out_rows: int, columns: int, taps: int, elem: int, tiles: int,
-          bytes_per_tile: int) -> tuple[int, int]:  # fmt: skip
+def _plan(
+    spans: np.ndarray,
+    out_rows: int,
+    columns: int,
+    taps: int,
+    elem: int,
+    tiles: int,
+    bytes_per_tile: int,
+) -> tuple[int, int]:
     """Rows and columns per block: fewest estimated cycles (the taps' multiply-adds and the
     input rows received) with each vertex's operands in 60% of a tile."""
-    sr, sc = (g.reshape(-1) for g in np.meshgrid(split_counts(out_rows, tiles),
-                                                 split_counts(columns, tiles)))  # fmt: skip
+    sr, sc = (
+        g.reshape(-1)
+        for g in np.meshgrid(split_counts(out_rows, tiles), split_counts(columns, tiles))
+    )
     ok = sr * sc <= tiles
     sr, sc = sr[ok], sc[ok]
     br, bc = -(-out_rows // sr), -(-columns // sc)
     # input rows a block of br output rows spans, at most (the widest such window)
     cum = np.concatenate(([0], np.cumsum(spans)))
-    widest = np.array([int((cum[b:] - cum[:-b]).max()) if b <= out_rows else int(cum[-1])
-                       for b in br.tolist()])  # fmt: skip
+    widest = np.array(
+        [int((cum[b:] - cum[:-b]).max()) if b <= out_rows else int(cum[-1]) for b in br.tolist()]
+    )
     read = np.minimum(widest, int(spans.sum())) * bc
     cycles = br * bc * (taps + 1) * 0.5 + read * elem / C.EXCHANGE_BYTES_PER_CYCLE
     memory = (read + br * bc + br * (2 * taps + 1)) * elem
@@ -76,22 +86,37 @@ def resample(
     coeffs = np.asarray(weights, dtype=np.float64)
     size = t.shape[axis]
     if taps.ndim != 2 or coeffs.shape != taps.shape or taps.shape[1] < 1:
-        raise ShapeError(f"{API}: rows and weights must be one [J, taps] shape, got "
-                         f"{taps.shape} and {coeffs.shape}")  # fmt: skip
+        raise ShapeError(
+            f"{API}: rows and weights must be one [J, taps] shape, got "
+            f"{taps.shape} and {coeffs.shape}"
+        )
     if taps.size and (taps.min() < 0 or taps.max() >= size):
         raise ShapeError(f"{API}: rows must lie in 0..{size - 1} of {t.name!r} {t.shape}")
     out_rows, count = taps.shape
     fills = np.zeros(out_rows) if fill is None else np.broadcast_to(np.asarray(fill), out_rows)
     kind = t.type.numpy_dtype.kind
     if kind not in "fiu" or (kind != "f" and np.any(coeffs != np.round(coeffs))):
-        raise TypeMismatchError(f"{API}: {t.name!r} is {t.type!r}: integer rows take whole "
-                                "weights only (nearest)")  # fmt: skip
+        raise TypeMismatchError(
+            f"{API}: {t.name!r} is {t.type!r}: integer rows take whole weights only (nearest)"
+        )
     columns = int(np.prod([d for i, d in enumerate(t.shape) if i != axis], dtype=np.int64))
     spans = taps.max(axis=1) + 1 - taps.min(axis=1)
-    block_rows, block_cols = _plan(spans, out_rows, max(columns, 1), count, t.type.size,
-                                   len(graph.tile_range), graph.target.bytes_per_tile)  # fmt: skip
-    args = {"in": list(t.shape), "axis": axis, "outRows": out_rows, "taps": count,
-            "plan": [-(-out_rows // block_rows), -(-max(columns, 1) // block_cols)]}  # fmt: skip
+    block_rows, block_cols = _plan(
+        spans,
+        out_rows,
+        max(columns, 1),
+        count,
+        t.type.size,
+        len(graph.tile_range),
+        graph.target.bytes_per_tile,
+    )
+    args = {
+        "in": list(t.shape),
+        "axis": axis,
+        "outRows": out_rows,
+        "taps": count,
+        "plan": [-(-out_rows // block_rows), -(-max(columns, 1) // block_cols)],
+    }
     order = [axis, *(i for i in range(t.rank) if i != axis)]
     shape = [out_rows, *(d for i, d in enumerate(t.shape) if i != axis)]
     with op_context(graph, API, debug_prefix, args) as debug_id:
@@ -99,21 +124,38 @@ def resample(
         if out_rows and columns:
             source = t.dim_shuffle(order).reshape([size, columns])
             table = (taps, coeffs, fills)
-            _build(graph, source, out.reshape([out_rows, columns]), table,
-                   (block_rows, block_cols), prog, debug_id)  # fmt: skip
+            _build(
+                graph,
+                source,
+                out.reshape([out_rows, columns]),
+                table,
+                (block_rows, block_cols),
+                prog,
+                debug_id,
+            )
         else:
             graph.set_tile_mapping(out, graph.tile_range.start)
         return out.dim_shuffle(list(np.argsort(order)))
 
 
-def _build(graph: Graph, source: Tensor, out: Tensor, table: tuple, block: tuple[int, int],
-           prog: SequenceProgram, debug_id: int) -> None:  # fmt: skip
+def _build(
+    graph: Graph,
+    source: Tensor,
+    out: Tensor,
+    table: tuple,
+    block: tuple[int, int],
+    prog: SequenceProgram,
+    debug_id: int,
+) -> None:
     taps, coeffs, fills = table
     out_rows, columns = out.shape
     count = taps.shape[1]
-    r0, c0 = (g.reshape(-1) for g in np.meshgrid(np.arange(0, out_rows, block[0]),
-                                                 np.arange(0, columns, block[1]),
-                                                 indexing="ij"))  # fmt: skip
+    r0, c0 = (
+        g.reshape(-1)
+        for g in np.meshgrid(
+            np.arange(0, out_rows, block[0]), np.arange(0, columns, block[1]), indexing="ij"
+        )
+    )
     r1, c1 = np.minimum(r0 + block[0], out_rows), np.minimum(c0 + block[1], columns)
     starts = np.arange(0, out_rows, block[0])
     low = np.minimum.reduceat(taps.min(axis=1), starts)  # each row block's input rows

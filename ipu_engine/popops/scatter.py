@@ -30,9 +30,13 @@ from ipu_engine.poplar.vertices import EdgeColumn
 from ipu_engine.poputil.library_op import add_program, check_tensors, op_context
 from ipu_engine.poputil.splits import split_counts
 
-API = {"none": "popops::multiUpdate", "add": "popops::multiUpdateAdd",
-       "mul": "popops::multiUpdateMul", "max": "popops::multiUpdateMax",
-       "min": "popops::multiUpdateMin"}  # fmt: skip
+API = {
+    "none": "popops::multiUpdate",
+    "add": "popops::multiUpdateAdd",
+    "mul": "popops::multiUpdateMul",
+    "max": "popops::multiUpdateMax",
+    "min": "popops::multiUpdateMin",
+}
 
 
 @dataclass(frozen=True)
@@ -42,9 +46,15 @@ class ScatterPlan:
 
 
 def plan_scatter(
-    rows: int, columns: int, tuples: int, depth: int, elem_size: int, num_tiles: int,
-    bytes_per_tile: int, tuples_split: bool = False,
-) -> ScatterPlan:  # fmt: skip
+    rows: int,
+    columns: int,
+    tuples: int,
+    depth: int,
+    elem_size: int,
+    num_tiles: int,
+    bytes_per_tile: int,
+    tuples_split: bool = False,
+) -> ScatterPlan:
     """Fewest estimated cycles (checking the tuples a vertex gets, copying its block,
     receiving its block, tuples and updates) with each vertex's operands in 60% of a tile.
     With ``tuples_split`` a row block gets only its own rows' tuples."""
@@ -58,9 +68,11 @@ def plan_scatter(
     seen = -(-tuples // ss) if tuples_split else np.full(ss.shape, tuples)
     vertex_bytes = (2 * bs * bc + seen * bc) * elem_size + seen * depth * 4
     cycles = (
-        C.SUPERVISOR_OVERHEAD_CYCLES + seen * (4 + 2 * depth) + bs * bc * 0.5
+        C.SUPERVISOR_OVERHEAD_CYCLES
+        + seen * (4 + 2 * depth)
+        + bs * bc * 0.5
         + ((bs * bc + seen * bc) * elem_size + seen * depth * 4) / C.EXCHANGE_BYTES_PER_CYCLE
-    )  # fmt: skip
+    )
     fits = vertex_bytes <= 0.6 * bytes_per_tile
     pool = fits if fits.any() else np.ones(fits.shape, dtype=bool)
     choice = int(np.flatnonzero(pool)[np.argmin((cycles if fits.any() else vertex_bytes)[pool])])
@@ -118,25 +130,52 @@ def scatter_nd(
     columns = int(np.prod(data.shape[depth:], dtype=np.int64))
     count = int(np.prod(indices.shape[:-1], dtype=np.int64))
     plan = plan_scatter(
-        rows, columns, count, depth, data.type.size, len(graph.tile_range),
+        rows,
+        columns,
+        count,
+        depth,
+        data.type.size,
+        len(graph.tile_range),
         graph.target.bytes_per_tile,
-    )  # fmt: skip
-    args = {"data": list(data.shape), "indices": list(indices.shape), "reduction": reduction,
-            "plan": [-(-rows // plan.rows), -(-columns // plan.columns)]}  # fmt: skip
+    )
+    args = {
+        "data": list(data.shape),
+        "indices": list(indices.shape),
+        "reduction": reduction,
+        "plan": [-(-rows // plan.rows), -(-columns // plan.columns)],
+    }
     with op_context(graph, api, debug_prefix, args) as debug_id:
         out = graph.add_variable(data.type, [rows, columns], debug_prefix or "scatter")
         if rows and columns:
-            r0, c0 = (g.reshape(-1) for g in np.meshgrid(
-                np.arange(0, rows, plan.rows), np.arange(0, columns, plan.columns),
-                indexing="ij"))  # fmt: skip
-            blocks = (r0, np.minimum(r0 + plan.rows, rows), c0,
-                      np.minimum(c0 + plan.columns, columns))  # fmt: skip
+            r0, c0 = (
+                g.reshape(-1)
+                for g in np.meshgrid(
+                    np.arange(0, rows, plan.rows),
+                    np.arange(0, columns, plan.columns),
+                    indexing="ij",
+                )
+            )
+            blocks = (
+                r0,
+                np.minimum(r0 + plan.rows, rows),
+                c0,
+                np.minimum(c0 + plan.columns, columns),
+            )
             table = indices.reshape([count, depth])
             every = np.tile(np.arange(count), r0.size)
             starts = np.arange(r0.size + 1, dtype=np.int64) * count
-            _build(graph, (data.reshape([rows, columns]), out), data.shape[:depth], table,
-                   updates.reshape([count, columns]), blocks, (every, starts), reduction,
-                   prog, debug_id)  # fmt: skip
+            _build(
+                graph,
+                (data.reshape([rows, columns]), out),
+                data.shape[:depth],
+                table,
+                updates.reshape([count, columns]),
+                blocks,
+                (every, starts),
+                reduction,
+                prog,
+                debug_id,
+            )
         else:
             graph.set_tile_mapping(out, graph.tile_range.start)
         return out.reshape(list(data.shape))
@@ -176,11 +215,22 @@ def scatter_elements(
     places = int(np.prod([data.shape[d] for d in others], dtype=np.int64))
     count = indices.num_elements
     plan = plan_scatter(
-        places, 1, count, 2, data.type.size, len(graph.tile_range),
-        graph.target.bytes_per_tile, tuples_split=True,
-    )  # fmt: skip
-    args = {"data": list(data.shape), "indices": list(indices.shape), "axis": axis,
-            "reduction": reduction, "plan": [-(-places // plan.rows), 1]}  # fmt: skip
+        places,
+        1,
+        count,
+        2,
+        data.type.size,
+        len(graph.tile_range),
+        graph.target.bytes_per_tile,
+        tuples_split=True,
+    )
+    args = {
+        "data": list(data.shape),
+        "indices": list(indices.shape),
+        "axis": axis,
+        "reduction": reduction,
+        "plan": [-(-places // plan.rows), 1],
+    }
     with op_context(graph, api, debug_prefix, args) as debug_id:
         out = graph.add_variable(data.type, [places, size], debug_prefix or "scatter")
         perm = [*others, axis]
@@ -193,8 +243,11 @@ def scatter_elements(
             return shaped
         # each update's place: its position in the other dimensions, in the data's shape
         coords = np.indices([indices.shape[d] for d in others]).reshape(len(others), -1)
-        place = np.ravel_multi_index(coords, [data.shape[d] for d in others]) if others else (
-            np.zeros(1, dtype=np.int64))  # fmt: skip
+        place = (
+            np.ravel_multi_index(coords, [data.shape[d] for d in others])
+            if others
+            else (np.zeros(1, dtype=np.int64))
+        )
         ordered = indices.dim_shuffle(perm).reshape([count])
         place = np.repeat(place, indices.shape[axis])
         order = np.argsort(place, kind="stable")  # index order kept within a place
@@ -205,9 +258,18 @@ def scatter_elements(
         upd = updates.dim_shuffle(perm).reshape([count, 1])
         rows = (r0 * size, np.minimum(r0 + plan.rows, places) * size)
         blocks = (*rows, np.zeros_like(r0), np.ones_like(r0))
-        tiles = _build(graph, (data.dim_shuffle(perm).reshape([places * size, 1]),
-                               out.reshape([places * size, 1])), (places, size), table, upd,
-                       blocks, (order, starts), reduction, prog, debug_id)  # fmt: skip
+        tiles = _build(
+            graph,
+            (data.dim_shuffle(perm).reshape([places * size, 1]), out.reshape([places * size, 1])),
+            (places, size),
+            table,
+            upd,
+            blocks,
+            (order, starts),
+            reduction,
+            prog,
+            debug_id,
+        )
         entry_block = np.searchsorted(starts, np.arange(count), side="right") - 1
         entry_tiles = np.empty(count, dtype=np.int32)
         entry_tiles[order] = tiles[entry_block]
@@ -250,8 +312,10 @@ def _build(
         index_col = EdgeColumn(index_addr, np.asarray(starts, dtype=np.int64) * depth)
     else:
         index_col = EdgeColumn(np.zeros(0, np.int64), np.zeros(vertices + 1, np.int64))
-    upd_addr = [updates.addr[order[starts[v] : starts[v + 1]], c0[v] : c1[v]].reshape(-1)
-                for v in range(vertices)]  # fmt: skip
+    upd_addr = [
+        updates.addr[order[starts[v] : starts[v + 1]], c0[v] : c1[v]].reshape(-1)
+        for v in range(vertices)
+    ]
     edges = {
         "data": EdgeColumn.from_blocks(data, r0, r1, c0, c1),
         "out": EdgeColumn.from_blocks(out, r0, r1, c0, c1),
@@ -262,8 +326,14 @@ def _build(
     cs = graph.add_compute_set("MultiUpdate")
     codelet = multi_update(data.type, table.type, reduction)
     block = graph.add_vertex_block(cs, codelet, tiles, edges)
-    state = {"rowOffset": r0, "rows": r1 - r0, "columns": width, "numIndices": count,
-             "indexDepth": depth, "totalRows": data.shape[0]}  # fmt: skip
+    state = {
+        "rowOffset": r0,
+        "rows": r1 - r0,
+        "columns": width,
+        "numIndices": count,
+        "indexDepth": depth,
+        "totalRows": data.shape[0],
+    }
     for name, values in state.items():
         block.state[name][:] = np.broadcast_to(values, (vertices,)).astype(np.uint32)
     add_program(prog, Execute(cs), debug_id)

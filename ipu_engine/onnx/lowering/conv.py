@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.frontend.cnn_ops import conv2d, global_avg_pool, lrn, pool2d
+from ipu_engine.frontend.cnn_ops import conv2d, conv_transpose2d, global_avg_pool, lrn, pool2d
 from ipu_engine.onnx.lowering.common import traced
 from ipu_engine.onnx.lowering.registry import NodeContext, lowering
 
@@ -138,3 +138,73 @@ def local_response_norm(ctx: NodeContext, x: Any) -> Any:
         beta=float(ctx.attr("beta", 0.75)), bias=float(ctx.attr("bias", 1.0)),
     )  # fmt: skip
     return _as_nchw(y, 2).reshape(shape)
+
+
+def _transposed_pads(
+    ctx: NodeContext,
+    sizes: tuple[int, ...],
+    kernel: list[int],
+    strides: list[int],
+    dilations: list[int],
+    extra: list[int],
+) -> list:
+    """[(begin, end)] per dimension: from ``output_shape`` or ``auto_pad`` SAME_* (which
+    ask for an output size; SAME_* for input x stride) as ONNX defines them, else ``pads``."""
+    rank = len(sizes)
+    auto = ctx.attr("auto_pad", "NOTSET")
+    wanted = ctx.attr("output_shape")
+    if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise ctx.unsupported("auto_pad", auto)
+    if wanted is None and auto in ("SAME_UPPER", "SAME_LOWER"):
+        wanted = [size * s for size, s in zip(sizes, strides, strict=True)]
+    if wanted is not None:
+        wanted = [int(v) for v in wanted][-rank:]
+        pads = []
+        for size, k, s, d, e, o in zip(
+            sizes, kernel, strides, dilations, extra, wanted, strict=True
+        ):
+            total = s * (size - 1) + e + (k - 1) * d + 1 - o
+            small, large = total // 2, total - total // 2
+            pads.append((small, large) if auto == "SAME_UPPER" else (large, small))
+        return pads
+    if auto == "VALID":
+        return [(0, 0)] * rank
+    given = [int(p) for p in ctx.attr("pads", [0] * 2 * rank)]
+    return list(zip(given[:rank], given[rank:], strict=True))
+
+
+@lowering("ConvTranspose", since=1, host_weights=True)
+def conv_transpose(ctx: NodeContext, x: Any, w: Any, b: Any = None) -> Any:
+    """poplin's transposed convolution on the NHWC view; ONNX's [C, F/g, KH, KW] weights laid
+    out [KH, KW, C/g, F] (a view of the model's array)."""
+    rank = _spatial(ctx, x)
+    groups = int(ctx.attr("group", 1))
+    kernel = list(ctx.attr("kernel_shape", w.shape[2:]))
+    strides = list(ctx.attr("strides", [1] * rank))
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    extra = list(ctx.attr("output_padding", [0] * rank))
+    pads = _transposed_pads(ctx, tuple(x.shape[2:]), kernel, strides, dilations, extra)
+    if rank == 1:
+        w = w.reshape(*w.shape[:2], 1, w.shape[2])
+        pads = [(0, 0), *pads]
+    c, fg, kh, kw = w.shape
+    if c % groups:
+        raise ctx.error(f"group={groups} does not divide the {c} input channels of its weights")
+    # [C, F/g, KH, KW] = [g, C/g, F/g, KH, KW] -> [KH, KW, C/g, g, F/g] -> [KH, KW, C/g, F]
+    laid_out = w.reshape(groups, c // groups, fg, kh, kw).transpose((3, 4, 1, 0, 2))
+    laid_out = laid_out.reshape(kh, kw, c // groups, groups * fg)
+    if not traced(w):
+        laid_out = ctx.weight(ctx.node.input[1], np.ascontiguousarray(laid_out))
+    if b is not None:
+        b = ctx.weight(ctx.node.input[2], b)
+    y = conv_transpose2d(
+        _as_nhwc(x, rank),
+        laid_out,
+        b,
+        stride=_two(strides, rank, 1),
+        padding=(pads[0], pads[1]),
+        output_padding=_two(extra, rank, 0),
+        dilation=_two(dilations, rank, 1),
+        groups=groups,
+    )
+    return _as_nchw(y, rank)

@@ -23,8 +23,15 @@ from ipu_engine.onnx.lowering.common import traced
 from ipu_engine.onnx.lowering.registry import NodeContext, lowering
 
 _NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
-_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-          "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize")  # fmt: skip
+_MODES = (
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "tf_half_pixel_for_nn",
+    "tf_crop_and_resize",
+)
 
 
 def source_coordinates(
@@ -117,14 +124,20 @@ def _attrs(ctx: NodeContext) -> dict[str, Any]:
     else:
         ctm = ctx.attr("coordinate_transformation_mode", "half_pixel")
         nearest = ctx.attr("nearest_mode", "round_prefer_floor")
-    attrs = {"mode": mode, "ctm": ctm, "nearest": nearest,
-             "cubic_a": float(ctx.attr("cubic_coeff_a", -0.75)),
-             "exclude_outside": bool(ctx.attr("exclude_outside", 0)),
-             "antialias": bool(ctx.attr("antialias", 0)),
-             "extrapolation": float(ctx.attr("extrapolation_value", 0.0))}  # fmt: skip
-    for key, value, allowed in (("mode", mode, ("nearest", "linear", "cubic")),
-                                ("coordinate_transformation_mode", ctm, _MODES),
-                                ("nearest_mode", nearest, (*_NEAREST, "simple"))):  # fmt: skip
+    attrs = {
+        "mode": mode,
+        "ctm": ctm,
+        "nearest": nearest,
+        "cubic_a": float(ctx.attr("cubic_coeff_a", -0.75)),
+        "exclude_outside": bool(ctx.attr("exclude_outside", 0)),
+        "antialias": bool(ctx.attr("antialias", 0)),
+        "extrapolation": float(ctx.attr("extrapolation_value", 0.0)),
+    }
+    for key, value, allowed in (
+        ("mode", mode, ("nearest", "linear", "cubic")),
+        ("coordinate_transformation_mode", ctm, _MODES),
+        ("nearest_mode", nearest, (*_NEAREST, "simple")),
+    ):
         if value not in allowed:
             raise ctx.unsupported(key, value)
     if attrs["antialias"] and mode == "nearest":
@@ -204,9 +217,11 @@ def resize(ctx: NodeContext, x: Any, *args: Any) -> Any:
         raise ctx.error(f"mode {attrs['mode']!r} of integer data is not supported (nearest is)")
     for axis, (scale, out, box) in enumerate(_geometry(ctx, x, args)):
         size = x.shape[axis]
-        if out == size and math.isclose(scale, 1.0) and (
-            attrs["ctm"] != "tf_crop_and_resize" or box == (0.0, 1.0)
-        ):  # fmt: skip
+        if (
+            out == size
+            and math.isclose(scale, 1.0)
+            and (attrs["ctm"] != "tf_crop_and_resize" or box == (0.0, 1.0))
+        ):
             continue  # identity along this axis
         if size == 0 or out < 1:
             raise ctx.error(f"axis {axis}: cannot resize {size} elements to {out}")
