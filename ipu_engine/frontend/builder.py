@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -273,6 +274,25 @@ class GraphBuilder:
             poplin_options(node), output_padding=a["output_padding"], groups=a["groups"],
             dilation=a["dilation"], bias=bias[0] if bias else None,
         )  # fmt: skip
+
+    def _op_lstm(self, node: Node, ipu: int) -> Tensor:
+        return self._recurrent(node, ipu, popnn.lstm)
+
+    def _op_gru(self, node: Node, ipu: int) -> Tensor:
+        return self._recurrent(node, ipu, popnn.gru)
+
+    def _recurrent(self, node: Node, ipu: int, layer: Any) -> Tensor:
+        """popnn's LSTM or GRU; its outputs and last states packed along the first
+        dimension (views), as the traced node holds them."""
+        x, w_in, w_rec, *rest = self.args(node, ipu)
+        a = dict(node.attrs)
+        optional = dict(zip(a.pop("present"), rest, strict=True))
+        outputs = layer(
+            self.graph, x, w_in, w_rec, self.prog, node.name, **optional, **a,
+            options=poplin_options(node),
+        )  # fmt: skip
+        y, states = outputs[0], outputs[1:]
+        return concat([y, *(s.reshape([1, *s.shape]) for s in states)], 0)
 
     def _op_pool(self, node: Node, ipu: int) -> Tensor:
         (x,) = self.args(node, ipu)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 #: The operators of ONNX's per-operator (node) suite the runner runs: issue 39's, whose node
 #: tests came with them (the rest of the node suite is not part of the runner's run).
-NODE_TESTS = r"^test_(scatter|resize|upsample|convtranspose)"
+NODE_TESTS = r"^test_(scatter|resize|upsample|convtranspose|lstm|gru)"
 
 _DOUBLE = (
     "float64 (double) tensors: the IPU computes in float32, and these tests' inputs are "

@@ -22,6 +22,7 @@ from ipu_engine.onnx.lowering import (  # noqa: F401 - each registers its loweri
     linalg,
     nn,
     resize,
+    rnn,
     scatter,
     shape,
 )
