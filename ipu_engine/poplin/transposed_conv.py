@@ -17,7 +17,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ipu_engine.common.arguments import integer_arg, pair_arg
+import numpy as np
+
+from ipu_engine.common.arguments import integer_arg, integers_arg, pair_arg, sequence_arg
 from ipu_engine.common.errors import ShapeError, TypeMismatchError
 from ipu_engine.poplar.graph import Graph
 from ipu_engine.poplar.program import Sequence as SequenceProgram
@@ -66,7 +68,7 @@ def conv_transpose(
     prog: SequenceProgram,
     debug_prefix: str = "",
     stride: int | Pair = 1,
-    padding: tuple[Pair, Pair] = ((0, 0), (0, 0)),
+    padding: int | tuple = 0,
     options: Mapping[str, Any] | None = None,
     *,
     output_padding: int | Pair = 0,
@@ -99,7 +101,7 @@ def conv_transpose(
     strides = pair_arg(stride, f"{API}: stride", 1, ShapeError)
     dilations = pair_arg(dilation, f"{API}: dilation", 1, ShapeError)
     extra = pair_arg(output_padding, f"{API}: output_padding", 0, ShapeError)
-    pads = [tuple(integer_arg(p, f"{API}: padding", ShapeError) for p in pair) for pair in padding]
+    pads = _padding(padding)
     n, h, w, _ = inp.shape
     kh, kw, _, f = weights.shape
     out = [
@@ -151,6 +153,27 @@ def conv_transpose(
         top = pads[0][0] - (pads[0][0] // strides[0]) * strides[0]
         left = pads[1][0] - (pads[1][0] // strides[1]) * strides[1]
         return joined[:, top : top + out[0], left : left + out[1], :]
+
+
+def _padding(value: Any) -> list[Pair]:
+    """p, (ph, pw) or ((top, bottom), (left, right)), as the last form; negative crops."""
+    what = f"{API}: padding"
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+        return [(int(value), int(value))] * 2
+    parts = sequence_arg(value, f"{what} (p, (ph, pw) or ((top, bottom), (left, right)))",
+                         ShapeError)  # fmt: skip
+    if len(parts) != 2:
+        raise ShapeError(f"{what} must have a part for the height and one for the width")
+    pads = []
+    for part in parts:
+        if isinstance(part, int | np.integer) and not isinstance(part, bool | np.bool_):
+            pads.append((int(part), int(part)))
+            continue
+        ends = integers_arg(part, what, ShapeError)
+        if len(ends) != 2:
+            raise ShapeError(f"{what}: each dimension's padding is p or (begin, end)")
+        pads.append((ends[0], ends[1]))
+    return pads
 
 
 def _count(size: int, stride: int, begin: int, out: int) -> int:

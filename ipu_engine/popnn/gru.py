@@ -24,7 +24,7 @@ from ipu_engine.poplar.program import Sequence as SequenceProgram
 from ipu_engine.poplar.tensor import Tensor
 from ipu_engine.poplin.matmul import mat_mul_grouped
 from ipu_engine.popnn import rnn
-from ipu_engine.popnn.lstm import check_activations
+from ipu_engine.popnn.lstm import check_activations, check_options
 from ipu_engine.poputil.library_op import check_tensors, op_context
 
 API = "popnn::gru::gruFwd"
@@ -56,6 +56,7 @@ def gru(
     (f, g) as (ONNX name, alpha, beta)."""
     extras = (bias_in, bias_rec, initial_h, seq_lens)
     check_tensors(graph, API, x, weights_in, weights_rec, *(t for t in extras if t is not None))
+    reverse, clip, reset_after = check_options(API, reverse, clip, reset_after, "reset_after")
     rnn.check_sequence(API, x, [weights_in, weights_rec, *extras])
     steps, batch, size = x.shape
     directions, hidden = len(reverse), weights_rec.shape[1]
@@ -68,9 +69,7 @@ def gru(
         (seq_lens, (batch,), "sequence lengths"),
     ):
         rnn.expect_shape(API, t, shape, what)
-    acts = [
-        check_activations(API, a, 2) for a in (activations or [DEFAULT_ACTIVATIONS] * directions)
-    ]
+    acts = check_activations(API, activations, directions, 2, DEFAULT_ACTIVATIONS)
     args = {
         "in": list(x.shape),
         "hidden": hidden,
@@ -79,7 +78,6 @@ def gru(
         "resetAfter": reset_after,
         "clip": clip,
     }
-    clip = None if clip is None else float(clip)
     masked = seq_lens is not None
     with op_context(graph, API, debug_prefix, args) as debug_id:
         index = (

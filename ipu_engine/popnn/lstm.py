@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.codelets.rnn import ACTIVATIONS, Activation, lstm_cell
+from ipu_engine.common.arguments import flag_arg, number_arg, sequence_arg
 from ipu_engine.common.errors import ShapeError
 from ipu_engine.poplar.graph import Graph
 from ipu_engine.poplar.program import Sequence as SequenceProgram
@@ -33,14 +34,43 @@ DEFAULT_ACTIVATIONS: tuple[Activation, ...] = (
 )
 
 
-def check_activations(api: str, activations: Sequence[Activation], count: int) -> tuple:
-    acts = tuple((str(n), float(a), float(b)) for n, a, b in activations)
-    if len(acts) != count or any(n not in ACTIVATIONS for n, _, _ in acts):
-        raise ShapeError(
-            f"{api}: activations must be {count} of {sorted(ACTIVATIONS)}, got "
-            f"{[n for n, _, _ in acts]}"
-        )
-    return acts
+def check_activations(api: str, activations: Any, directions: int, count: int,
+                      default: tuple[Activation, ...]) -> list[tuple[Activation, ...]]:  # fmt: skip
+    """Per direction, ``count`` activations as (ONNX name, alpha, beta)."""
+    if activations is None:
+        return [default] * directions
+    what = f"{api}: activations (per direction, {count} of (name, alpha, beta))"
+    per_direction = sequence_arg(activations, what, ShapeError)
+    checked = []
+    for acts in per_direction:
+        items = sequence_arg(acts, what, ShapeError)
+        try:
+            resolved = tuple((n, float(a), float(b)) for n, a, b in items)
+        except (TypeError, ValueError):
+            raise ShapeError(f"{what}: got {acts!r}") from None
+        if len(resolved) != count or any(
+            not isinstance(n, str) or n not in ACTIVATIONS for n, _, _ in resolved
+        ):
+            raise ShapeError(f"{what}: each one of {sorted(ACTIVATIONS)}, got {acts!r}")
+        checked.append(resolved)
+    if len(checked) != directions:
+        raise ShapeError(f"{what}: {directions} direction(s), got {len(checked)}")
+    return checked
+
+
+def check_options(api: str, reverse: Any, clip: Any, flag: Any, flag_name: str) -> tuple:
+    """(the directions' reverse flags, clip or None, the layer's switch)."""
+    directions = [
+        flag_arg(r, f"{api}: reverse (a flag per direction)", ShapeError)
+        for r in sequence_arg(reverse, f"{api}: reverse (a flag per direction)", ShapeError)
+    ]
+    if len(directions) not in (1, 2):
+        raise ShapeError(f"{api}: reverse names 1 or 2 directions, got {len(directions)}")
+    if clip is not None:
+        clip = number_arg(clip, f"{api}: clip", ShapeError)
+        if not np.isfinite(clip) or clip <= 0:
+            raise ShapeError(f"{api}: clip must be a positive number, got {clip}")
+    return tuple(directions), clip, flag_arg(flag, f"{api}: {flag_name}", ShapeError)
 
 
 def lstm(
@@ -69,6 +99,7 @@ def lstm(
     states [D, B, H]. ``activations``: per direction (f, g, h) as (ONNX name, alpha, beta)."""
     extras = (bias, initial_h, initial_c, peepholes, seq_lens)
     check_tensors(graph, API, x, weights_in, weights_rec, *(t for t in extras if t is not None))
+    reverse, clip, input_forget = check_options(API, reverse, clip, input_forget, "input_forget")
     rnn.check_sequence(API, x, [weights_in, weights_rec, *extras])
     steps, batch, size = x.shape
     directions, hidden = len(reverse), weights_rec.shape[1]
@@ -82,9 +113,7 @@ def lstm(
         (seq_lens, (batch,), "sequence lengths"),
     ):
         rnn.expect_shape(API, t, shape, what)
-    acts = [
-        check_activations(API, a, 3) for a in (activations or [DEFAULT_ACTIVATIONS] * directions)
-    ]
+    acts = check_activations(API, activations, directions, 3, DEFAULT_ACTIVATIONS)
     args = {
         "in": list(x.shape),
         "hidden": hidden,

@@ -104,13 +104,23 @@ def cell_plan(graph: Graph, directions: int, batch: int, hidden: int) -> CellPla
 
 
 def check_sequence(api: str, x: Tensor, others: Sequence[Tensor | None]) -> None:
+    """``x`` a non-empty float [T, B, I]; ``others`` (the weights first) of its type, or
+    INT; the weights [D, X, G*H]."""
     if x.rank != 3 or 0 in x.shape:
         raise ShapeError(f"{api}: input {x.name!r} {x.shape} must be a non-empty [T, B, I]")
+    for w in others[:2]:
+        if w is not None and (w.rank != 3 or 0 in w.shape):
+            raise ShapeError(f"{api}: weights {w.name!r} {w.shape} must be [D, X, gates x H]")
     for t in (x, *others):
         if t is not None and t.type != x.type and t.type != INT:
             raise TypeMismatchError(f"{api}: {t.name!r} is {t.type!r}, not {x.type!r}")
     if x.type.numpy_dtype.kind != "f":
         raise TypeMismatchError(f"{api}: needs float or half, {x.name!r} is {x.type!r}")
+    lengths = others[-1]
+    if lengths is not None and lengths.type.numpy_dtype.kind not in "iu":
+        raise TypeMismatchError(
+            f"{api}: sequence lengths {lengths.name!r} must be integers, not {lengths.type!r}"
+        )
 
 
 def expect_shape(api: str, t: Tensor | None, shape: tuple[int, ...], what: str) -> None:

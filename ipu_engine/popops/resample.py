@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.codelets.resample import resample as resample_codelet
-from ipu_engine.common.arguments import integer_arg
+from ipu_engine.common.arguments import integer_arg, kind_error
 from ipu_engine.common.errors import ShapeError, TypeMismatchError
 from ipu_engine.common.types import UNSIGNED_INT
 from ipu_engine.poplar.cost_model import constants as C  # noqa: N812 - reads like a formula
@@ -63,6 +63,19 @@ def _plan(
     return int(br[best]), int(bc[best])
 
 
+def _host_table(value: Any, what: str) -> np.ndarray:
+    """Finite numbers known on the host (a list or numpy array), as float64."""
+    if isinstance(value, str | bytes | Tensor) or value is None:
+        raise ShapeError(kind_error(what, "numbers known on the host", value))
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ShapeError(kind_error(what, "numbers known on the host", value)) from None
+    if not np.all(np.isfinite(array)):
+        raise ShapeError(f"{what} must be finite numbers")
+    return array
+
+
 def resample(
     graph: Graph,
     t: Tensor,
@@ -82,8 +95,11 @@ def resample(
     if not -t.rank <= axis < t.rank:
         raise ShapeError(f"{API}: axis {axis} is outside {t.name!r} {t.shape}")
     axis %= t.rank
-    taps = np.asarray(rows, dtype=np.int64)
-    coeffs = np.asarray(weights, dtype=np.float64)
+    table = _host_table(rows, f"{API}: rows")
+    if np.any(table != np.round(table)) or np.any(np.abs(table) > 2**62):
+        raise ShapeError(f"{API}: rows must be whole numbers (input rows)")
+    taps = table.astype(np.int64)
+    coeffs = _host_table(weights, f"{API}: weights")
     size = t.shape[axis]
     if taps.ndim != 2 or coeffs.shape != taps.shape or taps.shape[1] < 1:
         raise ShapeError(
@@ -93,7 +109,10 @@ def resample(
     if taps.size and (taps.min() < 0 or taps.max() >= size):
         raise ShapeError(f"{API}: rows must lie in 0..{size - 1} of {t.name!r} {t.shape}")
     out_rows, count = taps.shape
-    fills = np.zeros(out_rows) if fill is None else np.broadcast_to(np.asarray(fill), out_rows)
+    fills = np.zeros(out_rows) if fill is None else _host_table(fill, f"{API}: fill")
+    if fills.shape not in ((), (out_rows,)):
+        raise ShapeError(f"{API}: fill must be one number or one per output row ({out_rows})")
+    fills = np.broadcast_to(fills, (out_rows,))
     kind = t.type.numpy_dtype.kind
     if kind not in "fiu" or (kind != "f" and np.any(coeffs != np.round(coeffs))):
         raise TypeMismatchError(

@@ -93,7 +93,7 @@ def _check(graph: Graph, api: str, data: Tensor, indices: Tensor, updates: Tenso
 
 
 def _reduction(reduction: str) -> str:
-    if reduction not in REDUCTIONS:
+    if not isinstance(reduction, str) or reduction not in REDUCTIONS:
         raise ShapeError(
             f"popops::multiUpdate: reduction must be one of {sorted(REDUCTIONS)}, got {reduction!r}"
         )
@@ -242,12 +242,11 @@ def scatter_elements(
                 add_program(prog, Copy(data, shaped), debug_id)
             return shaped
         # each update's place: its position in the other dimensions, in the data's shape
-        coords = np.indices([indices.shape[d] for d in others]).reshape(len(others), -1)
-        place = (
-            np.ravel_multi_index(coords, [data.shape[d] for d in others])
-            if others
-            else (np.zeros(1, dtype=np.int64))
-        )
+        places_of = [data.shape[d] for d in others]
+        place = np.zeros(1, dtype=np.int64)
+        if others:
+            coords = np.indices([indices.shape[d] for d in others]).reshape(len(others), -1)
+            place = np.ravel_multi_index(coords, places_of)
         ordered = indices.dim_shuffle(perm).reshape([count])
         place = np.repeat(place, indices.shape[axis])
         order = np.argsort(place, kind="stable")  # index order kept within a place
