@@ -15,12 +15,11 @@ import numpy as np
 import pytest
 
 from profiler_core.analysis.debug_groups import GROUPINGS
-from profiler_core.analysis.memory import memory_table
 from profiler_core.analysis.operations import operations_table
-from profiler_core.model.kinds import MemoryCategory, StepKind
+from profiler_core.model.kinds import StepKind
 from profiler_core.report import open_report
-from profiler_core.report.summary import report_summary
 from tests.conftest import run_example_with_reports
+from tests.operations_invariants import check_cycles_add_up, check_memory_columns, step_cycles
 from tests.operations_reports import no_debug_contexts
 
 EXAMPLES = {
@@ -50,30 +49,13 @@ def reports(folders):
     return {name: open_report(path) for name, path in folders.items()}
 
 
-def step_cycles(report) -> np.ndarray:
-    """Each program step's cycles over every run: executions x its slowest IPU's cycles."""
-    p = report.programs
-    executions = np.zeros(p.num_steps, dtype=np.int64)
-    for run in report.execution.runs:
-        for step in run.step_ids.tolist():
-            executions[step] += 1
-    return executions * p.step_cycles.max(axis=1)
-
-
 REPORTS = [*EXAMPLES, "tutorial4", "pipelined", "resnet_onnx"]
 
 
 @pytest.mark.parametrize("name", REPORTS)
 @pytest.mark.parametrize("group_by", [*GROUPINGS, "phase"])
 def test_every_grouping_sums_to_the_runs_and_each_row_to_its_total(reports, name, group_by):
-    report = reports[name]
-    table = operations_table(report, group_by)
-    runs = sum(s.cycles for s in report_summary(report).runs)
-    assert int(table.total_cycles.sum()) == runs == int(step_cycles(report).sum()) > 0
-    classes = table.compute_cycles + table.exchange_cycles + table.sync_cycles
-    assert np.array_equal(classes + table.other_cycles, table.total_cycles)
-    assert np.array_equal(table.phase_cycles.sum(axis=1), table.total_cycles)
-    assert table.phase_cycles.shape == (len(table), len(table.phase_labels))
+    check_cycles_add_up(reports[name], group_by)
 
 
 def test_the_pipelined_matmul_holds_its_cycles_and_flops(reports):
@@ -190,15 +172,7 @@ def test_the_shared_steps_are_split_as_a_hand_count_splits_them(reports):
 @pytest.mark.parametrize("name", REPORTS)
 @pytest.mark.parametrize("group_by", ["op", "name", "layer"])
 def test_memory_columns_agree_with_liveness_and_memory(reports, name, group_by):
-    report = reports[name]
-    table = operations_table(report, group_by)
-    summary = report_summary(report)
-    assert int(table.live_at_peak_bytes.sum()) == summary.peak_live_bytes
-    assert int(table.variable_bytes.sum()) == int(report.graph.var_bytes.sum())
-    assert (table.live_at_peak_bytes <= table.variable_bytes).all()
-    code = memory_table(report).by_category[MemoryCategory.VERTEX_CODE].sum()
-    assert int(table.own_code_bytes.sum()) + table.shared_code_bytes == code
-    assert (table.own_code_bytes <= table.code_bytes).all()
+    check_memory_columns(reports[name], group_by)
 
 
 def outermost_call(debug, context: int) -> int:
