@@ -78,6 +78,7 @@ from ipu_engine.poplar.streams import DataStream
 from ipu_engine.poplar.target import Device, IPUModel, RelativeSyncDelayType, Target, ipu_hardware
 from ipu_engine.poplar.tensor import Tensor, concat
 from ipu_engine.poplar.vertex import InOut, Input, Output, State, Vector, Vertex
+from ipu_engine.poplar.vertices import EdgeColumn
 from ipu_engine.poplar.virtual_graph import create_virtual_graph, on_ipu, on_tiles
 
 # ``ipu_engine.compile(fn, inputs)`` traces and runs ``fn`` (the engine's own compiler
@@ -105,6 +106,7 @@ __all__ = [
     "Copy",
     "DataStream",
     "Device",
+    "EdgeColumn",
     "Engine",
     "EngineError",
     "Execute",

@@ -147,6 +147,9 @@ struct Graph {
   # (absent in 1.0 files).
   numEdges @24 :Int64 = -1;
   vtStateBytes @25 :Array;
+  # After 1.4 (additive): the debug context of the op that added each vertex-count row's
+  # vertices (rows per compute set, type, tile and context); absent in older files.
+  vcDebug @26 :Array;
 }
 
 struct Memory {

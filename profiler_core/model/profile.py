@@ -99,6 +99,16 @@ class GraphData:
     vc_flops: np.ndarray  # int64 floating-point operations of those vertices per execution
     num_edges: int = -1  # edges of every vertex; -1 when not recorded (format 1.0)
     vt_state_bytes: np.ndarray | None = None  # int64 (T,) state of one vertex; None in 1.0
+    #: int32 (N,) the debug context of the op that added each row's vertices; rows are then
+    #: per (compute set, type, tile, context), as a compute set shared by several ops (a
+    #: pipeline's time step) holds each op's vertices. None in older files: the compute set's.
+    vc_debug: np.ndarray | None = None
+
+    def vertex_contexts(self) -> np.ndarray:
+        """The debug context of each vertex-count row (its compute set's in older files)."""
+        if self.vc_debug is not None:
+            return self.vc_debug
+        return self.cs_debug[self.vc_cs] if len(self.cs_debug) else self.vc_cs
 
     @property
     def num_variables(self) -> int:

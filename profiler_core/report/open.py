@@ -74,6 +74,16 @@ class Report:
         return found
 
     @property
+    def location(self) -> str:
+        """Where the report is, as the user would name it (a folder; an ssh:// address for
+        a report on another machine)."""
+        return str(self.folder)
+
+    def file_sizes(self) -> dict[str, int]:
+        """The size of each report file present, by name."""
+        return {p.name: p.stat().st_size for p in self.files if p.exists()}
+
+    @property
     def format_version(self) -> str:
         """``major.minor`` of the profile.pop format, known as soon as the file is open."""
         return f"{self._reader.format_major}.{self._reader.format_minor}"

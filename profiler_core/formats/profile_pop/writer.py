@@ -27,6 +27,8 @@ from profiler_core.formats.profile_pop.checksums import (
     PROGRAM_COSTS,
     SECTION_CHECKSUM,
     STRINGS,
+    VERTEX_CONTEXTS,
+    vertex_contexts_checksum,
 )
 from profiler_core.formats.profile_pop.graph_counts import COUNT_FIELDS
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, MAGIC, describe, profile_schema
@@ -109,10 +111,13 @@ def _build_checksums(message: Any, profile: ProfileData) -> None:
         "execution": profile.execution,
         "blocks": profile.blocks,
     }
-    out = message.init("checksums", len(SECTION_CHECKSUM))
-    for entry, (section, checksum) in zip(out, SECTION_CHECKSUM.items(), strict=True):
+    sums = {section: checksum(content[section]) for section, checksum in SECTION_CHECKSUM.items()}
+    if profile.graph.vc_debug is not None:  # checked apart: see checksums.VERTEX_CONTEXTS
+        sums[VERTEX_CONTEXTS] = vertex_contexts_checksum(profile.graph)
+    out = message.init("checksums", len(sums))
+    for entry, (section, crc32) in zip(out, sums.items(), strict=True):
         entry.section = section
-        entry.crc32 = checksum(content[section])
+        entry.crc32 = crc32
 
 
 def _build_graph_counts(message: Any, profile: ProfileData) -> None:
