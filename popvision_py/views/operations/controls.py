@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from popvision_py.viewmodels.operations import COLUMN_HELP, GROUP_BY_LABELS
+from popvision_py.viewmodels.operations import GROUP_BY_LABELS, column_help
 from popvision_py.views.plain_text import plain_tooltip
 
 
@@ -33,8 +33,9 @@ class OperationsControls(QWidget):
             self.group_by.addItem(label, key)
         self.group_by.setToolTip(
             "The software layer operations are grouped by: library op (the PopLibs call, "
-            "poplin::matMul), layer (outermost name scope), operation (the call's debug name) "
-            "or each full debug context."
+            "poplin::matMul), layer (outermost name scope), operation (the call's debug name), "
+            "each full debug context, or the phase they ran in (a pipeline's ramp-up, steady "
+            "state and ramp-down, the feeds, the gradient all-reduce)."
         )
         self.run_label = QLabel("Run:")
         self.run = QComboBox()
@@ -82,20 +83,23 @@ class OperationsControls(QWidget):
         self.run_label.setVisible(runs > 1)
 
     def set_columns(self, headers: Iterable[str], hidden: Iterable[str]) -> None:
-        """One checkable action per column; a column keeps its state across rebuilds."""
+        """One checkable action per column, in the table's order; a column keeps its state
+        across rebuilds (another grouping or report may have other phase columns)."""
         hidden = set(hidden)
         menu = self.columns.menu()
+        for action in self.column_actions.values():
+            menu.removeAction(action)
         for header in headers:
-            if header in self.column_actions:
-                continue
-            action = QAction(header, menu)
-            action.setCheckable(True)
-            action.setChecked(header not in hidden)
-            action.setToolTip(plain_tooltip(COLUMN_HELP.get(header, header)))
-            action.setEnabled(header != "Operation")
-            action.toggled.connect(lambda on, h=header: self.column_toggled.emit(h, on))
+            action = self.column_actions.get(header)
+            if action is None:
+                action = QAction(header, menu)
+                action.setCheckable(True)
+                action.setChecked(header not in hidden)
+                action.setToolTip(plain_tooltip(column_help(header)))
+                action.setEnabled(header != "Operation")
+                action.toggled.connect(lambda on, h=header: self.column_toggled.emit(h, on))
+                self.column_actions[header] = action
             menu.addAction(action)
-            self.column_actions[header] = action
 
     def column_shown(self, header: str) -> bool:
         action = self.column_actions.get(header)
