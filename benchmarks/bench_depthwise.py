@@ -5,8 +5,8 @@ on the same input (<= 5x). Before the depthwise convolution ran as one batched p
 group of alike vertices (``codelets/conv_grouped.py``) its 1,216 vertices were 1,216
 Python-level products a run.
 
-The two runs alternate, so that both meet the same load of a shared machine; the ratio is
-of their medians, each run's time printed beside it."""
+The two take turns in rounds, so that both meet the same load of a shared machine; the
+ratio is of their medians, each run's time printed beside it."""
 
 from __future__ import annotations
 
@@ -56,18 +56,18 @@ def mobilenet_block(channels: int = CHANNELS, size: int = SIZE) -> onnx.ModelPro
     return model
 
 
-def side_by_side(ours, theirs, rounds: int = 15) -> tuple[float, float]:
-    """Medians of ``rounds`` alternating runs of each (after one of each to warm up)."""
-    ours(), theirs()
+def side_by_side(ours, theirs, rounds: int = 5, runs: int = 3) -> tuple[float, float]:
+    """Medians over ``rounds`` rounds of ``runs`` runs of each, a round's first run of each
+    not counted: both meet the same load, and onnxruntime's thread pool is awake when timed
+    (after one of our runs it sleeps, and its first run after ours wakes it)."""
     a, b = [], []
     for _ in range(rounds):
-        t0 = time.perf_counter()
-        ours()
-        t1 = time.perf_counter()
-        theirs()
-        t2 = time.perf_counter()
-        a.append(t1 - t0)
-        b.append(t2 - t1)
+        for fn, times in ((ours, a), (theirs, b)):
+            fn()
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
     return statistics.median(a), statistics.median(b)
 
 
