@@ -50,6 +50,15 @@ def _signature(leaves: list[Any], spec: pytree.TreeSpec) -> tuple:
     return (str(spec), tuple(parts))
 
 
+def _feeds(compiled: _Compiled, leaves: list[Any]) -> dict[str, np.ndarray]:
+    """The session's feeds: the call's tensors, in the exported model's input order."""
+    tensors = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+    return {
+        name: t.detach().cpu().numpy()
+        for name, t in zip(compiled.input_names, tensors, strict=True)
+    }
+
+
 class PoplarExecutor:
     """A model wrapped for the IPU (PopTorch's ``PoplarExecutor``): call it as the model."""
 
@@ -79,12 +88,7 @@ class PoplarExecutor:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, spec = _leaves(args, kwargs)
         compiled = self._compile(leaves, spec, args, kwargs)
-        tensors = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
-        feeds = {
-            name: t.detach().cpu().numpy()
-            for name, t in zip(compiled.input_names, tensors, strict=True)
-        }
-        outputs = compiled.session.run(None, feeds)
+        outputs = compiled.session.run(None, _feeds(compiled, leaves))
         prints = compiled.exported.prints
         flat = outputs[: len(outputs) - len(prints)]
         self._print(prints, outputs[len(flat) :])
@@ -92,14 +96,12 @@ class PoplarExecutor:
         return pytree.tree_unflatten(results, compiled.exported.out_spec)
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        """Export and compile for these inputs without running."""
+        """Export and compile for these inputs, as PopTorch's ``compile``. The engine
+        compiles its program on the session's first run, so that runs once, on them."""
         leaves, spec = _leaves(args, kwargs)
         compiled = self._compile(leaves, spec, args, kwargs)
-        if compiled.session.last is None:  # compile the engine program too
-            tensors = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
-            compiled.session.run(
-                None, dict(zip(compiled.input_names, (t.numpy() for t in tensors), strict=True))
-            )
+        if compiled.session.last is None:
+            compiled.session.run(None, _feeds(compiled, leaves))
 
     def isCompiled(self) -> bool:
         return self._last is not None

@@ -206,3 +206,13 @@ def test_a_model_in_training_mode_with_dropout_is_warned_about():
     with pytest.warns(UserWarning, match=r"training mode.*model.eval\(\)"):
         poptorch.inferenceModel(model)
     assert attributes is not None
+
+
+def test_compile_builds_the_program_before_the_first_call():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2)).eval()
+    wrapped = poptorch.inferenceModel(model)
+    assert not wrapped.isCompiled()
+    x = torch.randn(2, 3)
+    wrapped.compile(x)
+    assert wrapped.isCompiled() and wrapped.session.last is not None
+    torch.testing.assert_close(wrapped(x), model(x).detach())
