@@ -19,6 +19,7 @@ from popvision_py.app.remote_dialog import RemoteDialog
 from popvision_py.app.window_parts import WindowParts
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.recent import PAIR
+from popvision_py.views.plain_text import plain_tooltip
 from profiler_core.remote import RemoteReport
 
 
@@ -115,7 +116,7 @@ def fill_recent_menu(window: WindowParts) -> None:
     for entry in window.settings.recent_entries():
         text = "  vs  ".join(entry.sources)
         action = menu.addAction(text)
-        action.setToolTip(entry.tooltip)
+        action.setToolTip(plain_tooltip(entry.tooltip))  # a path may hold < or &
         action.triggered.connect(lambda _=False, e=entry: open_recent(window, e.text))
     if menu.isEmpty():
         menu.addAction("(none)").setEnabled(False)

@@ -65,6 +65,8 @@ class FrozenFirstColumn(QTableView):
 
     def refresh(self) -> None:
         """Only column 0 shows, as wide and as tall (header included) as the table's."""
+        if self.model() is None:
+            return
         for column in range(1, self.model().columnCount()):
             self.setColumnHidden(column, True)
         self.setColumnWidth(0, self.table.columnWidth(0))
@@ -90,8 +92,12 @@ class FrozenFirstColumn(QTableView):
     def place(self) -> None:
         """Over the table's left edge, as tall as its header and viewport."""
         table = self.table
+        model = table.model()
+        if model is None:  # the table is between models, or being taken down
+            self.hide()
+            return
         self.horizontalHeader().setFixedHeight(table.horizontalHeader().height())
-        self.setVisible(not table.isColumnHidden(0) and table.model().columnCount() > 0)
+        self.setVisible(not table.isColumnHidden(0) and model.columnCount() > 0)
         frame = table.frameWidth()
         height = table.viewport().height() + table.horizontalHeader().height()
         self.setGeometry(frame, frame, table.columnWidth(0), height)

@@ -5,7 +5,7 @@ show these; a figure another page cannot give (a damaged section) is None, and s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from profiler_core.analysis.checks import selected_runs
@@ -27,6 +27,8 @@ class OperationTotals:
     live_at_peak: int  # every row's variables live at the Liveness peak
     liveness_peak: int | None  # Liveness's peak bytes (always-live included)
     peak_step: int
+    #: Why a figure of another page is None: its section's error (a damaged memory section)
+    errors: list[str] = field(default_factory=list)
 
     def rows(self) -> list[tuple[str, int, int | None, str]]:
         """(figure, the operations' sum, the other page's figure or None, that page)."""
@@ -53,10 +55,13 @@ def operation_totals(
 ) -> OperationTotals:
     """``table``'s totals (made for run ``run``, every run when None) and the other pages'."""
 
+    errors: list[str] = []
+
     def attempt(figure: Any) -> int | None:
         try:
             return int(figure())
-        except ReportError:
+        except ReportError as error:
+            errors.append(str(error))
             return None
 
     runs_cycles = attempt(lambda: sum(r.total_cycles for r in selected_runs(report, run)))
@@ -74,4 +79,5 @@ def operation_totals(
         live_at_peak=int(table.live_at_peak_bytes.sum()),
         liveness_peak=liveness_peak if table.peak_step >= 0 else None,
         peak_step=table.peak_step,
+        errors=list(dict.fromkeys(errors)),
     )

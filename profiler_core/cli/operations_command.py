@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from profiler_core.analysis.operation_totals import operation_totals
+from profiler_core.analysis.operation_totals import OperationTotals, operation_totals
 from profiler_core.analysis.operations import OperationsTable, operations_table
 from profiler_core.cli.output import Output, category_column
 from profiler_core.cli.tables import Table, TextColumn
@@ -59,14 +59,19 @@ def operations(report: Report, args: argparse.Namespace) -> Output:
         },
         notes=["code several operations use on the same tiles, each codelet once per tile"],
     )
-    totals = _totals(report, table, args.run)
+    found = operation_totals(report, table, args.run)
+    totals = _totals(found)
     document = {
         shown.name.replace(" ", "_"): shown,
         "shared_code": shared,
         "totals": totals,
         "notes": list(table.notes),
     }
-    return Output([shown, shared, totals], document=document, csv_table=shown)
+    out = Output([shown, shared, totals], document=document, csv_table=shown)
+    # A figure of another page that could not be read leaves its totals cell empty: the
+    # answer is partial, so exit 5 with a warning naming the section, as every command does.
+    out.warnings = found.errors
+    return out
 
 
 def _phase_columns(table: OperationsTable) -> dict[str, Any]:
@@ -76,8 +81,8 @@ def _phase_columns(table: OperationsTable) -> dict[str, Any]:
     return {phase_column(p): table.phase_cycles[:, k] for k, p in enumerate(table.phase_labels)}
 
 
-def _totals(report: Report, table: OperationsTable, run: int | None) -> Table:
-    rows = operation_totals(report, table, run).rows()
+def _totals(found: OperationTotals) -> Table:
+    rows = found.rows()
     return Table(
         "totals",
         {

@@ -9,15 +9,16 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
 from popvision_py.viewmodels.operations import GROUP_BY_LABELS, column_help
+from popvision_py.views.flow_layout import FlowLayout, group
 from popvision_py.views.plain_text import plain_tooltip
 
 
@@ -31,6 +32,11 @@ class OperationsControls(QWidget):
         self.group_by = QComboBox()
         for key, label in GROUP_BY_LABELS.items():
             self.group_by.addItem(label, key)
+        # as wide as the usual labels; the list shows the long ones whole
+        self.group_by.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.group_by.setMinimumContentsLength(26)
         self.group_by.setToolTip(
             "The software layer operations are grouped by: library op (the PopLibs call, "
             "poplin::matMul), layer (outermost name scope), operation (the call's debug name), "
@@ -55,16 +61,20 @@ class OperationsControls(QWidget):
         self.column_actions: dict[str, QAction] = {}
         self.note = QLabel()
         self.note.setWordWrap(True)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel("Group by:"))
-        row.addWidget(self.group_by)
-        row.addWidget(self.run_label)
-        row.addWidget(self.run)
+        # a row that wraps (at 1024 px every control keeps its size, on two lines if need
+        # be), the page's note under it: a long note never widens the window
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        row = FlowLayout()
+        row.addWidget(group(QLabel("Group by:"), self.group_by))
+        self.run_group = group(self.run_label, self.run)
+        row.addWidget(self.run_group)
         row.addWidget(self.filter)
         row.addWidget(self.count)
-        row.addWidget(self.note, 1)
+        row.addStretch()
         row.addWidget(self.columns)
+        column.addLayout(row)
+        column.addWidget(self.note)
 
     def group(self) -> str:
         return str(self.group_by.currentData())
@@ -79,8 +89,7 @@ class OperationsControls(QWidget):
                 self.run.setCurrentIndex(current)
         finally:
             self.filling = False
-        self.run.setVisible(runs > 1)
-        self.run_label.setVisible(runs > 1)
+        self.run_group.setVisible(runs > 1)  # the label with its box
 
     def set_columns(self, headers: Iterable[str], hidden: Iterable[str]) -> None:
         """One checkable action per column, in the table's order; a column keeps its state
