@@ -60,6 +60,7 @@ from ipu_engine.poplar.debug import name_scope
 from ipu_engine.poplar.engine import Engine
 from ipu_engine.poplar.graph import Function, Graph
 from ipu_engine.poplar.program import (
+    Block,
     Call,
     Copy,
     Execute,
@@ -77,6 +78,7 @@ from ipu_engine.poplar.streams import DataStream
 from ipu_engine.poplar.target import Device, IPUModel, RelativeSyncDelayType, Target, ipu_hardware
 from ipu_engine.poplar.tensor import Tensor, concat
 from ipu_engine.poplar.vertex import InOut, Input, Output, State, Vector, Vertex
+from ipu_engine.poplar.vertices import EdgeColumn
 from ipu_engine.poplar.virtual_graph import create_virtual_graph, on_ipu, on_tiles
 
 # ``ipu_engine.compile(fn, inputs)`` traces and runs ``fn`` (the engine's own compiler
@@ -98,11 +100,13 @@ __all__ = [
     "UNSIGNED_LONGLONG",
     "UNSIGNED_SHORT",
     "ArgumentError",
+    "Block",
     "Call",
     "CodeletError",
     "Copy",
     "DataStream",
     "Device",
+    "EdgeColumn",
     "Engine",
     "EngineError",
     "Execute",

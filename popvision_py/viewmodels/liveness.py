@@ -34,7 +34,7 @@ class LivenessViewModel:
         whole: LivenessTable | None = None,
     ) -> None:
         self.report = report
-        self.name = name  # the report's name when comparing, "" otherwise
+        self.name = name  # the report's side and name when comparing ("A: tutorial4"), else ""
         self.selection = selection
         # ``whole``: the report's liveness_table when already computed (in a worker)
         self.whole = whole if whole is not None else liveness_table(report)
@@ -42,7 +42,8 @@ class LivenessViewModel:
         self.num_ipus = int(target.num_ipus)
         self.num_tiles = int(target.num_tiles)
         self.scopes = [ALL_IPUS] + [f"IPU {i}" for i in range(self.num_ipus)] + [SELECTED_TILES]
-        self.scope = ALL_IPUS
+        # tiles picked before the page was built (in Memory, the Tile Map) are the scope
+        self.scope = SELECTED_TILES if selection.tiles.size else ALL_IPUS
         self.include_always_live = True
         self.selection_error = ""
         self.changed = Emitter()
@@ -68,12 +69,16 @@ class LivenessViewModel:
 
     # -- options ----------------------------------------------------------------------------
     def set_scope(self, scope: str) -> None:
+        """Show ``scope``. All IPUs or one IPU drops the report's tile selection: the page
+        never says "All IPUs" while tiles are selected (and every view follows)."""
         if scope not in self.scopes:
             raise ValueError(f"{scope!r} is not one of {self.scopes}")
         if scope != self.scope:
             self.scope = scope
             self._curve = None
             self.changed.emit("curve")
+        if scope != SELECTED_TILES and self.selection.tiles.size:
+            self.selection.select_tiles([])
 
     def set_include_always_live(self, on: bool) -> None:
         if on != self.include_always_live:
@@ -137,7 +142,7 @@ class LivenessViewModel:
         if self.scope == SELECTED_TILES and self.selection.tiles.size:
             which = f"{self.selection.tiles.size:,} selected tile(s)"
         always = "including" if self.include_always_live else "excluding"
-        prefix = f"{self.name}: " if self.name else ""
+        prefix = f"{self.name} — " if self.name else ""
         return (
             f"{prefix}Live memory of {which} over {self.num_steps:,} program steps, {always} "
             f"{format_bytes(self._always_live_of_scope(), exact=True)} always-live"

@@ -14,6 +14,7 @@ from profiler_core.model.tile_layout import TileLayout, tile_layout
 from profiler_core.model.unique import sorted_unique
 
 OUTLINE_PX = 2  # how deep a selected tile's outline reaches into its cell
+ONE_VALUE_INDEX = 128  # every tile equal (and not 0): the scale's middle, neither low nor high
 
 
 @dataclass(frozen=True)
@@ -96,12 +97,19 @@ class TileMapModel:
             return 1024.0, "KiB"
         return 1.0, self.unit
 
+    @property
+    def one_value(self) -> bool:
+        """Every tile holds the same value: a scale from it to itself, on which no tile is
+        more or less than another (a step whose every tile runs 1,697 cycles)."""
+        return bool(self.values.size) and self.scale_max <= self.scale_min
+
     def lut_index(self) -> np.ndarray:
         """int (tiles,): each tile's entry of a 256-colour scale from the smallest value to
-        the largest (all tiles at the top colour when they are equal and non-zero)."""
+        the largest. When every tile is equal there is no scale: all take its middle colour
+        (the bottom one when they are all 0), never the top that marks the hottest tiles."""
         low, top = self.scale_min, self.scale_max
         if top <= low:
-            return np.full(self.num_tiles, 255 if top > 0 else 0, dtype=np.int64)
+            return np.full(self.num_tiles, ONE_VALUE_INDEX if top > 0 else 0, dtype=np.int64)
         return np.clip(np.round((self.values - low) / (top - low) * 255), 0, 255).astype(np.int64)
 
     # -- geometry ------------------------------------------------------------------------
@@ -205,7 +213,9 @@ class TileMapModel:
         value = self.values[tile]
         shown = f"{int(value):,}" if float(value).is_integer() else f"{value:,.1f}"
         lines = [f"Tile {tile} (IPU {ipu}, row {row}, column {column})"]
-        lines.append(f"{self.label}: {shown} {self.unit}".rstrip())
-        if self.details is not None:
-            lines += self.details(tile)
-        return "\n".join(lines)
+        details = self.details(tile) if self.details is not None else []
+        # the details' first line may be the metric itself, with more to say (Total memory
+        # against the limit): then it is said once, there
+        if not (details and details[0].startswith(f"{self.label}:")):
+            lines.append(f"{self.label}: {shown} {self.unit}".rstrip())
+        return "\n".join(lines + details)

@@ -20,6 +20,16 @@ def nice_step(raw: float) -> float:
     return 10 * power
 
 
+def label_decimals(step: float, most: int = 3) -> int:
+    """Decimals that write every multiple of ``step`` exactly (2.5 needs 1, 0.25 needs 2),
+    at most ``most``: a tick's label is its value, never a rounded neighbour."""
+    for decimals in range(most + 1):
+        scaled = step * 10**decimals
+        if abs(scaled - round(scaled)) <= 1e-6 * max(scaled, 1.0):
+            return decimals
+    return most
+
+
 class BytesAxis(pg.AxisItem):
     """A y axis in bytes whose ticks fall on round numbers of KiB, MiB, ..."""
 
@@ -58,8 +68,7 @@ class BytesAxis(pg.AxisItem):
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         if self.ipu_rows:
             return [f"IPU {round(v)}" if v >= 0 else "" for v in values]
-        step = spacing / self.divisor
-        decimals = 0 if step >= 1 else min(3, math.ceil(-math.log10(step)))
+        decimals = label_decimals(spacing / self.divisor)
         return [f"{v / self.divisor:,.{decimals}f}" for v in values]
 
 

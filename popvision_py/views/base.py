@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from popvision_py.viewmodels.compare import pair_of
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.views.compare.mode import show_compare
 from popvision_py.views.messages import message_label
@@ -44,6 +45,15 @@ class ReportView(QWidget):
     @property
     def comparing(self) -> bool:
         return self.other is not None
+
+    @staticmethod
+    def side_titles(opened: OpenedReport, other: OpenedReport | None) -> list[str]:
+        """Each shown report's title as the A/B legend names it ("A: a/tutorial4", "B:
+        b/tutorial4", told apart however alike the folders); "" for a report alone."""
+        if other is None:
+            return [""]
+        a, b = pair_of(opened, other).names
+        return [f"A: {a}", f"B: {b}"]
 
     def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
         self.opened, self.other = opened, other

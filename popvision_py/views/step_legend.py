@@ -4,9 +4,10 @@ so the colours of the Program Tree's lines can be read without hovering."""
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPixmap
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from popvision_py.viewmodels.step_colors import STEP_CLASS_COLORS
+from popvision_py.views.flow_layout import FlowLayout, group
 from popvision_py.views.plain_text import plain_tooltip
 
 SWATCH_PX = 12
@@ -17,9 +18,8 @@ class StepClassLegend(QWidget):
 
     def __init__(self, note: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        row = QHBoxLayout(self)
+        row = FlowLayout(self, spacing=12)  # wraps in a narrow window instead of widening it
         row.setContentsMargins(6, 2, 6, 2)
-        row.setSpacing(4)
         row.addWidget(QLabel("Step colours:"))
         self.swatches: dict[str, QLabel] = {}  # class label -> its swatch
         for step_class, color in STEP_CLASS_COLORS.items():
@@ -28,12 +28,8 @@ class StepClassLegend(QWidget):
             pixmap.fill(QColor(color))
             swatch.setPixmap(pixmap)
             swatch.setToolTip(plain_tooltip(f"{step_class.value}: {color}"))
-            row.addSpacing(8)
-            row.addWidget(swatch)
-            row.addWidget(QLabel(step_class.value))
+            row.addWidget(group(swatch, QLabel(step_class.value)))
             self.swatches[step_class.value] = swatch
         if note:
-            row.addSpacing(12)
             row.addWidget(QLabel(note))
-        row.addStretch(1)
         self.setToolTip("What the colour before each line's name means.")

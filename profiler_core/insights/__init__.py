@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from profiler_core.errors import ReportError
-from profiler_core.insights import rules_compute, rules_memory
+from profiler_core.insights import rules_compute, rules_memory, rules_precision
 from profiler_core.insights.context import InsightsContext
 from profiler_core.insights.findings import Evidence, Finding, Severity, SourceRef, ordered
 from profiler_core.insights.levels import LevelFacts, level_facts
@@ -44,7 +44,7 @@ RULES: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
     ("tile-memory-imbalance", (), rules_memory.tile_imbalance),
     ("ipu-imbalance", (), rules_memory.ipu_imbalance),
     ("vertex-code", ("graph",), rules_memory.vertex_code),
-    ("fp16-candidates", ("graph", "debug"), rules_memory.fp16_candidates),
+    ("fp16-candidates", ("graph", "debug"), rules_precision.fp16_candidates),
     ("cycle-imbalance", ("graph", "programs", "execution"), rules_compute.cycle_imbalance),
 )
 """Each rule: its id, the sections it needs beyond target and memory, and the function."""

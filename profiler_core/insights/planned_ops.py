@@ -7,6 +7,12 @@ The engine records, with each planned op's call, the proportion it was planned w
 (``tempBytesPerTile``: one serial slice's received operands and partials) and its serial
 slices (``serialSplit``). A proportion below that plan's share of a tile rules the plan
 out, so the planner picks one with fewer temporaries per tile (serial slices if need be).
+
+Lowering the proportion is advice only where memory is the problem (the program does not
+fit, or its fullest tile is within ~10% of the limit): elsewhere it would cost cycles for
+memory the program does not need, and the advice is the other way round -- a higher
+proportion lets the planner pick faster plans with more temporaries per tile, within what
+the fullest tile's headroom allows.
 """
 
 from __future__ import annotations
@@ -48,9 +54,15 @@ class PlannedOp:
         return self.temp_bytes > self.proportion * bytes_per_tile
 
 
-def advice(ops: list[PlannedOp], bytes_per_tile: int, what: str) -> str:
+def advice(
+    ops: list[PlannedOp], bytes_per_tile: int, what: str, headroom: int | None = None
+) -> str:
     """The sentence that tells how to get ``what`` (fewer partials, less exchange) from
-    ``ops``: each op's proportion, below what its plan's temporaries use now."""
+    ``ops``: each op's proportion, below what its plan's temporaries use now. With
+    ``headroom`` (the fullest tile's free bytes, given when memory is not the problem),
+    the advice is the other way round: ``more_memory_advice``."""
+    if headroom is not None:
+        return more_memory_advice(ops, bytes_per_tile, headroom)
     advised = [op.advised_proportion(bytes_per_tile) for op in ops]
     names = _join([op.name for op in ops])
     tail = (
@@ -84,8 +96,72 @@ def advice(ops: list[PlannedOp], bytes_per_tile: int, what: str) -> str:
     )
 
 
+def raised_proportion(op: PlannedOp, bytes_per_tile: int, headroom: int) -> float | None:
+    """The largest proportion the fullest tile's ``headroom`` allows ``op``'s temporaries
+    (what they take now plus the headroom), rounded down to a hundredth, at most 1."""
+    if op.temp_bytes is None or bytes_per_tile <= 0:
+        return None
+    share = (op.temp_bytes + max(headroom, 0)) / bytes_per_tile
+    return min(1.0, math.floor(share / HUNDREDTH + 1e-9) * HUNDREDTH)
+
+
+def more_memory_advice(ops: list[PlannedOp], bytes_per_tile: int, headroom: int) -> str:
+    """Memory is not short: a lower proportion would only cost cycles; a higher one, up
+    to what the headroom allows, may buy cycles with the memory the program leaves free."""
+    names = _join([op.name for op in ops])
+    its = "its" if len(ops) == 1 else "their"
+    free = (
+        f"Memory is not short here: the fullest tile has {headroom:,} bytes free "
+        f"({100 * headroom / bytes_per_tile:.0f}% of a tile), so a lower "
+        "availableMemoryProportion would only cost cycles."
+    )
+    uses = _join([t for t in (_temporaries_text(op, bytes_per_tile) for op in ops) if t])
+    uses = f" {uses}." if uses else ""
+    raised = [(op, raised_proportion(op, bytes_per_tile, headroom)) for op in ops]
+    room = [(op, p) for op, p in raised if p is None or op.proportion is None or p > op.proportion]
+    if not room:
+        return f"{free}{uses} {its.capitalize()} proportion already allows what the headroom does."
+    if len(ops) == 1:
+        (p,) = [p for _, p in room]
+        limits = "its availableMemoryProportion" + ("" if p is None else f", up to {p:g}")
+    else:
+        each = [op.name + ("" if p is None else f" up to {p:g}") for op, p in room]
+        limits = f"the availableMemoryProportion of {_join(each)}"
+    squeezed = [op.name for op, _ in room if op.over_budget(bytes_per_tile)]
+    planned = sorted({f"{op.proportion:g}" for op, _ in room if op.proportion is not None})
+    if squeezed:
+        why = (
+            f" No plan of {_join(squeezed)} fitted {its} proportion, so the planner took the "
+            "one needing least memory: a higher proportion lets it pick a faster one."
+        )
+    elif planned:
+        why = (
+            f" It already picked the fastest plan within {_join(planned)}, so this helps only "
+            "if a faster one needs more."
+        )
+    else:
+        why = ""
+    return (
+        f"{free}{uses} To spend memory on fewer cycles of {names} instead, raise {limits} "
+        f"(what the headroom allows): the planner may then pick a faster plan with more "
+        f"temporaries per tile.{why}"
+    )
+
+
+def _temporaries_text(op: PlannedOp, bytes_per_tile: int) -> str:
+    if op.temp_bytes is None:
+        return ""
+    planned = "" if op.proportion is None else f", planned at {op.proportion:g}"
+    return (
+        f"{op.name}'s plan's temporaries take {op.temp_bytes:,} bytes per tile "
+        f"({100 * op.temp_bytes / bytes_per_tile:.1f}% of a tile{planned})"
+    )
+
+
 def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def planned_op(debug: Any, context: int) -> PlannedOp | None:

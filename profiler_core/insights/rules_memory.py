@@ -3,8 +3,6 @@ function of an ``InsightsContext`` returning its findings (none when it does not
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from profiler_core.analysis.debug_groups import op_call_owners
@@ -16,7 +14,6 @@ from profiler_core.insights.planned_ops import advice as planned_advice
 from profiler_core.insights.planned_ops import planned_op
 from profiler_core.insights.sources import source_ref
 from profiler_core.model.kinds import MemoryCategory
-from profiler_core.model.unique import sorted_unique
 
 TEMPORARIES_SHARE = 0.4  # one operation's share of the peak's live bytes
 EXCHANGE_SHARE = 0.3  # exchange buffers' share of the fullest tile
@@ -24,7 +21,6 @@ TILE_IMBALANCE = 2.0  # fullest tile / mean tile of an IPU
 IPU_IMBALANCE = 1.5  # fullest IPU / mean IPU
 CODE_SHARE = 0.15  # vertex code's share of the tile with the most code
 CODE_MIN_TYPES = 8
-FP16_MIN_BYTES = 64 * 1024
 DATA_SHARE = 0.5  # tile imbalance: variables' share of the excess to advise moving them
 DATA_CATEGORIES = (
     MemoryCategory.ALWAYS_LIVE_VARIABLES,
@@ -38,6 +34,13 @@ def _severity(ctx: InsightsContext) -> Severity:
     if not ctx.fit.fits:
         return Severity.ERROR
     return Severity.WARNING if ctx.memory_tight else Severity.INFO
+
+
+def _headroom(ctx: InsightsContext) -> int | None:
+    """The fullest tile's free bytes when memory is not the problem (advice then goes the
+    other way: memory for cycles); None when it is (the program does not fit, or its
+    fullest tile is within 10% of the limit)."""
+    return None if ctx.memory_tight else ctx.fit.headroom_bytes
 
 
 def _pct(part: float, whole: float) -> float:
@@ -113,7 +116,9 @@ def temporaries_at_peak(ctx: InsightsContext) -> list[Finding]:
 def _temporaries_advice(ctx: InsightsContext, call: int, who: str) -> str:
     planned = planned_op(ctx.debug, call)
     if planned is not None:
-        return planned_advice([planned], ctx.fit.bytes_per_tile, "fewer partials live at once")
+        return planned_advice(
+            [planned], ctx.fit.bytes_per_tile, "fewer partials live at once", _headroom(ctx)
+        )
     # no option of the op changes how many of its results are live: say what they are
     return (
         f"These are {who}'s results and intermediate values, live together at this step "
@@ -132,7 +137,9 @@ def exchange_buffers(ctx: InsightsContext) -> list[Finding]:
     source, step_text, calls = _largest_exchange(ctx, tile)
     planned = [op for op in (planned_op(ctx.debug, c) for c in calls) if op is not None]
     if planned and len(planned) == len(calls):
-        advice = planned_advice(planned, fit.bytes_per_tile, "less data received per tile at once")
+        advice = planned_advice(
+            planned, fit.bytes_per_tile, "less data received per tile at once", _headroom(ctx)
+        )
     else:
         who = source.operation or "the operation"
         advice = (
@@ -298,74 +305,3 @@ def vertex_code(ctx: InsightsContext) -> list[Finding]:
             tiles=(tile,),
         )
     ]
-
-
-def fp16_candidates(ctx: InsightsContext) -> list[Finding]:
-    """Large FP32 tensors whose shape is an operand of a matmul: half would halve them.
-
-    The report keeps no vertex edges, so "feeds a matmul" is read from the matmul calls'
-    debug arguments (operands ``A`` and ``B`` and their shapes), a documented approximation.
-    """
-    debug = ctx.debug
-    if debug is None:
-        return []
-    graph = ctx.report.graph
-    calls = _matmul_calls(debug)
-    if not calls:
-        return []
-    shapes = {}
-    for context, args in calls:
-        for operand in ("A", "B"):
-            if isinstance(args.get(operand), list):
-                shapes.setdefault(tuple(int(d) for d in args[operand]), context)
-    big = np.flatnonzero((graph.var_type == 0) & (graph.var_bytes >= FP16_MIN_BYTES))
-    big = big[np.lexsort((big, -graph.var_bytes[big]))]
-    found = [
-        (int(v), shapes[graph.shape_of(int(v))])
-        for v in big[:4096].tolist()
-        if graph.shape_of(int(v)) in shapes
-    ]
-    if not found:
-        return []
-    var = np.array([v for v, _ in found], dtype=np.int64)
-    total = int(graph.var_bytes[var].sum())
-    first = int(var[0])
-    names = graph.strings.take(graph.var_name[var[:5]])
-    source = source_ref(debug, int(graph.var_debug[first]))
-    used_by = source_ref(debug, found[0][1])
-    return [
-        Finding(
-            rule="fp16-candidates",
-            severity=Severity.WARNING if ctx.memory_tight else Severity.INFO,
-            title=f"{len(var)} FP32 tensors feed matmuls: half precision would save "
-            f"{total // 2:,} bytes",
-            evidence=(
-                Evidence("FP32 bytes", total, "bytes"),
-                Evidence("Saving in FP16", total // 2, "bytes"),
-                Evidence("Tensors", ", ".join(names) + (", …" if len(var) > 5 else "")),
-                Evidence("Largest feeds", used_by.label or "a matmul"),
-            ),
-            suggestion="Store these tensors as half (FP16): each then takes half its bytes on "
-            "its tiles, and so does every exchange that moves it.",
-            source=source,
-            weight=float(total / 2 / max(int(ctx.table.total(True).sum()), 1)),
-        )
-    ]
-
-
-def _matmul_calls(debug: Any) -> list[tuple[int, dict]]:
-    """(context, arguments) of every matmul call (its API is its op, ``...matMul``)."""
-    ops, apis = debug.op, debug.api
-    if hasattr(ops, "ids") and hasattr(apis, "ids") and ops.table is apis.table:
-        used = sorted_unique(ops.ids).tolist()  # the few distinct ops, not every name
-        wanted = [i for i in used if ops.table[i].endswith("matMul")]
-        rows = np.flatnonzero(np.isin(ops.ids, wanted) & (ops.ids == apis.ids))
-    else:
-        rows = np.array(
-            [
-                i
-                for i, (o, a) in enumerate(zip(ops, apis, strict=True))
-                if o.endswith("matMul") and o == a
-            ]
-        )
-    return [(int(r), debug.args[int(r)]) for r in rows[:10000].tolist()]

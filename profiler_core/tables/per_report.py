@@ -11,11 +11,10 @@ import numpy as np
 import pyarrow as pa
 
 from profiler_core.analysis.checks import checked_programs, selected_runs
-from profiler_core.analysis.debug_groups import GROUPINGS
 from profiler_core.analysis.execution import run_totals
 from profiler_core.analysis.liveness import liveness_table
 from profiler_core.analysis.memory import memory_table
-from profiler_core.analysis.operations import operations_table
+from profiler_core.analysis.operations import OPERATION_GROUPINGS, operations_table
 from profiler_core.model.kinds import MemoryCategory, StepKind
 from profiler_core.model.strings import Strings
 from profiler_core.tables.arrow_columns import (
@@ -117,7 +116,7 @@ def operations_part(report: Any, strings: StringTables) -> pa.Table:
     if debug is None:
         return own_schema("operations").empty_table()
     pieces = []
-    for group_by in GROUPINGS:
+    for group_by in OPERATION_GROUPINGS:
         table = operations_table(report, group_by, None, debug=debug)
         columns: dict[str, pa.Array] = {
             "group_by": pa.array(np.full(len(table), group_by)).cast(pa.string()),

@@ -69,9 +69,10 @@ RUNS = [
     ("steps", I64),  # executed step instances
 ]
 
-#: one row per operation per grouping (``popvision-cli operations --group-by G``)
+#: one row per operation per grouping (``popvision-cli operations --group-by G``; the cycles
+#: of each phase are the rows grouped by ``phase``)
 OPERATIONS = [
-    ("group_by", STR),  # op, layer, name, framework, framework_op or context
+    ("group_by", STR),  # op, layer, name, framework, framework_op, context or phase
     ("operation", STR),  # the group's label ("" for steps without one)
     ("total_cycles", I64),
     ("compute_cycles", I64),
@@ -82,9 +83,11 @@ OPERATIONS = [
     ("compute_sets", I64),
     ("vertices", I64),
     ("vertex_types", I64),
-    ("code_bytes", I64),
+    ("code_bytes", I64),  # each vertex type once per tile, code shared with others included
+    ("own_code_bytes", I64),  # code no other operation uses
     ("variables", I64),
     ("variable_bytes", I64),
+    ("live_at_peak_bytes", I64),  # of its variables, at the Liveness peak
     ("flops", I64),
 ]
 

@@ -16,6 +16,7 @@ import numpy as np
 from ipu_engine import (
     FLOAT,
     Copy,
+    EdgeColumn,
     Engine,
     Execute,
     Graph,
@@ -26,7 +27,6 @@ from ipu_engine import (
     Vertex,
     ipu_hardware,
 )
-from ipu_engine.poplar.vertices import EdgeColumn
 
 
 class DotProductVertex(Vertex):

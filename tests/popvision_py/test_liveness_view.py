@@ -318,9 +318,9 @@ def test_compare_draws_each_reports_liveness(
     view = window.current_view()
     assert len(view.charts) == 2
     tables = [liveness_table(open_report(f)) for f in (tutorial4_report, tutorial4_variant_report)]
-    for chart, table, name in zip(view.charts, tables, ("tutorial4", "variant"), strict=True):
+    for chart, table, name in zip(view.charts, tables, ("A: tutorial4", "B: variant"), strict=True):
         assert np.array_equal(chart.area.curve, table.live_bytes(True))
-        assert chart.title.text().startswith(f"{name}: Live memory")
+        assert chart.title.text().startswith(f"{name} — Live memory")
         assert (
             f"({table.peak_bytes:,} bytes) at step {table.peak_step:,}" in chart.peak_label.text()
         )

@@ -64,7 +64,12 @@ def test_compare_shows_both_reports(qtbot, window, tutorial4_report, tutorial4_v
     assert [m.selection.tolist() for m in memory.models] == [list(range(10))] * 2
     model = memory.breakdown.model
     headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
-    assert headers == ["Category", "tutorial4 (bytes)", "variant (bytes)", "Difference (bytes)"]
+    assert headers == [
+        "Category",
+        "A: tutorial4 (bytes)",
+        "B: variant (bytes)",
+        "Difference (bytes)",
+    ]
     a = memory_table(open_report(tutorial4_report)).breakdown(np.arange(10))
     b = memory_table(open_report(tutorial4_variant_report)).breakdown(np.arange(10))
     last = model.rowCount() - 1

@@ -1,7 +1,12 @@
 """Insights advises only what works: on the bundled examples, following each suggestion it
 makes lowers the number its finding is about. The examples run again with the advice
 applied (their ``--available-memory-proportion OP=P`` or ``--type half``), and the number
-is measured from the new report's columns."""
+is measured from the new report's columns.
+
+The examples fit with room to spare, where a lower availableMemoryProportion would only
+cost cycles: there Insights advises the other way (measured below on tutorial 4). The
+lowering advice is checked on them as if their tiles were nearly full (``tight``), and on
+the OOM variant, whose tiles are over."""
 
 from __future__ import annotations
 
@@ -12,11 +17,20 @@ import numpy as np
 import pytest
 
 from profiler_core.insights import insights
-from profiler_core.insights.planned_ops import PlannedOp
+from profiler_core.insights.context import InsightsContext
+from profiler_core.insights.planned_ops import PlannedOp, more_memory_advice
 from profiler_core.insights.planned_ops import advice as planned_advice
 from profiler_core.model.kinds import MemoryCategory
 from profiler_core.report import open_report
 from tests.conftest import run_example_with_reports
+
+TILE_BYTES = 638_976
+
+
+@pytest.fixture
+def tight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Insights as if the fullest tile were within 10% of its memory (memory the problem)."""
+    monkeypatch.setattr(InsightsContext, "memory_tight", property(lambda self: True))
 
 
 def _finding(report, rule: str):
@@ -72,8 +86,38 @@ def _evidence(finding, label: str):
     return {e.label: e.value for e in finding.evidence}[label]
 
 
-def test_tutorial4_lowering_m4s_proportion_as_advised_lowers_its_partials_and_exchange(
+def _op_args(report, name: str) -> dict:
+    """The debug arguments of the op call named ``name`` (read from debug.cbor's columns)."""
+    debug = report.debug
+    (row,) = [i for i in range(len(debug.parent)) if debug.name[i] == name and debug.op[i]]
+    return debug.args[row]
+
+
+def test_tutorial4_fits_with_headroom_so_m4_is_advised_more_memory_not_less(
     tutorial4_report, tmp_path
+):
+    """Tutorial 4 uses 5.8% of its fullest tile: lowering m4's proportion (the advice before
+    issue 38) would buy memory the program does not need with cycles, as its run shows."""
+    report = open_report(tutorial4_report)
+    temp = _op_args(report, "m4")["tempBytesPerTile"]
+    totals = np.asarray(report.memory.by_category, dtype=np.int64).sum(axis=0)
+    headroom = TILE_BYTES - int(totals.max())
+    raised = np.floor((temp + headroom) / TILE_BYTES * 100) / 100  # by hand: 0.98
+    assert (temp, headroom, raised) == (28_036, 602_108, 0.98)
+    for rule in ("temporaries-at-peak", "exchange-buffers"):
+        text = _finding(report, rule).suggestion
+        assert "or lower" not in text and "Set the availableMemoryProportion" not in text
+        assert "Memory is not short here: the fullest tile has 602,108 bytes free" in text
+        assert f"raise its availableMemoryProportion, up to {raised:g}" in text
+        assert "fewer cycles" in text
+    _apply("tutorial4_matmul.py", tmp_path, ["m4=0.02"], "--name", "lowered")
+    lowered = open_report(tmp_path / "lowered")
+    cycles = lowered.execution.runs[0].total_cycles
+    assert cycles > report.execution.runs[0].total_cycles  # 41,945 against 23,612
+
+
+def test_tutorial4_as_if_tight_lowering_m4s_proportion_lowers_its_partials_and_exchange(
+    tutorial4_report, tmp_path, tight
 ):
     report = open_report(tutorial4_report)
     temporaries = _finding(report, "temporaries-at-peak")
@@ -101,7 +145,7 @@ def bert_report(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_bert_following_the_temporaries_advice_lowers_that_matmuls_live_bytes(
-    bert_report, tmp_path
+    bert_report, tmp_path, tight
 ):
     finding = _finding(bert_report, "temporaries-at-peak")
     assert finding.source.operation == "ffn1"
@@ -115,7 +159,7 @@ def test_bert_following_the_temporaries_advice_lowers_that_matmuls_live_bytes(
 
 
 def test_bert_following_the_exchange_advice_lowers_the_tiles_exchange_buffers(
-    bert_report, tmp_path
+    bert_report, tmp_path, tight
 ):
     finding = _finding(bert_report, "exchange-buffers")
     advice = _advised_proportions(finding.suggestion)
@@ -126,7 +170,9 @@ def test_bert_following_the_exchange_advice_lowers_the_tiles_exchange_buffers(
     assert _exchange_buffers(advised, tile) < _exchange_buffers(bert_report, tile)
 
 
-def test_resnet_exchange_advice_names_every_convolution_making_the_largest_exchange(tmp_path):
+def test_resnet_exchange_advice_names_every_convolution_making_the_largest_exchange(
+    tmp_path, tight
+):
     run_example_with_reports("resnet_conv_stage.py", tmp_path / "before")
     report = open_report(tmp_path / "before" / "resnet_stage")
     finding = _finding(report, "exchange-buffers")
@@ -288,6 +334,31 @@ def test_the_advised_proportion_rules_the_current_plan_out(temp_bytes, proportio
         assert advised * 638_976 < temp_bytes
 
 
+@pytest.mark.parametrize(
+    ("temp_bytes", "proportion", "headroom", "expected"),
+    [
+        # (28,036 + 602,108) / 638,976 = 0.986: up to 0.98; the plan is within 0.6
+        (28_036, 0.6, 602_108, "raise its availableMemoryProportion, up to 0.98"),
+        (28_036, 0.6, 602_108, "fastest plan within 0.6"),
+        # 11,956 bytes is over 1% of a tile: no plan fitted, so raising surely helps
+        (11_956, 0.01, 300_000, "No plan of m4 fitted its proportion"),
+        # (100,000 + 200,000) / 638,976 = 0.47, below the 0.6 it already has
+        (100_000, 0.6, 200_000, "Its proportion already allows what the headroom does"),
+        (None, None, 300_000, "raise its availableMemoryProportion (what the headroom"),
+    ],
+)
+def test_with_headroom_the_advice_is_more_memory_for_fewer_cycles(
+    temp_bytes, proportion, headroom, expected
+):
+    """Hand figures against a 638,976-byte tile whose fullest tile has ``headroom`` free."""
+    op = PlannedOp("m4", "poplin::matMul", proportion, temp_bytes)
+    text = planned_advice([op], TILE_BYTES, "fewer partials", headroom)
+    assert text == more_memory_advice([op], TILE_BYTES, headroom)
+    assert expected in text
+    assert "or lower" not in text and "only cost cycles" in text
+    assert f"the fullest tile has {headroom:,} bytes free" in text
+
+
 def _grouped_matmul_program(directory: Path, proportion: float | None) -> tuple:
     """``heads`` = a @ b for 4 groups of [200, 2000] x [2000, 200] floats (attention heads'
     shapes), planned with ``proportion`` or the default 0.6; the report and out vs numpy."""
@@ -317,7 +388,7 @@ def _grouped_matmul_program(directory: Path, proportion: float | None) -> tuple:
 
 
 def test_a_grouped_matmuls_proportion_lowered_as_advised_lowers_its_partials_and_exchange(
-    tmp_path,
+    tmp_path, tight
 ):
     report, _error = _grouped_matmul_program(tmp_path / "before", None)
     temporaries = _finding(report, "temporaries-at-peak")

@@ -8,7 +8,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QMenu,
     QPushButton,
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.viewmodels.execution_trace import TraceLayout
+from popvision_py.views.flow_layout import FlowLayout, group
 from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.typed_entry import typed_entry
 from profiler_core.analysis.debug_groups import GROUPINGS
@@ -85,20 +85,20 @@ class TraceControls(QWidget):
         )
         self.show_all = QPushButton("Show all")
         self.show_all.setToolTip("Zoom out to the whole run (Home, or double-click the chart).")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
         run_label = QLabel("Run:")
         run_label.setToolTip(self.run_box.toolTip())
-        for widget in (run_label, self.run_box, QLabel("Layout:"), self.layout_box, self.bsp):
-            row.addWidget(widget)
-        row.addWidget(self.tiles_button)
-        for widget in (QLabel("Operations by:"), self.group_box, QLabel("Axis:"), self.axis_box):
-            row.addWidget(widget)
         range_label = QLabel("Range:")
         range_label.setToolTip(plain_tooltip(RANGE_HELP))
-        for widget in (range_label, self.range_box, self.range_error):
-            row.addWidget(widget)
-        row.addStretch(1)
+        # a row that wraps: at 1024 px every control keeps its size, on two lines if need be
+        row = FlowLayout(self)
+        row.addWidget(group(run_label, self.run_box))
+        row.addWidget(group(QLabel("Layout:"), self.layout_box))
+        row.addWidget(self.bsp)
+        row.addWidget(self.tiles_button)
+        row.addWidget(group(QLabel("Operations by:"), self.group_box))
+        row.addWidget(group(QLabel("Axis:"), self.axis_box))
+        row.addWidget(group(range_label, self.range_box, self.range_error))
+        row.addStretch()
         row.addWidget(self.show_all)
 
     def set_runs(self, labels: list[str], current: int) -> None:

@@ -82,14 +82,15 @@ class TracePicking:
 
     def _follow_steps(self) -> None:
         selection = self.opened.selection
-        keys = [selection.steps]
+        keys = [np.zeros(0, np.int64)]
         # "(none)" is every step without a context: outlined, it would flood the flame
         if selection.operation and selection.operation != NONE_LABEL:
             keys.append(selection.operation_steps)
             if selection.operation_group_by == self.model.group_by:
                 key = self.model.operation_key(selection.operation)
                 keys.append(np.array([key] if key != NO_KEY else [], np.int64))
-        self.plot.spans.set_highlight(np.concatenate(keys))
+        # the selected steps stand apart from the rest of their operation
+        self.plot.spans.set_highlight(np.concatenate(keys), selected=selection.steps)
         step = selection.step
         if step < 0:
             self.step_panel.show_nothing()

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from popvision_py.viewmodels.insights import InsightsViewModel
 from popvision_py.views.plain_text import plain_tooltip
@@ -13,6 +22,7 @@ from profiler_core.insights import Severity
 
 SEVERITY_COLORS = {Severity.ERROR: "#d03030", Severity.WARNING: "#d08a00", Severity.INFO: "#3a7bd5"}
 TILES_ROLE = Qt.ItemDataRole.UserRole
+SUGGESTION_LINES = 4  # lines of the suggestion shown before it scrolls
 
 
 class FindingsList(QWidget):
@@ -29,11 +39,21 @@ class FindingsList(QWidget):
         self.suggestion = QLabel()
         self.suggestion.setWordWrap(True)
         self.suggestion.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.suggestion.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # a long suggestion scrolls in a few lines' room: it neither squeezes the findings
+        # out of sight nor runs off the bottom of a short window
+        self.suggestion_area = QScrollArea()
+        self.suggestion_area.setWidget(self.suggestion)
+        self.suggestion_area.setWidgetResizable(True)
+        self.suggestion_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.suggestion_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        lines = self.suggestion.fontMetrics().lineSpacing()
+        self.suggestion_area.setMaximumHeight(SUGGESTION_LINES * lines + 6)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.summary)
         layout.addWidget(self.tree, 1)
-        layout.addWidget(self.suggestion)
+        layout.addWidget(self.suggestion_area)
 
     def show_model(self, model: InsightsViewModel) -> None:
         self.summary.setText(model.findings_summary())
@@ -56,7 +76,12 @@ class FindingsList(QWidget):
             item.addChild(tip)
             self.tree.addTopLevelItem(item)
             item.setExpanded(self.tree.topLevelItemCount() == 1)
-        self.tree.setColumnWidth(0, 640)
+        # the finding takes what the operation leaves: no column runs past the view
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        self.tree.setColumnWidth(1, max(self.tree.sizeHintForColumn(1), 120))
         self._show_suggestion(self.tree.topLevelItem(0))
 
     def _show_suggestion(self, item: QTreeWidgetItem | None) -> None:

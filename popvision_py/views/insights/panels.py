@@ -7,6 +7,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QFrame,
+    QHeaderView,
     QLabel,
     QPushButton,
     QTreeWidget,
@@ -74,6 +75,11 @@ class TopTiles(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Fullest tiles", "Bytes"])
         self.tree.setRootIsDecorated(True)
+        # the bytes sized to their numbers, the names to what is left: both in view
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.itemClicked.connect(self._clicked)
         self.more = QPushButton(f"Show {MORE_TILES}")
         self.more.setCheckable(True)
@@ -107,7 +113,6 @@ class TopTiles(QWidget):
             self.tree.addTopLevelItem(item)
         if self.tree.topLevelItemCount():
             self.tree.topLevelItem(0).setExpanded(True)
-        self.tree.resizeColumnToContents(0)
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange and getattr(self, "model", None):

@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QWidget
 
+from popvision_py.views.flow_layout import FlowLayout, group
 from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.typed_entry import typed_entry
 
@@ -47,14 +41,12 @@ class LivenessControls(QWidget):
         self.reset_zoom.setToolTip("Zoom out to every program step (or double-click the chart).")
         select_label = QLabel("Select tile:")
         select_label.setToolTip(plain_tooltip(SELECT_HELP))
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        for widget in (QLabel("Scope:"), self.scope_box, self.include_always_live):
-            row.addWidget(widget)
+        row = FlowLayout(self)  # wraps: at 1024 px every control keeps its size
+        row.addWidget(group(QLabel("Scope:"), self.scope_box))
+        row.addWidget(self.include_always_live)
         row.addSpacing(16)
-        for widget in (select_label, self.select_box, self.select_error):
-            row.addWidget(widget)
-        row.addStretch(1)
+        row.addWidget(group(select_label, self.select_box, self.select_error))
+        row.addStretch()
         row.addWidget(self.reset_zoom)
 
     def set_scopes(self, scopes: list[str], current: str) -> None:

@@ -132,9 +132,10 @@ class LivenessView(ChartDetailsView):
             return ready
         self._always_live = (opened.report, ready.always_live)
         reports = [o for o in (opened, other) if o is not None]
-        for o, whole in zip(reports, ready.wholes, strict=True):
+        titles = self.side_titles(opened, other)
+        for o, whole, title in zip(reports, ready.wholes, titles, strict=True):
             try:
-                model = LivenessViewModel(o.report, o.selection, o.name if other else "", whole)
+                model = LivenessViewModel(o.report, o.selection, title, whole)
             except ReportError as error:
                 self._drop_chart()
                 return f"The liveness of {o.name} cannot be shown.\n\n{error}\n\n{PRODUCED_BY}"

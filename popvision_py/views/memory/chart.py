@@ -10,7 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpacerItem, QVBoxLayout, QWidget
 
 from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.colors import SELECTION_OUTLINE, rgba
@@ -55,6 +55,7 @@ class MemoryChart(QWidget):
             self.plot.addItem(item)
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)  # two lines in a narrow window, never a wider window
         # The limit when it is above the y axis: named in the title row, right-aligned, so
         # it never covers the bars however short the chart (compare mode's second chart).
         self.limit_above = plain_label()
@@ -62,10 +63,10 @@ class MemoryChart(QWidget):
         self.legend.setFixedWidth(250)
         self.hover_text = ""
         self._layout_drawn: Layout | None = None
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.plot, 1)
-        row.addWidget(self.legend)
+        self._row = QHBoxLayout()
+        self._row.setContentsMargins(0, 0, 0, 0)
+        self._row.addWidget(self.plot, 1)
+        self._row.addWidget(self.legend)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 0, 6, 0)
         layout.setSpacing(2)
@@ -73,7 +74,9 @@ class MemoryChart(QWidget):
         title_row.setContentsMargins(0, 0, 0, 0)
         title_row.addWidget(self.title, 1)
         title_row.addWidget(self.limit_above)
-        title_row.addSpacing(self.legend.width())
+        self._legend_gap = QSpacerItem(self.legend.width(), 0)  # the limit ends over the plot
+        title_row.addSpacerItem(self._legend_gap)
+        row = self._row
         layout.addLayout(title_row)
         layout.addLayout(row, 1)
         scene = self.plot.scene()
@@ -83,6 +86,14 @@ class MemoryChart(QWidget):
         model.changed.connect(self._on_model_changed)
         self.apply_colors()
         self.refresh()
+
+    def take_legend(self) -> CategoryLegend:
+        """Take the legend out of the chart's row (compare mode shows one legend beside both
+        charts, so they get one width and one height); the chart keeps filling it."""
+        self._row.removeWidget(self.legend)
+        self._legend_gap.changeSize(0, 0)
+        self.layout().invalidate()
+        return self.legend
 
     # -- drawing --------------------------------------------------------------------------
     def refresh(self) -> None:

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QWidget
 
 from popvision_py.viewmodels.format import BYTE_UNITS
 from popvision_py.viewmodels.memory import LAYOUT_HELP, HeatScale, Layout
+from popvision_py.views.flow_layout import FlowLayout, group
 from popvision_py.views.plain_text import plain_tooltip
 from popvision_py.views.typed_entry import typed_entry
 
@@ -86,26 +80,24 @@ class MemoryControls(QWidget):
         self.reset_zoom.setToolTip("Zoom out to every tile (or double-click the chart).")
         select_label = QLabel("Select tile:")
         select_label.setToolTip(plain_tooltip(SELECT_HELP))
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        for widget in (select_label, self.select_box, self.select_error):
+        # a row that wraps: at 1024 px every control keeps its size, on two lines if need be
+        row = FlowLayout(self)
+        row.addWidget(group(select_label, self.select_box, self.select_error))
+        row.addStretch()
+        for widget in (self.include_gaps, self.show_max, self.sort):
             row.addWidget(widget)
-        row.addStretch(1)
-        for widget in (self.include_gaps, self.show_max, self.sort, QLabel("Layout:")):
-            row.addWidget(widget)
-        row.addWidget(self.layout_box)
+        row.addWidget(group(QLabel("Layout:"), self.layout_box))
         self.heat_scale_label = QLabel("Colours:")
-        for widget in (self.heat_scale_label, self.heat_scale_box, QLabel("Units:")):
-            row.addWidget(widget)
-        row.addWidget(self.units_box)
+        self.heat_scale_group = group(self.heat_scale_label, self.heat_scale_box)
+        row.addWidget(self.heat_scale_group)
+        row.addWidget(group(QLabel("Units:"), self.units_box))
         row.addWidget(self.reset_zoom)
         self.layout_box.currentIndexChanged.connect(lambda _: self._show_heat_scale())
         self._show_heat_scale()
 
     def _show_heat_scale(self) -> None:
         heat = self.layout_choice() is Layout.HEAT_MAP
-        self.heat_scale_label.setVisible(heat)
-        self.heat_scale_box.setVisible(heat)
+        self.heat_scale_group.setVisible(heat)
 
     def heat_scale(self) -> HeatScale:
         return self.heat_scale_box.currentData()

@@ -7,8 +7,8 @@ control to all its view models and keeps their selections equal.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from popvision_py.viewmodels.compare import ComparePair
 from popvision_py.viewmodels.compare_tables import CompareSpec, memory_specs
@@ -36,6 +36,7 @@ class MemoryView(ChartDetailsView):
         super().__init__(parent)
         self.models: list[MemoryViewModel] = []
         self.charts: list[MemoryChart] = []
+        self.charts_box: QWidget | None = None  # the charts (and a compare's legend)
         self.control_bar = MemoryControls()
         self.controls_layout.addWidget(self.control_bar)
         self.breakdown = MemoryDetails()
@@ -97,24 +98,15 @@ class MemoryView(ChartDetailsView):
             tables = [memory_table(o.report) for o in (opened, other) if o is not None]
         except ReportError as error:
             return f"The memory of this report cannot be shown.\n\n{error}"
-        names = [o.name for o in (opened, other) if o is not None]
-        for table, name in zip(tables, names, strict=True):
-            model = MemoryViewModel(table, name if other is not None else "")
+        titles = self.side_titles(opened, other)
+        for table, title in zip(tables, titles, strict=True):
+            model = MemoryViewModel(table, title)
             self._apply_controls(model)
             model.changed.connect(lambda what, m=model: self._on_model_changed(m, what))
             chart = MemoryChart(model)
             self.models.append(model)
             self.charts.append(chart)
-            self.chart_layout.addWidget(chart, 1)
-        if len(self.charts) == 2:  # compare: one category legend, charts that make room
-            legend = self.charts[1].legend
-            policy = legend.sizePolicy()
-            policy.setRetainSizeWhenHidden(True)  # both plots keep one width: tiles align
-            legend.setSizePolicy(policy)
-            legend.setFixedHeight(0)  # ...but not its height: the first chart's is the legend
-            legend.hide()
-            for each in self.charts:
-                each.plot.setMinimumHeight(120)
+        self._place_charts()
         if len(self.charts) == 2 and tables[0].num_tiles == tables[1].num_tiles:
             self.charts[1].plot.setXLink(self.charts[0].plot)
         self._share_scales()
@@ -132,6 +124,26 @@ class MemoryView(ChartDetailsView):
         self._show_tile_map()
         return ""
 
+    def _place_charts(self) -> None:
+        """One chart above the details; two (compare) one above the other with one
+        category legend beside both, so A and B get one height and one width (their tiles
+        align)."""
+        self.charts_box = QWidget()
+        row = QHBoxLayout(self.charts_box)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        column = QVBoxLayout()
+        column.setContentsMargins(0, 0, 0, 0)
+        for chart in self.charts:
+            column.addWidget(chart, 1)
+        row.addLayout(column, 1)
+        if len(self.charts) == 2:
+            for chart in self.charts:
+                chart.plot.setMinimumHeight(120)
+            row.addWidget(self.charts[0].take_legend(), 0, Qt.AlignmentFlag.AlignTop)
+            self.charts[1].take_legend().hide()  # B draws the same categories
+        self.chart_layout.addWidget(self.charts_box, 1)
+
     def clear(self) -> None:
         self._drop_charts()
         super().clear()
@@ -144,6 +156,10 @@ class MemoryView(ChartDetailsView):
         for chart in self.charts:
             chart.setParent(None)
             chart.deleteLater()
+        if self.charts_box is not None:
+            self.charts_box.setParent(None)
+            self.charts_box.deleteLater()
+            self.charts_box = None
         self.charts, self.models = [], []
 
     def _keep_zoom(self) -> None:
@@ -285,6 +301,8 @@ class MemoryView(ChartDetailsView):
         chosen = self.control_bar.layout_choice() is Layout.TILE_MAP and self.opened is not None
         for chart in self.charts:
             chart.setVisible(not chosen)
+        if self.charts_box is not None:
+            self.charts_box.setVisible(not chosen)
         self.tile_map.setVisible(chosen)
         if chosen:  # the map is laid out after this: then give it the chart's height
             QTimer.singleShot(0, self.give_chart_room)

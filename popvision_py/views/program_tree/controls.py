@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QTabBar, QWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QTabBar, QWidget
 
 from popvision_py.viewmodels.program_lines import SECTIONS
+from popvision_py.views.flow_layout import FlowLayout, group
 from popvision_py.views.plain_text import plain_tooltip
 
 SEARCH_HELP = (
@@ -29,6 +30,14 @@ class SearchBox(QLineEdit):
         super().keyPressEvent(event)
 
 
+class NoteLabel(QLabel):
+    """A note shown only while it says something (an empty one takes no room in the row)."""
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setVisible(bool(text))
+
+
 class ProgramTreeControls(QWidget):
     """Widgets only; the view connects them."""
 
@@ -43,13 +52,13 @@ class ProgramTreeControls(QWidget):
         self.search.setPlaceholderText("Search names")
         self.search.setToolTip(plain_tooltip(SEARCH_HELP))
         self.search.setClearButtonEnabled(True)
-        self.search.setMinimumWidth(220)
+        self.search.setMinimumWidth(180)
         self.previous = QPushButton("◀ Previous")
         self.previous.setToolTip("The previous match in program order (Shift+Enter).")
         self.next = QPushButton("Next ▶")
         self.next.setToolTip("The next match in program order (Enter).")
         self.matches = QLabel()
-        self.matches.setMinimumWidth(90)
+        self.matches.setMinimumWidth(70)
         self.expand = QPushButton("Expand all")
         self.expand.setToolTip(
             "Expand the tree. On a huge tree only the first lines are expanded (the note "
@@ -57,14 +66,15 @@ class ProgramTreeControls(QWidget):
         )
         self.collapse = QPushButton("Collapse all")
         self.collapse.setToolTip("Collapse every line.")
-        self.note = QLabel()
+        self.note = NoteLabel()
         self.note.setWordWrap(True)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        self.note.hide()
+        # a row that wraps: at 1024 px every control keeps its size, on two lines if need be
+        row = FlowLayout(self)
         row.addWidget(self.sections)
         row.addSpacing(12)
-        for widget in (self.search, self.previous, self.next, self.matches):
-            row.addWidget(widget)
-        row.addWidget(self.note, 1)
+        row.addWidget(group(self.search, self.previous, self.next, self.matches))
+        row.addStretch()
         row.addWidget(self.expand)
         row.addWidget(self.collapse)
+        row.addWidget(self.note)  # last: a note (capped expansion) takes a line of its own

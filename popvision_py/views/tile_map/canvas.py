@@ -75,6 +75,19 @@ class TileMapCanvas(QWidget):
             painter.setPen(QColor(foreground))
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
 
+    def event(self, event: QEvent) -> bool:
+        """At rest over a tile, Qt asks for a tooltip: the tile's numbers, not the map's
+        help, which the parent widget carries and shows only off the tiles."""
+        if event.type() == QEvent.Type.ToolTip:
+            point = event.pos()
+            tile = self.model.tile_at(point.x(), point.y(), self.width(), self.height())
+            text = self.model.hover_text(tile)
+            if text:
+                self.hover_text = text
+                QToolTip.showText(event.globalPos(), plain_tooltip(text), self)
+                return True
+        return super().event(event)  # off the tiles: ignored, so the parent's help shows
+
     # -- gestures ------------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:

@@ -20,13 +20,17 @@ class ColorBar(QWidget):
         model.changed.connect(lambda _what: self.update())
 
     def labels(self) -> tuple[str, str, str]:
-        """(low, high, title) as drawn: ``22.4 KiB``, ``36.0 KiB``, ``Total memory``."""
+        """(low, high, title) as drawn: ``22.4 KiB``, ``36.0 KiB``, ``Total memory``; with
+        every tile equal, no ends and a title that says so: ``Cycles of step 4 (...): 1,697
+        cycles on every tile``."""
         divisor, unit = self.model.display_unit()
 
         def text(value: float) -> str:
             value /= divisor
             return f"{value:,.1f} {unit}" if divisor > 1 else f"{value:,.0f} {unit}"
 
+        if self.model.one_value:
+            return "", "", f"{self.model.label}: {text(self.model.scale_max)} on every tile"
         return text(self.model.scale_min), text(self.model.scale_max), self.model.label
 
     def changeEvent(self, event: QEvent) -> None:
@@ -38,6 +42,9 @@ class ColorBar(QWidget):
         colors = chart_colors(self)
         painter = QPainter(self)
         image = QImage(self.lut.data, 256, 1, 256 * 4, QImage.Format.Format_RGBA8888)
+        if self.model.one_value:  # one colour, the one every tile is painted in
+            index = int(self.model.lut_index()[0])
+            image = image.copy(index, 0, 1, 1)
         low, high, title = self.labels()
         metrics = painter.fontMetrics()
         left = metrics.horizontalAdvance(low) + 12

@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPen
 
+from popvision_py.viewmodels.colors import SELECTION_OUTLINE
 from popvision_py.viewmodels.timeline import SpanBatch, lane_pixels, pixel_columns, span_at
 from popvision_py.views.pixel_image import device_pixels
 from profiler_core.model.unique import sorted_unique
@@ -38,6 +39,10 @@ class SpanLanesItem(pg.GraphicsObject):
         self.x_limits = (0.0, 1.0)
         self.highlight_keys = np.zeros(0, dtype=np.int64)
         self.highlight_color = QColor("#ffd400")
+        # the selected spans among the outlined ones: drawn apart from the rest of their
+        # operation, in the selection colour every view uses (the Tile Map's picked tiles)
+        self.selected_keys = np.zeros(0, dtype=np.int64)
+        self.selected_color = QColor(*SELECTION_OUTLINE)
         self.batch = SpanBatch.empty()  # what the last paint drew
         self.batch_x = (0.0, 1.0)
         self.batch_width = 1
@@ -54,11 +59,16 @@ class SpanLanesItem(pg.GraphicsObject):
         self.x_limits = (float(x_limits[0]), float(max(x_limits[1], x_limits[0] + 1e-9)))
         self.invalidate()
 
-    def set_highlight(self, keys: np.ndarray) -> None:
-        """Outline the spans whose key is in ``keys`` (the selection)."""
-        keys = sorted_unique(np.asarray(keys, dtype=np.int64))
-        if not np.array_equal(keys, self.highlight_keys):
-            self.highlight_keys = keys
+    def set_highlight(self, keys: np.ndarray, selected: np.ndarray | None = None) -> None:
+        """Outline the spans whose key is in ``keys`` (an operation's steps); those in
+        ``selected`` (the selected steps, outlined too) get the selection's outline."""
+        chosen = np.zeros(0, dtype=np.int64) if selected is None else selected
+        chosen = sorted_unique(np.asarray(chosen, dtype=np.int64))
+        keys = np.union1d(sorted_unique(np.asarray(keys, dtype=np.int64)), chosen)
+        if not (
+            np.array_equal(keys, self.highlight_keys) and np.array_equal(chosen, self.selected_keys)
+        ):
+            self.highlight_keys, self.selected_keys = keys, chosen
             self.update()
 
     def invalidate(self) -> None:
@@ -165,15 +175,21 @@ class SpanLanesItem(pg.GraphicsObject):
     def _paint_highlight(self, painter: QPainter) -> None:
         if self.highlight_keys.size == 0 or len(self.batch) == 0:
             return
-        index = np.flatnonzero(np.isin(self.batch.key, self.highlight_keys))[:2000]
-        if index.size == 0:
-            return
-        pen = QPen(self.highlight_color, 2)
-        pen.setCosmetic(True)
-        painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        for rect in self._device_rects(index):
-            painter.drawRect(rect)
+        others = np.setdiff1d(self.highlight_keys, self.selected_keys)
+        # the operation's other steps first, the selected ones over them
+        for keys, color, width in (
+            (others, self.highlight_color, 2),
+            (self.selected_keys, self.selected_color, 3),
+        ):
+            index = np.flatnonzero(np.isin(self.batch.key, keys))[:2000]
+            if index.size == 0:
+                continue
+            pen = QPen(color, width)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            for rect in self._device_rects(index):
+                painter.drawRect(rect)
 
     def _paint_labels(self, painter: QPainter, x0: float, x1: float, y0: float, y1: float) -> None:
         batch = self.batch
