@@ -1,6 +1,7 @@
 """PopLibs' popnn: non-linearities, softmax and losses (``non_linearity``), pooling
 (``pooling``) and local response normalization (``response_norm``) for neural networks."""
 
+from ipu_engine.poplar.journal import record_api
 from ipu_engine.popnn.non_linearity import (
     calc_loss,
     cross_entropy,
@@ -28,3 +29,5 @@ __all__ = [
     "softmax",
     "tanh",
 ]
+
+record_api(globals(), "popnn", __all__)
