@@ -20,7 +20,9 @@ from ipu_engine.replan.figures import Figures, compile_figures
 from ipu_engine.replan.framework_replay import replay_framework
 from ipu_engine.replan.poplar_replay import Replayed, replay_poplar
 
-__all__ = ["Change", "Figures", "ReplanError", "predict", "replay"]
+__all__ = ["Change", "Figures", "ReplanError", "plan_fingerprint", "predict", "replay"]
+
+PLANNED_OPS = frozenset({"poplin::matMul", "poplin::matMulGrouped", "poplin::convolution"})
 
 
 def replay(
@@ -41,3 +43,25 @@ def predict(
     """The figures of ``record`` with ``change``; ``runs``: the engine programs the report
     ran. A change that cannot be planned is a ``ReplanError`` saying why."""
     return compile_figures(replay(record, arrays, change), runs)
+
+
+def plan_fingerprint(replayed: Replayed) -> tuple:
+    """What tells two built graphs apart for a change of plans: each planned op's recorded
+    plan (its arguments but the proportion asked for) and the graph's size. Two proportions
+    that lead every planner to the same plans build the same graph, so its figures are
+    known without compiling it again."""
+    graph = replayed.graph
+    plans = tuple(
+        (
+            item.name,
+            tuple(
+                sorted(
+                    (k, repr(v)) for k, v in item.args.items() if k != "availableMemoryProportion"
+                )
+            ),
+        )
+        for item in graph.debug.items
+        if item.op in PLANNED_OPS and item.api == item.op
+    )
+    sizes = (graph.num_vertices, len(graph.compute_sets), len(graph.variables))
+    return (sizes, plans)

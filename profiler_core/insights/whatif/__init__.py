@@ -157,6 +157,8 @@ def what_if(
                 tried.append(Tried(value, None, "the engine gave no answer"))
             elif answer.predicted is None:
                 tried.append(Tried(value, None, answer.error))
+            elif answer.predicted.get("same_as_recorded"):
+                tried.append(Tried(value, now))  # every plan as recorded: the report's figures
             else:
                 tried.append(Tried(value, Figures.from_child(answer.predicted)))
         choice = choose(trial, tried, now)
