@@ -140,6 +140,8 @@ def replay_poplar(
         if fn is None:
             raise ReplanError(f"{where}: not an API a replay may call")
         args = decoder.value(call["args"], where)
+        named = args.get("debug_prefix") or args.get("name")
+        where = f"{where[:-1]} {named!r})" if isinstance(named, str) and named else where
         if change is not None:
             applied |= apply_change(change, api, args)
         try:

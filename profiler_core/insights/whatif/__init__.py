@@ -70,15 +70,21 @@ class WhatIf:
                 choice_dict(c, self.now, self.sentence(c), self.extra.get(id(c), {}))
                 for c in self.kept
             ],
-            "dropped": [
-                {
-                    "rule": c.trial.rule,
-                    "change": {"operation": c.trial.operation, "option": c.trial.option},
-                    "reason": c.reason,
-                }
-                for c in self.dropped
-            ],
+            "dropped": [self._dropped(c) for c in self.dropped],
         }
+
+    def _dropped(self, choice: Choice) -> dict[str, Any]:
+        """A dropped trial: why, and what its best value was predicted to give."""
+        trial, best = choice.trial, choice.best
+        out: dict[str, Any] = {
+            "rule": trial.rule,
+            "change": {"operation": trial.operation, "option": trial.option},
+            "reason": choice.reason,
+        }
+        if best is not None and best.figures is not None:
+            out["change"]["value"] = best.value
+            out["predicted"] = best.figures.to_dict()
+        return out | self.extra.get(id(choice), {})
 
 
 def current_figures(report: Any, ctx: InsightsContext) -> tuple[Figures, list[int], str]:
@@ -162,7 +168,7 @@ def what_if(
             else:
                 tried.append(Tried(value, Figures.from_child(answer.predicted)))
         choice = choose(trial, tried, now)
-        if choice.kept and trial.option == "pipelineStage":
+        if trial.option == "pipelineStage":
             extra[id(choice)] = throughput(graph.record, report, choice, now)
         words[id(choice)] = sentence(choice, now, extra.get(id(choice), {}))
         choices.append(choice)
