@@ -23,13 +23,19 @@ from profiler_core.formats.serialized_graph import (
 )
 from profiler_core.insights import Insights, insights
 from profiler_core.insights.context import InsightsContext
+from profiler_core.insights.findings import Finding
 from profiler_core.insights.pipeline_balance import pipeline_balance
 from profiler_core.insights.whatif.child import Progress, ask_engine
 from profiler_core.insights.whatif.choose import Choice, Figures, Tried, choose
-from profiler_core.insights.whatif.trials import Trial, trials_for
+from profiler_core.insights.whatif.trials import Trial, distinct, trials_for
 from profiler_core.insights.whatif.words import choice_dict, sentence, throughput
 
-__all__ = ["Choice", "Figures", "Trial", "WhatIf", "what_if"]
+__all__ = ["TRYABLE_RULES", "Choice", "Figures", "Trial", "WhatIf", "what_if"]
+
+#: findings whose suggestion a what-if can re-plan (when the report carries its graph)
+TRYABLE_RULES = frozenset(
+    {"temporaries-at-peak", "exchange-buffers", "fp16-candidates", "over-limit", "pipeline-balance"}
+)
 
 
 @dataclass(frozen=True)
@@ -129,10 +135,12 @@ def what_if(
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
     python: str | None = None,
+    only: Finding | None = None,
 ) -> WhatIf:
-    """Predict every suggestion of ``report`` (see the module). Raises only for a report
-    whose target or memory cannot be read; a missing or damaged graph, or an engine that
-    cannot run, makes an unavailable what-if that says why."""
+    """Predict every suggestion of ``report`` (see the module), or only ``only``'s (the
+    Insights page's "Try it"). Raises only for a report whose target or memory cannot be
+    read; a missing or damaged graph, or an engine that cannot run, makes an unavailable
+    what-if that says why."""
     t0 = time.perf_counter()
     ctx = InsightsContext(report)
     found = found if found is not None else insights(report)
@@ -145,6 +153,9 @@ def what_if(
     now, programs, basis = current_figures(report, ctx)
     balance = pipeline_balance(report) if not ctx.missing("execution") else None
     trials = trials_for(ctx, found, graph.record, balance)
+    if only is not None:
+        trials = [t for t in trials if (t.rule, t.title) == (only.rule, only.title)]
+    trials = distinct(trials)
     requests = [
         {"id": f"{t.id}:{i}", "change": t.change(v)} for t in trials for i, v in enumerate(t.values)
     ]

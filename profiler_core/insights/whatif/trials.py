@@ -191,9 +191,15 @@ def trials_for(
             trials.append(Trial(ident, finding.rule, finding.title, "", "ipus", values, "fit"))
         elif finding.rule == "pipeline-balance" and balance is not None and record is not None:
             trials += _pipeline_trials(balance, record, finding, len(trials))
+    return trials
+
+
+def distinct(trials: list[Trial]) -> list[Trial]:
+    """``trials`` without repeats: two findings about one op suggest one change, predicted
+    once (the first finding's)."""
     seen: set[tuple] = set()
     unique = []
-    for trial in trials:  # two findings about one op suggest one change: predict it once
+    for trial in trials:
         key = (trial.operation, trial.option, trial.values, trial.tensors)
         if key not in seen:
             seen.add(key)
