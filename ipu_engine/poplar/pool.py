@@ -124,6 +124,12 @@ def _split_by_tile(
     else:
         window = run_start
     first = search_many(window, start) - 1 + base
+    following = first + 1
+    first_end = np.full(first.size, pool_size, dtype=np.int64)
+    inside = following < run_start.size
+    first_end[inside] = run_start[following[inside]]
+    if bool((start + length <= first_end).all()):  # no run crosses a tile: one piece each
+        return start, length, run_tile[first], keep
     last = search_many(window, start + length - 1) - 1 + base
     count = last - first + 1
     source = np.repeat(np.arange(start.size), count)

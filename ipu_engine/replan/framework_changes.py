@@ -71,8 +71,9 @@ def _weights_named(trace: Trace, names: set[str]) -> list[Node]:
 
 def make_half(trace: Trace, names: set[str]) -> None:
     """The weights ``names`` stored in half and every op reading one computing in half;
-    other ops compute in half when all their float operands are half (a float32 constant
-    follows them), else in float32 with their half operands cast up."""
+    other ops compute in half when all their computed float operands are half (a constant
+    or another weight they read follows them), else in float32 with their half operands
+    cast up."""
     weights = _weights_named(trace, names)
     if not weights:
         raise ReplanError(f"the program has no weight among {sorted(names)[:3]}")
@@ -89,7 +90,7 @@ def make_half(trace: Trace, names: set[str]) -> None:
             out.append(node)
             continue
         reads_weight = node.op in WEIGHT_READERS and any(i.id in halves for i in node.inputs)
-        computed = [i for i in floats if i.op != "const"]
+        computed = [i for i in floats if i.op not in ("const", "param")]
         in_half = reads_weight or (computed and all(i.type == HALF for i in computed))
         want = HALF if in_half else FLOAT
         if node.op == "cast":
@@ -97,9 +98,12 @@ def make_half(trace: Trace, names: set[str]) -> None:
             continue
         inputs = []
         for i in node.inputs:
-            if i.type.is_float and i.type != want and i.op == "const":
+            if i.type.is_float and i.type != want and i.op in ("const", "param"):
+                # a constant or a small weight (a batch norm's scale) follows the values it
+                # meets, as PopART's half conversion makes it: no casts around every op
                 i.type = want
-                i.attrs["value"] = np.asarray(i.attrs["value"]).astype(want.numpy_dtype)
+                if isinstance(i.attrs.get("value"), np.ndarray):
+                    i.attrs["value"] = i.attrs["value"].astype(want.numpy_dtype)
             elif i.type.is_float and i.type != want:
                 i = _cast(trace, i, want, node, out)
             inputs.append(i)
