@@ -49,6 +49,20 @@ class WhatIfViewModel:
             return f"What-if not available: {found.reason}"
         if found.kept:
             return found.sentence(found.kept[0])
+        moves = [c for c in found.dropped if c.trial.option == "pipelineStage" and c.best]
+        if moves:
+            best = min(moves, key=lambda c: c.best.figures.total_cycles or 0)
+            extra = found.extra.get(id(best), {})
+            rate = extra.get("samples_per_second")
+            said = (
+                f" ({rate:,.0f} samples/s, now {extra['now_samples_per_second']:,.0f})"
+                if rate
+                else ""
+            )
+            return (
+                f"No layer moved to a neighbouring stage speeds the pipeline up: the best, "
+                f"{best.trial.operation} to stage {best.best.value}, {best.reason}{said}."
+            )
         if found.dropped:
             return f"Not suggested: {found.dropped[0].reason}."
         return (
@@ -67,13 +81,22 @@ class WhatIfViewModel:
         return self.found.sentence(choice)
 
     def tried_rows(self, choice: Choice) -> list[TriedRow]:
+        trial = choice.trial
+        extra = self.found.extra.get(id(choice), {})
         rows = []
         for tried in choice.tried:
             chosen = choice.kept and choice.best is tried
-            text = (
-                figures_line(tried.figures)
-                if tried.figures
-                else f"cannot be planned: {tried.error}"
-            )
-            rows.append(TriedRow(f"{choice.trial.option} = {_value(tried.value)}", text, chosen))
+            if tried.figures is None:
+                text = f"cannot be planned: {tried.error}"
+            else:
+                text = figures_line(tried.figures)
+            if tried is choice.best and extra.get("samples_per_second"):
+                text += (
+                    f"; {extra['samples_per_second']:,.0f} samples/s "
+                    f"(now {extra['now_samples_per_second']:,.0f})"
+                )
+            what = f"{trial.option} = {_value(tried.value)}"
+            if trial.option == "pipelineStage":  # each trial moves its own layer
+                what = f"{trial.operation} to stage {_value(tried.value)}"
+            rows.append(TriedRow(what, text, chosen))
         return rows

@@ -136,6 +136,12 @@ def what_if_table(predicted: WhatIf) -> Table:
         notes += [f"[what-if] {predicted.sentence(c)}" for c in kept]
         for c in predicted.dropped:
             what = f"{c.trial.option} of {c.trial.operation or 'the program'} ({c.trial.rule})"
+            extra = predicted.extra.get(id(c), {})
+            if extra.get("samples_per_second"):
+                what += (
+                    f", {extra['samples_per_second']:,.0f} samples/s predicted "
+                    f"(now {extra['now_samples_per_second']:,.0f})"
+                )
             notes.append(f"[dropped] {what}: {c.reason}")
     return Table("what-if", rows | figures, notes=notes)
 

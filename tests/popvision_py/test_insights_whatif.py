@@ -110,3 +110,26 @@ def test_try_it_on_a_report_without_its_graph_says_how_to_get_one(
     text = item.child(0).text(0)
     assert text.startswith("What-if: What-if not available")
     assert "autoReport.outputSerializedGraph" in text
+
+
+def test_try_it_on_a_pipeline_moves_the_bounding_stages_layers_and_says_what_each_gives(
+    qtbot, window, tmp_path, monkeypatch, screenshot_dir
+):
+    options = {"autoReport.all": "true", "autoReport.directory": str(tmp_path)}
+    run_example(
+        "pipelined_model.py", {"POPLAR_ENGINE_OPTIONS": options}, "--steps", "1",
+        "--tiles-per-ipu", "64",
+    )  # fmt: skip
+    open_with_file_menu(qtbot, window, tmp_path / "pipelined", monkeypatch)
+    view = _insights(window)
+    view.details.setCurrentWidget(view.findings)
+    item, _ = _try(qtbot, view, "pipeline-balance")
+    headline = item.child(0).text(0)
+    assert "neighbouring stage" in headline and "samples/s" in headline
+    rows = [item.child(0).child(i).text(0) for i in range(item.child(0).childCount())]
+    moved = [r for r in rows if " to stage " in r]
+    assert len(moved) >= 2 and all("cycles" in r for r in moved)
+    window.resize(1400, 1000)
+    view.splitter.setSizes([330, 670])
+    QApplication.processEvents()
+    window.grab().save(str(screenshot_dir / "insights-whatif-pipeline.png"))
