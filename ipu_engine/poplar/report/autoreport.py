@@ -130,10 +130,10 @@ class AutoReport:
         from profiler_core.formats.serialized_graph import GRAPH_FILE, write_serialized_graph
 
         path = self.folder / GRAPH_FILE
-        record, arrays = make()
         try:
+            record, arrays = make()
             write_serialized_graph(path, report_id, record, arrays)
-        except ReportError as exc:
+        except (ReportError, Exception) as exc:  # a record is never worth the user's run
             log.warning("PO: %s; the report has no serialized graph", exc)
             warnings.warn(str(exc), ReportWriteWarning, stacklevel=3)
             return
