@@ -60,6 +60,7 @@ from ipu_engine.poplar.debug import name_scope
 from ipu_engine.poplar.engine import Engine
 from ipu_engine.poplar.graph import Function, Graph
 from ipu_engine.poplar.program import (
+    Block,
     Call,
     Copy,
     Execute,
@@ -99,6 +100,7 @@ __all__ = [
     "UNSIGNED_LONGLONG",
     "UNSIGNED_SHORT",
     "ArgumentError",
+    "Block",
     "Call",
     "CodeletError",
     "Copy",

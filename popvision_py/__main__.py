@@ -1,4 +1,5 @@
 """``popvision [REPORT|TRACE ...]``, ``popvision --compare A B``, ``--screenshot-dir DIR``,
+``popvision ssh://user@host[:port]/path`` (a report or trace on another machine),
 ``popvision --record -- python script.py args`` (run it with PVTI on and watch it live).
 
 Opens each report in a window (or two reports compared in one), and every trace given
@@ -22,6 +23,7 @@ from popvision_py.app.settings import AppSettings, make_settings
 from popvision_py.viewmodels.trace_open import is_trace_path
 from profiler_core.formats.pvti.salvage import sweep_stale_copies
 from profiler_core.heap import limit_malloc_arenas
+from profiler_core.remote import is_remote, source_of
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -31,11 +33,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "reports",
         nargs="*",
-        type=Path,
-        help="report folders, or traces (.pvti, folders of .pvti, Chrome JSON) to open",
+        type=source_of,
+        help="report folders, or traces (.pvti, folders of .pvti, Chrome JSON) to open; "
+        "ssh://user@host[:port]/path for one on another machine",
     )
     parser.add_argument(
-        "--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two reports"
+        "--compare", nargs=2, type=source_of, metavar=("A", "B"), help="compare two reports"
     )
     parser.add_argument(
         "--screenshot-dir", type=Path, help="render every view to PNG files here and exit"
@@ -51,10 +54,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _path_groups(paths: list[Path]) -> list[list[Path]]:
-    """A window per report; all traces (.pvti, .json, folders of .pvti) together in one."""
-    traces = [p for p in paths if is_trace_path(p)]
-    groups = [[p] for p in paths if not is_trace_path(p)]
+def _path_groups(paths: list[str | Path]) -> list[list[str | Path]]:
+    """A window per report (and per ssh:// address); all local traces (.pvti, .json,
+    folders of .pvti) together in one."""
+    traces = [p for p in paths if not is_remote(p) and is_trace_path(p)]
+    groups = [[p] for p in paths if is_remote(p) or not is_trace_path(p)]
     return groups + ([traces] if traces else [])
 
 
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         settings.set_theme(args.theme)
     if args.record:
         return _record(app, settings, [str(p) for p in args.reports], args.screenshot_dir)
-    groups: list[list[Path]] = [list(args.compare)] if args.compare else []
+    groups: list[list[str | Path]] = [list(args.compare)] if args.compare else []
     groups += _path_groups(args.reports)
     windows = [MainWindow(settings) for _ in groups or [[]]]
     for window, paths in zip(windows, groups, strict=False):
@@ -113,7 +117,7 @@ def _record(
     return app.exec()
 
 
-def _screenshots(windows: list[MainWindow], groups: list[list[Path]], directory: Path) -> int:
+def _screenshots(windows: list[MainWindow], groups: list[list[str | Path]], directory: Path) -> int:
     from popvision_py.app.screenshots import save_screenshots, wait_for_loader
 
     code = 0

@@ -30,3 +30,23 @@ class ChecksumError(ReportError):
 
 class LoadCancelledError(ReportError):
     """The user (or a caller) cancelled a long load; nothing was kept half-loaded."""
+
+
+class RemoteError(ReportError):
+    """A report or trace on another machine that cannot be reached or read over SSH: the
+    host, its key, the credentials, the connection, or a remote path we refuse to follow.
+    The message starts with the ssh:// address (kept as typed: a ``Path`` would fold its
+    ``//``) and says what to do."""
+
+    def __init__(self, url: object, problem: str) -> None:
+        super().__init__(None, problem)
+        self.url = str(url)
+        self.args = (f"{self.url}: {problem}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class HostKeyError(RemoteError):
+    """The host's key is not known, or differs from the one known for it: refused, as ssh
+    refuses it, with the fingerprint and how to accept it."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,54 @@ def tutorial4_oom_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "Out of memory on tile" in result.stderr, result.stderr
     assert (directory / "oom" / "profile.pop").is_file()
     return directory / "oom"
+
+
+@pytest.fixture(scope="session")
+def pipelined_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pipelined example's report: 4 IPUs, a forward and a backward stage on each, 8
+    micro-batches (tests/operations_reports.py)."""
+    from tests.operations_reports import pipelined_report
+
+    return pipelined_report(tmp_path_factory.mktemp("reports_pipelined"))
+
+
+@pytest.fixture(scope="session")
+def resnet_onnx_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of two ResNet blocks written as ONNX in tests/operations_reports.py."""
+    from tests.operations_reports import resnet_onnx_report
+
+    return resnet_onnx_report(tmp_path_factory.mktemp("reports_resnet_onnx"))
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory):
+    """The system's sshd on 127.0.0.1 with throw-away keys (tests/ssh_server.py), one per
+    test module; skipped where OpenSSH is missing, except in CI, which installs it."""
+    from tests.ssh_server import TestSshd, available
+
+    why = available()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    server = TestSshd(tmp_path_factory.mktemp("sshd")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ssh_client(sshd, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """The client side for ``sshd``: its SSH config and known_hosts (never ~/.ssh), no
+    agent, and a cache of the test's own."""
+    monkeypatch.setenv("POPVISION_SSH_CONFIG", str(sshd.ssh_config))
+    monkeypatch.setenv("POPVISION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return sshd
+
+
+@pytest.fixture
+def report_copy(tmp_path: Path, tutorial1_report: Path) -> Path:
+    """Tutorial 1's report in a folder the test may change (served over SSH)."""
+    folder = tmp_path / "served" / "engine"
+    shutil.copytree(tutorial1_report, folder)
+    return folder

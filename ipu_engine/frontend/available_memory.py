@@ -23,7 +23,7 @@ from ipu_engine.frontend.traced import TracedTensor, user_line
 
 ATTR = "available_memory_proportion"
 #: ops whose plan the proportion changes: matmuls (plain and batched) and convolutions
-PLANNED_OPS = frozenset({"matmul", "matmul_batched", "conv"})
+PLANNED_OPS = frozenset({"matmul", "matmul_batched", "conv", "conv_transpose", "lstm", "gru"})
 VIEW_OPS = frozenset({"reshape", "transpose", "slice"})  # views of a result, not new ops
 _IPU_KEY = re.compile(r"IPU(\d+)")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -230,6 +231,26 @@ class GraphBuilder:
         data, indices = self.args(node, ipu)
         return popops.gather(self.graph, data, indices, node.attrs["axis"], self.prog, node.name)
 
+    def _op_scatter_nd(self, node: Node, ipu: int) -> Tensor:
+        data, indices, updates = self.args(node, ipu)
+        return popops.scatter_nd(
+            self.graph, data, indices, updates, self.prog, node.name, node.attrs["reduction"]
+        )
+
+    def _op_scatter_elements(self, node: Node, ipu: int) -> Tensor:
+        data, indices, updates = self.args(node, ipu)
+        a = node.attrs
+        return popops.scatter_elements(
+            self.graph, data, indices, updates, a["axis"], self.prog, node.name, a["reduction"]
+        )
+
+    def _op_resample(self, node: Node, ipu: int) -> Tensor:
+        (x,) = self.args(node, ipu)
+        a = node.attrs
+        return popops.resample(
+            self.graph, x, a["axis"], a["rows"], a["weights"], self.prog, node.name, a["fill"]
+        )
+
     def _op_lrn(self, node: Node, ipu: int) -> Tensor:
         (x,) = self.args(node, ipu)
         a = node.attrs
@@ -246,6 +267,34 @@ class GraphBuilder:
             poplin_options(node), groups=a["groups"], dilation=a["dilation"],
             bias=bias[0] if bias else None,
         )  # fmt: skip
+
+    def _op_conv_transpose(self, node: Node, ipu: int) -> Tensor:
+        x, w, *bias = self.args(node, ipu)
+        a = node.attrs
+        return poplin.conv_transpose(
+            self.graph, x, w, self.prog, node.name, a["stride"], a["padding"],
+            poplin_options(node), output_padding=a["output_padding"], groups=a["groups"],
+            dilation=a["dilation"], bias=bias[0] if bias else None,
+        )  # fmt: skip
+
+    def _op_lstm(self, node: Node, ipu: int) -> Tensor:
+        return self._recurrent(node, ipu, popnn.lstm)
+
+    def _op_gru(self, node: Node, ipu: int) -> Tensor:
+        return self._recurrent(node, ipu, popnn.gru)
+
+    def _recurrent(self, node: Node, ipu: int, layer: Any) -> Tensor:
+        """popnn's LSTM or GRU; its outputs and last states packed along the first
+        dimension (views), as the traced node holds them."""
+        x, w_in, w_rec, *rest = self.args(node, ipu)
+        a = dict(node.attrs)
+        optional = dict(zip(a.pop("present"), rest, strict=True))
+        outputs = layer(
+            self.graph, x, w_in, w_rec, self.prog, node.name, **optional, **a,
+            options=poplin_options(node),
+        )  # fmt: skip
+        y, states = outputs[0], outputs[1:]
+        return concat([y, *(s.reshape([1, *s.shape]) for s in states)], 0)
 
     def _op_pool(self, node: Node, ipu: int) -> Tensor:
         (x,) = self.args(node, ipu)

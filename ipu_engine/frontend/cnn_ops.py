@@ -1,5 +1,6 @@
-"""Traced convolution and pooling of NHWC tensors (PopLibs' layout): one node each, built by
-``frontend/builder.py`` with ``poplin.convolution`` and ``popnn``'s pools.
+"""Traced convolution, transposed convolution and pooling of NHWC tensors (PopLibs' layout):
+one node each, built by ``frontend/builder.py`` with ``poplin.convolution``,
+``poplin.conv_transpose`` and ``popnn``'s pools.
 
 Shapes are checked here, as the library computes them, so a mistake names the user's line.
 """
@@ -10,6 +11,7 @@ from typing import Any
 
 from ipu_engine.common.errors import ShapeError, TypeMismatchError
 from ipu_engine.frontend.traced import TracedTensor, active_trace, as_node, user_line
+from ipu_engine.poplin.transposed_conv import transposed_size
 
 Pair = tuple[int, int]
 Pads = tuple[Pair, Pair]  # ((top, bottom), (left, right))
@@ -107,3 +109,45 @@ def lrn(x: TracedTensor, size: int, *, alpha: float, beta: float, bias: float) -
         raise ShapeError(f"{user_line()}: LRN needs a float [N,H,W,C], not {nx.describe()}")
     attrs = {"size": int(size), "alpha": float(alpha), "beta": float(beta), "bias": float(bias)}
     return TracedTensor(trace, trace.add("lrn", (nx,), nx.shape, nx.type, attrs, "lrn"))
+
+
+def conv_transpose2d(
+    x: Any,
+    weights: Any,
+    bias: Any = None,
+    *,
+    stride: Pair = (1, 1),
+    padding: Pads = ((0, 0), (0, 0)),
+    output_padding: Pair = (0, 0),
+    dilation: Pair = (1, 1),
+    groups: int = 1,
+) -> TracedTensor:
+    """``x`` [N, H, W, C] transposed-convolved with ``weights`` [KH, KW, C/groups, F]
+    (+ ``bias`` [F]): ONNX ConvTranspose, built with ``poplin.conv_transpose``."""
+    trace = active_trace(x, weights, bias)
+    nodes = [as_node(trace, v) for v in (x, weights, *(() if bias is None else (bias,)))]
+    nx, nw = nodes[0], nodes[1]
+    if len(nx.shape) != 4 or len(nw.shape) != 4 or nx.shape[3] != nw.shape[2] * groups:
+        raise ShapeError(
+            f"{user_line()}: cannot transpose-convolve {nx.describe()} (N,H,W,C) with "
+            f"{nw.describe()} (KH,KW,C/groups,F) in {groups} group(s)"
+        )
+    if any(not n.type.is_float or n.type != nx.type for n in nodes):
+        raise TypeMismatchError(
+            f"{user_line()}: convolution needs float tensors of one type, got "
+            f"{', '.join(n.describe() for n in nodes)}"
+        )
+    sizes = [
+        transposed_size(size, k, s, p, d, e)
+        for size, k, s, p, d, e in zip(
+            nx.shape[1:3], nw.shape[:2], stride, padding, dilation, output_padding, strict=True
+        )
+    ]
+    if min(sizes) < 1:
+        raise ShapeError(
+            f"{user_line()}: transposed convolution of {nx.describe()} leaves no output"
+        )
+    attrs = {"stride": stride, "padding": padding, "output_padding": output_padding,
+             "dilation": dilation, "groups": groups}  # fmt: skip
+    shape = (nx.shape[0], *sizes, nw.shape[3])
+    return TracedTensor(trace, trace.add("conv_transpose", tuple(nodes), shape, nx.type, attrs))

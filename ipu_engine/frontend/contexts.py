@@ -1,9 +1,12 @@
 """Debug contexts for the steps the framework adds around the library ops: host feeds, copies
 between IPUs, the gradient all-reduce and the pipeline's time steps.
 
-Each is an operation of its own, named as PopLibs names its ops (``host::infeed``,
-``pipeline::steadyState``), so Operations and Insights attribute their cycles to what the
-framework did instead of leaving them without an op ("(none)").
+Each is named as PopLibs names its ops (``host::infeed``, ``pipeline::steadyState``). The
+feeds, the copies and the all-reduce are operations of their own, so Operations gives their
+cycles to what the framework did instead of leaving them without an op ("(none)"); they and
+the pipeline's time steps are also the phases the model's ops run in (the analyses find a
+step's phase on the program tree): a time step is only a phase, never the op of the ops
+inside it.
 """
 
 from __future__ import annotations

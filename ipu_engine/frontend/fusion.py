@@ -10,6 +10,10 @@ them merged into one Copy per element type (one exchange moving every lane's dat
 A lane built in one region can be added to another (a pipeline's ramp-up after its
 steady state): its vertices are cloned into that region's compute sets, on the same
 tensors, so no tensor is duplicated.
+
+A shared compute set has one debug context, but its vertices keep the op that added them:
+each lane's part has a context of the lane's op (the one a lone compute set would have had),
+which the lane's vertex blocks carry, so reports give each op its own vertices and cycles.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 
 from ipu_engine.common.errors import EngineError
 from ipu_engine.poplar.compiler.checks import finalize_pending_edges
+from ipu_engine.poplar.cost_model.vertex_memory import block_owner
 from ipu_engine.poplar.graph import Graph, variables_of
 from ipu_engine.poplar.program import Copy, Execute, Program, Sequence
 from ipu_engine.poplar.tensor import Tensor, concat
@@ -38,7 +43,10 @@ class FusingGraph(Graph):
         region = self.region
         if region is None or region.lane is None:
             return super().add_compute_set(name)
-        return region.shared_compute_set(lambda: super(FusingGraph, self).add_compute_set(name))
+        return region.shared_compute_set(
+            lambda: super(FusingGraph, self).add_compute_set(name),
+            lambda cs: self.debug.add(name or cs.name.rsplit("/", 1)[-1], "Graph.add_compute_set"),
+        )
 
 
 @dataclass(eq=False)
@@ -49,6 +57,8 @@ class Lane:
     name: str
     compute_sets: list[ComputeSet] = field(default_factory=list)
     blocks: list[list[VertexBlock]] = field(default_factory=list)
+    #: per shared compute set, the debug context of this lane's part (its op's)
+    contexts: list[int] = field(default_factory=list)
 
 
 class FusionRegion:
@@ -78,14 +88,24 @@ class FusionRegion:
             self.graph.region, self.lane = None, None
         for j, cs in enumerate(lane.compute_sets):
             lane.blocks.append(cs.blocks[starts[j] if j < len(starts) else 0 :])
+            _belong(lane.blocks[-1], lane.contexts[j], cs)
         self.lanes.append(lane)
 
-    def shared_compute_set(self, make: Callable[[], ComputeSet]) -> ComputeSet:
+    def shared_compute_set(
+        self, make: Callable[[], ComputeSet], part_context: Callable[[ComputeSet], int]
+    ) -> ComputeSet:
+        """The lane's next compute set: made now if it is the first lane to need it, else
+        the one the first lane made. ``part_context`` makes the debug context of this lane's
+        part of a compute set another lane made."""
         lane = self.lane
         assert lane is not None
         j = len(lane.compute_sets)
         if j == len(self.compute_sets):
-            self.compute_sets.append(self._owned(make()))
+            made = make()
+            lane.contexts.append(made.debug_id)  # before the region may claim the set
+            self.compute_sets.append(self._owned(made))
+        else:
+            lane.contexts.append(part_context(self.compute_sets[j]))
         lane.compute_sets.append(self.compute_sets[j])
         return self.compute_sets[j]
 
@@ -106,6 +126,7 @@ class FusionRegion:
             for block in blocks:
                 _clone_block(self.graph, block, shared)
             clone.compute_sets.append(shared)
+            clone.contexts.append(lane.contexts[j])  # the same op, run in another region
             moved[cs.id] = shared
         for p in flatten(lane.prog):
             if isinstance(p, Execute) and p.compute_set.id in moved:
@@ -196,6 +217,14 @@ def fused_copy(copies: list[Copy], name: str) -> Copy:
     return fused
 
 
+def _belong(blocks: list[VertexBlock], context: int, cs: ComputeSet) -> None:
+    """``blocks`` were added by the op of ``context``: say so where the compute set's own
+    context is another (the set is shared, or a region claimed it)."""
+    if context != cs.debug_id:
+        for block in blocks:
+            block.debug_id = context
+
+
 def _clone_block(graph: Graph, block: VertexBlock, cs: ComputeSet) -> None:
     finalize_pending_edges(block)
     clone = graph.add_vertex_block(
@@ -208,3 +237,5 @@ def _clone_block(graph: Graph, block: VertexBlock, cs: ComputeSet) -> None:
     )
     if block.perf_estimate is not None:
         clone.perf_estimate = block.perf_estimate.copy()
+    # its op's context, as in the region it was built in (its compute set's there when -1)
+    _belong([clone], block_owner(graph, block), cs)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ipu_engine.common.errors import GraphError
 from ipu_engine.frontend.builder import GraphBuilder, output_tensor
 from ipu_engine.frontend.contexts import (
+    IPU_COPY,
     PIPELINE_LAYER,
     attribute,
     framework_op,
@@ -232,8 +233,10 @@ def build_pipeline_steps(
         for program in steps[run.label]:
             step.add(attribute(program, phases[run.label]))
         boundary = _boundary_copies(stages, run.stages, builders, recv, replicas)
-        if boundary:
-            step.add(attribute(boundary, phases[run.label]))
+        if boundary:  # the copies between IPUs are an op of their own, run in the phase
+            args = {"stages": list(run.stages)}
+            exchange = framework_op(graph, IPU_COPY, "stageExchange", args, PIPELINE_LAYER)
+            step.add(attribute(boundary, exchange))
         for stage, copy in outfeed_copies:
             if stage in run.stages:
                 step.add(copy)

@@ -1,7 +1,11 @@
-"""Reading an ONNX model: load (a path or a ModelProto), check, infer shapes, and describe its
-inputs and outputs (the values that are not initializers) with their shapes and types.
+"""Reading an ONNX model: load (a path, bytes or a ModelProto), read its external data from
+its folder (``external_data.py``), check, inline its local functions, infer shapes, and
+describe its inputs and outputs (the values that are not initializers) with their shapes and
+types.
 
 Every way a model can be unusable is an ``OnnxError`` naming the file and what is wrong.
+Operator domains besides ONNX's own may be imported (tf2onnx imports ``ai.onnx.ml`` without
+using it); a node of one is refused when the nodes are lowered, naming the node.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper, shape_inference
+from onnx import helper, inliner, numpy_helper, shape_inference
 
 from ipu_engine.common.errors import OnnxError
+from ipu_engine.onnx.external_data import external_tensors, load_external_data
 
 #: The opsets of the default domain this importer lowers (ONNX's own releases know more).
 MIN_OPSET = 6
@@ -57,21 +62,47 @@ class OnnxModel:
 
     @property
     def name(self) -> str:
-        """The engine program's (and so the report folder's) name: the graph's name."""
-        text = self.proto.graph.name or os.path.splitext(os.path.basename(self.source))[0]
-        cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in text).strip("._")
-        return cleaned or "onnx_model"
+        """The engine program's (and so the report folder's) name: the graph's name, or the
+        file's when the graph has an exporter's generic name (torch's ``main_graph``)."""
+        return report_name(self.proto.graph.name, self.source)
 
 
-def load_model(model: str | os.PathLike | onnx.ModelProto | bytes) -> OnnxModel:
-    """Load, check and shape-infer ``model`` (a path, serialized bytes or a ModelProto)."""
-    proto, source = _read(model)
+#: graph names exporters give every model: they say nothing of it (torch's dynamo and
+#: TorchScript exporters, older torch, tf2onnx)
+GENERIC_GRAPH_NAMES = frozenset(
+    {"main_graph", "torch_jit", "torch-jit-export", "torch_jit_export", "tf2onnx"}
+)
+
+
+def report_name(graph_name: str, source: str) -> str:
+    """A report folder's name for a model: its graph's name unless that is empty or generic
+    and the model came from a file, whose name (without ``.onnx``) then says more."""
+    from_file = not source.startswith("<")
+    stem = os.path.splitext(os.path.basename(source))[0] if from_file else ""
+    generic = not graph_name or graph_name in GENERIC_GRAPH_NAMES
+    text = stem if generic and stem else graph_name
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in text).strip("._")
+    return cleaned or "onnx_model"
+
+
+def load_model(
+    model: str | os.PathLike | onnx.ModelProto | bytes,
+    base_dir: str | os.PathLike | None = None,
+) -> OnnxModel:
+    """Load, check and shape-infer ``model`` (a path, serialized bytes or a ModelProto).
+    Weights stored outside it are read from ``base_dir``: by default the folder of a model
+    given as a path; a model given as bytes or a ModelProto has none unless given one."""
+    proto, source, folder = _read(model, base_dir)
+    load_external_data(proto, folder, source)
     try:
         onnx.checker.check_model(proto)
     except onnx.checker.ValidationError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise OnnxError(f"{source}: not a valid ONNX model: {first}") from None
+    except ValueError as exc:  # protobuf's 2 GB limit
+        raise OnnxError(f"{source}: cannot be checked: {exc}") from None
     opset = _default_opset(proto, source)
+    proto = _inline_functions(proto, source)
     try:
         inferred = shape_inference.infer_shapes(proto)
     except Exception as exc:  # onnx raises several kinds here, all about the model
@@ -88,13 +119,24 @@ def load_model(model: str | os.PathLike | onnx.ModelProto | bytes) -> OnnxModel:
     return OnnxModel(inferred, source, opset, inputs, outputs, initializers, value_types)
 
 
-def _read(model: str | os.PathLike | onnx.ModelProto | bytes) -> tuple[onnx.ModelProto, str]:
+def _read(
+    model: str | os.PathLike | onnx.ModelProto | bytes, base_dir: str | os.PathLike | None
+) -> tuple[onnx.ModelProto, str, str | None]:
+    """The model's protobuf (a copy when its external data is to be read into it), its
+    source for messages, and the folder its external data lies in."""
+    folder = None if base_dir is None else _folder(base_dir)
     if isinstance(model, onnx.ModelProto):
-        return model, f"<ModelProto {model.graph.name!r}>"
+        if external_tensors(model):  # read into a copy: the caller's model stays as given
+            copy = onnx.ModelProto()
+            copy.CopyFrom(model)
+            model = copy
+        return model, f"<ModelProto {model.graph.name!r}>", folder
     if isinstance(model, bytes):
         source, data = "<bytes>", model
     elif isinstance(model, str | os.PathLike):
         source = os.fspath(model)
+        if folder is None:
+            folder = os.path.dirname(os.path.abspath(source))
         try:
             with open(source, "rb") as f:
                 data = f.read()
@@ -117,17 +159,28 @@ def _read(model: str | os.PathLike | onnx.ModelProto | bytes) -> tuple[onnx.Mode
             f"{source}: not an ONNX model (no graph or no opset import; truncated or "
             "another format?)"
         )
-    return proto, source
+    return proto, source, folder
+
+
+def _folder(base_dir: object) -> str:
+    if isinstance(base_dir, bytes) or not isinstance(base_dir, str | os.PathLike):
+        raise OnnxError(f"base_dir is a folder's path, not {type(base_dir).__name__}")
+    return os.fspath(base_dir)
+
+
+def _inline_functions(proto: onnx.ModelProto, source: str) -> onnx.ModelProto:
+    """A model whose nodes call its own functions (torch's ``export_modules_as_functions``,
+    onnxscript) as the nodes those functions hold."""
+    if not proto.functions:
+        return proto
+    try:
+        return inliner.inline_local_functions(proto)
+    except Exception as exc:  # onnx's C++ inliner raises several kinds, all about the model
+        raise OnnxError(f"{source}: cannot inline the model's local functions: {exc}") from None
 
 
 def _default_opset(proto: onnx.ModelProto, source: str) -> int:
     versions = {o.domain: o.version for o in proto.opset_import}
-    domains = sorted(d for d in versions if d not in ("", "ai.onnx"))
-    if domains:
-        raise OnnxError(
-            f"{source}: imports operator domain(s) {domains}; only the default ONNX domain "
-            "is supported"
-        )
     opset = versions.get("", versions.get("ai.onnx"))
     if opset is None:
         raise OnnxError(f"{source}: imports no opset of the default ONNX domain")

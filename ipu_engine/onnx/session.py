@@ -23,7 +23,12 @@ from ipu_engine.frontend.ir import current_trace
 from ipu_engine.frontend.options import Options
 from ipu_engine.frontend.traced import TracedTensor
 from ipu_engine.onnx.lowering.common import computing_in, device_type
-from ipu_engine.onnx.lowering.walk import check_supported, lower_graph, placements
+from ipu_engine.onnx.lowering.walk import (
+    check_supported,
+    host_fed_inputs,
+    lower_graph,
+    placements,
+)
 from ipu_engine.onnx.model import OnnxModel, ValueSpec, load_model
 
 _FLOAT_TYPES = {"float32": FLOAT, "float16": HALF}
@@ -43,7 +48,11 @@ class _Program:
 
 class InferenceSession:
     """``InferenceSession(model, ipus=1, replication_factor=1, batches_per_step=1,
-    options=None)``; ``run(output_names_or_None, {input_name: array}) -> [array, ...]``.
+    options=None, base_dir=None)``; ``run(output_names_or_None, {input_name: array}) ->
+    [array, ...]``.
+
+    ``base_dir``: the folder of the weights a model given as bytes or a ModelProto keeps
+    outside it (``model.onnx.data``); a model given as a path finds them beside its file.
 
     ``options``: ``engine_options`` (Poplar's, e.g. autoReport), ``ipu_version``,
     ``tiles_per_ipu``, ``name`` (the report folder), ``dtype`` ("float32"),
@@ -62,8 +71,9 @@ class InferenceSession:
         replication_factor: int = 1,
         batches_per_step: int = 1,
         options: Mapping[str, Any] | None = None,
+        base_dir: str | os.PathLike | None = None,
     ) -> None:
-        self.model: OnnxModel = load_model(model)
+        self.model: OnnxModel = load_model(model, base_dir)
         check_supported(self.model)
         opts = dict(options or {})
         dtype = str(opts.pop("dtype", "float32"))
@@ -96,6 +106,17 @@ class InferenceSession:
             **opts,
         )
         self.placement = placements(self.model, self.ipus, pipelined=batches_per_step > 1)
+        #: inputs a node needs as values when the model compiles (Resize's scales): each
+        #: value fed is part of the program's signature, one program per value
+        self.host_fed = host_fed_inputs(self.model)
+        per_call = self.options.device_iterations * self.options.replication_factor
+        if self.host_fed and per_call > 1:
+            name, node = next(iter(self.host_fed.items()))
+            raise OnnxError(
+                f"{self.model.source}: input {name!r} is read by node {node!r} as a value the "
+                "program is compiled for; feed it once per call (batches_per_step and "
+                "replication_factor 1), or make it an initializer"
+            )
         self._programs: dict[tuple, _Program] = {}
         self.last: CompiledProgram | None = None
 
@@ -131,16 +152,26 @@ class InferenceSession:
                     f"{sorted(known)}"
                 )
         per_call = self.options.device_iterations * self.options.replication_factor
-        key = tuple((a.shape, a.dtype.str) for a in arrays)
+        fixed = {
+            s.name: a
+            for s, a in zip(self.model.inputs, arrays, strict=True)
+            if s.name in self.host_fed
+        }
+        streamed = [
+            a for s, a in zip(self.model.inputs, arrays, strict=True) if s.name not in fixed
+        ]
+        key = tuple((a.shape, a.dtype.str) for a in arrays) + tuple(
+            a.tobytes() for a in fixed.values()
+        )
         program = self._programs.get(key)
         if program is None:
             with computing_in(self.float_type):
-                program = self._programs[key] = self._build(arrays, per_call)
+                program = self._programs[key] = self._build(streamed, fixed, per_call)
         values = dict(program.host_outputs)
         if program.compiled is not None:
             self.last = program.compiled
             try:
-                result = program.compiled(arrays)
+                result = program.compiled(streamed)
             except OnnxError:
                 raise
             except EngineError as exc:  # an out-of-memory engine kept for its report, ...
@@ -178,13 +209,18 @@ class InferenceSession:
                     f"{array.dtype.name}; convert it with .astype(np.{spec.dtype.name})"
                 )
             _check_shape(source, spec, array.shape, per_call)
-            if array.dtype.kind == "f" and self.float_type == HALF:  # fed as declared
+            streamed = spec.name not in self.host_fed  # values the program is made for stay
+            if array.dtype.kind == "f" and self.float_type == HALF and streamed:
                 array = array.astype(np.float16)
             arrays.append(array)
         return arrays
 
-    def _build(self, arrays: list[np.ndarray], per_call: int) -> _Program:
+    def _build(
+        self, arrays: list[np.ndarray], fixed: dict[str, np.ndarray], per_call: int
+    ) -> _Program:
+        """The program for streamed inputs like ``arrays`` and ``fixed`` inputs' values."""
         model = self.model
+        streamed = [s for s in model.inputs if s.name not in fixed]
         specs = [
             (
                 (a.shape[0] // per_call, *a.shape[1:]) if per_call > 1 else a.shape,
@@ -202,7 +238,8 @@ class InferenceSession:
             if trace is not None and self.float_type == HALF:
                 trace.host_floats_follow = True  # float32 constants meet half values as half
             env: dict[str, Any] = dict(model.initializers)
-            env.update({s.name: p for s, p in zip(model.inputs, placeholders, strict=True)})
+            env.update(fixed)
+            env.update({s.name: p for s, p in zip(streamed, placeholders, strict=True)})
             lower_graph(model, env, self.placement)
             found.update({o.name: env[o.name] for o in model.outputs})
             outs = tuple(v for v in found.values() if isinstance(v, TracedTensor))
@@ -210,7 +247,7 @@ class InferenceSession:
                 raise _NothingToRunError
             return outs
 
-        names = [s.name for s in model.inputs]
+        names = [s.name for s in streamed]
         try:
             traced = trace_function(onnx_graph, specs, self.options, names)
         except _NothingToRunError:

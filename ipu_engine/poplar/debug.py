@@ -38,13 +38,16 @@ class DebugContext:
 class FrameworkScope(str):
     """A name scope that is also one op of the framework the model came from (an ONNX node):
     the graph builder gives it a debug context of its own, op ``op`` (``onnx::Conv``), which
-    every context created inside belongs to, so Operations can group by framework op."""
+    every context created inside belongs to, so Operations can group by framework op. Its
+    ``args`` are that context's (an exported node's module and source line, say)."""
 
     op: str
+    args: dict[str, Any]
 
-    def __new__(cls, name: str, op: str) -> FrameworkScope:
+    def __new__(cls, name: str, op: str, args: dict[str, Any] | None = None) -> FrameworkScope:
         scope = super().__new__(cls, name)
         scope.op = op
+        scope.args = dict(args or {})
         return scope
 
 
@@ -144,7 +147,7 @@ class DebugContexts:
         """Everything created inside belongs to framework op ``scope`` (whose name scope is
         the innermost one in force): its context ``context``, made now when -1."""
         if context < 0:
-            context = self.add("", api=scope.op, op=scope.op)
+            context = self.add("", api=scope.op, args=getattr(scope, "args", None), op=scope.op)
         self._framework_stack.append(context)
         try:
             yield context

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
@@ -43,6 +44,7 @@ from ipu_engine.poplar.journal_codec import journal_record
 from ipu_engine.poplar.options import EngineOptions, parse_options
 from ipu_engine.poplar.program import Program
 from ipu_engine.poplar.report.autoreport import AutoReport, GraphRecord
+from ipu_engine.poplar.report.blocks import BlockRecorder
 from ipu_engine.poplar.report.builder import build_debug, build_profile, build_run, new_report_id
 from ipu_engine.poplar.report.ipu_tracks import project_run
 from ipu_engine.poplar.report.summary import profile_summary
@@ -119,6 +121,8 @@ class Engine:
         # handed back, the report's message and the tile memory do not stack on them
         release_free_memory()
         self.out_of_memory = self.model.tiles_over.size > 0
+        # lightweight profiling (profiler.blocks.filter / profiler.programs.filter), or None
+        self.blocks = BlockRecorder.create(self.executable, self.model, self.options)
         self.program_name = self.executable.programs[0].name
         self.framework = dict(framework or {})
         if replication_factor < 1 or graph.target.num_ipus % replication_factor:
@@ -179,6 +183,7 @@ class Engine:
         self._profile.execution = None
         if runs:
             self._profile.execution = ExecutionData(runs)
+        self._profile.blocks = self.blocks.data() if self.blocks is not None else None
         return self._profile
 
     def _note_trace(self) -> bool:
@@ -270,10 +275,12 @@ class Engine:
                 raise
             raise ExecutionError(f"run({index}) failed: {type(exc).__name__}: {exc}") from exc
         self.run_count += 1
-        self.last_run_steps = np.frombuffer(ctx.executed, dtype=np.int32).copy()
-        self._record_run(index, started_ns)
+        log = np.frombuffer(ctx.executed, dtype=np.int32)  # the run's own buffer, kept
+        # lightweight profiling's marks are negative codes among the step ids
+        self.last_run_steps = log.copy() if self.blocks is None else log[log >= 0]
+        self._record_run(index, started_ns, ctx.executed)
 
-    def _record_run(self, index: int, started_ns: int) -> None:
+    def _record_run(self, index: int, started_ns: int, log: array) -> None:
         program = self.executable.programs[index]
         run = build_run(self.model, index, program.name or f"program {index}", self.last_run_steps)
         self.last_run = run
@@ -285,8 +292,11 @@ class Engine:
         keep = len(kept) < self.options["autoReport.executionProfileProgramRunCount"]
         if keep:
             kept.append(run)
+        if self.blocks is not None:
+            self.blocks.record(index, log, run, keep)
         wants_runs = self.options.output("ExecutionProfile")
-        if self._report.enabled and ((keep and wants_runs) or new_trace):
+        timed = keep and (wants_runs or self.blocks is not None)  # blocks are kept with runs
+        if self._report.enabled and (timed or new_trace):
             release_free_memory()  # the run's temporaries, before the report's message
             profile = self.profile()
             if not wants_runs:

@@ -1,6 +1,7 @@
 """Runs a lowered control tree: each node becomes a closure, each step is logged.
 
-The log of executed step ids is what the execution profile is built from.
+The log of executed step ids is what the execution profile is built from; lightweight
+profiling's blocks log negative codes in it around their bodies.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import IO, Any
 from ipu_engine.poplar.access import Memory
 from ipu_engine.poplar.compiler.steps import (
     Block,
+    BlockMark,
     Branch,
     CallNode,
     Loop,
@@ -54,6 +56,19 @@ def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
                 r(ctx)
 
         return run_block
+    if isinstance(node, BlockMark):  # lightweight profiling: codes around the body
+        start, end = node.start, node.end
+        body = node.body.items if isinstance(node.body, Block) else [node.body]
+        parts = tuple(build_runner(item, functions) for item in body)  # one call less
+
+        def run_marked(ctx: RunContext) -> None:
+            executed = ctx.executed
+            executed.append(start)
+            for part in parts:
+                part(ctx)
+            executed.append(end)
+
+        return run_marked
     sid = node.step.id if node.step is not None else -1
     if isinstance(node, Loop):
         body, count = build_runner(node.body, functions), node.count

@@ -6,10 +6,11 @@ Poplar and PopLibs API Reference documents them under Engine,
 https://docs.graphcore.ai/projects/poplar-api/en/latest/poplar/execution/Engine.html; its
 options list could not be read here, so the table holds the keys seen in use in Graphcore's
 own material, and a documented key missing from it is still refused):
-``profiler.programs.filter``, ``profiler.blocks.filter`` and ``profiler.blocks.implicitFlush``
-in the PopVision lightweight-profiling tutorial (graphcore/tutorials,
-tutorials/popvision/lightweight_profiling); ``autoReport.outputSerializedGraph`` (here a
-record of ours, ``serialized_graph.bundle``), ``autoReport.outputLoweredVars``,
+``profiler.programs.filter``, ``profiler.blocks.filter``, ``profiler.blocks.implicitFlush``,
+``profiler.blocks.tile`` and ``profiler.blocks.bufferSize`` in the PopVision
+lightweight-profiling tutorial (graphcore/examples,
+tutorials/tutorials/popvision/lightweight_profiling); ``autoReport.outputSerializedGraph``
+(here a record of ours, ``serialized_graph.bundle``), ``autoReport.outputLoweredVars``,
 ``debug.retainDebugInformation``, ``debug.loweredVarDumpFile``, ``debug.trace``,
 ``debug.traceFile``, ``debug.verify`` and ``debug.runtimeVerify`` in Poplar programs' engine
 options; ``profiler.format`` ("v3"), ``profiler.includeFlopEstimates``,
@@ -51,6 +52,7 @@ _BOOL, _COUNT, _PATH, _TEXT, _REGEX = "true/false", "integer >= 0", "path", "tex
 _NO_MODEL = "the IPU Model's cycle estimates are the only cycles it has"
 _LEVEL = "tile/vertex/device/ipu"
 _LEVEL_EFFECT = "recorded for pva's instrumentationSettings (cycles are per tile at any level)"
+_KEEPS_BLOCKS = "the engine keeps every timed block in the host's memory"
 
 ENGINE_OPTION_KEYS: dict[str, OptionKey] = {
     # -- autoReport ----------------------------------------------------------------------
@@ -128,14 +130,21 @@ ENGINE_OPTION_KEYS: dict[str, OptionKey] = {
     "profiler.replicaToProfile": _no_effect(
         v.count, _COUNT, "every replica runs the same modelled program"
     ),
-    "profiler.programs.filter": _no_effect(
-        v.regex, _REGEX, "no lightweight-profiling blocks are recorded"
+    # lightweight profiling (compiler/block_marks.py, report/blocks.py)
+    "profiler.blocks.filter": _honoured(
+        v.regex, None, _REGEX, "times every execution of the Block programs whose name it matches"
     ),
-    "profiler.blocks.filter": _no_effect(
-        v.regex, _REGEX, "no lightweight-profiling blocks are recorded"
+    "profiler.programs.filter": _honoured(
+        v.regex, None, _REGEX, "times every execution of the programs whose name it matches"
+    ),
+    "profiler.blocks.tile": _honoured(
+        v.count, 0, _COUNT, "the tile of each IPU that times blocks (recorded with them)"
     ),
     "profiler.blocks.implicitFlush": _no_effect(
-        v.boolean, _BOOL, "no lightweight-profiling blocks are recorded"
+        v.boolean, _BOOL, _KEEPS_BLOCKS + ": no BlockFlush stream copy is added"
+    ),
+    "profiler.blocks.bufferSize": _no_effect(
+        v.count, _COUNT, _KEEPS_BLOCKS + ": no block buffer fills or overflows"
     ),
     # -- target --------------------------------------------------------------------------
     "target.deterministicWorkers": _no_effect(

@@ -77,6 +77,22 @@ class Sequence(Program):
 
 
 @recorded_class
+class Block(Program):
+    """A program to scope another, as Poplar's ``program::Block``: it runs ``body``, and when
+    the engine option ``profiler.blocks.filter`` (a regular expression) matches its name,
+    lightweight profiling times every execution of it. Unmatched, it is only its body."""
+
+    kind = "Block"
+
+    def __init__(self, body: Program, name: str = "") -> None:
+        super().__init__(name)
+        self.body = _program(body, "Block body")
+
+    def children(self) -> list[Program]:
+        return [self.body]
+
+
+@recorded_class
 class Execute(Program):
     """Run every vertex of a compute set: one BSP compute phase."""
 

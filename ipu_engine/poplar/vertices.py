@@ -159,6 +159,10 @@ class VertexBlock:
     pending: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
     # Element type each field is connected to (what a templated field T became).
     edge_types: dict[str, Type] = field(default_factory=dict)
+    # The debug context of the op that added these vertices when it is not the compute
+    # set's own (a compute set shared by several ops: a pipeline's time step); -1: the
+    # compute set's. Reports attribute the vertices' cycles, FLOPs and code to it.
+    debug_id: int = -1
 
     @property
     def count(self) -> int:

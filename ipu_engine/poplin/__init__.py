@@ -10,11 +10,13 @@ from ipu_engine.poplin.matmul import (
     mat_mul_plan,
 )
 from ipu_engine.poplin.planner import MatMulPlan, plan_matmul
+from ipu_engine.poplin.transposed_conv import conv_transpose
 
 __all__ = [
     "ConvPlan",
     "ConvShape",
     "MatMulPlan",
+    "conv_transpose",
     "convolution",
     "create_mat_mul_input_rhs",
     "mat_mul",

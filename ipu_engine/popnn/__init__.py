@@ -1,7 +1,10 @@
 """PopLibs' popnn: non-linearities, softmax and losses (``non_linearity``), pooling
-(``pooling``) and local response normalization (``response_norm``) for neural networks."""
+(``pooling``), local response normalization (``response_norm``) and recurrent layers
+(``lstm``, ``gru``) for neural networks."""
 
 from ipu_engine.poplar.journal import record_api
+from ipu_engine.popnn.gru import gru
+from ipu_engine.popnn.lstm import lstm
 from ipu_engine.popnn.non_linearity import (
     calc_loss,
     cross_entropy,
@@ -20,7 +23,9 @@ __all__ = [
     "calc_loss",
     "cross_entropy",
     "global_avg_pool",
+    "gru",
     "lrn",
+    "lstm",
     "max_pool",
     "non_linearity",
     "non_linearity_input_gradient",

@@ -21,6 +21,8 @@ from ipu_engine.popops.elementwise import (
 from ipu_engine.popops.gather import gather
 from ipu_engine.popops.map import map, map_in_place
 from ipu_engine.popops.reduce import reduce
+from ipu_engine.popops.resample import resample
+from ipu_engine.popops.scatter import scatter_elements, scatter_nd
 from ipu_engine.popops.select import select
 
 
@@ -126,9 +128,12 @@ __all__ = [
     "reduce",
     "relu",
     "rem",
+    "resample",
     "round",
     "rsqrt",
     "scaled_add_to",
+    "scatter_elements",
+    "scatter_nd",
     "select",
     "sigmoid",
     "signum",

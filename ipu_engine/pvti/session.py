@@ -2,8 +2,8 @@
 
 Tracing is decided at first use (the first channel, graph, heatmap or ``current_writer()``
 call) from PVTI_OPTIONS, or explicitly by ``enable()``/``disable()``. The hot path of a
-Tracepoint reads only ``session.recording`` and appends to ``session.record``, so a
-disabled trace costs a flag check.
+Tracepoint reads ``session.recording`` and packs a record into ``session.ring`` (the
+writer's ``RecordRing``), so a disabled trace costs a flag check.
 """
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ from profiler_core.formats.pvti import PvtiWriter
 
 
 class TraceChannel:
-    """A named category of tracepoints that can be switched on and off (libpvti's)."""
+    """A named category of tracepoints that can be switched on and off (libpvti's). It
+    keeps its tracepoints by label: ``Tracepoint(channel, label)`` makes each once."""
 
-    __slots__ = ("enabled", "name")
+    __slots__ = ("enabled", "name", "tracepoints")
 
     def __init__(self, name: str, enabled: bool = True) -> None:
         self.name = name_arg(name, "TraceChannel: the name", ArgumentError)
         self.enabled = flag_arg(enabled, "TraceChannel: enabled", ArgumentError)
+        self.tracepoints: dict[str, object] = {}
 
     def __repr__(self) -> str:
         return f"TraceChannel({self.name!r}, enabled={self.enabled})"
@@ -43,11 +45,37 @@ def channel_arg(value: object, what: str) -> TraceChannel:
     return value
 
 
-class ThreadStack(list):
-    """One thread's open tracepoints as (tracepoint, start_ns, depth at start); knows its
-    OS thread id."""
+class ThreadStack:
+    """One thread's open tracepoints: entry k is ``points[k]`` begun at ``starts[k]`` at
+    depth ``depths[k]`` (k, unless a span below it ended first), for k < ``depth``. The
+    lists are preallocated and overwritten in place; ``ring`` is the ring the entries
+    belong to (a new writer's ring empties the stack)."""
 
-    __slots__ = ("__weakref__", "gen", "tid")
+    __slots__ = ("__weakref__", "depth", "depths", "points", "ring", "starts", "tid")
+
+    def __init__(self, tid: int, ring: object) -> None:
+        self.tid, self.ring, self.depth = tid, ring, 0
+        self.points: list = [None] * 32
+        self.starts: list[int] = [0] * 32
+        self.depths: list[int] = [0] * 32
+
+    def grow(self) -> None:
+        """Room for twice as many open spans (a deep recursion)."""
+        for entries in (self.points, self.starts, self.depths):
+            entries.extend(entries[:1] * len(entries))
+
+    def remove(self, k: int) -> None:
+        """Entry ``k`` ends before those above it (interleaved coroutines): they move down
+        and keep the depths they began at."""
+        for entries in (self.points, self.starts, self.depths):
+            del entries[k]
+            entries.append(entries[0])
+        self.depth -= 1
+
+    def entries(self) -> list[tuple]:
+        """(tracepoint, start_ns, depth) of the open entries, outermost first."""
+        n = self.depth
+        return list(zip(self.points[:n], self.starts[:n], self.depths[:n], strict=True))
 
 
 def _no_record(_: tuple) -> None:
@@ -62,6 +90,8 @@ class _Session:
     def __init__(self) -> None:
         self.recording = False  # the one flag the hot path reads
         self.record = _no_record  # the writer's fast append while recording
+        #: the writer's RecordRing while recording, else None (the hot path's one check)
+        self.ring: object = None
         # Back-pressure: the hot path calls relieve() once len(buffer) passes limit.
         self.buffer: list = []
         self.limit = 1 << 62
@@ -92,25 +122,23 @@ def thread_stack() -> ThreadStack:
     try:
         stack = thread_local.stack
     except AttributeError:
-        stack = thread_local.stack = ThreadStack()
-        stack.tid = threading.get_native_id()
-        stack.gen = session.gen
+        stack = thread_local.stack = ThreadStack(threading.get_native_id(), session.ring)
         session.thread_names[stack.tid] = threading.current_thread().name
         session.stacks[stack.tid] = stack
-    if stack.gen != session.gen:
-        stack.clear()
-        stack.gen = session.gen
+    if stack.ring is not session.ring:
+        stack.depth = 0
+        stack.ring = session.ring
     return stack
 
 
 def open_spans() -> list[tuple[int, str, str, int, int]]:
     """Every thread's open tracepoints, for the writer's open_spans table."""
     out = []
-    gen = session.gen
+    ring = session.ring
     for stack in list(session.stacks.values()):
-        if stack.gen != gen:
+        if stack.ring is not ring:
             continue
-        for tracepoint, start, depth in list(stack):
+        for tracepoint, start, depth in stack.entries():
             out.append((stack.tid, tracepoint.channel.name, tracepoint.label, start, depth))
     return out
 
@@ -147,6 +175,7 @@ def _start(options: PvtiOptions, process_name: str | None = None) -> None:
     session.limit = writer.pending_limit
     session.relieve = writer.relieve
     session.record = writer.record
+    session.ring = writer.ring
     session.recording = True
     if options.duration_s > 0:
         session.timer = threading.Timer(options.duration_s, _stop_recording)
@@ -156,6 +185,7 @@ def _start(options: PvtiOptions, process_name: str | None = None) -> None:
 
 def _stop_recording() -> None:
     session.recording = False
+    session.ring = None
     session.record = _no_record
     session.buffer = []
     session.limit = 1 << 62

@@ -77,8 +77,16 @@ def _action(
 
 def install_trace_action(window: ActionOwner, slot: object) -> QAction:
     """File > Open trace…: .pvti files, a folder of them, or Chrome trace JSON."""
-    action = _action(window, "Open trace…", "Open a host trace: .pvti files, a folder of "
-                     "them, or Chrome trace JSON (System Trace)", slot, "Ctrl+Shift+O")  # fmt: skip
+    return install_file_action(window, "Open trace…", "Open a host trace: .pvti files, a "
+                               "folder of them, or Chrome trace JSON (System Trace)", slot,
+                               "Ctrl+Shift+O")  # fmt: skip
+
+
+def install_file_action(
+    window: ActionOwner, text: str, tip: str, slot: object, shortcut: object = None
+) -> QAction:
+    """An action put in the File menu right after Open report… (Open trace…, Open remote…)."""
+    action = _action(window, text, tip, slot, shortcut)
     file_menu = window.menuBar().actions()[0].menu()
     actions = file_menu.actions()
     after = actions.index(window.actions.open) + 1 if window.actions.open in actions else 0
@@ -111,7 +119,7 @@ def install_actions(window: ActionOwner) -> Actions:
                      QKeySequence.StandardKey.HelpContents),
         light=_action(w, "Light", "Light palette", lambda: w.set_theme("light")),
         dark=_action(w, "Dark", "Dark palette", lambda: w.set_theme("dark")),
-        recent_menu=QMenu("Recent reports", w),
+        recent_menu=QMenu("Recent", w),  # reports, traces, comparisons
         export_menu=QMenu("Export", w),
     )  # fmt: skip
     a.close.setShortcuts([QKeySequence("Ctrl+W")])

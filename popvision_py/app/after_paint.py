@@ -54,7 +54,7 @@ class AfterPaintDecoding(QObject):
         opened, self.pending = self.pending, None
         if opened is None or opened is not self.current():
             return
-        job = lambda _progress, stopped: decode_after_paint(opened, stopped)  # noqa: E731
+        job = lambda progress, stopped: decode_after_paint(opened, stopped, progress)  # noqa: E731
         self.loader.start(job, opened[0].folder)
 
     def cancel(self) -> None:

@@ -96,7 +96,7 @@ def compare_paths(
 def choose_and_compare(window: WindowParts) -> QDialog:
     dialog = CompareDialog(window.settings.recent_comparisons(), window.start_dir(), window)
     if window.opened:
-        dialog.source.setText(str(window.opened[0].folder))
+        dialog.source.setText(window.opened[0].report.location)  # an ssh:// one as typed
 
     def accepted() -> None:
         paths, labels = dialog.chosen()
@@ -161,7 +161,7 @@ def dropped(window: WindowParts, paths: list[str]) -> bool:
         return False
     choice = ask_on_drop(window, paths[0])
     if choice == "compare":
-        compare_paths(window, [window.opened[0].folder, paths[0]])
+        compare_paths(window, [window.paths[0], paths[0]])  # A as it was opened (ssh:// too)
     elif choice == "replace":
         window.open_paths(paths)
     return True

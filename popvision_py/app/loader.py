@@ -20,8 +20,9 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from popvision_py.viewmodels.opened import AFTER_PAINT, OpenedReport
 from popvision_py.viewmodels.summary import summary_sections
-from profiler_core.errors import LoadCancelledError, ReportError
-from profiler_core.report import SECTIONS, open_report
+from profiler_core.errors import LoadCancelledError, RemoteError, ReportError
+from profiler_core.remote import RemoteReport, is_remote, open_source, source_of
+from profiler_core.report import SECTIONS
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,12 @@ class _Signals(QObject):
 
 class _Task(QRunnable):
     def __init__(
-        self, job: Job, path: Path, signals: _Signals, stop: threading.Event, discard: Callable
+        self,
+        job: Job,
+        path: Path | str,
+        signals: _Signals,
+        stop: threading.Event,
+        discard: Callable,
     ) -> None:
         super().__init__()
         self.job, self.path, self.signals, self.stop = job, path, signals, stop
@@ -105,7 +111,7 @@ class BackgroundLoader(QObject):
     def discard(self, result: object) -> None:
         """Release a result nobody will see (it finished although cancelled)."""
 
-    def start(self, job: Job, path: Path) -> None:
+    def start(self, job: Job, path: Path | str) -> None:
         self._abandon()
         stop = threading.Event()
         signals = _Signals()
@@ -149,14 +155,15 @@ class ReportLoader(BackgroundLoader):
     """Opens one report, or two to compare; ``loaded`` carries ``list[OpenedReport]``."""
 
     def open(self, paths: list[str | Path]) -> None:
-        paths = [Path(p) for p in paths]
+        """Open report folders, or ``ssh://`` addresses of folders on another machine."""
+        paths = [source_of(p) for p in paths]
         self.start(lambda progress, stopped: _load_reports(paths, progress, stopped), paths[0])
 
     def discard(self, result: object) -> None:
         _close(result)  # type: ignore[arg-type]
 
 
-def _load_reports(paths: list[Path], progress: Progress, stopped: Callable[[], bool]) -> list:
+def _load_reports(paths: list[str | Path], progress: Progress, stopped: Callable[[], bool]) -> list:
     opened: list[OpenedReport] = []
     try:
         for i, path in enumerate(paths):
@@ -167,6 +174,8 @@ def _load_reports(paths: list[Path], progress: Progress, stopped: Callable[[], b
                     raise
                 # A comparison says which side could not be read.
                 side = f"report {'AB'[i]} of the comparison"
+                if isinstance(error, RemoteError):  # named by its ssh:// address
+                    raise RemoteError(error.url, f"{side}: {error.problem}") from error
                 raise ReportError(error.path or path, f"{side}: {error.problem}") from error
     except BaseException:
         _close(opened)
@@ -175,14 +184,21 @@ def _load_reports(paths: list[Path], progress: Progress, stopped: Callable[[], b
 
 
 def _load(
-    path: Path, index: int, count: int, progress: Progress, stopped: Callable[[], bool]
+    path: str | Path, index: int, count: int, progress: Progress, stopped: Callable[[], bool]
 ) -> OpenedReport:
     started = time.perf_counter()
 
-    def section_progress(fraction: float, section: str) -> None:
-        progress((index + fraction) / count, f"Opening {path.name}: {section}")
+    name = str(path).rstrip("/").rsplit("/", 1)[-1]
+    fetched = 0.5 if is_remote(path) else 0.0  # of the bar: fetching a remote profile.pop
 
-    report = open_report(path, section_progress, stopped)
+    def section_progress(fraction: float, section: str) -> None:
+        share = fetched + (1 - fetched) * fraction
+        progress((index + share) / count, f"Opening {name}: {section}")
+
+    def fetch_progress(fraction: float, text: str) -> None:
+        progress((index + fetched * fraction) / count, text)
+
+    report = open_source(path, fetch_progress, stopped)
     try:
         errors = report.load(FIRST_SECTIONS, section_progress, stopped)
         # The header too, so nothing reads profile.pop after this: pages compute their view
@@ -201,13 +217,16 @@ def _load(
 
 
 def decode_after_paint(
-    opened: list[OpenedReport], stopped: Callable[[], bool]
+    opened: list[OpenedReport], stopped: Callable[[], bool], progress: Progress | None = None
 ) -> dict[int, dict[str, ReportError]]:
     """Decode each report's graph section, program steps' costs and debug.cbor (after the
-    first paint: no first page needs them); returns the errors of damaged ones by position
+    first paint: no first page needs them; a report on another machine fetches its
+    debug.cbor here, with ``progress``); returns the errors of damaged ones by position
     in ``opened``."""
     errors: dict[int, dict[str, ReportError]] = {}
     for i, o in enumerate(opened):
+        if isinstance(o.report, RemoteReport):
+            o.report.fetch_debug(progress, stopped)
         for section in AFTER_PAINT_SECTIONS:
             if section == "debug" and o.report.debug_path is None:
                 continue

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from popvision_py.app import compare_opening
+from popvision_py.app import compare_opening, remote_opening
 from popvision_py.app.actions import install_actions
 from popvision_py.app.after_paint import AfterPaintDecoding
 from popvision_py.app.dialogs import HELP_INTRO, show_message
@@ -38,6 +38,7 @@ from popvision_py.app.trace_loader import TraceOpening
 from popvision_py.theme import apply_theme
 from popvision_py.viewmodels.compare import compared_names
 from popvision_py.viewmodels.opened import OpenedReport, carry_selections, opened_status
+from popvision_py.viewmodels.remote_traces import is_remote_trace
 from popvision_py.views.base import ReportView
 from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.insights.view import InsightsView
@@ -48,6 +49,7 @@ from popvision_py.views.plain_text import plain_label, plain_tooltip
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.summary_view import SummaryView
 from popvision_py.views.system_trace.view import SystemTraceView
+from profiler_core.remote import is_remote, source_of
 
 APP_TITLE = "PopVision-py"
 
@@ -88,9 +90,10 @@ class MainWindow(PageBuilding, QMainWindow):
         self._build_pages()
         self._build_status_bar()
         self.actions = install_actions(self)
-        self.actions.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.actions.recent_menu.aboutToShow.connect(lambda: remote_opening.fill_recent_menu(self))
         self._install_traces()
         self._install_compare()
+        self.remote_action = remote_opening.install_remote(self)  # File > Open remote…
         install_run_actions(self, self.runner)
         self.settings.restore_window(self)
         self._give_views_settings()
@@ -120,7 +123,7 @@ class MainWindow(PageBuilding, QMainWindow):
         self.start_page = StartPage()
         self.start_page.open_requested.connect(self.choose_and_open)
         self.start_page.compare_requested.connect(self.choose_and_compare)
-        self.start_page.recent_chosen.connect(lambda path: self.open_paths([path]))
+        self.start_page.recent_chosen.connect(lambda text: remote_opening.open_recent(self, text))
         self.pages = QStackedWidget()
         self.pages.addWidget(self.start_page)
         self.rail = QListWidget()
@@ -159,11 +162,15 @@ class MainWindow(PageBuilding, QMainWindow):
 
     # -- opening --------------------------------------------------------------------------
     def open_paths(self, paths: list[str | Path]) -> None:
-        """Open one report, or two to compare (the second is compared with the first)."""
+        """Open one report, or two to compare (the second is compared with the first); a
+        report or trace may be an ssh:// address of one on another machine."""
+        if paths and is_remote_trace(paths[0]):
+            self.traces.open_remote(str(paths[0]))
+            return
         if self.traces.claims(paths):
             self.traces.open(paths)
             return
-        paths = [Path(p) for p in paths][:2]
+        paths = [source_of(p) for p in paths][:2]
         if not paths:
             return
         self.loader.open(paths)
@@ -200,7 +207,7 @@ class MainWindow(PageBuilding, QMainWindow):
         self.rail.setCurrentRow(0)
 
     def start_dir(self) -> str:
-        recent = self.settings.recent_reports()
+        recent = [p for p in self.settings.recent_reports() if not is_remote(p)]
         return str(Path(recent[0]).parent) if recent else str(Path.cwd())
 
     def _on_progress(self, fraction: float, text: str) -> None:
@@ -230,14 +237,14 @@ class MainWindow(PageBuilding, QMainWindow):
         current = self.current_view()
         if current is not None:
             self._build_view(current)
-        for path in self.paths:
-            self.settings.add_recent(path)
+        remote_opening.record_recent(self, self.paths)
         self._update_state()
         damaged = " ".join(o.damaged_summary() for o in opened if o.errors)
         if damaged:  # the box says why each section is missing ("fails its checksum", ...)
             errors = "\n\n".join(str(e) for o in opened for e in o.errors.values())
             self._show_damaged(damaged, errors)
-        self.statusBar().showMessage(opened_status(opened))
+        status = [opened_status(opened), remote_opening.remote_status(opened)]
+        self.statusBar().showMessage(" ".join(s for s in status if s))
         if self.current_view() is None or self.pages.currentWidget() is self.start_page:
             self.show_view("Summary")
         self.traces.report_opened(*opened[:2])
@@ -255,9 +262,9 @@ class MainWindow(PageBuilding, QMainWindow):
 
     def _on_failed(self, path: str, message: str) -> None:
         self._loading_done()
-        if not Path(path).exists():
+        if not is_remote(path) and not Path(path).exists():
             self.settings.remove_recent(path)
-            self.start_page.set_recent(self.settings.recent_reports())
+            self.start_page.set_recent(self.settings.recent_entries())
         self.statusBar().showMessage(f"Could not open {path}: see the message.")
         self.message_box = show_message(self, "Could not open the report", message)
 
@@ -280,7 +287,7 @@ class MainWindow(PageBuilding, QMainWindow):
         if hasattr(self, "swap_action"):
             self.swap_action.setEnabled(len(self.opened) == 2)
         self.actions.export_menu.setEnabled(has_report and self.current_view() is not None)
-        self.start_page.set_recent(self.settings.recent_reports())
+        self.start_page.set_recent(self.settings.recent_entries())
         if hasattr(self, "traces"):  # _update_state runs once before the trace side exists
             self.traces.update_rail()
 
@@ -292,22 +299,6 @@ class MainWindow(PageBuilding, QMainWindow):
         first = self.opened[0]
         names = " vs ".join(compared_names(self.opened))
         self.report_label.setText(f"{names} · {first.selection.describe()}")
-
-    def _fill_recent_menu(self) -> None:
-        menu = self.actions.recent_menu
-        menu.clear()
-        for path in self.settings.recent_reports():
-            action = menu.addAction(path)
-            action.triggered.connect(lambda _=False, p=path: self.open_paths([p]))
-        if menu.isEmpty():
-            menu.addAction("(none)").setEnabled(False)
-        else:
-            menu.addSeparator()
-            menu.addAction("Clear recent reports", self._clear_recent)
-
-    def _clear_recent(self) -> None:
-        self.settings.clear_recent()
-        self.start_page.set_recent([])
 
     # -- run, export, help, theme ---------------------------------------------------------
     def choose_and_run(self) -> None:

@@ -37,6 +37,7 @@ class LiveTrace(QObject):
         self.view = view
         self.folder, self.since = folder, since
         self.follow = True
+        self.ended = False  # the child has ended: what is shown is all it recorded
         self.path: Path | None = None
         self.latest: OpenedTrace | None = None  # newest snapshot not yet shown
         self.shown: OpenedTrace | None = None
@@ -110,17 +111,26 @@ class LiveTrace(QObject):
             view.timeline.set_x_range(*keep)
         elif self.follow:
             self.show_newest()
-        open_spans = opened.model.open_spans()
-        view.banner.setText(
-            f"Recording {opened.name} live: {opened.model.n_events:,} events so far"
-            + (f"; {open_spans:,} span(s) still open end at the newest commit." if open_spans
-               else ".")
-        )  # fmt: skip
-        view.banner.setVisible(True)
+        self._say(opened)
         self.show_seconds.append(time.perf_counter() - started)
         self.built.append(view.instants is not charts)
         self.snapshots += 1
         self.shown_at.append((time.time(), opened.model.n_events))
+
+    def _say(self, opened: OpenedTrace) -> None:
+        """The banner: recording live, or (once the run has ended) recorded."""
+        open_spans = opened.model.open_spans()
+        n = opened.model.n_events
+        if self.ended:
+            text = f"Recorded {opened.name}: {n:,} events; the run has ended" + (
+                f"; {open_spans:,} span(s) were still open at its last commit." if open_spans
+                else ".")  # fmt: skip
+        else:
+            text = f"Recording {opened.name} live: {n:,} events so far" + (
+                f"; {open_spans:,} span(s) still open end at the newest commit." if open_spans
+                else ".")  # fmt: skip
+        self.view.banner.setText(text)
+        self.view.banner.setVisible(True)
 
     def show_newest(self) -> None:
         """Put the newest time at the right edge (at most FOLLOW_WINDOW_NS shown)."""
@@ -135,10 +145,14 @@ class LiveTrace(QObject):
             self.show_newest()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """The child ended: read what it committed last, then stop the worker."""
+        """The child ended: read what it committed last, then stop the worker; the banner
+        says the recording is over (it said "live" until the file was opened again)."""
+        self.ended = True
         self._stop.set()
         self._thread.join(timeout)
         self._show_latest()
+        if self.shown is not None and self.view.trace is self.shown:
+            self._say(self.shown)
 
     @property
     def running(self) -> bool:

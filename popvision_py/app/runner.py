@@ -22,6 +22,7 @@ from popvision_py.app.run_console import RunConsole
 from popvision_py.app.run_dialog import RunDialog
 from popvision_py.viewmodels.console_buffer import ConsoleBuffer
 from popvision_py.viewmodels.run_config import (
+    TRACE_FILES,
     OptionsError,
     RunConfig,
     add_recent_run,
@@ -310,27 +311,31 @@ class RunController(QObject):
         self.run_finished.emit(code, how)
 
     def _land(self) -> None:
-        """Open what the run wrote: its report (a chooser if several), else its trace."""
+        """Open what the run wrote: its report (a chooser if several), else its trace -- the
+        .pvti recorded live, or a trace file the run wrote in its folder (a .pvti, or
+        Chrome JSON plain or gzip such as a PyTorch profiler's, told by content)."""
         if self.report_dir is None:
             return
         folders = report_folders(self.report_dir)
         live = self.live
-        if live is not None and live.path is None and self.config and self.config.pvti:
-            trace = newest_trace(self.report_dir, self.started_at)
-            if trace is None:
-                self.window.traces.view.show_message(
-                    "The run wrote no host trace. Tracing was on (PVTI_OPTIONS) but the "
-                    "program made no pvti tracepoints and ran no Engine: instrument it "
-                    "with ipu_engine.pvti (see resources/examples/pvti_epochs.py)."
-                )
+        trace = live.path if live is not None else None
+        if trace is None:
+            trace = newest_trace(self.report_dir, self.started_at, TRACE_FILES)
+        if live is not None and trace is None and self.config and self.config.pvti:
+            self.window.traces.view.show_message(
+                "The run wrote no host trace. Tracing was on (PVTI_OPTIONS) but the "
+                "program made no pvti tracepoints and ran no Engine: instrument it "
+                "with ipu_engine.pvti (see resources/examples/pvti_epochs.py)."
+            )
         if len(folders) == 1:
             self._open_report(folders[0])
         elif len(folders) > 1:
             self._choose_report(folders)
-        elif live is not None and live.path is not None:
+        elif trace is not None:
             # The finished file, read in full; an incomplete one (a stopped run) says so in
-            # the page's banner rather than in a second message over the exit status.
-            self.window.traces.open([live.path], for_report=True)
+            # the page's banner rather than in a second message over the exit status. A
+            # recording is on its page already; a run's trace brings the page up.
+            self.window.traces.open([trace], for_report=live is not None)
         elif (
             self.config is not None
             and self.config.auto_report

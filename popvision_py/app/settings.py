@@ -13,11 +13,22 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QMainWindow
 
+from popvision_py.viewmodels.recent import (
+    MAX_RECENT,
+    PAIR,
+    RecentEntry,
+    absolute_path,
+    entry_of,
+    source_key,
+    with_entry,
+)
 from popvision_py.viewmodels.run_config import RunConfig
+
+__all__ = ["MAX_RECENT", "AppSettings", "absolute_path", "make_settings"]
+RECENT_KEY = "recent/opened"  # reports, traces and comparisons, local and ssh://, newest first
 
 ORGANIZATION = "popvision-py"
 APPLICATION = "PopVision-py"
-MAX_RECENT = 12
 THEMES = ("light", "dark")
 
 
@@ -29,24 +40,27 @@ def make_settings(path: str | Path | None = None) -> QSettings:
     return QSettings(ORGANIZATION, APPLICATION)
 
 
-def absolute_path(path: str | Path) -> str:
-    """``path`` with links followed as far as they go: ``os.path.realpath`` stops at a
-    symlink loop (``ln -s L L``) where ``Path.resolve`` raises RuntimeError; a path no file
-    can have (an embedded NUL) is kept as it was typed, made absolute."""
-    try:
-        return os.path.realpath(path)
-    except ValueError:
-        return os.path.abspath(path)
-
-
 class AppSettings:
     """Typed access to the keys the application uses."""
 
     def __init__(self, settings: QSettings) -> None:
         self.qsettings = settings
 
+    def recent_entries(self) -> list[RecentEntry]:
+        """The Recent list: reports, traces and comparisons, newest first."""
+        return [RecentEntry(text) for text in self._recent()]
+
+    def _recent(self) -> list[str]:
+        if self.qsettings.contains(RECENT_KEY):
+            return self._strings(RECENT_KEY)[:MAX_RECENT]
+        # the lists of earlier versions: reports, then the comparisons
+        old = [source_key(p) for p in self._strings("recent/reports")]
+        old += [v for v in self._strings("recent/comparisons") if v.count(PAIR) == 1]
+        return list(dict.fromkeys(old))[:MAX_RECENT]
+
     def recent_reports(self) -> list[str]:
-        return self._strings("recent/reports")
+        """The single reports and traces of the Recent list (no comparisons)."""
+        return [e.text for e in self.recent_entries() if not e.is_comparison]
 
     def _strings(self, key: str) -> list[str]:
         """The list of strings stored at ``key``; [] when an edited or damaged settings file
@@ -59,27 +73,23 @@ class AppSettings:
         return [str(v) for v in value if isinstance(v, str | Path)]
 
     def add_recent(self, path: str | Path) -> None:
-        text = absolute_path(path)
-        recent = [text] + [p for p in self.recent_reports() if p != text]
-        self.qsettings.setValue("recent/reports", recent[:MAX_RECENT])
+        """Put a report, a trace or an ssh:// address first in the Recent list."""
+        self.qsettings.setValue(RECENT_KEY, with_entry(self._recent(), entry_of([path])))
 
     def remove_recent(self, path: str | Path) -> None:
-        text = absolute_path(path)
-        self.qsettings.setValue("recent/reports", [p for p in self.recent_reports() if p != text])
+        gone = entry_of([path])
+        self.qsettings.setValue(RECENT_KEY, [e for e in self._recent() if e != gone])
 
     def clear_recent(self) -> None:
-        self.qsettings.setValue("recent/reports", [])
+        self.qsettings.setValue(RECENT_KEY, [])
 
     def recent_comparisons(self) -> list[tuple[str, str]]:
-        """Pairs of report folders compared lately, newest first (stored as "A\tB")."""
-        pairs = [v.split("\t") for v in self._strings("recent/comparisons")]
-        return [(p[0], p[1]) for p in pairs if len(p) == 2]
+        """Pairs of reports compared lately, newest first."""
+        pairs = [e.sources for e in self.recent_entries() if e.is_comparison]
+        return [(p[0], p[1]) for p in pairs]
 
     def add_recent_comparison(self, a: str | Path, b: str | Path) -> None:
-        text = f"{absolute_path(a)}\t{absolute_path(b)}"
-        old = ["\t".join(p) for p in self.recent_comparisons()]
-        recent = [text] + [p for p in old if p != text]
-        self.qsettings.setValue("recent/comparisons", recent[:MAX_RECENT])
+        self.qsettings.setValue(RECENT_KEY, with_entry(self._recent(), entry_of([a, b])))
 
     def recent_runs(self) -> list[RunConfig]:
         """Runs started from Run…/Record, newest first (Run again repeats the first)."""

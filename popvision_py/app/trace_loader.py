@@ -16,6 +16,11 @@ from popvision_py.app.dialogs import show_message
 from popvision_py.app.loader import BackgroundLoader
 from popvision_py.viewmodels.compare import pair_of
 from popvision_py.viewmodels.opened import OpenedReport
+from popvision_py.viewmodels.remote_traces import (
+    elsewhere_text,
+    read_remote_trace,
+    read_report_traces,
+)
 from popvision_py.viewmodels.trace_compare import ComparedTraces, read_compared_traces
 from popvision_py.viewmodels.trace_open import (
     OpenedTrace,
@@ -26,11 +31,16 @@ from popvision_py.viewmodels.trace_open import (
 )
 from popvision_py.views.system_trace.view import SystemTraceView
 from profiler_core.errors import ReportError
+from profiler_core.remote import RemoteReport
 
 if TYPE_CHECKING:
     from popvision_py.app.window_parts import WindowParts
 
-TRACE_FILTER = "Traces (*.pvti *.json);;PVTI traces (*.pvti);;Chrome trace JSON (*.json)"
+#: what the dialog lists first; any file may be picked (All files): a trace is told by content
+TRACE_FILTER = (
+    "Traces (*.pvti *.json *.gz);;PVTI traces (*.pvti);;Chrome trace JSON (*.json *.json.gz);;"
+    "All files (*)"
+)
 
 
 class TraceLoader(BackgroundLoader):
@@ -55,6 +65,7 @@ class TraceOpening(QObject):
         self.opened: OpenedTrace | None = None
         self._for_report = False  # the load running was started by an opened report
         self._pair = None  # the ComparePair whose traces are being read
+        self._remote_url = ""  # the ssh:// address of the trace being read, if any
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
         self.loader.cancelled.connect(self._on_cancelled)
@@ -67,12 +78,22 @@ class TraceOpening(QObject):
 
     @staticmethod
     def claims(paths: list[str | Path]) -> bool:
-        """Whether ``paths`` are traces (.pvti, .json, folders of .pvti) for this side."""
+        """Whether ``paths`` are traces for this side (.pvti files, folders of them, Chrome
+        JSON plain or gzip: by content, ``is_trace_path``)."""
         return bool(paths) and all(is_trace_path(p) for p in paths)
 
     def open(self, paths: list[str | Path], *, for_report: bool = False) -> None:
-        self._for_report = for_report
+        self._for_report, self._remote_url = for_report, ""
         self.loader.open(paths)
+        self._show_progress(paths)
+
+    def open_remote(self, url: str) -> None:
+        """A trace on another machine (an ssh:// address): fetched, then read, in the worker."""
+        self._for_report, self._remote_url = False, url
+        self.loader.start(lambda progress, stopped: read_remote_trace(url, progress, stopped), url)
+        self._show_progress([url])
+
+    def _show_progress(self, paths: list[str | Path]) -> None:
         w = self.window
         w.progress.setValue(0)
         w.progress.show()
@@ -106,10 +127,13 @@ class TraceOpening(QObject):
         if other is not None:
             self._compare_opened(opened, other)
             return
+        if isinstance(opened.report, RemoteReport):
+            self._remote_report_opened(opened.report)
+            return
         traces = self.traces_of(opened)
         if traces.missing and not traces.found:
             self.opened = None
-            self.view.show_message(traces.missing_text())
+            self.view.show_report_note(traces.missing_text())
             return
         if traces.found and not self.loader.busy:
             names = ", ".join(f.name for f in traces.found)
@@ -119,8 +143,24 @@ class TraceOpening(QObject):
                 missing = ", ".join(str(p) for p in traces.missing)
                 self.window.statusBar().showMessage(f"Not found any more: {missing}", 10_000)
 
+    def _remote_report_opened(self, report: RemoteReport) -> None:
+        """The .pvti files in the report's folder on the other machine, fetched and read."""
+        if not report.trace_names or self.loader.busy:
+            elsewhere = elsewhere_text(report)
+            if elsewhere:
+                self.opened = None
+                self.view.show_report_note(elsewhere)
+            return
+        self.view.show_message(f"Fetching the host trace {', '.join(report.trace_names)}…")
+        self._for_report, self._remote_url = True, ""
+        job = lambda progress, stopped: read_report_traces(report, progress, stopped)  # noqa: E731
+        self.loader.start(job, report.location)
+        self._show_progress([report.location])
+
     @staticmethod
     def traces_of(opened: OpenedReport) -> ReportTraces:
+        if isinstance(opened.report, RemoteReport):  # its recorded paths are the other machine's
+            return ReportTraces([])
         try:
             recorded = opened.report.header.traces
         except ReportError:  # a damaged header: the folder's traces, as for older reports
@@ -166,13 +206,13 @@ class TraceOpening(QObject):
         self.update_rail()
         if not self._for_report:
             w.show_view(self.view.title)
-            for path in opened.paths:
+            for path in [self._remote_url] if self._remote_url else opened.paths:
                 w.settings.add_recent(path)
         incomplete = opened.incomplete_text()
-        w.statusBar().showMessage(
-            opened.banner_text() or f"Opened trace {opened.name} in {opened.seconds_to_load:.2f} s."
-        )
-        if incomplete and not self._for_report:
+        w.statusBar().showMessage(opened.status_text())
+        # A recorded .pvti cut short is worth a box; what another tool's trace could not
+        # show is the banner's to say (a box over every PyTorch trace said it twice).
+        if incomplete and not self._for_report and not opened.third_party:
             w.message_box = show_message(w, "The trace is incomplete", incomplete)
 
     def _on_failed(self, path: str, message: str) -> None:

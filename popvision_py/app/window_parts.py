@@ -20,7 +20,10 @@ from PySide6.QtWidgets import (
 )
 
 from popvision_py.app.actions import Actions
+from popvision_py.app.after_paint import AfterPaintDecoding
+from popvision_py.app.loader import BackgroundLoader, ReportLoader
 from popvision_py.app.settings import AppSettings
+from popvision_py.app.start_page import StartPage
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.trace_open import OpenedTrace
 from popvision_py.views.base import ReportView
@@ -31,6 +34,7 @@ class TraceSide(Protocol):
     """The window's trace side (``trace_loader.TraceOpening``) as the runner uses it."""
 
     opened: OpenedTrace | None
+    loader: BackgroundLoader
 
     @property
     def view(self) -> SystemTraceView: ...
@@ -54,6 +58,9 @@ class WindowParts(Protocol):
     actions: Actions
     toolbar: QToolBar
     compare_labels: tuple[str, str] | None
+    start_page: StartPage
+    loader: ReportLoader
+    after_paint: AfterPaintDecoding
 
     @property
     def traces(self) -> TraceSide: ...

@@ -23,6 +23,7 @@ SECTION_TITLES = {
     "programs": "program tree",
     "program_steps": "program steps",
     "execution": "execution profile",
+    "blocks": "lightweight profile (blocks)",
     "debug": "debug information (debug.cbor)",
 }
 

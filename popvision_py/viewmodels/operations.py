@@ -1,50 +1,79 @@
-"""The Operations report's state without Qt: the operations table of a software layer as
-columns, and for a selected operation its program steps, compute cycles per tile, FLOPs per
-compute set and vertex type, and debug contexts."""
+"""The Operations report's state without Qt: the operations table of a software layer (or of
+the framework's phases) as columns that add up -- the cycle classes and the phases each sum
+to the total, a column of the cycles in hidden columns says what is off screen, memory
+columns say what they add -- and the totals beside the other pages' figures. A selected
+operation's tabs come from ``operation_parts``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from popvision_py.viewmodels.step_colors import step_kind_color
+from popvision_py.viewmodels.format import format_bytes
+from popvision_py.viewmodels.operation_labels import (
+    GROUP_BY_LABELS,
+    NO_PHASE_LABEL,
+    NONE_LABEL,
+    operation_label,
+)
+from popvision_py.viewmodels.operation_parts import OperationParts, OperationPartsMixin
 from popvision_py.viewmodels.table import Column, ColumnTable
-from profiler_core.analysis.checks import selected_runs
-from profiler_core.analysis.debug_groups import DebugGroups, debug_groups
+from profiler_core.analysis.operation_index import operation_index
+from profiler_core.analysis.operation_totals import OperationTotals, operation_totals
 from profiler_core.analysis.operations import OperationsTable, operations_table
-from profiler_core.errors import ReportError
-from profiler_core.model.kinds import StepKind
 
-GROUP_BY_LABELS = {
-    "op": "Library op (PopLibs call)",
-    "layer": "Layer (outermost name scope)",
-    "name": "Operation (debug name of the call)",
-    "framework": "Framework op (ONNX node, outermost call)",
-    "framework_op": "Framework op type (onnx::Conv)",
-    "context": "Debug context (full name)",
-}
-NONE_LABEL = "(none)"
+__all__ = [
+    "GROUP_BY_LABELS",
+    "NONE_LABEL",
+    "NO_PHASE_LABEL",
+    "OperationParts",
+    "OperationsViewModel",
+    "operation_label",
+    "operations_column_table",
+]
+
+CLASS_HEADERS = ("Compute cycles", "Exchange cycles", "Sync cycles", "Other cycles")
+HIDDEN_CLASSES = "Cycles in hidden classes"
+HIDDEN_PHASES = "Cycles in hidden phases"
+NO_PHASE_HEADER = "Cycles outside phases"
+VARIABLES = "Variables (not all live at once)"
 
 COLUMN_HELP = {
-    "Operation": "The operation: its library op, layer, debug name or context; (none) holds "
-    "what has no debug context.",
-    "Total cycles": "Cycles of every executed step of the operation in the runs counted.",
+    "Operation": "The operation: its library op, layer, debug name or context, or the phase; "
+    "(none) holds what has no debug context or ran no operation.",
+    "Total cycles": "Cycles of every executed step the operation ran, in the runs counted. "
+    "A step whose compute set holds several operations' vertices is shared among them by "
+    "each one's busiest tile.",
     "Compute cycles": "Cycles of its OnTileExecute steps.",
     "Exchange cycles": "Cycles of its DoExchange and GlobalExchange steps.",
     "Sync cycles": "Cycles of its Sync steps.",
     "Other cycles": "Cycles of its stream copies, control and print steps.",
+    HIDDEN_CLASSES: "Cycles of the cycle classes whose columns are hidden: with it the "
+    "class columns shown add up to the total.",
+    HIDDEN_PHASES: "Cycles of the phases whose columns are hidden: with it the phase "
+    "columns shown add up to the total.",
+    NO_PHASE_HEADER: "Its cycles outside the framework's phases.",
     "% of total": "Its total cycles as a share of all operations' cycles.",
-    "Vertices": "Vertices of its compute sets.",
+    "Vertices": "Vertices it added (in compute sets of its own or shared).",
     "Vertex types": "Distinct codelets its vertices run.",
-    "Code": "Vertex code: each codelet once per tile it runs on.",
-    "Memory": "Bytes of the variables created in the operation.",
+    "Own code": "Vertex code no other operation uses (each codelet once per tile). Own code "
+    "of every row plus the shared code, once, is Memory's Vertex code (see the totals).",
+    "Shared code": "Vertex code its vertices use that other operations' vertices use too, on "
+    "the same tiles: each row shows all it shares, so the column does not add up; the "
+    "Shared code tab lists who shares it, and the totals count it once.",
+    VARIABLES: "Bytes of the variables created in the operation, added up: they are not all "
+    "live at once, so the column can add up to more than the device holds.",
+    "Live at peak": "Bytes of its variables live at the Liveness peak step (always-live "
+    "ones included): the column adds up to the Liveness peak.",
     "FLOPs": "Floating-point operations of its vertices, per execution of each compute set.",
-    "Step executions": "Executed instances of its program steps.",
+    "Step executions": "Executed instances of the program steps it ran (a step several "
+    "operations shared counts for each).",
 }
-DEFAULT_HIDDEN = ("Other cycles", "Vertex types")
-
+DEFAULT_HIDDEN = ("Vertex types", "Shared code", "Step executions")
+REMAINDERS = (HIDDEN_CLASSES, HIDDEN_PHASES)
 
 IN_COLUMN = "In"
 IN_HELP = (
@@ -54,8 +83,17 @@ IN_HELP = (
 BOTH, ONLY_A, ONLY_B = "A and B", "only in A", "only in B"
 
 
-def operation_label(label: str) -> str:
-    return label or NONE_LABEL
+def phase_header(label: str) -> str:
+    """``rampUp cycles`` for phase ``pipeline::rampUp`` (its help names it in full)."""
+    return f"{label.rsplit('::', 1)[-1]} cycles" if label else NO_PHASE_HEADER
+
+
+def phase_headers(table: OperationsTable) -> list[str]:
+    """The phase columns' headers; none when nothing ran in a phase, or when the rows are
+    the phases themselves."""
+    if list(table.phase_labels) == [""] or table.group_by == "phase":
+        return []
+    return [phase_header(label) for label in table.phase_labels]
 
 
 def operations_column_table(table: OperationsTable) -> ColumnTable:
@@ -63,22 +101,45 @@ def operations_column_table(table: OperationsTable) -> ColumnTable:
     total = table.total_cycles
     share = 100.0 * total / max(int(total.sum()), 1)
     values: list[tuple[str, Any, str]] = [
-        ("Operation", [operation_label(x) for x in table.labels], "text"),
+        ("Operation", [operation_label(x, table.group_by) for x in table.labels], "text"),
         ("Total cycles", total, "count"),
+        ("% of total", share, "percent"),
         ("Compute cycles", table.compute_cycles, "count"),
         ("Exchange cycles", table.exchange_cycles, "count"),
         ("Sync cycles", table.sync_cycles, "count"),
         ("Other cycles", table.other_cycles, "count"),
-        ("% of total", share, "percent"),
+        (HIDDEN_CLASSES, np.zeros(len(table), np.int64), "count"),
+    ]
+    phases = phase_headers(table)
+    values += [(h, table.phase_cycles[:, k], "count") for k, h in enumerate(phases)]
+    if phases:
+        values.append((HIDDEN_PHASES, np.zeros(len(table), np.int64), "count"))
+    values += [
         ("Vertices", table.vertices, "count"),
         ("Vertex types", table.vertex_types, "count"),
-        ("Code", table.code_bytes, "bytes"),
-        ("Memory", table.variable_bytes, "bytes"),
+        ("Own code", table.own_code_bytes, "bytes"),
+        ("Shared code", table.code_bytes - table.own_code_bytes, "bytes"),
+        (VARIABLES, table.variable_bytes, "bytes"),
+        ("Live at peak", table.live_at_peak_bytes, "bytes"),
         ("FLOPs", table.flops, "count"),
         ("Step executions", table.step_executions, "count"),
     ]
-    columns = [Column(header, data, COLUMN_HELP[header], kind) for header, data, kind in values]
+    helps = {phase_header(p): _phase_help(p) for p in table.phase_labels if p}
+    columns = [Column(h, data, helps.get(h) or column_help(h), kind) for h, data, kind in values]
     return ColumnTable(columns, matcher=_label_matcher(columns[0].values))
+
+
+def _phase_help(phase: str) -> str:
+    return (
+        f"Its cycles that ran in the phase {phase}: with the other phase columns, they add "
+        "up to its total."
+    )
+
+
+def column_help(header: str) -> str:
+    if header in COLUMN_HELP:
+        return COLUMN_HELP[header]
+    return f"Its cycles that ran in the phase {header.removesuffix(' cycles')}."
 
 
 def _label_matcher(labels: list[str]):
@@ -91,17 +152,7 @@ def _label_matcher(labels: list[str]):
     return matches
 
 
-@dataclass(frozen=True)
-class OperationParts:
-    """What the tabs of a selected operation show."""
-
-    label: str
-    steps: np.ndarray  # program steps of the operation, in program order
-    compute_sets: np.ndarray  # compute sets whose debug context is in the group
-    contexts: np.ndarray  # debug contexts in the group
-
-
-class OperationsViewModel:
+class OperationsViewModel(OperationPartsMixin):
     """Operations of one report grouped ``group_by`` over run ``run`` (None: every run)."""
 
     def __init__(self, report: Any, group_by: str = "op", run: int | None = None) -> None:
@@ -109,19 +160,17 @@ class OperationsViewModel:
         self.group_by = group_by
         self.run = run
         self.debug = report.debug if hasattr(report, "debug_or_none") else None
-        self.table = operations_table(report, group_by, run, debug=self.debug)
+        self.index = operation_index(report, group_by, run, debug=self.debug)
+        self.table = operations_table(report, group_by, run, index=self.index)
+        self.totals: OperationTotals = operation_totals(report, self.table, run)
         self.columns = operations_column_table(self.table)
         self.labels: list[str] = list(self.table.labels)  # of the table's source rows
-        self.groups: DebugGroups = debug_groups(self.debug, group_by)
-        programs, graph = report.programs, report.graph
-        self.step_group = self.groups.group_of(programs.step_debug)
-        self.cs_group = self.groups.group_of(graph.cs_debug)
-        executions = np.zeros(programs.num_steps, dtype=np.int64)
-        for r in selected_runs(report, run):
-            executions += np.bincount(r.step_ids, minlength=programs.num_steps)
-        self.step_executions = executions
-        duration = programs.step_cycles.max(axis=1) if programs.num_steps else executions
-        self.step_cycles = executions * duration
+        self.phase_headers = phase_headers(self.table)
+        self.only_in_b: set[str] = set()
+
+    @property
+    def headers(self) -> list[str]:
+        return [c.header for c in self.columns.columns]
 
     def label_at(self, shown_row: int) -> str:
         """The operation label of a shown (sorted, filtered) row."""
@@ -136,97 +185,78 @@ class OperationsViewModel:
         found = np.flatnonzero(self.columns.rows == source)
         return int(found[0]) if found.size else -1
 
+    def hidden_sums(self, hidden: Iterable[str]) -> dict[str, bool]:
+        """Fill the columns of the cycles in hidden columns for the ``hidden`` headers, and
+        say which of them to show: one whose family (the cycle classes, the phases) has a
+        column hidden, so the columns shown still add up to the total."""
+        hidden = set(hidden)
+        families = {HIDDEN_CLASSES: CLASS_HEADERS, HIDDEN_PHASES: self.phase_headers}
+        shown = {}
+        by_header = {c.header: c for c in self.columns.columns}
+        for remainder, members in families.items():
+            if remainder not in by_header:
+                continue
+            present = [h for h in members if h in by_header]
+            off = [by_header[h].values for h in present if h in hidden]
+            values = np.asarray(by_header[remainder].values)
+            values[:] = np.sum(off, axis=0) if off else 0
+            # a family hidden whole is not on screen to add up
+            shown[remainder] = 0 < len(off) < len(present)
+        return shown
+
+    def default_hidden(self) -> tuple[str, ...]:
+        """The columns hidden until asked for: a few rarely read, and the phase columns when
+        no operation that computes ran in a phase (only the feeds' copies did: a model that
+        is not pipelined)."""
+        table = self.table
+        computing = table.compute_cycles > 0
+        ops_ran = any(
+            label and int(table.phase_cycles[computing, k].sum()) > 0
+            for k, label in enumerate(table.phase_labels)
+        )
+        return DEFAULT_HIDDEN + (() if ops_ran else tuple(self.phase_headers))
+
     def include_other(self, other: OperationsViewModel) -> None:
-        """Compare mode: B's operations that A has not are listed too (with B's figures),
-        and an "In" column says of each row: A and B, only in A or only in B."""
+        """Compare mode: B's operations that A has not are listed too (with B's figures, 0
+        in a column B has not: a phase A alone ran), and an "In" column says of each row: A
+        and B, only in A or only in B."""
         known, in_b = set(self.labels), set(other.labels)
         extra = [i for i, label in enumerate(other.labels) if label not in known]
         present = [BOTH if label in in_b else ONLY_A for label in self.labels]
         present += [ONLY_B] * len(extra)
+        theirs = {c.header: c for c in other.columns.columns}
         columns = []
-        for mine, theirs in zip(self.columns.columns, other.columns.columns, strict=True):
+        for mine in self.columns.columns:
+            column = theirs.get(mine.header)
             if mine.kind == "text":
-                values = list(mine.values) + [theirs.values[i] for i in extra]
+                values: Any = list(mine.values) + [column.values[i] for i in extra]
             else:
-                values = np.concatenate([np.asarray(mine.values), np.asarray(theirs.values)[extra]])
+                added = (
+                    np.asarray(column.values)[extra]
+                    if column is not None
+                    else np.zeros(len(extra), np.asarray(mine.values).dtype)
+                )
+                values = np.concatenate([np.asarray(mine.values), added])
             columns.append(replace(mine, values=values))
         columns.insert(1, Column(IN_COLUMN, present, IN_HELP))
         self.labels += [other.labels[i] for i in extra]
         self.only_in_b = {other.labels[i] for i in extra}
         self.columns = ColumnTable(columns, matcher=_label_matcher(columns[0].values))
 
-    def parts(self, label: str) -> OperationParts:
-        if label not in self.groups.labels:
-            raise ReportError(
-                None,
-                f"{operation_label(label)} is only in report B: its steps "
-                "and tiles are shown when B is the baseline (Swap A and B).",
-            )
-        group = self.groups.labels.index(label)
-        contexts = np.flatnonzero(self.groups.group_of(np.arange(len(self.debug or []))) == group)
-        return OperationParts(
-            label=label,
-            steps=np.flatnonzero(self.step_group == group),
-            compute_sets=np.flatnonzero(self.cs_group == group),
-            contexts=contexts,
-        )
+    def totals_text(self, units: str = "KiB") -> str:
+        """The totals line: each figure the rows add up to, beside the other page's."""
+        parts = []
+        for name, value, other, page in self.totals.rows():
+            as_text = f"{value:,}" if name == "cycles" else format_bytes(value, units=units)
+            if other is None and page:
+                parts.append(f"{name} {as_text} ({page} not available)")
+            elif other is None:
+                parts.append(f"{name} {as_text}")
+            else:
+                shown = f"{other:,}" if name == "cycles" else format_bytes(other, units=units)
+                sign = "=" if other == value else "≠"
+                parts.append(f"{name} {as_text} {sign} {page} {shown}")
+        return "Totals: " + " · ".join(parts)
 
-    # -- what the tabs show -------------------------------------------------------------------
-    def summary_rows(self, label: str) -> list[tuple[str, str]]:
-        row = self.table.row(label)
-        out = [
-            ("Operation", operation_label(label)),
-            ("Grouped by", GROUP_BY_LABELS[self.group_by]),
-        ]
-        for column in self.columns.columns[1:]:
-            out.append((column.header, column.display(row)))
-        out.append(("Compute sets", f"{int(self.table.compute_sets[row]):,}"))
-        out.append(("Variables", f"{int(self.table.variables[row]):,}"))
-        return out
-
-    def steps_table(self, parts: OperationParts) -> ColumnTable:
-        programs = self.report.programs
-        steps = parts.steps
-        kind_values = programs.step_kind[steps].tolist()
-        kinds = [StepKind(int(k)).poplar_name for k in kind_values]
-        colors = [step_kind_color(k) for k in kind_values]
-        return ColumnTable(
-            [
-                Column("Step", steps, "Program step index", "count"),
-                Column("Name", self.report.strings.take(programs.step_name[steps]), "Step name"),
-                Column("Kind", kinds, "Program step kind", colors=colors),
-                Column("Executions", self.step_executions[steps], "Times it ran", "count"),
-                Column("Cycles", self.step_cycles[steps], "Cycles over its executions", "count"),
-            ]
-        )
-
-    def tile_cycles(self, parts: OperationParts) -> np.ndarray:
-        """Compute cycles per tile: the sum over the operation's compute sets of each one's
-        cycles on the tile (one execution of each)."""
-        programs = self.report.programs
-        rows = np.isin(programs.cst_cs, parts.compute_sets)
-        return np.bincount(
-            programs.cst_tile[rows],
-            weights=programs.cst_cycles[rows].astype(np.float64),
-            minlength=self.report.target.num_tiles,
-        ).astype(np.int64)
-
-    def flops_table(self, parts: OperationParts) -> ColumnTable:
-        """FLOPs and vertices per (compute set, vertex type) of the operation."""
-        graph = self.report.graph
-        rows = np.flatnonzero(np.isin(graph.vc_cs, parts.compute_sets))
-        keys = graph.vc_cs[rows].astype(np.int64) * max(len(graph.vt_name), 1) + graph.vc_type[rows]
-        unique, inverse = np.unique(keys, return_inverse=True)
-        flops = np.bincount(inverse, weights=graph.vc_flops[rows], minlength=unique.size)
-        vertices = np.bincount(inverse, weights=graph.vc_count[rows], minlength=unique.size)
-        cs = unique // max(len(graph.vt_name), 1)
-        types = unique % max(len(graph.vt_name), 1)
-        strings = self.report.strings
-        return ColumnTable(
-            [
-                Column("Compute set", strings.take(graph.cs_name[cs]), "Compute set name"),
-                Column("Vertex type", strings.take(graph.vt_name[types]), "Codelet"),
-                Column("Vertices", vertices.astype(np.int64), "Vertices", "count"),
-                Column("FLOPs", flops.astype(np.int64), "FLOPs per execution", "count"),
-            ]
-        )
+    def notes_text(self) -> str:
+        return " ".join(self.table.notes)

@@ -12,6 +12,12 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from profiler_core.formats.recognise import FileKind, recognise
+
+#: trace files a recording follows live (SQLite, read while written) / a run may leave
+TAILED = frozenset((FileKind.PVTI,))
+TRACE_FILES = frozenset((FileKind.PVTI, FileKind.CHROME_JSON))
+
 ENGINE_VAR = "POPLAR_ENGINE_OPTIONS"
 PVTI_VAR = "PVTI_OPTIONS"
 MAX_RECENT_RUNS = 10
@@ -155,10 +161,21 @@ def report_folders(root: str | Path) -> list[Path]:
     return sorted(found)
 
 
-def newest_trace(root: str | Path, since: float = 0.0) -> Path | None:
-    """The newest .pvti file written in ``root`` at or after ``since`` (a time.time())."""
+def newest_trace(
+    root: str | Path, since: float = 0.0, kinds: frozenset[FileKind] = TAILED
+) -> Path | None:
+    """The newest trace file written in ``root`` at or after ``since`` (a time.time()), of
+    ``kinds`` by its content (``formats.recognise``): a .pvti to follow live by default;
+    any trace file (``TRACE_FILES``: a .pvti, Chrome JSON plain or gzip -- a PyTorch
+    profiler's, say) for what a finished run wrote."""
     root = Path(root)
-    if not root.is_dir():
+    try:
+        written = [
+            (p.stat().st_mtime, p) for p in root.iterdir() if p.stat().st_mtime >= since - 1.0
+        ]
+    except OSError:  # no folder (yet), or a file gone while looking
         return None
-    found = [p for p in root.glob("*.pvti") if p.stat().st_mtime >= since - 1.0]
-    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+    for _, path in sorted(written, reverse=True):
+        if recognise(path).kind in kinds:
+            return path
+    return None

@@ -57,7 +57,7 @@ def program_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
     created = dt.datetime.fromtimestamp(h.created_unix).strftime("%Y-%m-%d %H:%M:%S")
     rows = [
         SummaryRow("Program", s.program_name or "(unnamed)", "The engine program's name."),
-        SummaryRow("Report folder", str(report.folder), "Where the report files are."),
+        SummaryRow("Report folder", report.location, "Where the report files are."),
         SummaryRow("Created", created, "When the engine wrote the report."),
         SummaryRow(
             "Producer",
@@ -196,7 +196,7 @@ def execution_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
 
 def file_rows(report: Report, s: ReportSummary) -> list[SummaryRow]:
     rows = [
-        SummaryRow(name, format_bytes(size, exact=True), str(report.folder / name))
+        SummaryRow(name, format_bytes(size, exact=True), f"{report.location}/{name}")
         for name, size in s.files.items()
     ]
     if report.debug_path is None:

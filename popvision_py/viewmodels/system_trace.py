@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
+from popvision_py.viewmodels.lane_names import deeper_lane_name, track_titles
 from popvision_py.viewmodels.timeline import SpanBatch
 from popvision_py.viewmodels.trace_colors import MERGED_COLOR, label_colors
 from popvision_py.viewmodels.trace_format import format_duration, format_ns, shown_label
@@ -49,7 +50,7 @@ class LaneRow:
     Its spans (``lane``) are gathered the first time the row is drawn: a trace of 100k
     threads lays out its rows without building 100k lanes."""
 
-    name: str  # shown on the left ("" for a thread's deeper lanes)
+    name: str  # shown on the left (a thread's deeper lanes: "↳ depth 1" ...)
     make_lane: Callable[[], Lane]
     kind: str  # "thread", "summary" (collapsed process) or "merged" (all threads)
     thread: int = -1  # the thread, for "thread" rows
@@ -110,6 +111,7 @@ class SystemTraceModel:
                 ),
             )
         )
+        self._titles = track_titles(trace)
         self.rows: list[LaneRow] = []
         self._row_index: dict[tuple, int] | None = None  # row_of's lookup, per layout
         self._instants = np.zeros(0, np.int64)
@@ -149,13 +151,8 @@ class SystemTraceModel:
         return lambda: model.thread_lanes(thread).lanes[depth]
 
     def thread_title(self, thread: int) -> str:
-        """A track's lane name: its process (when there are several) and its name; async
-        tracks say so, the global instants' row belongs to no process."""
-        t = self.tables.threads[thread]
-        name = f"async · {t.name}" if t.kind == "async" else t.name
-        if len(self.tables.processes) > 1 and t.kind != "global":
-            return f"{self.tables.processes[t.process].name} · {name}"
-        return name
+        """A track's lane name (``lane_names.track_titles``)."""
+        return self._titles[thread]
 
     def relayout(self) -> None:
         trace = self.tables
@@ -163,7 +160,7 @@ class SystemTraceModel:
         if self.merge_all:
             deepest = int(self._lane_counts.max()) if len(self._lane_counts) else 0
             for d in range(deepest):
-                name = "All threads" if d == 0 else ""
+                name = "All threads" if d == 0 else deeper_lane_name(d)
                 rows.append(LaneRow(name, self._merged_lane(d), "merged", depth=d))
             self.rows = rows
             self._row_index = None
@@ -177,7 +174,7 @@ class SystemTraceModel:
                     rows.append(self._summary_row(process))
                 continue
             for d in range(int(self._lane_counts[t])):
-                name = self.thread_title(t) if d == 0 else ""
+                name = self.thread_title(t) if d == 0 else deeper_lane_name(d)
                 rows.append(LaneRow(name, self._lane(t, d), "thread", t, process, d))
         self.rows = rows
         self._row_index = None

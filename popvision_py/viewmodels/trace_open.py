@@ -10,12 +10,13 @@ from pathlib import Path
 
 from popvision_py.viewmodels.system_trace import SystemTraceModel
 from profiler_core.errors import LoadCancelledError, ReportError
-from profiler_core.formats.files import is_regular_file, regular_file_size
-from profiler_core.formats.pvti import is_sqlite, read_pvti
+from profiler_core.formats.files import is_regular_file
+from profiler_core.formats.pvti import read_pvti
+from profiler_core.formats.recognise import FileKind, recognise
 from profiler_core.trace import open_trace, trace_from_pvti
 from profiler_core.trace.json_events import MAX_TRACE_BYTES
+from profiler_core.trace.open import not_a_trace
 
-TRACE_SUFFIXES = (".pvti", ".json")
 MAX_JSON_BYTES = MAX_TRACE_BYTES  # a bigger Chrome JSON is refused before it is parsed
 
 
@@ -27,6 +28,9 @@ class OpenedTrace:
     model: SystemTraceModel
     seconds_to_load: float = 0.0
     files: list[Path] = field(default_factory=list)  # the .pvti / .json files read
+    #: read from Chrome JSON (a PyTorch, TensorFlow, viztracer... trace): what it could not
+    #: show is said in the banner alone, never in a box over it
+    third_party: bool = False
 
     @property
     def name(self) -> str:
@@ -40,6 +44,14 @@ class OpenedTrace:
         parts += [f"{self.name}: {w}" for w in trace.partial_warnings()[len(trace.warnings) :]]
         return "\n".join(parts)
 
+    def status_text(self) -> str:
+        """The status bar's one line on opening: the file, its load time and how many notes
+        the banner holds -- not the notes themselves, whose lines ran together there."""
+        banner = self.banner_text()
+        notes = banner.count("\n") + 1 if banner else 0
+        said = f"; {notes} note(s) in the banner above the timeline" if notes else ""
+        return f"Opened trace {self.name} in {self.seconds_to_load:.2f} s{said}."
+
     def banner_text(self) -> str:
         """What the System Trace banner says: ``incomplete_text`` and how the lanes were
         clamped (a damaged depth column's spans drawn in a thread's last lane)."""
@@ -49,16 +61,10 @@ class OpenedTrace:
 
 
 def is_trace_path(path: str | Path) -> bool:
-    """A .pvti or .json file, or a folder holding .pvti files and no report."""
-    path = Path(path)
-    if path.is_dir():
-        try:
-            names = [p.name for p in path.iterdir()]
-        except OSError:  # an unreadable folder: the report loader says why
-            return False
-        has_report = any(n in ("profile.pop", "archive.a") for n in names)
-        return not has_report and any(n.endswith(".pvti") for n in names)
-    return path.suffix.lower() in TRACE_SUFFIXES
+    """A trace by its content (a .pvti, a folder of them and no report, Chrome JSON plain
+    or gzip, whatever the names), or a file that is neither but is named like a trace (the
+    trace reader says why it cannot be read): ``formats.recognise`` decides."""
+    return recognise(path).goes_to_trace_reader
 
 
 def report_traces(folder: str | Path) -> list[Path]:
@@ -145,8 +151,8 @@ def read_trace(
     for f in files:
         if not f.exists():
             raise ReportError(f, "no such file")
-    sqlite = [f for f in files if _is_sqlite_file(f)]
-    if len(sqlite) == len(files):
+    kinds = [recognise(f) for f in files]
+    if all(k.kind is FileKind.PVTI for k in kinds):
         contents = []
         for i, f in enumerate(files):
             _check(stopped)
@@ -156,27 +162,21 @@ def read_trace(
         progress(0.8, "Merging the files on one time axis")
         trace = trace_from_pvti(contents, in_place=True)
     elif len(files) == 1:
-        progress(0.1, f"Reading {files[0].name} (Chrome trace JSON)")
+        progress(0.1, f"Reading {files[0].name} ({kinds[0].describe()})")
         limit = MAX_JSON_BYTES if max_json_bytes is None else max_json_bytes
         trace = open_trace(files[0], max_json_bytes=limit)  # JSON, or says it is neither
     else:
-        raise ReportError(
-            files[0], "open Chrome JSON traces one at a time (only .pvti files merge)"
-        )
+        odd = next(k for k in kinds if k.kind is not FileKind.PVTI)
+        if odd.kind is FileKind.CHROME_JSON:
+            raise ReportError(odd.path, "open Chrome JSON traces one at a time (only .pvti "
+                              "files merge)")  # fmt: skip
+        raise not_a_trace(odd)
     _check(stopped)
     progress(0.9, "Laying out the lanes")
     model = SystemTraceModel(trace)
     _check(stopped)
-    return OpenedTrace(paths, model, time.perf_counter() - started, files)
-
-
-def _is_sqlite_file(path: Path) -> bool:
-    try:
-        regular_file_size(path)  # a FIFO named *.pvti would block open() forever
-        with open(path, "rb") as f:
-            return is_sqlite(f.read(100))
-    except OSError as exc:
-        raise ReportError(path, f"cannot be read: {exc.strerror or exc}") from None
+    third_party = kinds[0].kind is FileKind.CHROME_JSON
+    return OpenedTrace(paths, model, time.perf_counter() - started, files, third_party)
 
 
 def _check(stopped: Callable[[], bool]) -> None:

@@ -16,14 +16,21 @@ RAW_ROLE = Qt.ItemDataRole.UserRole  # the unformatted value, for tests and copy
 class ColumnTableModel(QAbstractTableModel):
     """Shows a ColumnTable; sorting and searching are done by the table's index arrays."""
 
-    def __init__(self, table: ColumnTable | None = None) -> None:
+    def __init__(self, table: ColumnTable | None = None, wrap_headers: bool = False) -> None:
         super().__init__()
         self.table = table or ColumnTable([])
+        self.wrap_headers = wrap_headers  # long headers on two lines: narrower columns
 
     def set_table(self, table: ColumnTable) -> None:
         self.beginResetModel()
         self.table = table
         self.endResetModel()
+
+    def refresh(self) -> None:
+        """Every cell again: the table's values changed in place."""
+        if len(self.table) and self.table.columns:
+            last = self.index(len(self.table) - 1, len(self.table.columns) - 1)
+            self.dataChanged.emit(self.index(0, 0), last)
 
     def search(self, text: str) -> None:
         self.beginResetModel()
@@ -69,7 +76,7 @@ class ColumnTableModel(QAbstractTableModel):
             return None
         spec = self.table.columns[section]
         if role == Qt.ItemDataRole.DisplayRole:
-            return spec.header
+            return two_lines(spec.header) if self.wrap_headers else spec.header
         if role == Qt.ItemDataRole.ToolTipRole:
             return plain_tooltip(spec.help or spec.header)
         return None
@@ -80,9 +87,27 @@ class ColumnTableModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
 
-def make_table_view(model: ColumnTableModel, sortable: bool) -> QTableView:
+WRAP_AFTER = 16
+"""Headers longer than this many characters go on two lines when a model wraps them."""
+
+
+def two_lines(header: str) -> str:
+    """``header`` broken before its bracket, else at the space nearest its middle."""
+    if len(header) <= WRAP_AFTER or " " not in header:
+        return header
+    if " (" in header:
+        head, tail = header.split(" (", 1)
+        return f"{head}\n({tail}"
+    spaces = [i for i, c in enumerate(header) if c == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(header) / 2))
+    return f"{header[:cut]}\n{header[cut + 1 :]}"
+
+
+def make_table_view(
+    model: ColumnTableModel, sortable: bool, view_class: type[QTableView] = QTableView
+) -> QTableView:
     """A table view of whole rows over ``model``; sorting by header clicks when ``sortable``."""
-    view = QTableView()
+    view = view_class()
     view.setModel(model)
     view.setSortingEnabled(sortable)
     view.setAlternatingRowColors(True)

@@ -104,14 +104,15 @@ def outermost_op_calls(debug: Any, ids: np.ndarray) -> np.ndarray:
     is_call = np.asarray(_op_calls(debug), dtype=bool)
     parents = np.asarray(debug.parent, dtype=np.int64)
     known = (ids >= 0) & (ids < len(parents))
-    outer = _outermost_calls(is_call, parents)
+    outer = outermost_marked(is_call, parents)
     return np.where(known, outer[np.where(known, ids, 0)] if len(outer) else -1, -1)
 
 
-def _outermost_calls(is_call: np.ndarray, parents: np.ndarray) -> np.ndarray:
-    """For every context, the outermost op call on its chain up (a parent must precede its
-    child, so a damaged file cannot loop), else itself. ``target`` is how far each pointer
-    reaches, ``best`` the outermost call from the context up to its target, inclusive."""
+def outermost_marked(is_call: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """For every context (or program tree node), the outermost marked one (an op call) on its
+    chain up (a parent must precede its child, so a damaged file cannot loop), else itself.
+    ``target`` is how far each pointer reaches, ``best`` the outermost call from the context
+    up to its target, inclusive."""
     here = np.arange(len(parents), dtype=np.int64)
     stops = (parents < 0) | (parents >= here)
     target = np.where(stops, here, parents)

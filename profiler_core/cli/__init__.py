@@ -20,13 +20,14 @@ import sys
 from collections.abc import Sequence
 
 from profiler_core.analysis.debug_groups import GROUPINGS
+from profiler_core.analysis.operation_index import OPERATION_GROUPINGS
 from profiler_core.cli import report_commands as commands
 from profiler_core.cli.compare_command import compare
 from profiler_core.cli.insights_command import insights_command
 from profiler_core.cli.output import Output
 from profiler_core.cli.trace_command import trace_command
 from profiler_core.errors import ReportError
-from profiler_core.report import open_report
+from profiler_core.remote import RemoteReport, open_source
 
 PROG = "popvision-cli"
 TRACE_HELP = "a host trace's tracks and event counts; says when it is incomplete"
@@ -41,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help_text: str, reports: int = 1) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         for which in ("A", "B")[:reports] if reports > 1 else ("REPORT",):
-            p.add_argument(which, help="a report folder or its profile.pop")
+            p.add_argument(
+                which, help="a report folder or its profile.pop (or ssh://user@host/path)"
+            )
         form = p.add_mutually_exclusive_group()
         form.add_argument("--json", action="store_const", const="json", dest="form")
         form.add_argument("--csv", action="store_const", const="csv", dest="form")
@@ -66,12 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("program-tree", "the program tree with steps, executions and cycles")
     p.add_argument("--run", type=int, help="cycles of this run only (default: every run)")
     p = command("operations", "cycles, vertices, code, memory and FLOPs per operation")
-    p.add_argument("--group-by", choices=GROUPINGS, default="op")
+    p.add_argument("--group-by", choices=OPERATION_GROUPINGS, default="op")
     p.add_argument("--run", type=int, help="cycles of this run only (default: every run)")
     p = command("execution", "runs, cycles by step kind and IPU, or the balance of a step")
-    p.add_argument("--run", type=int, default=0, help="the run to break down (default 0)")
+    p.add_argument("--run", type=int, help="the run to break down (default 0; --blocks: all)")
     p.add_argument("--step", type=int, help="the tile balance of this compute step")
     p.add_argument("--top", type=int, help="how many of the slowest tiles (default 10)")
+    p.add_argument(
+        "--blocks",
+        action="store_true",
+        help="lightweight profiling: every execution of each timed block, and their totals",
+    )
     p = command("insights", "does it fit, why not, and what to change: findings with evidence")
     p.add_argument(
         "--fail-on",
@@ -89,7 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variables", action="store_true", help="also variables matched by name")
     p.add_argument("--steps", action="store_true", help="also program steps matched by name")
     p = sub.add_parser("trace", help=TRACE_HELP, description=TRACE_HELP)
-    p.add_argument("TRACE", help="a .pvti file, a folder of them, or Chrome trace JSON")
+    p.add_argument(
+        "TRACE",
+        help="a .pvti file, a folder of them, or Chrome trace JSON (plain or gzip), or "
+        "ssh://user@host/path of one",
+    )
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_const", const="json", dest="form")
     form.add_argument("--csv", action="store_const", const="csv", dest="form")
@@ -111,15 +123,17 @@ def run(args: argparse.Namespace) -> Output:
     if args.command == "trace":
         return trace_command(args)
     if args.command == "compare":
-        reports = [open_report(args.A, on_demand=True), open_report(args.B, on_demand=True)]
+        reports = [open_source(args.A, on_demand=True), open_source(args.B, on_demand=True)]
         output = compare(*reports, args)
     else:
         # A command reads the few sections it needs, once: the others are not held.
-        reports = [open_report(args.REPORT, on_demand=True)]
+        reports = [open_source(args.REPORT, on_demand=True)]
         output = _COMMANDS[args.command](reports[0], args)
     for report in reports:  # every command says when its report is partial, the same way
         output.warnings += [w for w in report.warnings() if w not in output.warnings]
         output.notes += [n for n in report.notes() if n not in output.notes]
+        if isinstance(report, RemoteReport):  # its files are fetched: the connection goes
+            report.remote.close()
     return output
 
 

@@ -11,12 +11,13 @@ from profiler_core.analysis.execution import cycle_breakdown, run_totals, tile_b
 from profiler_core.analysis.execution_summary import TOTAL_LABEL, execution_summary
 from profiler_core.analysis.liveness import liveness_table, variables_live_at
 from profiler_core.analysis.memory import MemoryTable, memory_table, variables_on_tiles
-from profiler_core.analysis.operations import operations_table
 from profiler_core.analysis.program_tree import program_tree
 from profiler_core.analysis.tiles import format_tile_selection, parse_tile_selection
+from profiler_core.cli.blocks_command import blocks_output
+from profiler_core.cli.operations_command import operations
 from profiler_core.cli.output import Output, category_column
 from profiler_core.cli.summary_command import summary
-from profiler_core.cli.tables import Table, TextColumn
+from profiler_core.cli.tables import Table
 from profiler_core.model.kinds import ProgramKind, StepKind
 from profiler_core.report import Report
 
@@ -152,33 +153,13 @@ def program_tree_command(report: Report, args: argparse.Namespace) -> Output:
     return Output([shown], csv_table=plain, document={"program_tree": plain})
 
 
-def operations(report: Report, args: argparse.Namespace) -> Output:
-    table = operations_table(report, args.group_by, args.run, debug=report.debug)
-    shown = Table(
-        f"operations by {args.group_by}",
-        {
-            args.group_by: TextColumn(table.label_column, "(none)"),
-            "total_cycles": table.total_cycles,
-            "compute_cycles": table.compute_cycles,
-            "exchange_cycles": table.exchange_cycles,
-            "sync_cycles": table.sync_cycles,
-            "other_cycles": table.other_cycles,
-            "step_executions": table.step_executions,
-            "compute_sets": table.compute_sets,
-            "vertices": table.vertices,
-            "vertex_types": table.vertex_types,
-            "code_bytes": table.code_bytes,
-            "variables": table.variables,
-            "variable_bytes": table.variable_bytes,
-            "flops": table.flops,
-        },
-    )
-    return Output([shown])
-
-
 def execution(report: Report, args: argparse.Namespace) -> Output:
+    if getattr(args, "blocks", False):
+        return blocks_output(report, args)
     if args.step is not None:
         return Output([_balance_table(report, args.step, args.top)])
+    if args.run is None:
+        args.run = 0
     totals = run_totals(report)
     runs = Table(
         "runs",

@@ -28,6 +28,29 @@ struct Profile {
   # 1.3: the graph's counts (GraphData.counts), checksummed alone, so a first page shows them
   # without decoding the graph's columns (absent in older files: counted from the graph).
   graphCounts @12 :GraphCounts;
+  # 1.5: lightweight profiling (profile_pop/blocks.py): every execution of each timed Block
+  # and StreamCopy, checksummed alone; absent when it was off (and in older files).
+  blocks @13 :Blocks;
+}
+
+# Field names are the camelCase of BlocksData's; see profiler_core/model/profile.py.
+struct Blocks {
+  strings @0 :Strings;  # names of blocks and runs
+  tile @1 :UInt32;  # the tile of each IPU that times blocks (profiler.blocks.tile)
+  blockName @2 :Array;  # int32 (blocks)
+  blockKind @3 :Array;  # uint8 kinds.BlockKind
+  blockNode @4 :Array;  # int32 program tree node, -1 for none
+  runProgram @5 :Array;  # int32 (runs)
+  runName @6 :Array;  # int32
+  runStart @7 :Array;  # int64 cycle counter at the run's start
+  runCycles @8 :Array;  # int64
+  execBlock @9 :Array;  # int32 (executions)
+  execRun @10 :Array;  # int32
+  execIpu @11 :Array;  # int32
+  execTile @12 :Array;  # int32
+  execDepth @13 :Array;  # int32
+  execStart @14 :Array;  # int64 cycle counter
+  execEnd @15 :Array;  # int64 cycle counter, >= execStart
 }
 
 struct GraphCounts {
@@ -124,6 +147,9 @@ struct Graph {
   # (absent in 1.0 files).
   numEdges @24 :Int64 = -1;
   vtStateBytes @25 :Array;
+  # After 1.4 (additive): the debug context of the op that added each vertex-count row's
+  # vertices (rows per compute set, type, tile and context); absent in older files.
+  vcDebug @26 :Array;
 }
 
 struct Memory {

@@ -120,6 +120,34 @@ class ProgramKind(enum.IntEnum):
     FUNCTION = 11
 
 
+class BlockKind(enum.IntEnum):
+    """What a lightweight-profiling block times (profile.pop 1.5), with the names Poplar's
+    libpva gives them (``isCommon``, ``isStreamCopy``)."""
+
+    BLOCK = 0  # a Block program whose name matches profiler.blocks.filter
+    PROGRAM = 1  # an implicit Block around a program matched by profiler.programs.filter
+    STREAM_COPY_BEGIN = 2  # every StreamCopy is timed, in its three phases
+    STREAM_COPY_MID = 3
+    STREAM_COPY_END = 4
+
+    @property
+    def label(self) -> str:
+        return _BLOCK_LABELS[self]
+
+    @property
+    def is_stream_copy(self) -> bool:
+        return self >= BlockKind.STREAM_COPY_BEGIN
+
+
+_BLOCK_LABELS = {
+    BlockKind.BLOCK: "Block",
+    BlockKind.PROGRAM: "Program",
+    BlockKind.STREAM_COPY_BEGIN: "StreamCopyBegin",
+    BlockKind.STREAM_COPY_MID: "StreamCopyMid",
+    BlockKind.STREAM_COPY_END: "StreamCopyEnd",
+}
+
+
 ELEMENT_TYPES: tuple[str, ...] = (
     "float",
     "half",

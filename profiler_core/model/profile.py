@@ -17,8 +17,9 @@ from profiler_core.model.strings import Strings
 FORMAT_MAJOR = 1
 # 1.1: framework, instrumentation, target type, replicas, edges, state; 1.2: section checksums;
 # 1.3: the graph's counts beside it (the Summary shows them without the graph's columns);
-# 1.4: the programs' steps and their costs checked apart (the Summary needs only the steps)
-FORMAT_MINOR = 4
+# 1.4: the programs' steps and their costs checked apart (the Summary needs only the steps);
+# 1.5: lightweight profiling's blocks (every execution of each timed Block and StreamCopy)
+FORMAT_MINOR = 5
 
 
 @dataclass
@@ -98,6 +99,16 @@ class GraphData:
     vc_flops: np.ndarray  # int64 floating-point operations of those vertices per execution
     num_edges: int = -1  # edges of every vertex; -1 when not recorded (format 1.0)
     vt_state_bytes: np.ndarray | None = None  # int64 (T,) state of one vertex; None in 1.0
+    #: int32 (N,) the debug context of the op that added each row's vertices; rows are then
+    #: per (compute set, type, tile, context), as a compute set shared by several ops (a
+    #: pipeline's time step) holds each op's vertices. None in older files: the compute set's.
+    vc_debug: np.ndarray | None = None
+
+    def vertex_contexts(self) -> np.ndarray:
+        """The debug context of each vertex-count row (its compute set's in older files)."""
+        if self.vc_debug is not None:
+            return self.vc_debug
+        return self.cs_debug[self.vc_cs] if len(self.cs_debug) else self.vc_cs
 
     @property
     def num_variables(self) -> int:
@@ -226,6 +237,39 @@ class ExecutionData:
 
 
 @dataclass
+class BlocksData:
+    """Lightweight profiling (profile.pop 1.5): every execution of each timed block -- a Block
+    program matched by ``profiler.blocks.filter``, a program matched by
+    ``profiler.programs.filter``, each StreamCopy's phases -- with its start and end on the
+    IPU's cycle counter (counting from the engine's load; runs follow one another). Names
+    are indices into the section's own ``strings``, so it reads without the graph."""
+
+    strings: Strings  # names of blocks and runs
+    tile: int  # the tile of each IPU that times blocks (profiler.blocks.tile)
+    # blocks (B rows): what is timed
+    block_name: np.ndarray  # int32 string index
+    block_kind: np.ndarray  # uint8 kinds.BlockKind
+    block_node: np.ndarray  # int32 program tree node (programs section), -1 for none
+    # runs (R rows): the runs whose blocks are kept, in the execution section's order
+    run_program: np.ndarray  # int32 engine program
+    run_name: np.ndarray  # int32 string index
+    run_start: np.ndarray  # int64 the cycle counter when the run started
+    run_cycles: np.ndarray  # int64 the run's length in cycles
+    # executions (X rows): one per execution of a block on one IPU
+    exec_block: np.ndarray  # int32 block
+    exec_run: np.ndarray  # int32 run
+    exec_ipu: np.ndarray  # int32
+    exec_tile: np.ndarray  # int32 the tile that timed it (a StreamCopy's: where its data is)
+    exec_depth: np.ndarray  # int32 blocks open around it when it started (0: outermost)
+    exec_start: np.ndarray  # int64 cycle counter at its start
+    exec_end: np.ndarray  # int64 cycle counter at its end (>= start)
+
+    @property
+    def num_executions(self) -> int:
+        return len(self.exec_block)
+
+
+@dataclass
 class ProfileData:
     """Everything in one ``profile.pop``. ``execution`` is None before any run."""
 
@@ -236,6 +280,7 @@ class ProfileData:
     programs: ProgramData
     liveness: LivenessData
     execution: ExecutionData | None = None
+    blocks: BlocksData | None = None  # lightweight profiling, when it was on (1.5)
 
     @property
     def strings(self) -> Strings:

@@ -71,7 +71,8 @@ class Strings:
         known = indices >= 0
         row = np.where(known, indices, 0)
         starts = np.where(known, self.offsets[row], 0).tolist()
-        ends = np.where(known, self.offsets[row + 1], 0).tolist()
+        # min(): an empty table (no strings, one offset) asked only for -1s has no row 1
+        ends = np.where(known, self.offsets[np.minimum(row + 1, n)], 0).tolist()
         blob = self.blob
         return [str(blob[b:e], "utf-8", "replace") for b, e in zip(starts, ends, strict=True)]
 

@@ -103,6 +103,21 @@ class Operation(PvaObject):
         return variables(self._columns.report, var, self._columns.report.graph.var_bytes[var])
 
     @property
+    def cycles(self) -> int:
+        """popvision-py's addition (libpva has no cycles per operation): its cycles over
+        every run, as Operations counts them -- its share of each step it ran (a compute
+        set several ops share is shared among them)."""
+        return int(self._members.cycles[self._row])
+
+    @property
+    def cyclesByPhase(self) -> dict[str, int]:
+        """popvision-py's addition: its cycles per framework phase they ran in (a pipeline's
+        ``pipeline::steadyState``, ``host::infeed``, ...; "" outside every phase)."""
+        members = self._members
+        row = members.phase_cycles[self._row]
+        return {label: int(c) for label, c in zip(members.phase_labels, row, strict=True) if c}
+
+    @property
     def firstStepIndex(self) -> int | None:
         """Its first program step (= liveness step index); None when it has no steps."""
         steps = self._members.steps_of(self._row)

@@ -246,8 +246,9 @@ class PartialTraceWarning(UserWarning):
 
 
 def openTrace(path: str | Path) -> PvaTrace:
-    """Open a .pvti file, a folder of them, or Chrome trace JSON for scripting; a partial
-    trace is opened with a ``PartialTraceWarning`` per problem (``PvaTrace.warnings``)."""
+    """Open a .pvti file, a folder of them, or Chrome trace JSON (plain or gzip, told by
+    content) for scripting; a partial trace is opened with a ``PartialTraceWarning`` per
+    problem (``PvaTrace.warnings``)."""
     opened = PvaTrace(Path(path), open_trace(path))
     for text in opened.warnings:
         warnings.warn(text, PartialTraceWarning, stacklevel=2)

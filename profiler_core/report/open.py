@@ -19,6 +19,7 @@ from profiler_core.formats.debug_cbor import check_pair, read_debug
 from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.profile_pop import ProfileReader
 from profiler_core.model.profile import (
+    BlocksData,
     DebugData,
     ExecutionData,
     GraphCounts,
@@ -75,6 +76,16 @@ class Report:
             found.append(graph)
         found += sorted(self.folder.glob("*.pvti"))
         return found
+
+    @property
+    def location(self) -> str:
+        """Where the report is, as the user would name it (a folder; an ssh:// address for
+        a report on another machine)."""
+        return str(self.folder)
+
+    def file_sizes(self) -> dict[str, int]:
+        """The size of each report file present, by name."""
+        return {p.name: p.stat().st_size for p in self.files if p.exists()}
 
     @property
     def format_version(self) -> str:
@@ -137,6 +148,11 @@ class Report:
     @property
     def execution(self) -> ExecutionData | None:
         return self._reader.execution
+
+    @property
+    def blocks(self) -> BlocksData | None:
+        """Lightweight profiling's timed executions, or None when it was off."""
+        return self._reader.blocks
 
     @property
     def debug(self) -> DebugData | None:

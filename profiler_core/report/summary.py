@@ -18,7 +18,7 @@ from profiler_core.analysis.memory import memory_table
 from profiler_core.errors import ReportError
 from profiler_core.formats.profile_pop.checksums import PROGRAM_STEPS
 
-SECTIONS = ("target", "graph", "memory", "liveness", "programs", "execution", "debug")
+SECTIONS = ("target", "graph", "memory", "liveness", "programs", "execution", "blocks", "debug")
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def report_summary(report: Any, check_debug: bool = False) -> ReportSummary:
         producer_version=header.producer_version if header else None,
         format_version=report.format_version,
         out_of_memory=header.out_of_memory if header else None,
-        files={p.name: p.stat().st_size for p in report.files if p.exists()},
+        files=report.file_sizes(),
         ipu_version=target.version if target else None,
         num_ipus=target.num_ipus if target else None,
         tiles_per_ipu=target.tiles_per_ipu if target else None,

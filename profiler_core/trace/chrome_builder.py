@@ -25,7 +25,7 @@ from profiler_core.trace.chrome_columns import (
     stamps,
 )
 from profiler_core.trace.chrome_fields import Skip
-from profiler_core.trace.chrome_flows import FlowPoints
+from profiler_core.trace.chrome_flows import FlowPoints, SpanColumns
 from profiler_core.trace.chrome_tracks import Tracks
 from profiler_core.trace.model import Trace
 from profiler_core.trace.nesting import nesting_depths
@@ -109,6 +109,8 @@ class Builder:
         ts, dur = fields.timestamp(ev), fields.number(ev, "dur")
         if dur < 0:
             raise Skip("negative 'dur'")
+        if abs(ts + dur) > fields.MAX_MICROSECONDS * 1000:  # its end would not fit int64
+            raise Skip("'dur' is out of range")
         args = fields.args(ev)
         kind = EventKind.OPEN if args and args.pop(OPEN_ARG, False) else EventKind.SPAN
         track = self.thread(ev)
@@ -174,9 +176,8 @@ class Builder:
         id_ = fields.flow_id(ev)
         if id_ is None:
             raise Skip("flow event with no 'id'")
-        key = (fields.text(ev, "cat"), id_)
-        track = self.thread(ev)
-        self.flows.points.append((key, ev["ph"][0], track, len(self.flow_ts), ev.get("bp") == "e"))
+        cat, track = fields.text(ev, "cat"), self.thread(ev)
+        self.flows.add(cat, id_, ev["ph"][0], track, ev.get("bp") == "e")
         self.flow_ts.append(ts)
 
     def bind(self, ev: dict, row: int) -> None:
@@ -184,10 +185,7 @@ class Builder:
         if "bind_id" not in ev:
             return
         bind_id = fields.ident(ev, "bind_id")
-        if ev.get("flow_out"):
-            self.flows.bound.append((bind_id, row, True))
-        if ev.get("flow_in"):
-            self.flows.bound.append((bind_id, row, False))
+        self.flows.bind(bind_id, row, bool(ev.get("flow_in")), bool(ev.get("flow_out")))
 
     def counter(self, ev: dict) -> None:  # C
         ts = fields.timestamp(ev)
@@ -208,6 +206,8 @@ class Builder:
         pid = fields.ident(ev, "pid", 0)
         if name == "process_name":
             self.tracks.process_names[self.tracks.process(pid)] = fields.text(args, "name")
+        elif name == "process_labels":  # Kineto: "CPU", "GPU 0" beside a shared name
+            self.tracks.process_labels[self.tracks.process(pid)] = fields.text(args, "labels")
         elif name == "process_sort_index":
             self.tracks.process_sort[self.tracks.process(pid)] = fields.number(args, "sort_index")
         elif name == "thread_name":
@@ -262,16 +262,11 @@ class Builder:
             cols["thread"], cols["start_ns"], cols["end_ns"], in_walk_order=True
         )
         release_free_memory()
-        points_ns = relative_ns(points_us, base, scale)
-        tracks = new_track.tolist()  # the points' threads and the bound rows, as the columns'
-        self.flows.points = [
-            (k, ph, tracks[t], int(points_ns[i]), e) for k, ph, t, i, e in self.flows.points
-        ]
-        if moved is not None:
-            self.flows.bound = [(b, int(moved[row]), out) for b, row, out in self.flows.bound]
+        flow_notes: list[str] = []
         flows = self.flows.arrows(
-            cols["thread"], cols["start_ns"], cols["end_ns"], cols["kind"],
-            (EventKind.SPAN, EventKind.OPEN), self.skipped,
+            SpanColumns(cols["thread"], cols["start_ns"], cols["end_ns"], cols["depth"],
+                        np.isin(cols["kind"], (EventKind.SPAN, EventKind.OPEN))),
+            relative_ns(points_us, base, scale), new_track, moved, self.skipped, flow_notes,
         )  # fmt: skip
         series = self._series(base, scale)
         args = self.args_text.into(self.arg_text, moved)
@@ -288,7 +283,7 @@ class Builder:
             series_units={g: units.get(g, "") for g in series},
             args=args,
             flows=flows,
-            warnings=self._warnings(unfinished, notes),
+            warnings=self._warnings(unfinished, notes, flow_notes),
             in_place=True,
             tracks_in_order=True,
         )
@@ -309,12 +304,13 @@ class Builder:
             }
         return series
 
-    def _warnings(self, unfinished: int, notes: list[str]) -> list[str]:
+    def _warnings(self, unfinished: int, notes: list[str], flow_notes: list[str]) -> list[str]:
         name = self.path.name
         out = [f"{name}: {note}" for note in notes]
         if self.skipped:
             reasons = ", ".join(f"{n:,} {why}" for why, n in self.skipped.most_common())
             out.append(f"{name}: {sum(self.skipped.values()):,} event(s) skipped ({reasons})")
+        out += [f"{name}: {note}" for note in flow_notes]
         if self.unplaced:
             kinds = ", ".join(f"{n:,} {what}" for what, n in self.unplaced.most_common())
             out.append(f"{name}: not shown: {kinds}")

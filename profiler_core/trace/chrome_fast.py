@@ -2,11 +2,12 @@
 
 Most of a big trace is complete spans (``X``) and thread instants (``i``/``I``) with
 numeric ``ts``/``dur``, int or string ``pid``/``tid``, string names and an object (or no)
-``args``. A run of such events is read with one list comprehension per field and checked
+``args`` -- and, in a PyTorch (Kineto) trace, flow points (``s``/``t``/``f``) between
+them. A run of such events is read with one list comprehension per field and checked
 with numpy; labels, categories and tracks are interned in the run's order, so ids come
 out exactly as the per-event path gives them. A run with anything unusual (a bool pid, a
-NaN stamp, a ``bind_id``, a scoped instant...) is not touched: its events go through the
-per-event path, which skips and counts exactly as before.
+NaN stamp, a ``bind_id``, a scoped instant, a flow id that is a float...) is not touched:
+its events go through the per-event path, which skips and counts exactly as before.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 _NUMBERS = {int, float}
 _IDS = {int, str}
 _NO_TID = object()
-_PLAIN = frozenset(("X", "i", "I"))  # the phases a run is made of
+_PLAIN = frozenset(("X", "i", "I", "s", "t", "f"))  # the phases a run is made of
+_FLOWS = frozenset(("s", "t", "f"))
 _COMPACT = json.JSONEncoder(separators=(",", ":"))  # as json.dumps(..., separators=...)
 _MAX_TS = fields.MAX_MICROSECONDS * 1000  # as fields.timestamp
 _MAX_NUMBER = 1.7e308  # as fields.number
@@ -87,7 +89,7 @@ def add_chunk(builder: Builder, chunk: list[Any]) -> None:
     try:
         plain = np.fromiter(map(_PLAIN.__contains__, phases), bool, len(phases))
     except TypeError:  # a phase may be any JSON value: a list is unhashable, so == only
-        plain = np.fromiter((ph == "X" or ph == "i" or ph == "I" for ph in phases), bool,
+        plain = np.fromiter((type(ph) is str and ph in _PLAIN for ph in phases), bool,
                             len(phases))  # fmt: skip
     edges = np.flatnonzero(plain[1:] != plain[:-1]) + 1
     bounds = [0, *edges.tolist(), len(chunk)]
@@ -119,14 +121,19 @@ def _add_split(builder: Builder, events: list[Any], phases: list[Any] | None) ->
 
 def _plain(ev: dict, ph: str) -> bool:
     """One event passes ``add_run``'s type checks (its numbers are checked there)."""
-    args = ev.get("args")
-    return (
+    common = (
         type(ev.get("ts")) in _NUMBERS
-        and (ph != "X" or type(ev.get("dur")) in _NUMBERS)
         and type(ev.get("pid", 0)) in _IDS
         and type(ev.get("tid", 0)) in _IDS
-        and type(ev.get("name", "")) is str
         and type(ev.get("cat", "")) is str
+    )
+    if ph in _FLOWS:
+        return common and type(ev.get("id")) in _IDS
+    args = ev.get("args")
+    return (
+        common
+        and (ph != "X" or type(ev.get("dur")) in _NUMBERS)
+        and type(ev.get("name", "")) is str
         and (args is None or (type(args) is dict and fields.OPEN_ARG not in args))
         and "bind_id" not in ev
         and (ph == "X" or ev.get("s", "t") not in ("g", "p"))
@@ -134,8 +141,46 @@ def _plain(ev: dict, ph: str) -> bool:
 
 
 def add_run(builder: Builder, events: list[dict], phases: list[str]) -> bool:
-    """Add a run of X/i/I events at once; False (and nothing added) when one of them is not
-    plain, so the caller reads them one by one."""
+    """Add a run of X/i/I events and flow points at once; False (and nothing added) when
+    one of them is not plain, so the caller reads them one by one."""
+    flow_at = [i for i, ph in enumerate(phases) if ph in _FLOWS] if _FLOWS & set(phases) else []
+    if not flow_at:
+        rows = _rows(events, phases)
+        if rows is None:
+            return False
+        _add_rows(builder, rows, _tracks(builder, *rows.ids))
+        return True
+    is_flow = np.zeros(len(events), bool)
+    is_flow[flow_at] = True
+    row_events = [ev for ev, f in zip(events, is_flow.tolist(), strict=True) if not f]
+    rows = _rows(row_events, [ph for ph in phases if ph not in _FLOWS]) if row_events else None
+    points = _flow_points([events[i] for i in flow_at])
+    if points is None or (row_events and rows is None):
+        return False
+    pid = [ev.get("pid", 0) for ev in events]
+    tid = [ev.get("tid", _NO_TID) for ev in events]
+    int_pids = points[5] and (rows is None or rows.ids[2])
+    int_tids = points[6] and (rows is None or rows.ids[3])
+    track = _tracks(builder, pid, tid, int_pids, int_tids)
+    if rows is not None:
+        _add_rows(builder, rows, track[~is_flow])
+    ts, ids, cats, phs, bp_e, _, _ = points
+    builder.flows.extend(cats, ids, phs, track[is_flow].tolist(), bp_e)
+    builder.flow_ts.extend(ts)
+    return True
+
+
+class _Rows:
+    """A run's span and instant rows, checked and made columns, not yet added."""
+
+    def __init__(self, ts_col: np.ndarray, end_col: np.ndarray, kinds: np.ndarray,
+                 names: list[str], cats: list[str], args: list, ids: tuple) -> None:  # fmt: skip
+        self.ts, self.end, self.kinds = ts_col, end_col, kinds
+        self.names, self.cats, self.args, self.ids = names, cats, args, ids
+
+
+def _rows(events: list[dict], phases: list[str]) -> _Rows | None:
+    """The rows of X/i/I ``events`` as columns; None when one of them is not plain."""
     spans = [ph == "X" for ph in phases]
     all_spans = all(spans)
     ts, dur, pid, tid, name, cat = _fields(events, spans, all_spans)
@@ -156,38 +201,78 @@ def add_run(builder: Builder, events: list[dict], phases: list[str]) -> bool:
         and (all_spans or all(x or ev.get("s", "t") not in ("g", "p")
                               for ev, x in zip(events, spans, strict=True)))
     ):  # fmt: skip
-        return False
+        return None
     try:  # stamps as written: int64 while every one is an int (chrome_columns.stamps)
         ts_col = np.array(ts, np.int64 if ts_types <= {int} else np.float64)
         dur_col = np.array(dur, np.float64)
         end_col = _ends(ts, dur, ts_col, dur_col, ts_types | dur_types <= {int})
     except OverflowError:  # an integer past int64: the per-event path says what is wrong
-        return False
+        return None
     ok = (
-        np.isfinite(ts_col).all()
-        and ((ts_col >= -_MAX_TS) & (ts_col <= _MAX_TS)).all()  # no abs(): int64's min
+        _in_range(ts_col)
+        and _in_range(end_col)
         and np.isfinite(dur_col).all()
         and (np.abs(dur_col) <= _MAX_NUMBER).all()
         and (dur_col >= 0).all()
     )
     if not ok:
-        return False
-    track = _tracks(builder, pid, tid, pid_types == {int}, tid_types == {int})
-    labels, channels = builder.labels, builder.channels
-    first = len(builder.ts)
-    builder.ts.extend(ts_col)
-    builder.end.extend(end_col)
-    builder.track.extend(track)
-    builder.channel.extend(_interned(channels, cat))
-    builder.label.extend(_interned(labels, name))
+        return None
     if all_spans:
         kinds = np.full(len(events), EventKind.SPAN, np.uint8)
     else:
         kinds = np.where(np.array(spans, bool), EventKind.SPAN, EventKind.INSTANT)
-    builder.kind.extend(kinds.astype(np.uint8))
+    ids = (pid, tid, pid_types == {int}, tid_types == {int})
+    return _Rows(ts_col, end_col, kinds.astype(np.uint8), name, cat, args, ids)
+
+
+def _in_range(ts_col: np.ndarray) -> bool:
+    """Finite stamps within what ``fields.timestamp`` accepts."""
+    return bool(
+        np.isfinite(ts_col).all() and ((ts_col >= -_MAX_TS) & (ts_col <= _MAX_TS)).all()
+    )  # no abs(): int64's min
+
+
+def _add_rows(builder: Builder, rows: _Rows, track: np.ndarray) -> None:
+    first = len(builder.ts)
+    builder.ts.extend(rows.ts)
+    builder.end.extend(rows.end)
+    builder.track.extend(track)
+    builder.channel.extend(_interned(builder.channels, rows.cats))
+    builder.label.extend(_interned(builder.labels, rows.names))
+    builder.kind.extend(rows.kinds)
+    args = rows.args
     at = [i for i, a in enumerate(args) if a]
     builder.args_text.add(first + np.array(at, np.int64), [_compact(args[i]) for i in at])
-    return True
+
+
+def _flow_points(events: list[dict]) -> tuple | None:
+    """(ts, ids, categories, phases, binds to the enclosing span, int pids, int tids) of
+    flow events as ``Builder.flow`` reads them; None when one of them is not plain."""
+    ts = [ev.get("ts") for ev in events]
+    ids = [ev.get("id") for ev in events]
+    cats = [ev.get("cat", "") for ev in events]
+    pid_types = {type(ev.get("pid", 0)) for ev in events}
+    tid_types = {type(ev.get("tid", _NO_TID)) for ev in events}
+    ts_types = set(map(type, ts))
+    if not (
+        ts_types <= _NUMBERS
+        and set(map(type, ids)) <= _IDS
+        and set(map(type, cats)) == {str}
+        and pid_types <= _IDS
+        and tid_types <= {int, str, object}
+    ):
+        return None
+    try:
+        if not _in_range(np.array(ts, np.int64 if ts_types <= {int} else np.float64)):
+            return None
+    except OverflowError:
+        return None
+    if str in set(map(type, ids)):  # "12" is the id 12, as fields.ident reads it
+        ident = _Memo(lambda i: fields.ident({"id": i}, "id"))
+        ids = [i if i.__class__ is int else ident[(i,)] for i in ids]
+    phases = [ev["ph"] for ev in events]
+    bp_e = [ev.get("bp") == "e" for ev in events]
+    return ts, ids, cats, phases, bp_e, pid_types == {int}, tid_types == {int}
 
 
 def _ends(ts: list, dur: list, ts_col: np.ndarray, dur_col: np.ndarray, ints: bool) -> np.ndarray:

@@ -26,6 +26,7 @@ class Tracks:
     def __init__(self) -> None:
         self.processes: dict[Any, int] = {}
         self.process_names: dict[int, str] = {}
+        self.process_labels: dict[int, str] = {}  # said after the name: "python3 (GPU 0)"
         self.process_sort: dict[int, float] = {}
         self.keys: dict[tuple, int] = {}  # (kind, pid, ...) -> track
         self.names: dict[int, str] = {}
@@ -68,7 +69,7 @@ class Tracks:
             Process(
                 pids[p] if isinstance(pids[p], int | str) else -1,
                 "",
-                self.process_names.get(p, _process_label(pids[p])),
+                self._name(p, pids[p]),
                 origin,
             )
             for p in p_order
@@ -92,6 +93,11 @@ class Tracks:
         new_index = np.empty(max(len(tracks), 1), np.int32)
         new_index[np.array(t_order, np.int64)] = np.arange(len(t_order), dtype=np.int32)
         return processes, threads, new_index
+
+    def _name(self, process: int, pid: Any) -> str:
+        name = self.process_names.get(process, _process_label(pid))
+        labels = self.process_labels.get(process, "")
+        return f"{name} ({labels})" if labels and labels not in name else name
 
 
 def _process_label(pid: Any) -> str:

@@ -7,6 +7,9 @@ parsed whole: a numpy scan of each chunk finds the objects of the ``traceEvents`
 ``json.loads`` and handed on, and what cannot be parsed is skipped and counted -- one bad
 event never refuses the file. Only the partial event at the end of a chunk is carried over,
 so memory holds one chunk, not the document.
+
+A chunk is parsed by ``json_parse.loads``: orjson where it reads the text as ``json.loads``
+does, the standard library elsewhere.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 from profiler_core.errors import ReportError
 from profiler_core.formats.files import regular_file_size
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH, drop_escaped_quotes
+from profiler_core.trace.json_parse import loads
 
 #: a chunk's parsed events (~7x its bytes as dicts) stay in the CPU's caches while they are
 #: read field by field: 4 MB chunks' ~28 MB did not, and a 1M-event file took ~17% longer
@@ -248,7 +252,7 @@ class _Events:
             return [], False
         text = buf[int(opens[0]) : int(closes[-1]) + 1]
         try:
-            events = json.loads(b"[" + text + b"]")
+            events = loads(b"[" + text + b"]")
             if len(events) == len(opens):
                 return events, not too_deep.any()
         except (ValueError, RecursionError):
@@ -259,7 +263,7 @@ class _Events:
         events = []
         for a, b in zip(opens.tolist(), closes.tolist(), strict=True):
             try:
-                events.append(json.loads(buf[a : b + 1]))
+                events.append(loads(buf[a : b + 1]))
             except UnicodeDecodeError:
                 self.stream.skipped["not UTF-8 text"] += 1
             except (ValueError, RecursionError):

@@ -2,7 +2,8 @@
 1e-3), compared at the logits before the final Softmax: their weights are constants, so
 every logit is the same number (~1e9..1e21) and float32 rounding in another summation
 order (1e-7 relative, thousands absolute) decides the probabilities; those are checked
-against numpy's softmax of the engine's own logits."""
+against numpy's softmax of the engine's own logits. Each run writes its report, on which the
+Operations page's figures must add up (issue 38's invariants, tests/operations_invariants.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ import onnx
 import pytest
 
 from ipu_engine.onnx import InferenceSession
+from profiler_core.analysis.debug_groups import GROUPINGS
+from profiler_core.report import open_report
 from tests.ipu_engine.onnx_helpers import run_ort
+from tests.operations_invariants import check_cycles_add_up, check_memory_columns
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
@@ -52,14 +56,15 @@ def test_every_light_model_of_the_onnx_package_is_known():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
-def test_light_model_equals_onnxruntime_on_a_seeded_input(name):
+def test_light_model_equals_onnxruntime_on_a_seeded_input(name, tmp_path):
     model, logits_name = with_logits(LIGHT / f"light_{name}.onnx")
     (spec,) = [
         i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}
     ]
     shape = [d.dim_value for d in spec.type.tensor_type.shape.dim]
     x = np.random.default_rng(27).standard_normal(shape).astype(np.float32)
-    session = InferenceSession(model)
+    reports = {"autoReport.all": "true", "autoReport.directory": str(tmp_path)}
+    session = InferenceSession(model, options={"engine_options": reports})
     expected = run_ort(model, {spec.name: x})
     got = session.run(None, {spec.name: x})
     logits, expected_logits = got[-1], expected[-1]
@@ -73,3 +78,9 @@ def test_light_model_equals_onnxruntime_on_a_seeded_input(name):
         np.testing.assert_allclose(got[0].reshape(z.shape), softmax, rtol=1e-3, atol=1e-7)
     ops = {n.op_type for n in model.graph.node}
     assert "Conv" in ops and session.last is not None
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    report = open_report(folder)
+    for group_by in (*GROUPINGS, "phase"):
+        check_cycles_add_up(report, group_by)
+    for group_by in ("op", "name", "layer"):
+        check_memory_columns(report, group_by)

@@ -221,6 +221,20 @@ OVERRIDES: dict[tuple[str, str], Callable[[Context], Any]] = {
     ("convolution", "bias"): _tensor("conv_bias"),
     ("convolution", "padding"): lambda c: 2,  # "same" for the dilated 3x3 kernel
     ("gather", "data"): _tensor("a"),
+    ("scatter_nd", "data"): _tensor("a"),
+    ("scatter_nd", "indices"): _tensor("index_tuples"),
+    ("scatter_nd", "updates"): _tensor("two"),
+    ("scatter_elements", "data"): _tensor("a"),
+    ("scatter_elements", "updates"): _tensor("b"),
+    ("resample", "rows"): lambda c: [[0, 1], [2, 3]],
+    ("resample", "weights"): lambda c: [[0.5, 0.5], [0.25, 0.75]],
+    ("conv_transpose", "weights"): _tensor("group_kernel"),
+    ("conv_transpose", "bias"): _tensor("conv_bias"),
+    **{(layer, "x"): _tensor("sequence") for layer in ("lstm", "gru")},
+    ("lstm", "weights_in"): _tensor("lstm_in"),
+    ("lstm", "weights_rec"): _tensor("lstm_rec"),
+    ("gru", "weights_in"): _tensor("gru_in"),
+    ("gru", "weights_rec"): _tensor("gru_rec"),
     ("select", "cond"): _tensor("predicate"),
     **{(op, "t"): _tensor("image") for op in ("max_pool", "avg_pool", "global_avg_pool", "lrn")},
     ("calc_loss", "labels"): _tensor("batch_labels"),
@@ -263,6 +277,9 @@ def make_context() -> Context:
         "image": (FLOAT, [1, 4, 4, 2]), "kernel": (FLOAT, [3, 3, 2, 2]), "predicate": (BOOL, []),
         "g223": (FLOAT, [2, 2, 3]), "g232": (FLOAT, [2, 3, 2]),
         "group_kernel": (FLOAT, [3, 3, 1, 2]), "conv_bias": (FLOAT, [2]),
+        "index_tuples": (INT, [2, 1]), "two": (FLOAT, [2]), "sequence": (FLOAT, [2, 1, 3]),
+        "lstm_in": (FLOAT, [1, 3, 8]), "lstm_rec": (FLOAT, [1, 2, 8]),
+        "gru_in": (FLOAT, [1, 3, 6]), "gru_rec": (FLOAT, [1, 2, 6]),
     }  # fmt: skip
     tensors = {}
     for key, (dtype, shape) in shapes.items():

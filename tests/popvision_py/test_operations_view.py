@@ -130,17 +130,27 @@ def test_columns_sort_and_filter(qtbot, opened_window):
     assert view.table.isColumnHidden(headers.index("FLOPs"))
     action.trigger()
     assert not view.table.isColumnHidden(headers.index("FLOPs"))
-    assert view.table.isColumnHidden(headers.index("Other cycles"))  # hidden until asked for
+    # every cycle class is shown, so the columns add up to the total; hiding one shows
+    # its cycles in a column of their own
+    assert not view.table.isColumnHidden(headers.index("Other cycles"))
+    assert view.table.isColumnHidden(headers.index("Cycles in hidden classes"))
+    view.control_bar.column_actions["Other cycles"].trigger()
+    assert not view.table.isColumnHidden(headers.index("Cycles in hidden classes"))
+    for r in range(view.table_model.rowCount()):
+        assert cell(view, r, "Cycles in hidden classes") == cell(view, r, "Other cycles")
+    view.control_bar.column_actions["Other cycles"].trigger()
+    assert view.table.isColumnHidden(headers.index("Cycles in hidden classes"))
     totals = [int(cell(view, r, "Total cycles").replace(",", "")) for r in range(5)]
     assert totals == sorted(totals, reverse=True)  # most cycles first
     header = view.table.horizontalHeader()
     click_row(qtbot, view, 0)
     chosen = view.model.label_at(0)
-    x = header.sectionViewportPosition(headers.index("Memory")) + 5
+    memory_header = "Variables (not all live at once)"
+    x = header.sectionViewportPosition(headers.index(memory_header)) + 5
     qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
 
     def memory() -> list[int]:
-        column = headers.index("Memory")
+        column = headers.index(memory_header)
         return [int(view.model.columns.raw(r, column)) for r in range(len(view.model.columns))]
 
     assert memory() == sorted(memory()) and memory()[0] < memory()[-1]

@@ -68,7 +68,7 @@ def click_data(qtbot, plot, x: float, y: float, modifier=Qt.KeyboardModifier.NoM
 def test_tracks_and_their_spans_equal_the_trace(trace_window: MainWindow, pvti_epochs_trace):
     view = trace_window.traces.view
     trace = open_trace(pvti_epochs_trace)
-    names = [n for n in view.timeline.lane_axis.names if n]
+    names = [n for n in view.timeline.lane_axis.names if not n.startswith("↳")]
     assert names == sorted(t.name for t in trace.threads)
     keys = drawn_keys(view)
     assert (keys >= 0).all()  # the whole trace at 1400 px: no span shares a pixel
@@ -172,7 +172,7 @@ def test_call_tree_of_all_and_of_a_selected_range(qtbot, trace_window: MainWindo
 
 def test_pin_collapse_merge_and_channels_from_the_menus(trace_window: MainWindow):
     view = trace_window.traces.view
-    names = lambda: [n for n in view.timeline.lane_axis.names if n]  # noqa: E731
+    names = lambda: [n for n in view.timeline.lane_axis.names if not n.startswith("↳")]  # noqa: E731
     view.track_action("Pin Prefetch").setChecked(True)
     assert names()[0] == "Prefetch"
     view.track_action("Pin Prefetch").setChecked(False)
@@ -180,7 +180,7 @@ def test_pin_collapse_merge_and_channels_from_the_menus(trace_window: MainWindow
     assert len(view.timeline.lane_axis.names) == 1 and names()[0].startswith("▸ pvti_epochs")
     view.track_action("Collapse").setChecked(False)
     view.control_bar.merge_all.setChecked(True)
-    assert view.timeline.lane_axis.names == ["All threads", ""]
+    assert view.timeline.lane_axis.names == ["All threads", "↳ depth 1"]
     view.control_bar.merge_all.setChecked(False)
     view.channel_action("Data").setChecked(False)
     assert names() == ["MainThread"]

@@ -160,3 +160,15 @@ def test_phases_of_any_json_type_beside_plain_events(tmp_path: Path) -> None:
     # hand: "Xi" is read by its first letter (a span); the 6 others have no readable phase
     assert sorted(fast.labels) == ["last", "odd", "s0", "s1", "s2"]
     assert fast.warnings == ("phases.json: 6 event(s) skipped (6 no 'ph')",)
+
+
+@pytest.mark.parametrize("dur", [2**63, 9.21e18])
+def test_a_duration_whose_end_passes_int64_is_skipped_not_a_crash(tmp_path: Path, dur) -> None:
+    evs = [{"ph": "X", "name": "a", "ts": 5, "dur": 1, "pid": 1, "tid": 1},
+           {"ph": "X", "name": "endless", "ts": 0, "dur": dur, "pid": 1, "tid": 1}]  # fmt: skip
+    path = tmp_path / "endless.json"
+    path.write_text(json.dumps(evs))
+    fast, slow = _fast_and_per_event(path)
+    assert_same_trace(fast, slow)
+    assert fast.labels == ("a",)
+    assert fast.warnings == ("endless.json: 1 event(s) skipped (1 'dur' is out of range)",)

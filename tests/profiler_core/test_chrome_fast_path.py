@@ -149,7 +149,7 @@ numbers = st.one_of(
 )  # fmt: skip
 values = st.one_of(numbers, st.text(max_size=3), st.none(), st.booleans())
 events = st.fixed_dictionaries(
-    {"ph": st.sampled_from(["X", "X", "X", "i", "I", "B", "E", "M", "C", 5])},
+    {"ph": st.sampled_from(["X", "X", "X", "i", "I", "B", "E", "M", "C", 5, "s", "t", "f"])},
     optional={
         "ts": st.one_of(st.integers(0, 100), values),
         "dur": st.one_of(st.integers(0, 10), values),
@@ -162,6 +162,8 @@ events = st.fixed_dictionaries(
         "bind_id": st.integers(0, 2),
         "flow_in": st.booleans(),
         "flow_out": st.booleans(),
+        "id": st.one_of(st.integers(0, 2), st.sampled_from(["1", " 2", "0x1"]), values),
+        "bp": st.sampled_from(["e", "x"]),
     },
 )
 

@@ -154,8 +154,8 @@ def test_flow_events_bind_to_their_spans_and_chain(tmp_path):
     arrows = [(trace.label_of(a), trace.label_of(b)) for a, b in trace.flows.tolist()]
     assert arrows == [("send", "relay"), ("relay", "receive")]
     assert trace.warnings == (
-        "t.json: 2 event(s) skipped (1 flow steps or ends with no start, "
-        "1 flow events with no span to bind to)",
+        "t.json: 2 event(s) skipped (1 flow events with no span to bind to, "
+        "1 flow steps or ends with no start)",
     )
 
 

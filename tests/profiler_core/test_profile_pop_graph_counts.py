@@ -114,7 +114,7 @@ def test_missing_or_negative_counts_are_a_clear_error(written, field):
     message.disown("graphCounts")
     (folder / "profile.pop").write_bytes(message.to_bytes())
     missing = pytest.raises(
-        ReportError, match=r"its counts are missing \(a 1\.[34] file has them\)"
+        ReportError, match=r"its counts are missing \(a 1\.[345] file has them\)"
     )
     with ProfileReader(folder / "profile.pop") as reader, missing:
         _ = reader.graph_counts

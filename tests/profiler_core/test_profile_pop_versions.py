@@ -64,7 +64,7 @@ def test_a_1_1_file_round_trips_the_new_fields(tmp_path):
     profile = with_1_1_fields(make_report(7)[0])
     write_profile(tmp_path / "profile.pop", profile)
     reader = read_profile(tmp_path / "profile.pop")
-    assert reader.header.format_minor == 4  # 1.2 (checksums), 1.3 and 1.4 keep every 1.1 field
+    assert reader.header.format_minor == 5  # 1.2 (checksums) to 1.5 (blocks) keep every 1.1 field
     assert reader.header.framework == {"Framework": "test", "Replicas": "2"}
     assert reader.header.instrumentation == "compute (for the execution profile)"
     assert (reader.target.type, reader.target.replicas, reader.target.ipus_per_replica) == (

@@ -156,6 +156,6 @@ def test_liveness_steps_and_versions(factory_report):
         == live[3].notAlwaysLiveMemory.bytes
     )
     assert live[3].program.name == profile.graph.strings[int(profile.programs.step_name[3])]
-    assert (report.version.major, report.version.minor) == (1, 4)  # 1.4: steps checked apart
+    assert (report.version.major, report.version.minor) == (1, 5)  # 1.5: lightweight blocks
     assert (report.poplarVersion.major, report.poplarVersion.minor) == (0, 1)
     assert pva.ProgramType.OnTileExecute.value == StepKind.ON_TILE_EXECUTE

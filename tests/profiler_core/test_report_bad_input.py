@@ -129,7 +129,7 @@ def write_message_with(tmp_path, patch):
         ),
         (
             lambda tmp: write_message_with(tmp, lambda m: setattr(m, "formatMajor", 7)),
-            "written in profile format 7.4",  # 7.<our minor>: 1.4 (program steps checked apart)
+            "written in profile format 7.5",  # 7.<our minor>: 1.5 (lightweight profiling blocks)
             FormatVersionError,
         ),
     ],

@@ -238,3 +238,26 @@ def test_a_written_debug_cbor_reads_without_a_note(report, tmp_path):
     with open_report(copy) as opened:
         _ = opened.debug
         assert opened.notes() == []
+
+
+def test_the_vertices_debug_contexts_have_a_checksum_of_their_own(tmp_path):
+    """vc_debug (added after 1.4) is checked apart from the graph's other columns, so files
+    and readers from before it still agree on the graph's checksum."""
+    import dataclasses
+
+    profile, debug = make_report(3)
+    contexts = np.arange(len(profile.graph.vc_cs), dtype=np.int32) % len(debug)
+    with_contexts = dataclasses.replace(
+        profile, graph=dataclasses.replace(profile.graph, vc_debug=contexts)
+    )
+    plain, named = tmp_path / "plain.pop", tmp_path / "named.pop"
+    write_profile(plain, profile)
+    write_profile(named, with_contexts)
+    with ProfileReader(plain) as a, ProfileReader(named) as b:
+        assert a.graph.vc_debug is None and b.graph.vc_debug.tolist() == contexts.tolist()
+        assert a._checksums.sums["graph"] == b._checksums.sums["graph"]
+        assert "vertex_contexts" not in a._checksums.sums
+    flip(named, contexts.astype("<i4").tobytes(), at=4)
+    damaged = "section 'graph' \\(its vertices' debug contexts\\) fails"
+    with ProfileReader(named) as reader, pytest.raises(ChecksumError, match=damaged):
+        _ = reader.graph

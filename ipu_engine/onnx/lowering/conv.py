@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.frontend.array_ops import broadcast_to
-from ipu_engine.frontend.cnn_ops import conv2d, global_avg_pool, lrn, pool2d
+from ipu_engine.frontend.cnn_ops import conv2d, conv_transpose2d, global_avg_pool, lrn, pool2d
 from ipu_engine.onnx.lowering.common import traced
 from ipu_engine.onnx.lowering.registry import NodeContext, lowering
 
@@ -141,55 +140,71 @@ def local_response_norm(ctx: NodeContext, x: Any) -> Any:
     return _as_nchw(y, 2).reshape(shape)
 
 
-@lowering("Resize", "Upsample", since=7, host_weights=True)
-def resize(ctx: NodeContext, x: Any, *args: Any) -> Any:
-    """Nearest-neighbour upsampling by whole factors: each element repeated, as a broadcast
-    view (no copy). Other modes and fractional scales are refused."""
-    scales, sizes = _resize_factors(ctx, x, args)
-    mode = ctx.attr("mode", "nearest")
-    if mode != "nearest":
-        raise ctx.unsupported("mode", mode)
-    ctm = ctx.attr("coordinate_transformation_mode", "half_pixel")
-    nearest = ctx.attr("nearest_mode", "round_prefer_floor")
-    if ctx.op_type == "Upsample" or ctx.opset < 11:
-        ctm, nearest = "asymmetric", "floor"
-    factors = []
-    for d, (size, s, n) in enumerate(zip(x.shape, scales, sizes, strict=True)):
-        f = n // size if n is not None else s
-        if f is None or f < 1 or f != int(f) or (n is not None and n != size * int(f)):
-            raise ctx.error(f"axis {d}: only whole upsampling factors are supported")
-        factors.append(int(f))
-    repeats = any(f > 1 for f in factors)
-    whole = (
-        ctm in ("half_pixel", "pytorch_half_pixel") and nearest.startswith("round_prefer")
-    ) or (ctm == "asymmetric" and nearest == "floor")
-    if repeats and not whole:
-        raise ctx.error(
-            f"coordinate_transformation_mode={ctm!r} with nearest_mode={nearest!r} is not "
-            "supported (half_pixel with round_prefer_*, or asymmetric with floor)"
-        )
-    grown = x.reshape([v for d in x.shape for v in (d, 1)])
-    target = [v for d, f in zip(x.shape, factors, strict=True) for v in (d, f)]
-    out = broadcast_to(grown, target).reshape(
-        [d * f for d, f in zip(x.shape, factors, strict=True)]
+def _transposed_pads(
+    ctx: NodeContext,
+    sizes: tuple[int, ...],
+    kernel: list[int],
+    strides: list[int],
+    dilations: list[int],
+    extra: list[int],
+) -> list:
+    """[(begin, end)] per dimension: from ``output_shape`` or ``auto_pad`` SAME_* (which
+    ask for an output size; SAME_* for input x stride) as ONNX defines them, else ``pads``."""
+    rank = len(sizes)
+    auto = ctx.attr("auto_pad", "NOTSET")
+    wanted = ctx.attr("output_shape")
+    if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise ctx.unsupported("auto_pad", auto)
+    if wanted is None and auto in ("SAME_UPPER", "SAME_LOWER"):
+        wanted = [size * s for size, s in zip(sizes, strides, strict=True)]
+    if wanted is not None:
+        wanted = [int(v) for v in wanted][-rank:]
+        pads = []
+        for size, k, s, d, e, o in zip(
+            sizes, kernel, strides, dilations, extra, wanted, strict=True
+        ):
+            total = s * (size - 1) + e + (k - 1) * d + 1 - o
+            small, large = total // 2, total - total // 2
+            pads.append((small, large) if auto == "SAME_UPPER" else (large, small))
+        return pads
+    if auto == "VALID":
+        return [(0, 0)] * rank
+    given = [int(p) for p in ctx.attr("pads", [0] * 2 * rank)]
+    return list(zip(given[:rank], given[rank:], strict=True))
+
+
+@lowering("ConvTranspose", since=1, host_weights=True)
+def conv_transpose(ctx: NodeContext, x: Any, w: Any, b: Any = None) -> Any:
+    """poplin's transposed convolution on the NHWC view; ONNX's [C, F/g, KH, KW] weights laid
+    out [KH, KW, C/g, F] (a view of the model's array)."""
+    rank = _spatial(ctx, x)
+    groups = int(ctx.attr("group", 1))
+    kernel = list(ctx.attr("kernel_shape", w.shape[2:]))
+    strides = list(ctx.attr("strides", [1] * rank))
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    extra = list(ctx.attr("output_padding", [0] * rank))
+    pads = _transposed_pads(ctx, tuple(x.shape[2:]), kernel, strides, dilations, extra)
+    if rank == 1:
+        w = w.reshape(*w.shape[:2], 1, w.shape[2])
+        pads = [(0, 0), *pads]
+    c, fg, kh, kw = w.shape
+    if c % groups:
+        raise ctx.error(f"group={groups} does not divide the {c} input channels of its weights")
+    # [C, F/g, KH, KW] = [g, C/g, F/g, KH, KW] -> [KH, KW, C/g, g, F/g] -> [KH, KW, C/g, F]
+    laid_out = w.reshape(groups, c // groups, fg, kh, kw).transpose((3, 4, 1, 0, 2))
+    laid_out = laid_out.reshape(kh, kw, c // groups, groups * fg)
+    if not traced(w):
+        laid_out = ctx.weight(ctx.node.input[1], np.ascontiguousarray(laid_out))
+    if b is not None:
+        b = ctx.weight(ctx.node.input[2], b)
+    y = conv_transpose2d(
+        _as_nhwc(x, rank),
+        laid_out,
+        b,
+        stride=_two(strides, rank, 1),
+        padding=(pads[0], pads[1]),
+        output_padding=_two(extra, rank, 0),
+        dilation=_two(dilations, rank, 1),
+        groups=groups,
     )
-    return out if traced(out) else np.array(out)
-
-
-def _resize_factors(ctx: NodeContext, x: Any, args: tuple) -> tuple[list, list]:
-    """(scale or None, size or None) per axis from Upsample's or Resize's inputs."""
-    rank = len(x.shape)
-    if ctx.op_type == "Upsample":
-        scales = ctx.attr("scales") if ctx.opset < 9 else (args[0] if args else None)
-        if traced(scales):
-            raise ctx.error("its scales must be known before the model runs")
-        values = [float(v) for v in np.asarray(scales).reshape(-1)]
-        return values, [None] * rank
-    index = 0 if ctx.opset < 11 else 1  # opset 11+: roi, scales, sizes
-    scales = args[index] if len(args) > index else None
-    sizes = args[index + 1] if len(args) > index + 1 else None
-    if traced(scales, sizes):
-        raise ctx.error("its scales and sizes must be known before the model runs")
-    if sizes is not None and np.asarray(sizes).size:
-        return [None] * rank, [int(v) for v in np.asarray(sizes).reshape(-1)]
-    return [float(v) for v in np.asarray(scales).reshape(-1)], [None] * rank
+    return _as_nchw(y, rank)

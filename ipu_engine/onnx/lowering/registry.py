@@ -26,21 +26,28 @@ class Registered:
     since: int  # the first opset whose semantics it implements
     until: int | None  # the last, None for every later one
     host_weights: bool  # gets its float inputs as host arrays and makes weights itself
+    host_inputs: tuple[int, ...] = ()  # inputs that must be known when the model compiles
 
 
 REGISTRY: dict[str, Registered] = {}
 
 
 def lowering(
-    *op_types: str, since: int = 1, until: int | None = None, host_weights: bool = False
+    *op_types: str,
+    since: int = 1,
+    until: int | None = None,
+    host_weights: bool = False,
+    host_inputs: tuple[int, ...] = (),
 ) -> Callable:
     """Register the decorated function as the lowering of ``op_types``. Its float host
     inputs of more than one element become weights before it is called when another input
-    is traced, unless ``host_weights`` (it folds them first and calls ``ctx.weight``)."""
+    is traced, unless ``host_weights`` (it folds them first and calls ``ctx.weight``).
+    ``host_inputs``: the positions of inputs that shape the program (Resize's scales); a
+    model input fed there is a value of the program's signature, not a tensor it streams."""
 
     def register(fn: Lowering) -> Lowering:
         for op_type in op_types:
-            REGISTRY[op_type] = Registered(fn, since, until, host_weights)
+            REGISTRY[op_type] = Registered(fn, since, until, host_weights, host_inputs)
         return fn
 
     return register
@@ -92,7 +99,10 @@ def find_lowering(ctx: NodeContext) -> Registered:
     """The lowering for ``ctx``'s op at the model's opset, or an error listing what is."""
     registered = REGISTRY.get(ctx.op_type)
     if ctx.node.domain not in ("", "ai.onnx"):
-        raise ctx.error(f"operators of domain {ctx.node.domain!r} are not supported")
+        raise ctx.error(
+            f"operators of domain {ctx.node.domain!r} are not supported (only the default "
+            "ONNX domain's; a model may import other domains its nodes do not use)"
+        )
     if registered is None:
         raise ctx.error(
             f"operator {ctx.op_type} is not supported; supported operators: "

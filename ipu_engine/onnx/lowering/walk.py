@@ -16,10 +16,20 @@ from ipu_engine.common.errors import OnnxError, OptionError
 from ipu_engine.frontend.available_memory import apply_proportion_since
 from ipu_engine.frontend.ir import current_trace, pipeline_stage, shard
 from ipu_engine.frontend.traced import TracedTensor
-from ipu_engine.onnx.lowering import conv, elementwise, linalg, nn, shape  # noqa: F401
+from ipu_engine.onnx.lowering import (  # noqa: F401 - each registers its lowerings
+    conv,
+    elementwise,
+    linalg,
+    nn,
+    resize,
+    rnn,
+    scatter,
+    shape,
+)
 from ipu_engine.onnx.lowering.common import float_type, traced
-from ipu_engine.onnx.lowering.registry import find_lowering, node_context
+from ipu_engine.onnx.lowering.registry import REGISTRY, find_lowering, node_context
 from ipu_engine.onnx.model import OnnxModel
+from ipu_engine.onnx.node_origin import node_origin
 from ipu_engine.poplar.debug import FrameworkScope, name_scope, source_location
 
 LAYER = "ONNX"  # the layer Operations and Insights show the model's nodes under
@@ -33,9 +43,25 @@ def check_supported(model: OnnxModel) -> None:
         find_lowering(node_context(node, index, model.opset, model.source, model.value_types))
 
 
+def host_fed_inputs(model: OnnxModel) -> dict[str, str]:
+    """The model inputs a node reads where its lowering needs a value known when the model
+    compiles (Resize's scales and sizes fed as inputs, as ONNX's node tests feed them),
+    each with the first such node's name: they become part of the program's signature."""
+    found: dict[str, str] = {}
+    inputs = {spec.name for spec in model.inputs}
+    for index, node in enumerate(model.graph.node):
+        registered = REGISTRY.get(node.op_type)
+        for position in registered.host_inputs if registered else ():
+            if position < len(node.input) and node.input[position] in inputs:
+                found.setdefault(node.input[position], node.name or f"{node.op_type}_{index}")
+    return found
+
+
 def node_scope(node: onnx.NodeProto, index: int) -> str:
-    """The node's name scope: its name (with its op type when the name lacks it), '/'-free."""
+    """The node's name scope: its name (with its op type when the name lacks it, without
+    the ``node_`` torch's exporter puts before every name), '/'-free."""
     name = node.name.replace("/", ".").strip(".") or f"{node.op_type}_{index}"
+    name = name.removeprefix("node_") or name
     return name if node.op_type in name else f"{node.op_type}_{name}"
 
 
@@ -192,12 +218,19 @@ def lower_graph(
             args.pop()
         ctx.weight = weights
         placement = where[index] if where else (None, None)
-        # a node's ops are attributed to "model.onnx:<node number>", not the caller's line
-        where_from = source_location((model.source, index + 1))
+        # a node's ops are attributed to the exporter's Python line when the node records
+        # it, else to "model.onnx:<node number>" (never the caller's line); they are named
+        # in the module scopes it was exported from
+        origin = node_origin(node)
+        where_from = source_location(origin.location or (model.source, index + 1))
         trace = current_trace()
         first = len(trace.nodes) if trace is not None else 0
-        scope = FrameworkScope(node_scope(node, index), f"onnx::{node.op_type}")
-        with name_scope(LAYER), name_scope(scope), where_from, _placed(placement):
+        scope = FrameworkScope(node_scope(node, index), f"onnx::{node.op_type}", origin.args)
+        with contextlib.ExitStack() as scopes:
+            for name in (LAYER, *origin.modules, scope):
+                scopes.enter_context(name_scope(name))
+            scopes.enter_context(where_from)
+            scopes.enter_context(_placed(placement))
             if traced(*args) and not registered.host_weights:
                 args = [weights(n, a) for n, a in zip(node.input, args, strict=False)]
             result = _call(ctx, registered.fn, args)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ipu_engine.common.arguments import instance_arg, sequence_arg
 from ipu_engine.common.errors import ProgramError
+from ipu_engine.poplar.compiler.block_marks import BlockMarks
 from ipu_engine.poplar.compiler.checks import (
     check_constants_unwritten,
     check_tile_mapping,
@@ -66,11 +67,15 @@ def check_programs(graph: Graph, programs: Program | Sequence[Program]) -> list[
 
 
 def lower_programs(
-    graph: Graph, programs: list[Program], known: KnownFacts | None = None
+    graph: Graph,
+    programs: list[Program],
+    known: KnownFacts | None = None,
+    marks: BlockMarks | None = None,
 ) -> Executable:
     """Lower checked programs and build their runners; ``known`` facts (from an
-    executable cache entry) are used instead of being worked out again."""
-    lowering = Lowering(graph, known)
+    executable cache entry) are used instead of being worked out again; ``marks`` (new,
+    for this lowering) time the programs lightweight profiling's filters choose."""
+    lowering = Lowering(graph, known, marks)
     roots, streams_used, root_nodes = [], [], []
     for p in programs:
         lowering.streams_used = set()
@@ -78,6 +83,8 @@ def lower_programs(
         roots.append(lowering.lower(p))
         streams_used.append(lowering.streams_used)
     lowering.root_nodes = root_nodes
+    if marks is not None:
+        marks.warn_unmatched()
     check_constants_unwritten(graph, lowering.steps)
     # the lowering was the last to look tiles up by address: the joined intervals that
     # answered it go (as big as the mapping; the layout reads each variable's own)

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from ipu_engine.poplar.compiler.block_marks import BlockMarks
 from ipu_engine.poplar.compiler.cache_codec import (
     CachedCompile,
     EntryError,
@@ -58,24 +59,29 @@ def compile_executable(
     names a folder holding a good entry for them, else compiled (and stored there)."""
     checked = check_programs(graph, programs)
     cache = ExecutableCache.open(options)
+
+    def lower(known: KnownFacts | None = None) -> Executable:
+        # lightweight profiling's marks add no step: an entry serves with them on or off
+        return lower_programs(graph, checked, known, BlockMarks.from_options(options))
+
     if cache is None:
-        exe = lower_programs(graph, checked)
+        exe = lower()
         return exe, build_compile_model(graph, exe, options.instrument)
     try:
         path = cache.entry_path(executable_key(graph, checked, options))
     except TypeError as exc:  # a program field the key cannot describe
         _warn(f"executable cache: not used for this program: {exc}; compiling without it")
-        exe = lower_programs(graph, checked)
+        exe = lower()
         return exe, build_compile_model(graph, exe, options.instrument)
     entry = cache.load(path, graph)
     if entry is not None:
-        exe = lower_programs(graph, checked, entry.known)
+        exe = lower(entry.known)
         problem = _mismatch(graph, exe, entry)
         if problem is None:
             log.info("PO: executable cache: loaded %s", path)
             return exe, entry.model
         _warn(f"executable cache: ignored {path}: {problem}")
-    exe = lower_programs(graph, checked)
+    exe = lower()
     model = build_compile_model(graph, exe, options.instrument)
     known = KnownFacts(dict(exe.lowering.cs_facts), list(exe.lowering.copy_plans))
     cache.store(path, CachedCompile(known, model))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from ipu_engine.poplar.compiler.access_sets import (
     compute_set_facts,
     copy_exchange,
 )
+from ipu_engine.poplar.compiler.block_marks import BlockMarks
 from ipu_engine.poplar.compiler.checks import check_stream_copy
 from ipu_engine.poplar.compiler.known_facts import KnownFacts
 from ipu_engine.poplar.compiler.steps import (
@@ -38,6 +38,7 @@ from ipu_engine.poplar.compiler.steps import (
     Step,
     StepKind,
     StepNode,
+    TreeNode,
     WhileLoop,
 )
 from ipu_engine.poplar.compiler.vertex_plans import ComputeSetPlan
@@ -45,6 +46,9 @@ from ipu_engine.poplar.cost_model import constants as C  # noqa: N812 - reads li
 from ipu_engine.poplar.cost_model.exchange import ExchangePlan, stream_rearrangement
 from ipu_engine.poplar.graph import Graph, variables_of
 from ipu_engine.poplar.printing import print_line
+from ipu_engine.poplar.program import (
+    Block as BlockProgram,
+)
 from ipu_engine.poplar.program import (
     Call,
     Copy,
@@ -64,24 +68,14 @@ from ipu_engine.poplar.tensor import Tensor
 _NO_VARS = np.zeros(0, dtype=np.int64)
 
 
-@dataclass
-class TreeNode:
-    """A node of the program tree as written: kind, name, parent, where its steps start."""
-
-    kind: str  # profiler_core ProgramKind name
-    name: str
-    parent: int
-    first_step: int = -1
-    count: int = 0
-    debug_id: int = -1
-    function: int = -1
-
-
 class Lowering:
     """Lowers the programs of one engine; steps are numbered in program order."""
 
-    def __init__(self, graph: Graph, known: KnownFacts | None = None) -> None:
+    def __init__(
+        self, graph: Graph, known: KnownFacts | None = None, marks: BlockMarks | None = None
+    ) -> None:
         self.graph = graph
+        self.marks = marks  # lightweight profiling's blocks, when its filters are set
         self.known = known or KnownFacts()  # facts from an executable cache entry
         self.copy_plans: list[ExchangePlan] = []  # each Copy's exchange, in lowering order
         self.steps: list[Step] = []
@@ -132,13 +126,20 @@ class Lowering:
         for base in type(program).__mro__:
             handler = getattr(self, f"_lower_{base.__name__}", None)
             if handler is not None:
-                return handler(program)
+                if self.marks is None:
+                    return handler(program)
+                return self.marks.around(self, program, handler)
         raise ProgramError(f"the engine cannot run a {type(program).__name__} program")
 
     # -- one method per program kind ---------------------------------------------------
     def _lower_Sequence(self, p: Sequence) -> Node:
         with self._node("SEQUENCE", p.name or "Sequence", p):
             return Block(items=[self.lower(q) for q in p.programs])
+
+    def _lower_Block(self, p: BlockProgram) -> Node:
+        # a Sequence of one in the program tree (whose kinds older readers know)
+        with self._node("SEQUENCE", p.name or "Block", p):
+            return self.lower(p.body)
 
     def _lower_Execute(self, p: Execute) -> Node:
         cs = p.compute_set

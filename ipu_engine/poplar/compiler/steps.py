@@ -16,6 +16,7 @@ from profiler_core.model.kinds import StepKind
 
 __all__ = [
     "Block",
+    "BlockMark",
     "Branch",
     "CallNode",
     "Loop",
@@ -23,6 +24,7 @@ __all__ = [
     "Step",
     "StepKind",
     "StepNode",
+    "TreeNode",
     "WhileLoop",
 ]
 
@@ -84,4 +86,28 @@ class Branch(Node):
 
 @dataclass(eq=False)
 class CallNode(Node):
+    function: int = -1
+
+
+@dataclass(eq=False)
+class BlockMark(Node):
+    """A lightweight-profiling block (``compiler/block_marks.py``): run, it logs its negative
+    ``start`` code among the executed step ids, runs ``body``, then logs ``end`` -- no step
+    is added."""
+
+    start: int = -1
+    end: int = -2
+    body: Node = field(default_factory=Block)
+
+
+@dataclass
+class TreeNode:
+    """A node of the program tree as written: kind, name, parent, where its steps start."""
+
+    kind: str  # profiler_core ProgramKind name
+    name: str
+    parent: int
+    first_step: int = -1
+    count: int = 0
+    debug_id: int = -1
     function: int = -1

@@ -28,7 +28,7 @@ from ipu_engine.poplar.cost_model.memory import (
 )
 from ipu_engine.poplar.cost_model.program_memory import program_memory
 from ipu_engine.poplar.cost_model.regions import variable_regions, variable_tile_bytes
-from ipu_engine.poplar.cost_model.vertex_memory import VertexCounts, vertex_memory
+from ipu_engine.poplar.cost_model.vertex_memory import VertexCounts, block_owner, vertex_memory
 from ipu_engine.poplar.graph import Graph, variables_of
 from profiler_core.model.kinds import MemoryCategory as M
 
@@ -199,19 +199,27 @@ def _program_spans(root_nodes: list[int], nodes: list, num_steps: int) -> list[t
 def _vertex_flops(
     exe: Executable, cs_cycles: dict[int, ComputeSetCycles], counts: VertexCounts, num_tiles: int
 ) -> np.ndarray:
-    """FLOPs per execution of each (compute set, vertex type, tile) row of ``counts``."""
+    """FLOPs per execution of each (compute set, vertex type, tile, debug context) row of
+    ``counts``."""
     type_index = {t.type_name: i for i, t in enumerate(counts.types)}
     num_types = max(len(counts.types), 1)
-    row_keys = (counts.cs.astype(np.int64) * num_types + counts.type) * num_tiles + counts.tile
+    contexts = np.unique(counts.debug)  # a dense rank keeps the packed keys small
+    place = (counts.cs.astype(np.int64) * num_types + counts.type) * num_tiles + counts.tile
+    row_keys = place * len(contexts) + np.searchsorted(contexts, counts.debug)
+    blocks = exe.graph.vertex_blocks
+    block_first = np.array([b.first_id for b in blocks], dtype=np.int64)
+    block_context = np.array([block_owner(exe.graph, b) for b in blocks], dtype=np.int64)
     flops = np.zeros(row_keys.size, dtype=np.int64)
     for cs, plan in exe.plans.items():
         for group, per_vertex in zip(plan.groups, cs_cycles[cs].flops_by_group, strict=True):
             if not per_vertex.any():
                 continue
+            block = np.searchsorted(block_first, group.first_ids, side="right") - 1
+            context = np.searchsorted(contexts, block_context[block])
             keys = (
                 cs * num_types + type_index[group.codelet.type_name]
             ) * num_tiles + group.tiles.astype(np.int64)
-            np.add.at(flops, np.searchsorted(row_keys, keys), per_vertex)
+            np.add.at(flops, np.searchsorted(row_keys, keys * len(contexts) + context), per_vertex)
     return flops
 
 

@@ -159,6 +159,7 @@ def _graph_columns(graph: Graph, model: CompileModel, strings: StringInterner) -
         vc_tile=counts.tile,
         vc_count=counts.count,
         vc_flops=model.vertex_flops,
+        vc_debug=counts.debug,
     )
 
 

@@ -28,6 +28,11 @@ from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.compare.stacked_trace import StackedTraces
 from popvision_py.views.execution_trace.controls import TraceControls
 from popvision_py.views.execution_trace.heatmap_item import TileHeatItem, heat_legend_pixmap
+from popvision_py.views.execution_trace.lightweight import (
+    LightweightMode,
+    LightweightReady,
+    lightweight_ready,
+)
 from popvision_py.views.execution_trace.panels import DetailsPanel, SummaryPanel
 from popvision_py.views.execution_trace.picking import TracePicking
 from popvision_py.views.messages import message_label
@@ -98,6 +103,7 @@ class ExecutionTraceView(TracePicking, ChartDetailsView):
         self._breakdown = None
         self._execution_summary: ExecutionSummary | None = None
         self._summary_shown: tuple | None = None  # (breakdown, range) the Summary tab shows
+        self.lightweight = LightweightMode(self)  # every execution of timed blocks, if any
         self.clear()
 
     def _connect_controls(self) -> None:
@@ -142,9 +148,12 @@ class ExecutionTraceView(TracePicking, ChartDetailsView):
         """The trace's model for the selected run, its cycle breakdown and its whole-run
         spans (what the first paint draws), or why there is no trace."""
         report = opened.report
+        lightweight = lightweight_ready(report)
         try:
             execution = report.execution
             if execution is None or not execution.runs:
+                if lightweight is not None:  # a lightweight profile alone
+                    return TraceReady(None, None, None, lightweight)
                 return NOT_RUN_OOM if report.header.out_of_memory else NOT_RUN
             model = ExecutionTraceModel(report, report.debug_or_none())
             model.set_run(min(max(opened.selection.run, 0), len(model.runs) - 1))
@@ -154,13 +163,16 @@ class ExecutionTraceView(TracePicking, ChartDetailsView):
         except ReportError as error:
             return f"The execution profile of this report cannot be shown.\n\n{error}"
         model.spans(0, model.total_cycles, FIRST_PAINT_PX)  # fills the whole-run span cache
-        return TraceReady(model, breakdown, summary)
+        return TraceReady(model, breakdown, summary, lightweight)
 
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         self._disconnect()
         ready = self.computed(opened, other)
         if isinstance(ready, str):
             return ready
+        self.lightweight.show(ready.lightweight, detailed=ready.model is not None)
+        if ready.model is None:
+            return ""
         model, self._breakdown = ready.model, ready.breakdown
         self._execution_summary = ready.summary
         self.model = model
@@ -181,6 +193,7 @@ class ExecutionTraceView(TracePicking, ChartDetailsView):
 
     def clear(self) -> None:
         self._disconnect()
+        self.lightweight.show(None, detailed=True)
         super().clear()
 
     def _disconnect(self) -> None:
@@ -343,9 +356,10 @@ class ExecutionTraceView(TracePicking, ChartDetailsView):
 class TraceReady:
     """What the worker computes for the first show (``ExecutionTraceView.compute``)."""
 
-    model: ExecutionTraceModel
-    breakdown: CycleBreakdown  # of the model's run
-    summary: ExecutionSummary  # Poplar's execution summary of the model's run
+    model: ExecutionTraceModel | None  # None: the report has a lightweight profile alone
+    breakdown: CycleBreakdown | None  # of the model's run
+    summary: ExecutionSummary | None  # Poplar's execution summary of the model's run
+    lightweight: LightweightReady | None = None  # the Lightweight mode's, when it has blocks
 
 
 def _heat_legend() -> QWidget:

@@ -9,15 +9,16 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
-from popvision_py.viewmodels.operations import COLUMN_HELP, GROUP_BY_LABELS
+from popvision_py.viewmodels.operations import GROUP_BY_LABELS, column_help
+from popvision_py.views.flow_layout import FlowLayout, group
 from popvision_py.views.plain_text import plain_tooltip
 
 
@@ -31,10 +32,16 @@ class OperationsControls(QWidget):
         self.group_by = QComboBox()
         for key, label in GROUP_BY_LABELS.items():
             self.group_by.addItem(label, key)
+        # as wide as the usual labels; the list shows the long ones whole
+        self.group_by.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.group_by.setMinimumContentsLength(26)
         self.group_by.setToolTip(
             "The software layer operations are grouped by: library op (the PopLibs call, "
-            "poplin::matMul), layer (outermost name scope), operation (the call's debug name) "
-            "or each full debug context."
+            "poplin::matMul), layer (outermost name scope), operation (the call's debug name), "
+            "each full debug context, or the phase they ran in (a pipeline's ramp-up, steady "
+            "state and ramp-down, the feeds, the gradient all-reduce)."
         )
         self.run_label = QLabel("Run:")
         self.run = QComboBox()
@@ -54,16 +61,20 @@ class OperationsControls(QWidget):
         self.column_actions: dict[str, QAction] = {}
         self.note = QLabel()
         self.note.setWordWrap(True)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel("Group by:"))
-        row.addWidget(self.group_by)
-        row.addWidget(self.run_label)
-        row.addWidget(self.run)
+        # a row that wraps (at 1024 px every control keeps its size, on two lines if need
+        # be), the page's note under it: a long note never widens the window
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        row = FlowLayout()
+        row.addWidget(group(QLabel("Group by:"), self.group_by))
+        self.run_group = group(self.run_label, self.run)
+        row.addWidget(self.run_group)
         row.addWidget(self.filter)
         row.addWidget(self.count)
-        row.addWidget(self.note, 1)
+        row.addStretch()
         row.addWidget(self.columns)
+        column.addLayout(row)
+        column.addWidget(self.note)
 
     def group(self) -> str:
         return str(self.group_by.currentData())
@@ -78,24 +89,26 @@ class OperationsControls(QWidget):
                 self.run.setCurrentIndex(current)
         finally:
             self.filling = False
-        self.run.setVisible(runs > 1)
-        self.run_label.setVisible(runs > 1)
+        self.run_group.setVisible(runs > 1)  # the label with its box
 
     def set_columns(self, headers: Iterable[str], hidden: Iterable[str]) -> None:
-        """One checkable action per column; a column keeps its state across rebuilds."""
+        """One checkable action per column, in the table's order; a column keeps its state
+        across rebuilds (another grouping or report may have other phase columns)."""
         hidden = set(hidden)
         menu = self.columns.menu()
+        for action in self.column_actions.values():
+            menu.removeAction(action)
         for header in headers:
-            if header in self.column_actions:
-                continue
-            action = QAction(header, menu)
-            action.setCheckable(True)
-            action.setChecked(header not in hidden)
-            action.setToolTip(plain_tooltip(COLUMN_HELP.get(header, header)))
-            action.setEnabled(header != "Operation")
-            action.toggled.connect(lambda on, h=header: self.column_toggled.emit(h, on))
+            action = self.column_actions.get(header)
+            if action is None:
+                action = QAction(header, menu)
+                action.setCheckable(True)
+                action.setChecked(header not in hidden)
+                action.setToolTip(plain_tooltip(column_help(header)))
+                action.setEnabled(header != "Operation")
+                action.toggled.connect(lambda on, h=header: self.column_toggled.emit(h, on))
+                self.column_actions[header] = action
             menu.addAction(action)
-            self.column_actions[header] = action
 
     def column_shown(self, header: str) -> bool:
         action = self.column_actions.get(header)

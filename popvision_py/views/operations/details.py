@@ -1,5 +1,6 @@
 """The Operations report's details tabs for the selected operation: Summary, Program Tree
-(its program steps; a click selects the step), Cycles per tile, FLOPs, Debug."""
+(its program steps; a click selects the step), Cycles per tile, FLOPs, Shared code (with
+whom it shares vertex code), Debug."""
 
 from __future__ import annotations
 
@@ -51,6 +52,20 @@ class DebugPage(QWidget):
             self.chain.setText(f"{self.chain.text()}\n(first {len(shown):,}; {more:,} more)")
 
 
+class SharedCodePage(QWidget):
+    """How much of its vertex code is its own, and the code it shares with whom."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.page = TablePage(sortable=True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.note)
+        layout.addWidget(self.page, 1)
+
+
 class OperationDetails(QTabWidget):
     """Tabs filled from the view model for one operation."""
 
@@ -63,12 +78,14 @@ class OperationDetails(QTabWidget):
         self.steps = TablePage(sortable=True)
         self.cycles = TileCyclesChart()
         self.flops = TablePage(sortable=True)
+        self.sharing = SharedCodePage()
         self.debug = DebugPage()
         tabs = [
             (self.summary, "Summary", "The operation's cycles, vertices, code, memory, FLOPs."),
             (self.steps, "Program Tree", "Its program steps; click one to select it everywhere."),
             (self.cycles, "Cycles", "Compute cycles per tile over its compute sets."),
             (self.flops, "FLOPs", "FLOPs and vertices per compute set and vertex type."),
+            (self.sharing, "Shared code", "Vertex code it shares with other operations."),
             (self.debug, "Debug", "Its debug contexts and their parent chain."),
         ]
         for widget, title, tip in tabs:
@@ -79,8 +96,9 @@ class OperationDetails(QTabWidget):
 
     def show_none(self) -> None:
         text = "Select an operation in the table above to see its details."
-        for page in (self.summary, self.steps, self.flops):
+        for page in (self.summary, self.steps, self.flops, self.sharing.page):
             page.show_message(text)
+        self.sharing.note.setText("")
         self.cycles.show_values(np.zeros(0), text)
         self.debug.chain.setText("")
         self.debug.page.show_message(text)
@@ -97,6 +115,10 @@ class OperationDetails(QTabWidget):
             "largest.",
         )
         self.flops.show_table(model.flops_table(parts), "This operation has no compute sets.")
+        self.sharing.note.setText(model.sharing_summary(parts))
+        self.sharing.page.show_table(
+            model.sharing_table(parts), "No other operation runs its codelets on its tiles."
+        )
         self.debug.show_contexts(model.debug, parts.contexts)
 
     def _on_step_clicked(self, index: object) -> None:

@@ -1,19 +1,22 @@
 """The Operations page: every operation of a software layer (library op, layer, operation
-name, debug context) with its cycles, vertices, code, memory and FLOPs; selecting one
-selects it (and its program steps) in the report's shared selection."""
+name, debug context) or every framework phase, with its cycles by class and by phase,
+vertices, code, memory and FLOPs -- columns that add up, and a totals line beside the other
+pages' figures; selecting one selects it (and its program steps) in the report's shared
+selection."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import QAbstractItemView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QWidget
 
 from popvision_py.viewmodels.compare import ComparePair
 from popvision_py.viewmodels.compare_tables import CompareSpec, operations_specs
 from popvision_py.viewmodels.debug_chain import MISSING_DEBUG
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.operations import (
-    DEFAULT_HIDDEN,
+    NO_PHASE_LABEL,
     NONE_LABEL,
+    REMAINDERS,
     OperationsViewModel,
     operation_label,
 )
@@ -21,6 +24,7 @@ from popvision_py.viewmodels.report_runs import counted_runs
 from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.viewmodels.table import ColumnTable
 from popvision_py.views.base import ChartDetailsView
+from popvision_py.views.frozen_column import FrozenColumnTable, freeze_first_column
 from popvision_py.views.operations.controls import OperationsControls
 from popvision_py.views.operations.details import OperationDetails
 from popvision_py.views.table_model import ColumnTableModel, make_table_view
@@ -30,9 +34,11 @@ from profiler_core.errors import ReportError
 class OperationsView(ChartDetailsView):
     title = "Operations"
     rail_help = (
-        "Every operation (PopLibs call, layer, named op) with its cycles split into compute, "
-        "exchange and sync, vertices, code, memory and FLOPs. Select one to see its steps, "
-        "cycles per tile, FLOPs and debug contexts; it is highlighted in the other reports."
+        "Every operation (PopLibs call, layer, named op) or framework phase with its cycles "
+        "split into compute, exchange, sync and other and by the phase they ran in, vertices, "
+        "code, memory and FLOPs; the totals line compares them with the other pages. Select "
+        "one to see its steps, cycles per tile, FLOPs, shared code and debug contexts; it is "
+        "highlighted in the other reports."
     )
     needs = ("graph", "programs")
 
@@ -41,13 +47,19 @@ class OperationsView(ChartDetailsView):
         self.model: OperationsViewModel | None = None
         self.control_bar = OperationsControls()
         self.controls_layout.addWidget(self.control_bar)
-        self.table_model = ColumnTableModel()
-        self.table = make_table_view(self.table_model, sortable=True)
+        self.table_model = ColumnTableModel(wrap_headers=True)
+        self.table = make_table_view(self.table_model, True, FrozenColumnTable)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setStretchLastSection(False)
         # most cycles first, as the analysis orders them (a stable sort keeps its ties)
         self.table.horizontalHeader().setSortIndicator(1, Qt.SortOrder.DescendingOrder)
         self.chart_layout.addWidget(self.table, 1)
+        self.frozen = freeze_first_column(self.table)  # labels stay as the columns scroll
+        self.totals = QLabel()  # what the rows add up to, beside the other pages' figures
+        self.totals.setWordWrap(True)
+        self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.totals.setContentsMargins(8, 2, 8, 4)
+        self.chart_layout.addWidget(self.totals)
         self.operation = OperationDetails()
         self.splitter.replaceWidget(1, self.operation).deleteLater()
         self.details = self.operation
@@ -110,9 +122,13 @@ class OperationsView(ChartDetailsView):
         if 0 <= header.sortIndicatorSection() < len(model.columns.columns):
             self.table_model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
         self.table.resizeColumnsToContents()
-        self.control_bar.set_columns([c.header for c in model.columns.columns], DEFAULT_HIDDEN)
-        for column, header in enumerate(c.header for c in model.columns.columns):
+        self.frozen.refresh()
+        headers = [h for h in model.headers if h not in REMAINDERS]
+        self.control_bar.set_columns(headers, model.default_hidden())
+        for column, header in enumerate(model.headers):
             self.table.setColumnHidden(column, not self.control_bar.column_shown(header))
+        self._show_remainders()
+        self.totals.setText(f"{model.totals_text()}\n{model.notes_text()}".strip())
         note = counted.note.split("\n\n")[0]
         if self.other is not None:
             names = f"{opened.name} (A) and {self.other.name} (B)"
@@ -152,13 +168,27 @@ class OperationsView(ChartDetailsView):
     def _on_column_toggled(self, header: str, shown: bool) -> None:
         if self.model is None:
             return
-        headers = [c.header for c in self.model.columns.columns]
-        self.table.setColumnHidden(headers.index(header), not shown)
+        headers = self.model.headers
+        if header in headers:
+            self.table.setColumnHidden(headers.index(header), not shown)
+        self._show_remainders()
+
+    def _show_remainders(self) -> None:
+        """The cycles of hidden class or phase columns, shown when some are hidden, so the
+        columns shown add up to the total."""
+        if self.model is None:
+            return
+        headers = self.model.headers
+        hidden = [h for h in headers if not self.control_bar.column_shown(h)]
+        for header, shown in self.model.hidden_sums(hidden).items():
+            self.table.setColumnHidden(headers.index(header), not shown)
+        self.table_model.refresh()
 
     def _update_count(self) -> None:
         if self.model is not None:
             shown, size = len(self.model.columns), self.model.columns.size
-            self.control_bar.count.setText(f"{shown:,} of {size:,} operations")
+            what = "phases" if self.model.group_by == "phase" else "operations"
+            self.control_bar.count.setText(f"{shown:,} of {size:,} {what}")
 
     def _on_run_picked(self, index: int) -> None:
         if self.opened is not None and index >= 0 and not self.control_bar.filling:
@@ -172,7 +202,7 @@ class OperationsView(ChartDetailsView):
     def _select_label(self, label: str) -> bool:
         if self.model is None:
             return False
-        row = self.model.shown_row_of("" if label == NONE_LABEL else label)
+        row = self.model.shown_row_of("" if label in (NONE_LABEL, NO_PHASE_LABEL) else label)
         if row < 0:
             return False
         self.table.selectRow(row)
@@ -183,7 +213,8 @@ class OperationsView(ChartDetailsView):
         """After a sort or a filter, keep the shown operation's row selected."""
         if self.model is None or not self._current:
             return
-        row = self.model.shown_row_of("" if self._current == NONE_LABEL else self._current)
+        unlabelled = self._current in (NONE_LABEL, NO_PHASE_LABEL)
+        row = self.model.shown_row_of("" if unlabelled else self._current)
         blocker = self.table.selectionModel()
         blocker.blockSignals(True)
         try:
@@ -199,7 +230,7 @@ class OperationsView(ChartDetailsView):
             return
         label = self.model.label_at(current.row())
         # the group without a context is written as "(none)": "" would clear the operation
-        self._current = operation_label(label)
+        self._current = operation_label(label, self.model.group_by)
         try:
             parts = self.model.parts(label)
             self.operation.show_operation(self.model, parts)
@@ -242,7 +273,10 @@ class OperationsView(ChartDetailsView):
     def help_text(self) -> str:
         return (
             f"{self.rail_help}\n\nGroup by: library op (poplin::matMul ...), layer (outermost "
-            "name scope), operation (the debug name of the call) or full debug context. "
-            "Columns chooses the columns shown; click a header to sort; Filter keeps "
+            "name scope), operation (the debug name of the call), full debug context, or "
+            "phase (a pipeline's ramp-up, steady state and ramp-down, the feeds, the gradient "
+            "all-reduce: when the operations ran). Each cycle is the operation's that ran it; "
+            "the phase columns say when. Columns chooses the columns shown (the cycles of "
+            "hidden ones get a column of their own); click a header to sort; Filter keeps "
             "operations whose name contains the text."
         )

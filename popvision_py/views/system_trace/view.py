@@ -63,6 +63,7 @@ class SystemTraceView(RangeSelection, FlowSelection, TrackMenus, ChartDetailsVie
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.trace: OpenedTrace | None = None
+        self.report_note = ""  # why the opened report's trace is not shown (trace_loader)
         self.model: SystemTraceModel | None = None
         self.control_bar = SystemTraceControls()
         self._tracks_filled = False  # the Tracks menu is filled when first opened
@@ -127,13 +128,19 @@ class SystemTraceView(RangeSelection, FlowSelection, TrackMenus, ChartDetailsVie
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
         if self.trace is not None:
             return ""
-        return NO_TRACE
+        return self.report_note or NO_TRACE
 
     def clear(self) -> None:
         super().clear()
         self._leave_compare()
         self.trace = self.model = None
+        self.report_note = ""  # why the opened report's trace is not shown (trace_loader)
         self.show_message(NO_TRACE)
+
+    def show_report_note(self, text: str) -> None:
+        """Say why the opened report's trace cannot be shown, now and when the page is built."""
+        self.report_note = text
+        self.show_message(text)
 
     def show_trace(self, opened: OpenedTrace) -> None:
         """Show ``opened`` (replacing any trace shown)."""

@@ -124,7 +124,9 @@ class LaneAxis(pg.AxisItem):
         metrics = self.metrics()
         longest = heapq.nlargest(64, self.names, key=len)  # 100k lanes: measure a few
         widest = max((metrics.horizontalAdvance(n) for n in longest if n), default=0)
-        return widest + self.MARGIN + 4
+        # +1: the advance is rounded, the elision (shown_name) measures the exact width,
+        # so a name given exactly its advance was cut ("threa…69224")
+        return widest + self.MARGIN + 4 + 1
 
     def shown_name(self, lane: int) -> str:
         """Lane ``lane``'s name as drawn: elided in the middle to the axis's width."""

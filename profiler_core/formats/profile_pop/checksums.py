@@ -20,6 +20,7 @@ from profiler_core.errors import ChecksumError
 from profiler_core.formats.checksum import Digest
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column
+from profiler_core.formats.profile_pop.blocks import blocks_checksum
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, describe
 from profiler_core.model.profile import (
     ExecutionData,
@@ -65,13 +66,23 @@ SECTIONS = (
     PROGRAM_COSTS,
     "liveness",
     "execution",
+    "blocks",
 )
+
+
+VERTEX_CONTEXTS = "vertex_contexts"
+"""The graph's ``vc_debug`` (added after 1.4) has a checksum of its own, stored only when the
+column is: the ``graph`` checksum leaves it out, so files written before it, and readers
+written before it (which ignore a checksum they do not know), still check the graph."""
+CHECKED_APART = frozenset({"vc_debug"})
 
 
 def _columns(digest: Digest, record: object, spec: Iterable[cols.Column]) -> None:
     """Every column of ``spec`` that ``record`` holds (optional ones may be None), in the
     schema's dtype: the writer's columns are converted as it converts them to write."""
     for column in spec:
+        if column.name in CHECKED_APART:
+            continue
         value = getattr(record, column.name, None)
         if value is None:
             digest.text(f"{column.name}: absent")
@@ -121,6 +132,14 @@ def graph_checksum(graph: GraphData) -> int:
     digest = Digest()
     _columns(digest, graph, cols.GRAPH_COLUMNS + cols.GRAPH_OPTIONAL_COLUMNS)
     digest.integer(graph.num_edges)
+    return digest.value
+
+
+def vertex_contexts_checksum(graph: GraphData) -> int:
+    """The debug context of each vertex-count row (``vc_debug``), when the graph has it."""
+    digest = Digest()
+    column = next(c for c in cols.GRAPH_OPTIONAL_COLUMNS if c.name == "vc_debug")
+    digest.array(column.name, coerce_column(graph.vc_debug, column.name, column.dtype, 1))
     return digest.value
 
 
@@ -191,6 +210,7 @@ SECTION_CHECKSUM = {
     PROGRAM_COSTS: program_costs_checksum,
     "liveness": liveness_checksum,
     "execution": execution_checksum,
+    "blocks": blocks_checksum,  # 1.5: lightweight profiling (profile_pop/blocks.py)
 }
 """The checksum of each section's decoded content, by the name the file stores it under."""
 
@@ -200,9 +220,14 @@ CONTENT = {STRINGS: "strings", GRAPH_COUNTS: "graph_counts", PROGRAM_COSTS: "pro
 
 _PARTS = {
     STRINGS: " (its string table)",
+    VERTEX_CONTEXTS: " (its vertices' debug contexts)",
     GRAPH_COUNTS: " (its counts)",
     PROGRAM_COSTS: " (its steps' cycles and exchanges)",
 }
+
+
+def _vertex_contexts_if_any(graph: GraphData) -> int | None:
+    return None if graph.vc_debug is None else vertex_contexts_checksum(graph)
 
 
 class StoredChecksums:
@@ -244,9 +269,11 @@ class StoredChecksums:
             part = f"section '{name}'" + _PARTS.get(entry, "")
             if isinstance(stored, ChecksumError):
                 raise ChecksumError(None, f"damaged: {part} cannot be checked: {stored.problem}")
+            computed = checksum(content)
+            if computed is None:  # an optional part the section does not have
+                continue
             if entry not in stored:
                 raise ChecksumError(None, f"damaged: {part} has no checksum in the file")
-            computed = checksum(content)
             if computed != stored[entry]:
                 raise ChecksumError(
                     None,
@@ -264,4 +291,6 @@ class StoredChecksums:
             return [("programs", program_steps_checksum)]
         if key == "programs":
             return [("programs", program_steps_checksum), (PROGRAM_COSTS, program_costs_checksum)]
+        if key == "graph":
+            return [("graph", graph_checksum), (VERTEX_CONTEXTS, _vertex_contexts_if_any)]
         return [(key, SECTION_CHECKSUM[key])]

@@ -66,6 +66,8 @@ GRAPH_COLUMNS: tuple[Column, ...] = (
 GRAPH_OPTIONAL_COLUMNS: tuple[Column, ...] = (
     # added in 1.1: absent from 1.0 files, which read as None
     Column("vt_state_bytes", I64, "vertex types"),
+    # added after 1.4 (additive, same format version): absent from older files, read as None
+    Column("vc_debug", I32, "vertex counts"),
 )
 
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from profiler_core.errors import ChecksumError, ReportError
 from profiler_core.formats.profile_pop import columns as cols
+from profiler_core.formats.profile_pop.blocks import BLOCKS_SINCE_MINOR, decode_blocks
 from profiler_core.formats.profile_pop.checksums import (
     GRAPH_COUNTS,
     GRAPH_COUNTS_SINCE_MINOR,
@@ -39,6 +40,7 @@ from profiler_core.formats.profile_pop.schema import (
 )
 from profiler_core.formats.profile_pop.section_arrays import ARRAY_SECTIONS, SectionArrays
 from profiler_core.model.profile import (
+    BlocksData,
     ExecutionData,
     GraphCounts,
     GraphData,
@@ -174,6 +176,23 @@ class ProfileReader:
         """The runs, or None when the program was compiled but never run."""
         return self._section("execution", self._decode_execution)
 
+    @property
+    def blocks(self) -> BlocksData | None:
+        """Lightweight profiling's blocks (format 1.5, ``profile_pop/blocks.py``), or None
+        when it was off or the file is older."""
+        if (self.format_major, self.format_minor) < (1, BLOCKS_SINCE_MINOR):
+            return None
+        return self._section("blocks", self._decode_blocks)
+
+    def _decode_blocks(self, root: Any) -> BlocksData | None:
+        where = self._arrays.section_ref("blocks")
+        strings_where = self._arrays.child(where, "Blocks", "strings")
+        return decode_blocks(
+            root,
+            lambda section, spec: self._arrays.columns(section, where, "Blocks", spec),
+            lambda strings: self._arrays.strings(strings, strings_where),
+        )
+
     def to_profile(self) -> ProfileData:
         """Every section, decoded: the ``ProfileData`` that was written."""
         return ProfileData(
@@ -184,6 +203,7 @@ class ProfileReader:
             programs=self.programs,
             liveness=self.liveness,
             execution=self.execution,
+            blocks=self.blocks,
         )
 
     def _section(self, name: str, decode: Callable[[Any], T], key: str | None = None) -> T:

@@ -11,6 +11,7 @@ import numpy as np
 
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import read_array
+from profiler_core.formats.profile_pop.blocks import BLOCK_COLUMNS
 from profiler_core.formats.profile_pop.locate import Locator, StructRef
 from profiler_core.formats.profile_pop.locate import pointer_slot as _slot
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS
@@ -21,6 +22,7 @@ SECTION_COLUMNS: dict[str, list[tuple[str, cols.Column]]] = {
     "memory": [("Memory", c) for c in cols.MEMORY_COLUMNS],
     "programs": [("Programs", c) for c in cols.PROGRAM_COLUMNS + cols.PROGRAM_OPTIONAL_COLUMNS],
     "liveness": [("Liveness", c) for c in cols.LIVENESS_COLUMNS],
+    "blocks": [("Blocks", c) for c in BLOCK_COLUMNS],
 }
 ARRAY_SECTIONS = (*SECTION_COLUMNS, "execution")
 #: The fewest bytes a run takes: its struct and an Array struct (dtype, shape) per column.
@@ -77,8 +79,8 @@ class SectionArrays:
         where = self.section_ref(section)
         fields = [(where, struct, c.field) for struct, c in SECTION_COLUMNS[section]]
         spans = [self.array_span(*field) for field in fields]
-        if section == "graph":
-            strings = self._locator.child(where, _slot("Graph", "strings"))
+        if section in ("graph", "blocks"):  # the sections with a string table
+            strings = self._locator.child(where, _slot(section.capitalize(), "strings"))
             spans.append(self.array_span(strings, "Strings", "offsets"))
             spans.append(self._locator.data_span(strings, _slot("Strings", "blob")))
         return [span for span in spans if span is not None]

@@ -20,11 +20,15 @@ from profiler_core.errors import ReportError
 from profiler_core.formats.atomic import atomic_write
 from profiler_core.formats.profile_pop import columns as cols
 from profiler_core.formats.profile_pop.arrays import coerce_column, write_array
+from profiler_core.formats.profile_pop.blocks import array_bytes as blocks_array_bytes
+from profiler_core.formats.profile_pop.blocks import build_blocks
 from profiler_core.formats.profile_pop.checksums import (
     GRAPH_COUNTS,
     PROGRAM_COSTS,
     SECTION_CHECKSUM,
     STRINGS,
+    VERTEX_CONTEXTS,
+    vertex_contexts_checksum,
 )
 from profiler_core.formats.profile_pop.graph_counts import COUNT_FIELDS
 from profiler_core.formats.profile_pop.schema import DECODE_ERRORS, MAGIC, describe, profile_schema
@@ -76,6 +80,7 @@ def build_message(profile: ProfileData, path: str | Path | None = None) -> Any:
         ("programs", _build_programs),
         ("liveness", _build_liveness),
         ("execution", _build_execution),
+        ("blocks", lambda message, profile: build_blocks(message, profile.blocks)),
     )
     for name, build in sections:
         try:
@@ -104,11 +109,15 @@ def _build_checksums(message: Any, profile: ProfileData) -> None:
         PROGRAM_COSTS: profile.programs,
         "liveness": profile.liveness,
         "execution": profile.execution,
+        "blocks": profile.blocks,
     }
-    out = message.init("checksums", len(SECTION_CHECKSUM))
-    for entry, (section, checksum) in zip(out, SECTION_CHECKSUM.items(), strict=True):
+    sums = {section: checksum(content[section]) for section, checksum in SECTION_CHECKSUM.items()}
+    if profile.graph.vc_debug is not None:  # checked apart: see checksums.VERTEX_CONTEXTS
+        sums[VERTEX_CONTEXTS] = vertex_contexts_checksum(profile.graph)
+    out = message.init("checksums", len(sums))
+    for entry, (section, crc32) in zip(out, sums.items(), strict=True):
         entry.section = section
-        entry.crc32 = checksum(content[section])
+        entry.crc32 = crc32
 
 
 def _build_graph_counts(message: Any, profile: ProfileData) -> None:
@@ -271,5 +280,7 @@ def _estimate_words(profile: ProfileData) -> int:
     text_bytes = len(profile.graph.strings.blob) + sum(
         len(str(key)) + len(str(value)) for key, value in profile.header.options.items()
     )
+    blocks_bytes, blocks_arrays = blocks_array_bytes(profile.blocks)
     # Each Array costs a few words of struct, shape list and padding besides its data.
-    return (array_bytes + text_bytes) // 8 + 16 * len(arrays) + 8192
+    words = (array_bytes + text_bytes + blocks_bytes) // 8
+    return words + 16 * (len(arrays) + blocks_arrays) + 8192

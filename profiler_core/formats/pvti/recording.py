@@ -21,6 +21,7 @@ from profiler_core.formats.pvti.batch import (
     split_columns,
 )
 from profiler_core.formats.pvti.commit import PendingCommit
+from profiler_core.formats.pvti.ring import RecordRing, ring_columns, ring_span_keys
 from profiler_core.formats.pvti.schema import MAX_BATCH_EVENTS, EventKind
 
 #: Returns the spans open right now as (thread_key, channel, label, start_ns, depth).
@@ -49,6 +50,8 @@ class EventBuffer:
         self.pending_limit = max_pending_events * RECORD_FIELDS
 
         self._records: list = []
+        #: The tracepoints' hot path: fixed-size records packed into a preallocated ring.
+        self.ring = RecordRing(max_pending_events, self.relieve)
         #: The flat record list the hot path extends (see ``record``).
         self.records_buffer: list = self._records
         #: The hot path: extend with one RECORD_FIELDS-tuple per event (see batch.py).
@@ -165,6 +168,7 @@ class EventBuffer:
     def _drop_pending(self) -> None:
         """After a write error: forget what was recorded, counting it as lost."""
         self.dropped_events += len(self._take(self._records)) // RECORD_FIELDS
+        self.dropped_events += len(self.ring.take())
         self.dropped_events += len(self._take(self._samples)) + len(self._take(self._heat_samples))
         bulk, self._bulk = self._bulk, []
         self.dropped_events += sum(len(cols["start_ns"]) for cols in bulk)
@@ -176,40 +180,42 @@ class EventBuffer:
         del buffer[:n]
         return taken
 
-    def _open_spans(self, late: list) -> list[tuple]:
-        """Spans open as of this commit; see the module docstring for why ``late`` counts."""
+    def _open_spans(self, late: list, late_ring: np.ndarray) -> list[tuple]:
+        """Spans open as of this commit: a span that ended after its records were taken and
+        before the open spans were listed is in neither, so the ``late`` records count."""
         spans = list(self.open_spans_source()) if self.open_spans_source else []
         seen = {(s[0], s[3], s[4]) for s in spans}
-        for span in span_keys(late):
+        for span in span_keys(late) + ring_span_keys(late_ring):
             if (span[0], span[3], span[4]) not in seen:
                 spans.append(span)
         return spans
 
     def _collect(self) -> PendingCommit | None:
         """Take everything recorded so far and turn it into rows, or None if nothing new."""
+        ring = self.ring.take()
         records = self._take(self._records)
         # Snapshot the open spans after taking the records: a span that ended in between
         # is in neither, so the records that arrived meanwhile (`late`) are counted open.
-        late = list(self._records)
-        open_spans = self._open_spans(late)
+        late, late_ring = list(self._records), self.ring.peek()
+        open_spans = self._open_spans(late, late_ring)
         as_of = time.monotonic_ns()
         samples = self._take(self._samples)
         heat = self._take(self._heat_samples)
         bulk, self._bulk = self._bulk, []
-        if not (records or samples or heat or bulk) and open_spans == self._last_open:
+        if not (records or len(ring) or samples or heat or bulk) and (
+            open_spans == self._last_open
+        ):
             return None
         pending = PendingCommit(open_spans)
-        if records:
-            pending.batches.append(
-                columns_from_records(records, self._threads, self._channels, self._labels)
-            )
+        if records or len(ring):
+            pending.batches.append(self._recorded_batch(ring, records))
         for cols in bulk:
             pending.batches += [(p, {}) for p in split_columns(cols, MAX_BATCH_EVENTS)]
         pending.open_rows = [
             (self._threads.id(t), self._channels.id(c), self._labels.id(lab), s, d, as_of)
             for t, c, lab, s, d in open_spans
         ]
-        if records and pending.open_rows:
+        if (records or len(ring)) and pending.open_rows:
             pending.open_rows = drop_completed_spans(pending.open_rows, pending.batches[0][0])
         for graph, unit, series, t, value in samples:
             self._series_units.setdefault((graph, series), unit)
@@ -219,6 +225,18 @@ class EventBuffer:
             for name, t, counts in heat
         ]
         return pending
+
+    def _recorded_batch(self, ring: np.ndarray, records: list) -> tuple[dict, dict[int, str]]:
+        """One batch of the ring's records then the list's (which alone carry args)."""
+        interners = (self._threads, self._channels, self._labels)
+        if not records:
+            return ring_columns(ring, *interners), {}
+        cols, args = columns_from_records(records, *interners)
+        if not len(ring):
+            return cols, args
+        first = ring_columns(ring, *interners)
+        joined = {name: np.concatenate((first[name], cols[name])) for name in cols}
+        return joined, {len(ring) + i: text for i, text in args.items()}
 
     def _dictionary_rows(self) -> dict[str, list[tuple]]:
         """Rows for threads, channels, labels, series and heatmaps first seen since last."""

@@ -1,0 +1,341 @@
+"""Lightweight profiling's record: every execution of each timed block in a run, with its
+start and end on each IPU that runs it, and every StreamCopy's phases, as numpy columns.
+
+A run logs the ids of the steps it executes and, around each block, the codes of its marks
+(``compiler/block_marks.py``). After the run, one pass of numpy over that log gives every
+cycle: a mark happens at the sum of the durations of the steps before it (IPUs move from step
+to step together in the model, so a block starts and ends at the same cycle on each of its
+IPUs), a block's executions pair its start and end marks in order (a block never runs inside
+itself), and the blocks open at a point are the marks' running count. Cycles are the
+engine's cycle counter, which counts from its load and advances by each run's cycles (the
+host's time between runs is not modelled).
+
+A block is timed on the IPUs where its steps compute, exchange or copy to or from the host
+(an IPU that only syncs and steers it does not run it), on tile ``profiler.blocks.tile`` of
+each; a block that does no such work anywhere is timed on every IPU. A StreamCopy's phases
+are timed on each IPU its tensor lies on, at its first tile there. Blocks are kept for the
+runs the report keeps (``autoReport.executionProfileProgramRunCount`` of each program).
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.common.errors import OptionError
+from ipu_engine.poplar.compiler.block_marks import BlockMarks
+from ipu_engine.poplar.compiler.executable import Executable
+from ipu_engine.poplar.cost_model.compile_model import CompileModel
+from ipu_engine.poplar.options import EngineOptions
+from ipu_engine.poplar.target import Target
+from profiler_core.model.kinds import BlockKind, StepKind
+from profiler_core.model.profile import BlocksData, RunData
+from profiler_core.model.strings import StringInterner
+
+_STREAM_KIND = {
+    StepKind.STREAM_COPY_BEGIN: BlockKind.STREAM_COPY_BEGIN,
+    StepKind.STREAM_COPY_MID: BlockKind.STREAM_COPY_MID,
+    StepKind.STREAM_COPY_END: BlockKind.STREAM_COPY_END,
+}
+_WORK = (
+    StepKind.ON_TILE_EXECUTE,
+    StepKind.DO_EXCHANGE,
+    StepKind.GLOBAL_EXCHANGE,
+    StepKind.STREAM_COPY_BEGIN,
+    StepKind.STREAM_COPY_MID,
+)
+
+
+FLUSH_ENTRIES = 1 << 22
+"""Logs of kept runs are decoded together, when the report asks or past this many entries:
+one numpy pass over many small runs costs what one pass over one does."""
+
+
+class BlockRecorder:
+    """The timed blocks of one engine and the executions of its kept runs."""
+
+    def __init__(self, marks: BlockMarks, exe: Executable, model: CompileModel, tile: int) -> None:
+        target: Target = exe.graph.target
+        self.tile = tile
+        self.counter = 0  # the engine's cycle counter: runs follow one another
+        # the kept runs, in the order they ran, and their executions once decoded: columns
+        # that grow by doubling, so a report's data after each run costs the new rows only
+        self._runs = _Growing(program=np.int32, name=np.int32, start=np.int64, cycles=np.int64)
+        self._rows = _Growing(
+            run=np.int32, block=np.int32, ipu=np.int32, tile=np.int32, depth=np.int32,
+            start=np.int64, end=np.int64,
+        )  # fmt: skip
+        # Runs of a program mostly repeat one path through it: each distinct log is a
+        # template, timed once from its own start; a kept run is its template moved to its
+        # start. (program -> the last log and its template), the templates' logs not timed
+        # yet, and every template's executions once timed.
+        self._new_runs: list[tuple[int, int, int, int, int]] = []  # kept runs not decoded yet
+        self._last: dict[int, tuple[array, int]] = {}
+        self._new_templates: list[np.ndarray] = []
+        self._templates: list[dict[str, np.ndarray]] = []
+        self._pending = 0  # entries of the templates not timed yet
+        self._data: tuple[int, BlocksData] | None = None  # the last data() and its kept runs
+        self.names = StringInterner()
+        self.duration = model.step_duration
+        self._sources = _Sources(target)  # what a mark or StreamCopy step is: block, IPUs
+        names: list[str] = [b.name for b in marks.blocks]
+        kinds: list[BlockKind] = [b.kind for b in marks.blocks]
+        nodes: list[int] = [-1] * len(marks.blocks)
+        steps = exe.steps
+        work = np.isin([int(s.kind) for s in steps], [int(k) for k in _WORK])
+        works_on = (model.step_cycles > 0) & work[:, None] if steps else np.zeros((0, 1), bool)
+        spans = exe.lowering.function_spans
+        for site in marks.sites:  # source i is site i: its marks carry i
+            ranges = [(site.first, site.stop)]
+            ranges += [(spans[f][0], spans[f][1] + 1) for f in marks.called_functions(site)]
+            used = np.zeros(target.num_ipus, dtype=bool)
+            for first, stop in ranges:
+                used |= works_on[first:stop].any(axis=0)
+            on = np.flatnonzero(used) if used.any() else np.arange(target.num_ipus)
+            self._sources.add(site.block, on, on * target.tiles_per_ipu + tile)
+            if nodes[site.block] < 0:
+                nodes[site.block] = site.node
+        self.step_source = np.full(len(steps), -1, dtype=np.int64)  # StreamCopy steps' sources
+        copies: dict[tuple[str, BlockKind], int] = {}  # one block per stream and phase
+        for step in steps:
+            if step.kind in _STREAM_KIND:
+                key = (step.name, _STREAM_KIND[step.kind])
+                if key not in copies:
+                    copies[key] = len(names)
+                    names.append(step.name)
+                    kinds.append(key[1])
+                    nodes.append(int(step.facts.get("node", -1)))
+                data_tiles = np.sort(np.asarray(step.facts["tiles"], dtype=np.int64))
+                on, first_tile = _first_tile_per_ipu(data_tiles, target.tiles_per_ipu)
+                self.step_source[step.id] = self._sources.add(copies[key], on, first_tile)
+        self._sources.finish()
+        self.block_name = self.names.many(names)
+        self.block_kind = np.array([int(k) for k in kinds], dtype=np.uint8)
+        self.block_node = np.array(nodes, dtype=np.int32)
+
+    @classmethod
+    def create(
+        cls, exe: Executable, model: CompileModel, options: EngineOptions
+    ) -> BlockRecorder | None:
+        """The recorder of an engine compiled with lightweight profiling, else None."""
+        marks = exe.lowering.marks
+        if marks is None:
+            return None
+        tile, tiles = int(options["profiler.blocks.tile"]), exe.graph.target.tiles_per_ipu
+        if tile >= tiles:
+            raise OptionError(
+                f"engine option 'profiler.blocks.tile': tile {tile} is not on the IPU; each "
+                f"IPU has tiles 0..{tiles - 1}"
+            )
+        return cls(marks, exe, model, tile)
+
+    def record(self, program: int, executed: array, run: RunData, keep: bool) -> None:
+        """Advance the counter by ``run``; when it is kept, note its log (``executed``, the
+        run's step ids and marks): a template, or the same as the program's last one."""
+        start, self.counter = self.counter, self.counter + int(run.total_cycles)
+        if not keep:
+            return
+        last = self._last.get(program)
+        if last is None or last[0] != executed:  # a C comparison of the two buffers
+            template = len(self._templates) + len(self._new_templates)
+            self._new_templates.append(np.frombuffer(executed, dtype=np.int32))
+            self._last[program] = (executed, template)
+            self._pending += len(executed)
+        else:
+            template = last[1]
+        self._new_runs.append((program, self.names(run.name), start, run.total_cycles, template))
+        if self._pending > FLUSH_ENTRIES:
+            self._decode_pending()
+
+    def _decode_pending(self) -> None:
+        """Time the new templates, then lay each new kept run's template at its start."""
+        self._time_templates()
+        if not self._new_runs:
+            return
+        program, name, start, cycles, template = (
+            np.array(c) for c in zip(*self._new_runs, strict=True)
+        )
+        first_run = len(self._runs)
+        self._runs.append(program=program, name=name, start=start, cycles=cycles)
+        self._new_runs = []
+        runs = first_run + np.arange(len(template))
+        parts = []
+        for t in np.unique(template).tolist():  # each template's runs at once
+            mine = template == t
+            rows = self._templates[t]
+            n, k = len(rows["block"]), int(mine.sum())
+            shift = np.repeat(start[mine], n)
+            parts.append(
+                {
+                    "run": np.repeat(runs[mine], n),
+                    **{c: np.tile(rows[c], k) for c in ("block", "ipu", "tile", "depth")},
+                    "start": np.tile(rows["start"], k) + shift,
+                    "end": np.tile(rows["end"], k) + shift,
+                }
+            )
+        columns = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+        if len(parts) > 1:  # templates interleaved: in run order, each run's rows as timed
+            order = np.argsort(columns["run"], kind="stable")
+            columns = {c: v[order] for c, v in columns.items()}
+        self._rows.append(**columns)
+
+    def _time_templates(self) -> None:
+        """Every new template's executions, cycles from its own start: one numpy pass over
+        their logs laid end to end (no sort but a radix sort of nesting levels)."""
+        logs, self._new_templates, self._pending = self._new_templates, [], 0
+        if not logs:
+            return
+        log = np.concatenate(logs)
+        lengths = np.array([len(part) for part in logs], dtype=np.int64)
+        is_mark = log < 0
+        step = np.where(is_mark, 0, log)
+        durations = np.where(is_mark, 0, self.duration[step])
+        before = np.cumsum(durations) - durations
+        firsts = np.cumsum(lengths) - lengths
+        base = np.where(lengths > 0, before[np.minimum(firsts, max(log.size - 1, 0))], 0)
+        at = before - np.repeat(base, lengths)  # cycles from each template's start
+        code = np.where(is_mark, -log.astype(np.int64) - 1, 0)
+        is_start, is_end = is_mark & (code & 1 == 0), is_mark & (code & 1 == 1)
+        opened = is_start.astype(np.int64) - is_end
+        open_before = np.cumsum(opened) - opened  # blocks open when each entry begins
+        # Marks at one nesting level never overlap: taken level by level in log order, they
+        # alternate start, end, start, end (each log's marks balance, so logs laid end to
+        # end do too); a stable sort of small integers is numpy's radix sort.
+        marks = np.flatnonzero(is_mark)
+        level = (open_before[marks] - is_end[marks]).astype(np.int16)
+        marks = marks[np.argsort(level, kind="stable")]
+        ends_at = np.zeros(log.size, dtype=np.int64)
+        ends_at[marks[is_start[marks]]] = at[marks[is_end[marks]]]
+        # what each execution is, in log order (time order, outer blocks first)
+        source = np.where(is_mark, code >> 1, self.step_source[step])
+        entry = np.flatnonzero(is_start | (~is_mark & (source >= 0)))
+        source = source[entry]
+        end = np.where(is_mark[entry], ends_at[entry], at[entry] + durations[entry])
+        row, where = self._sources.expand(source)  # one row per IPU a block runs on
+        entry = entry[row]
+        columns = {
+            "block": self._sources.block[source[row]].astype(np.int32),
+            "ipu": self._sources.ipus[where],
+            "tile": self._sources.tiles[where],
+            "depth": open_before[entry].astype(np.int32),
+            "start": at[entry],
+            "end": end[row],
+        }
+        cuts = np.searchsorted(entry, np.cumsum(lengths)[:-1])  # each template's rows
+        for first, stop in zip(
+            np.concatenate(([0], cuts)), np.append(cuts, len(entry)), strict=True
+        ):
+            self._templates.append({c: v[first:stop] for c, v in columns.items()})
+
+    def data(self) -> BlocksData:
+        """The kept runs' blocks, runs in the execution section's order (by program), each
+        run's executions in time order (outer blocks first). Made again only after new runs;
+        its columns are views of what is recorded, copied only when runs of several programs
+        interleave."""
+        kept = len(self._runs) + len(self._new_runs)  # (the pending ones decode below)
+        if self._data is not None and self._data[0] == kept:
+            return self._data[1]
+        self._decode_pending()
+        runs, rows = self._runs.view, self._rows.view
+        programs = runs("program")
+        order = np.argsort(programs, kind="stable")
+        run, pick = rows("run"), slice(None)
+        if (np.diff(programs) < 0).any():  # runs of programs interleaved: by program first
+            position = np.empty(len(order), dtype=np.int64)
+            position[order] = np.arange(len(order))
+            pick = np.argsort(position[run], kind="stable")  # each run's rows keep their order
+            run = position[run][pick]
+        else:
+            order = slice(None)
+        data = BlocksData(
+            strings=self.names.table(),
+            tile=self.tile,
+            block_name=self.block_name,
+            block_kind=self.block_kind,
+            block_node=self.block_node,
+            run_program=programs[order],
+            run_name=runs("name")[order],
+            run_start=runs("start")[order],
+            run_cycles=runs("cycles")[order],
+            exec_block=rows("block")[pick],
+            exec_run=run,
+            exec_ipu=rows("ipu")[pick],
+            exec_tile=rows("tile")[pick],
+            exec_depth=rows("depth")[pick],
+            exec_start=rows("start")[pick],
+            exec_end=rows("end")[pick],
+        )
+        self._data = (kept, data)
+        return data
+
+
+class _Growing:
+    """Named columns that grow by doubling: appending copies only the new rows, and a view
+    of the first n rows stays valid (later rows go past it, or into a new buffer)."""
+
+    def __init__(self, **dtypes: type) -> None:
+        self._columns = {name: np.zeros(16, dtype) for name, dtype in dtypes.items()}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def append(self, **values: Any) -> None:
+        arrays = {name: np.asarray(v) for name, v in values.items()}
+        count = len(next(iter(arrays.values())))
+        size = self._size + count
+        for name, column in self._columns.items():
+            if size > len(column):
+                grown = np.zeros(max(size, 2 * len(column)), column.dtype)
+                grown[: self._size] = column[: self._size]
+                self._columns[name] = column = grown
+            column[self._size : size] = arrays[name]
+        self._size = size
+
+    def view(self, name: str) -> np.ndarray:
+        view = self._columns[name][: self._size]
+        view.flags.writeable = False  # a report's columns: nobody changes them
+        return view
+
+
+class _Sources:
+    """What an execution comes from -- a block's site (its marks) or a StreamCopy step --
+    as columns: its block, and the IPUs (with a tile on each) it is timed on."""
+
+    def __init__(self, target: Target) -> None:
+        self._block: list[int] = []
+        self._ipus: list[np.ndarray] = []
+        self._tiles: list[np.ndarray] = []
+
+    def add(self, block: int, ipus: np.ndarray, tiles: np.ndarray) -> int:
+        self._block.append(block)
+        self._ipus.append(np.asarray(ipus))
+        self._tiles.append(np.asarray(tiles))
+        return len(self._block) - 1
+
+    def finish(self) -> None:
+        self.block = np.array(self._block, dtype=np.int64)
+        self.counts = np.array([len(i) for i in self._ipus], dtype=np.int64)
+        self.offsets = np.concatenate(([0], np.cumsum(self.counts)))
+        empty = np.zeros(0, np.int32)
+        self.ipus = np.concatenate(self._ipus).astype(np.int32) if self._ipus else empty
+        self.tiles = np.concatenate(self._tiles).astype(np.int32) if self._tiles else empty
+
+    def expand(self, source: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(for each output row: its input row, where its IPU and tile are): one row per
+        IPU of each source."""
+        counts = self.counts[source]
+        row = np.repeat(np.arange(len(source)), counts)
+        within = np.arange(len(row)) - np.repeat(np.cumsum(counts) - counts, counts)
+        return row, self.offsets[source[row]] + within
+
+
+def _first_tile_per_ipu(
+    sorted_tiles: np.ndarray, tiles_per_ipu: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(IPUs, the first tile on each) of sorted tiles."""
+    ipu = sorted_tiles // tiles_per_ipu
+    first = np.flatnonzero(np.concatenate(([True], ipu[1:] != ipu[:-1]))) if len(ipu) else ipu
+    return ipu[first], sorted_tiles[first]
