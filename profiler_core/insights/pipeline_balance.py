@@ -1,7 +1,10 @@
 """Pipeline balance: in a pipelined program (the front end's ``rampUp<k>``, ``steadyState``
 and ``rampDown<k>`` time steps), the cycles each stage's IPU works per steady-state time
 step, the stage that bounds throughput, and the bubble of ramp-up and ramp-down -- read
-from the report's program steps, as the pipeline phases group them.
+from the report's program steps, grouped by the pipeline phase each belongs to: the phase
+Operations attributes it to (``analysis/attribution.py``: the ``pipeline::steadyState``,
+``rampUp`` and ``rampDown`` calls above it) when the report has its debug contexts, else
+the phase's node of the program tree by name.
 
 A steady-state time step runs every stage side by side, each on its IPU, and lasts as long
 as its slowest IPU in each of its program steps; so the stage with the most cycles bounds
@@ -18,11 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from profiler_core.analysis.attribution import PIPELINE_PHASES, phase_mask, step_pieces
 from profiler_core.analysis.program_tree import program_tree, subtree_ends
 from profiler_core.insights.context import InsightsContext
 from profiler_core.insights.findings import Evidence, Finding, Severity
 
 STEADY = "steadyState"
+STEADY_OP, RAMP_OPS = PIPELINE_PHASES[1], (PIPELINE_PHASES[0], PIPELINE_PHASES[2])
 RAMP = re.compile(r"ramp(Up|Down)\d+")
 IMBALANCE = 1.15  # the bounding stage over the mean stage: a warning from here
 
@@ -80,20 +85,12 @@ def pipeline_balance(report: Any, run: int = 0) -> PipelineBalance | None:
     if not steady or not 0 <= run < len(runs):
         return None
     tree = program_tree(report, run)
-    ends = subtree_ends(programs.node_parent)
-    step_node = programs.step_node
     cycles = np.asarray(programs.step_cycles, dtype=np.int64)  # (steps, IPUs)
     duration = cycles.max(axis=1)
     executed = tree.step_executions
-
-    def phase_steps(nodes: list[int]) -> np.ndarray:
-        inside = np.zeros(len(step_node), dtype=bool)
-        for node in nodes:
-            inside |= (step_node >= node) & (step_node < ends[node])
-        return np.flatnonzero(inside & (executed > 0))
-
-    steady_steps_ids = phase_steps(steady)
-    ramp_steps_ids = phase_steps(ramps)
+    in_steady, in_ramps = _phases(report, run, steady, ramps)
+    steady_steps_ids = np.flatnonzero(in_steady & (executed > 0))
+    ramp_steps_ids = np.flatnonzero(in_ramps & (executed > 0))
     if not steady_steps_ids.size:
         return None
     times = int(sum(max(int(programs.node_count[n]), 1) * int(tree.executions[n]) for n in steady))
@@ -116,6 +113,30 @@ def pipeline_balance(report: Any, run: int = 0) -> PipelineBalance | None:
         ramp_idle_cycles=int(idle.sum()),
         stages=int(stage_ipus.size),
     )
+
+
+def _phases(
+    report: Any, run: int, steady: list[int], ramps: list[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each step is in the steady state, and in a ramp: by Operations' phases when
+    the debug contexts are there, else by the phases' program tree nodes."""
+    programs = report.programs
+    debug = report.debug_or_none() if hasattr(report, "debug_or_none") else None
+    if debug is not None and phase_mask(debug, PIPELINE_PHASES).any():
+        runs = [report.execution.runs[run]]
+        phase = step_pieces(programs, report.graph, runs, debug).step_phase
+        ops = np.array([debug.op[int(c)] if c >= 0 else "" for c in phase.tolist()], dtype=object)
+        return ops == STEADY_OP, np.isin(ops, RAMP_OPS)
+    ends = subtree_ends(programs.node_parent)
+    step_node = programs.step_node
+
+    def under(nodes: list[int]) -> np.ndarray:
+        inside = np.zeros(len(step_node), dtype=bool)
+        for node in nodes:
+            inside |= (step_node >= node) & (step_node < ends[node])
+        return inside
+
+    return under(steady), under(ramps)
 
 
 def pipeline_finding(ctx: InsightsContext) -> list[Finding]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +79,20 @@ def test_the_balance_finding_is_the_stages_cycles_summed_by_hand(pipelined):
     (finding,) = [f for f in insights(report).findings if f.rule == "pipeline-balance"]
     assert f"IPU {balance.bound_stage} bounds throughput" in finding.title
     assert f"{int(per_ipu.max()):,} cycles per steady-state time step" in finding.title
+
+
+def test_the_phases_of_operations_and_of_the_program_tree_give_one_balance(pipelined, tmp_path):
+    """With debug.cbor the steps' phases are the ones Operations shows; without it, the
+    program tree's phase nodes: the same steps either way."""
+    bare = tmp_path / "pipelined"
+    bare.mkdir()
+    shutil.copy(pipelined / "profile.pop", bare / "profile.pop")
+    with_debug, without = (
+        pipeline_balance(open_report(pipelined)),
+        pipeline_balance(open_report(bare)),
+    )
+    assert open_report(bare).debug_or_none() is None
+    assert with_debug.to_dict() == without.to_dict()
 
 
 def _moved_model() -> nn.Sequential:
