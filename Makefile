@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench fuzz soak models clean
+.PHONY: run test lint format bench fuzz soak models torch clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,8 +56,26 @@ soak: $(STAMP)
 models: $(STAMP)
 	POPVISION_LIGHT_MODELS=all $(PY) -m pytest -q tests/ipu_engine/test_onnx_light.py
 
+# ipu_engine.poptorch, PopTorch's face for torch models, in a venv of its own so that .venv and
+# `make test` stay without torch: installs the [torch] extra (torch, onnxscript, torchvision;
+# torch from the package index pulls ~3 GB of GPU libraries), then runs the shim's tests and
+# PopTorch's documented examples (resources/examples/poptorch/), their reports opened in the
+# window offscreen. About 5 minutes after the install.
+TORCH_VENV ?= .venv-torch
+TORCH_PY := $(TORCH_VENV)/bin/python
+TORCH_STAMP := $(TORCH_VENV)/.installed
+
+$(TORCH_STAMP): pyproject.toml
+	test -x $(TORCH_PY) || $(PYTHON) -m venv $(TORCH_VENV)
+	$(TORCH_PY) -m pip install --quiet --upgrade pip
+	$(TORCH_PY) -m pip install --quiet -e '.[dev,torch]'
+	touch $(TORCH_STAMP)
+
+torch: $(TORCH_STAMP)
+	QT_QPA_PLATFORM=offscreen $(TORCH_PY) -m pytest -q tests/ipu_engine/test_poptorch_*.py
+
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(TORCH_VENV) .pytest_cache build *.egg-info

@@ -16,6 +16,7 @@ from ipu_engine.codelets.alike_edges import (
 )
 from ipu_engine.codelets.blas_threads import one_blas_thread
 from ipu_engine.codelets.conv_gemm import conv_grid, run_grid
+from ipu_engine.codelets.conv_grouped import run_alike
 from ipu_engine.common.types import FLOAT, HALF, UNSIGNED_INT, Type
 from ipu_engine.poplar.codelet_registry import register_builtin
 from ipu_engine.poplar.cost_model.constants import AMP_MACS_PER_CYCLE, SUPERVISOR_OVERHEAD_CYCLES
@@ -103,30 +104,74 @@ def _convolve_alike(
     return acc.reshape(nv, groups, rows, cols, outs).transpose(0, 2, 3, 1, 4)
 
 
+#: A group of alike vertices whose grid needs more products than this (one per vertex, as
+#: a depthwise convolution's) runs as one batched product instead (``conv_grouped``).
+MAX_GRID_PRODUCTS = 8
+
+
+def _path(
+    batch: VertexBatch,
+    sel: np.ndarray,
+    g: dict[str, int],
+    with_bias: bool,
+    partials: np.dtype,
+    in_place: bool,
+) -> tuple[str, object]:
+    """How vertices ``sel`` run, and their grid: "half" (half partials round after every
+    multiply-accumulate: vertex by vertex, in the vertex's order); "batched" (one product
+    for all: one input channel per group -- outer products, nothing for BLAS to gain --
+    or a grid of many small products); else "grid"."""
+    if partials != np.float32:
+        return "half", None
+    if g["inChans"] == 1:
+        return "batched", None
+    grid = conv_grid(batch, sel, g, with_bias, in_place)
+    if grid is None or len(grid.blocks) + len(grid.stacks) > MAX_GRID_PRODUCTS:
+        return "batched", None
+    return "grid", grid
+
+
 def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype, channel_major: bool) -> None:
     alike = alike_vertices(batch, _STATE)
     out_sizes = [
         (sel, g["outRows"] * g["outWidth"] * g["groups"] * g["outChans"]) for g, sel in alike
     ]
     in_place = writes_in_place(batch, "out", out_sizes)
-    for g, sel in alike:
-        if partials == np.float32:  # half partials round at every step: vertex by vertex
-            grid = conv_grid(batch, sel, g, with_bias, in_place)
-            if grid is not None:
-                run_grid(batch, grid, sel, g, channel_major, in_place, with_bias)
-                continue
-        groups, c, f = g["groups"], g["inChans"], g["outChans"]
-        x = read_group(batch, "in", sel, g["inRows"] * g["width"] * groups * c)
-        if channel_major:  # its edge is [channels, pixels]: the same elements, transposed
-            x = x.reshape(sel.size, groups, c, g["inRows"], g["width"]).transpose(0, 3, 4, 1, 2)
-        x = x.reshape(sel.size, g["inRows"], g["width"], groups, c)
-        w = read_group(batch, "weights", sel, g["kernelH"] * g["kernelW"] * c * groups * f)
-        w = w.reshape(sel.size, g["kernelH"], g["kernelW"], c, groups, f)
-        y = _convolve_alike(x, w, g, partials).reshape(sel.size, -1, groups * f)
-        if with_bias:  # added to the partial sums, in their type
-            bias = read_group(batch, "bias", sel, groups * f)
-            y = (y + bias[:, None]).astype(partials, copy=False)
-        write_group(batch, "out", sel, y.reshape(sel.size, -1), in_place)
+    paths = [_path(batch, sel, g, with_bias, partials, in_place) for g, sel in alike]
+    # a batched group writes memory directly unless another group writes ``batch["out"]``,
+    # whose gathered copy is stored back afterwards
+    direct = in_place or all(path == "batched" for path, _ in paths)
+    for (g, sel), (path, grid) in zip(alike, paths, strict=True):
+        if path == "batched":
+            run_alike(batch, sel, g, with_bias, channel_major, direct)
+        elif path == "grid":
+            run_grid(batch, grid, sel, g, channel_major, in_place, with_bias)
+        else:
+            _compute_alike(batch, sel, g, with_bias, partials, channel_major, in_place)
+
+
+def _compute_alike(
+    batch: VertexBatch,
+    sel: np.ndarray,
+    g: dict[str, int],
+    with_bias: bool,
+    partials: np.dtype,
+    channel_major: bool,
+    in_place: bool,
+) -> None:
+    """Vertices ``sel`` of one size gathered, convolved kernel position by position."""
+    groups, c, f = g["groups"], g["inChans"], g["outChans"]
+    x = read_group(batch, "in", sel, g["inRows"] * g["width"] * groups * c)
+    if channel_major:  # its edge is [channels, pixels]: the same elements, transposed
+        x = x.reshape(sel.size, groups, c, g["inRows"], g["width"]).transpose(0, 3, 4, 1, 2)
+    x = x.reshape(sel.size, g["inRows"], g["width"], groups, c)
+    w = read_group(batch, "weights", sel, g["kernelH"] * g["kernelW"] * c * groups * f)
+    w = w.reshape(sel.size, g["kernelH"], g["kernelW"], c, groups, f)
+    y = _convolve_alike(x, w, g, partials).reshape(sel.size, -1, groups * f)
+    if with_bias:  # added to the partial sums, in their type
+        bias = read_group(batch, "bias", sel, groups * f)
+        y = (y + bias[:, None]).astype(partials, copy=False)
+    write_group(batch, "out", sel, y.reshape(sel.size, -1), in_place)
 
 
 @functools.cache

@@ -7,6 +7,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from ipu_engine.codelets.elementwise import ElementwiseVertex
+from ipu_engine.codelets.flat_views import flat_views
 from ipu_engine.common.types import BOOL, Type
 from ipu_engine.poplar.codelet_registry import register_builtin
 from ipu_engine.poplar.vertex import Input, Output, VertexBatch
@@ -49,7 +50,15 @@ def _map_codelet(text: str, expr: Expr, in_types: tuple[Type, ...], out_type: Ty
     dtype = in_types[0].numpy_dtype
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
-        inputs = [batch[f"in{i}"] for i in range(cls.num_inputs)]
+        names = tuple(f"in{i}" for i in range(cls.num_inputs))
+        # on strided views of memory in the outputs' address order, as element-wise ops
+        # run (an NCHW view of an NHWC activation is read where it lies, not gathered)
+        views = flat_views(batch, names, "out")
+        if views is not None:
+            inputs = [views[n].of(batch.pool(n)) for n in names]
+            views["out"].of(batch.pool("out"))[...] = cls.expr.evaluate(inputs, dtype)
+            return
+        inputs = [batch[n] for n in names]
         batch["out"][...] = cls.expr.evaluate(inputs, dtype)
 
     types = ",".join(t.name for t in in_types)

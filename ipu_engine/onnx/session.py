@@ -34,6 +34,7 @@ from ipu_engine.onnx.model import OnnxModel, ValueSpec, load_model
 _FLOAT_TYPES = {"float32": FLOAT, "float16": HALF}
 _OPTION_KEYS = (
     "engine_options", "ipu_version", "tiles_per_ipu", "name", "available_memory_proportion",
+    "partials_type",
 )  # fmt: skip
 
 
@@ -57,7 +58,9 @@ class InferenceSession:
     ``options``: ``engine_options`` (Poplar's, e.g. autoReport), ``ipu_version``,
     ``tiles_per_ipu``, ``name`` (the report folder), ``dtype`` ("float32"),
     ``available_memory_proportion`` (the whole model's, a float or {"IPU0": p}; a node's
-    PopART attribute ``__available_memory_proportion`` wins for its matmuls and convolutions).
+    PopART attribute ``__available_memory_proportion`` wins for its matmuls and convolutions),
+    ``partials_type`` ("float" or "half": what half matmul and convolution products
+    accumulate in, PopART's ``partialsTypeMatMuls``).
     ``ipus`` > 1 without PopART attributes splits the nodes into that many consecutive
     groups of about equal weight bytes: shards, or pipeline stages when
     ``batches_per_step`` > 1 gives them micro-batches to overlap.

@@ -24,15 +24,22 @@ RNG = np.random.default_rng(41)
 
 @pytest.fixture
 def grids(monkeypatch) -> list[dict]:
-    """Every grid the codelet runs: its blocks, how many vertices, written in place."""
+    """Every grid the codelet runs: its blocks, how many vertices, written in place; and
+    every group of alike vertices it runs as one batched product instead (``grid`` None:
+    depthwise and grouped convolutions, ``codelets/conv_grouped.py``)."""
     seen: list[dict] = []
-    real = conv_codelet.run_grid
+    real, real_batched = conv_codelet.run_grid, conv_codelet.run_alike
 
     def spy(batch, grid, sel, g, channel_major, in_place, with_bias):
         seen.append({"grid": grid, "vertices": sel.size, "in_place": in_place})
         real(batch, grid, sel, g, channel_major, in_place, with_bias)
 
+    def spy_batched(batch, sel, g, with_bias, channel_major, direct):
+        seen.append({"grid": None, "vertices": sel.size, "in_place": direct})
+        real_batched(batch, sel, g, with_bias, channel_major, direct)
+
     monkeypatch.setattr(conv_codelet, "run_grid", spy)
+    monkeypatch.setattr(conv_codelet, "run_alike", spy_batched)
     return seen
 
 
@@ -42,7 +49,7 @@ def _conv_vertices(graph: Graph) -> int:
 
 @pytest.mark.parametrize(("xs", "ws", "groups", "stride", "pads", "dilation", "with_bias"), CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_every_vertex_of_a_convolution_runs_in_a_grid_block(
+def test_every_vertex_of_a_convolution_runs_in_a_grid_block_or_a_batched_product(
     grids, xs, ws, groups, stride, pads, dilation, with_bias, dtype
 ) -> None:
     x = RNG.standard_normal(xs).astype(dtype)
@@ -202,5 +209,5 @@ def test_input_channel_blocks_of_a_pointwise_convolution_run_as_stacks(grids, nc
 
     _, out = run_op(build, inputs, 32)
     assert close(out["out"], reference_conv(x, w, (1, 1), ((0, 0), (0, 0)), (1, 1), 1, b), 1e-5)
-    stacks = [s for seen in grids for s in seen["grid"].stacks]
+    stacks = [s for seen in grids if seen["grid"] is not None for s in seen["grid"].stacks]
     assert stacks and max(s.depth for s in stacks) > 1

@@ -1,0 +1,270 @@
+"""A convolution compute set's alike vertices as one batched product: what depthwise and
+grouped convolutions need, whose vertices share neither inputs nor weights (each reads its
+own groups), so that ``conv_gemm``'s grid is one small product per vertex -- 1,216 Python
+calls per MobileNet depthwise layer.
+
+Once per compiled compute set (``batch.cache``) each edge of the group is found either as
+a strided view of memory over a grid of its vertices, ``[*grid, ...the field's own
+shape]`` -- their addresses are affine in the vertices' order, the usual case, since the
+vertices are made in a meshgrid of images, groups and row blocks -- or else as one index
+array (a gather, or a scatter for the output). Each run is then a few numpy calls for the
+whole group: kernel position by kernel position multiply-adds when each group has one
+input channel (depthwise: an outer product, nothing for BLAS to gain), else
+``conv_products.multiply`` with each vertex a layer of the batch (its patches times its
+weights, one batched BLAS product). Sums accumulate in float32, the bias added last, as
+the vertex adds it; outputs are written as views of memory where they are one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipu_engine.codelets.conv_products import _overhang, multiply
+from ipu_engine.poplar.vertex import VertexBatch
+
+Affine = tuple[int, tuple[int, ...]]  # first address, step per axis
+
+
+@dataclass(frozen=True)
+class Edge:
+    """Where one field of the group is: ``view`` (first address and steps over [*grid,
+    *shape]) when affine, else ``index`` [*grid, *shape] addresses."""
+
+    shape: tuple[int, ...]  # the field's own shape, per vertex
+    view: Affine | None
+    index: np.ndarray | None
+
+    def read(self, pool: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
+        """[*grid, *shape] values: a view of memory, or gathered."""
+        if self.view is None:
+            assert self.index is not None
+            return pool[self.index]
+        first, steps = self.view
+        return _strided(pool, first, steps, (*grid, *self.shape))
+
+
+def _strided(pool: np.ndarray, first: int, steps: tuple[int, ...], shape: tuple[int, ...]):
+    """A view of ``pool``: the element at index (i, j, ...) is ``first + i * steps[0] +
+    j * steps[1] + ...`` (steps forwards); writing into it writes memory."""
+    if 0 in shape:
+        return pool[first:first].reshape(shape)
+    last = first + sum((n - 1) * s for n, s in zip(shape, steps, strict=True)) + 1
+    if first < 0 or last > pool.size:  # as_strided does not check its bounds
+        raise IndexError(f"view [{first}, {last}) outside memory of {pool.size}")
+    item = pool.itemsize
+    return np.lib.stride_tricks.as_strided(
+        pool[first:last], shape=shape, strides=[s * item for s in steps], writeable=True
+    )
+
+
+@dataclass(frozen=True)
+class AlikeEdges:
+    """A group of alike vertices' edges over one grid of its vertices (in their order)."""
+
+    grid: tuple[int, ...]
+    edges: dict[str, Edge]
+
+
+def field_shapes(g: dict[str, int], channel_major: bool) -> dict[str, tuple[int, ...]]:
+    """Each field's shape per vertex, in its edge's element order."""
+    groups, c, f = g["groups"], g["inChans"], g["outChans"]
+    rows, width = g["inRows"], g["width"]
+    return {
+        "in": (groups, c, rows, width) if channel_major else (rows, width, groups, c),
+        "weights": (g["kernelH"], g["kernelW"], c, groups, f),
+        "out": (g["outRows"], g["outWidth"], groups, f),
+        "bias": (groups, f),
+    }
+
+
+def alike_edges(
+    batch: VertexBatch, sel: np.ndarray, g: dict[str, int], names: tuple[str, ...], cm: bool
+) -> AlikeEdges:
+    """Fields ``names`` of vertices ``sel`` (all of sizes ``g``), found once per compiled
+    compute set."""
+    digest = hashlib.blake2b(sel.tobytes(), digest_size=16).digest()
+    key = ("conv_alike_edges", digest, names)
+    if key not in batch.cache:
+        batch.cache[key] = _find(batch, sel, g, names, cm)
+    return batch.cache[key]
+
+
+def _addresses(batch: VertexBatch, name: str, sel: np.ndarray, size: int) -> np.ndarray:
+    """[vertices, size] addresses of field ``name`` of vertices ``sel``."""
+    first = batch.offsets(name)[:-1][sel]
+    return batch.addresses(name)[first[:, None] + np.arange(size, dtype=np.int64)]
+
+
+def _pattern(addresses: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Steps over ``shape`` of each vertex's addresses when they are affine in it, alike
+    for every vertex, and step forwards; else None."""
+    relative = addresses - addresses[:, :1]
+    if not (relative == relative[0]).all():
+        return None
+    found = _fit(relative[0].reshape(shape))
+    return None if found is None else found
+
+
+def _fit(values: np.ndarray) -> tuple[int, ...] | None:
+    """Steps per axis when ``values == values.flat[0] + sum(i_k * step_k)``, none
+    negative; else None."""
+    steps = []
+    for axis, n in enumerate(values.shape):
+        index = [0] * values.ndim
+        if n > 1:
+            index[axis] = 1
+        steps.append(int(values[tuple(index)]) - int(values.flat[0]))
+    expected = values.flat[0] + sum(
+        np.arange(n, dtype=np.int64).reshape([-1 if k == a else 1 for k in range(values.ndim)]) * s
+        for a, (n, s) in enumerate(zip(values.shape, steps, strict=True))
+    )
+    if min(steps, default=0) < 0 or not np.array_equal(expected, values):
+        return None
+    return tuple(steps)
+
+
+def vertex_grid(starts: np.ndarray) -> tuple[int, ...] | None:
+    """The grid [outer, ..., inner] the vertices' first addresses ``starts`` [vertices,
+    fields] are affine over (each field with its own steps), innermost found first: the
+    length over which every field keeps its step; None when there is none."""
+    dims: list[int] = []
+    rest = starts
+    while rest.shape[0] > 1:
+        step = rest[1] - rest[0]
+        changes = np.flatnonzero((np.diff(rest, axis=0) != step).any(axis=1))
+        inner = rest.shape[0] if changes.size == 0 else int(changes[0]) + 1
+        if rest.shape[0] % inner:
+            return None
+        block = rest.reshape(-1, inner, rest.shape[1])
+        if not (block - block[:, :1] == np.arange(inner)[:, None] * step).all():
+            return None
+        dims.insert(0, inner)
+        rest = block[:, 0]
+    return tuple(dims) or (1,)
+
+
+def _find(
+    batch: VertexBatch, sel: np.ndarray, g: dict[str, int], names: tuple[str, ...], cm: bool
+) -> AlikeEdges:
+    shapes = field_shapes(g, cm)
+    found = {}
+    for name in names:
+        shape = shapes[name]
+        addresses = _addresses(batch, name, sel, int(np.prod(shape)))
+        pattern = _pattern(addresses, shape) if addresses.shape[1] else None
+        found[name] = (shape, addresses, pattern)
+    affine = [n for n, (_, a, p) in found.items() if p is not None]
+    grid = None
+    for fields in (affine, [n for n in ("out", "in") if n in affine], ["out"]):
+        if fields and all(n in affine for n in fields):
+            grid = vertex_grid(np.stack([found[n][1][:, 0] for n in fields], axis=1))
+            if grid is not None:
+                break
+    grid = grid or (sel.size,)
+    edges = {}
+    for name, (shape, addresses, pattern) in found.items():
+        view = None
+        if pattern is not None:
+            outer = _fit(addresses[:, 0].reshape(grid))
+            if outer is not None:
+                view = (int(addresses[0, 0]), (*outer, *pattern))
+        index = None if view is not None else addresses.reshape(*grid, *shape)
+        edges[name] = Edge(shape, view, index)
+    return AlikeEdges(grid, edges)
+
+
+def run_alike(
+    batch: VertexBatch,
+    sel: np.ndarray,
+    g: dict[str, int],
+    with_bias: bool,
+    channel_major: bool,
+    direct: bool,
+) -> None:
+    """Vertices ``sel`` (all of sizes ``g``), float32 sums, as one batched product.
+    ``direct``: the output is written to memory (as a view or scattered), else into
+    ``batch["out"]``, which the engine stores back."""
+    names = ("in", "weights", "out") + (("bias",) if with_bias else ())
+    found = alike_edges(batch, sel, g, names, channel_major)
+    grid, edges = found.grid, found.edges
+    x = edges["in"].read(batch.pool("in"), grid)
+    if channel_major:  # [G, C, rows, width] -> [rows, width, G, C]
+        x = np.moveaxis(x, (-4, -3), (-2, -1))
+    w = edges["weights"].read(batch.pool("weights"), grid)
+    bias = edges["bias"].read(batch.pool("bias"), grid) if with_bias else None
+    y = (_outer_products if g["inChans"] == 1 else _products)(x, w, bias, g)
+    out_edge = edges["out"]
+    if not direct:
+        first = batch.offsets("out")[:-1][sel]
+        size = int(np.prod(out_edge.shape))
+        batch["out"][first[:, None] + np.arange(size)] = y.reshape(sel.size, size)
+    elif out_edge.view is not None:  # rounded to the output's type as it is written
+        out_edge.read(batch.pool("out"), grid)[...] = y
+    else:
+        assert out_edge.index is not None
+        batch.pool("out")[out_edge.index] = y
+
+
+def _outer_products(
+    x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int]
+) -> np.ndarray:
+    """One input channel per group: x [*grid, rows, width, G, 1], w [*grid, KH, KW, 1, G,
+    F] -> [*grid, outRows, outWidth, G, F], each kernel position one multiply-add of the
+    whole group's windows.
+
+    The input is first copied into a zero-padded contiguous image per group, so that a
+    kernel position's windows are one strided view of it and the sums one contiguous
+    array: at stride 1, an output row as wide as the padded input (its last columns
+    thrown away) makes every window and the sums one run per vertex, a multiply-add over
+    a few hundred elements at a time instead of one output row's."""
+    rows, cols = g["outRows"], g["outWidth"]
+    sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
+    kh, kw, groups = g["kernelH"], g["kernelW"], g["groups"]
+    top, bottom, left, right = _overhang(g)
+    lead, (h, width) = x.shape[:-4], x.shape[-4:-2]
+    hp, wp = max(top + h + bottom, top + h), max(left + width + right, left + width)
+    flat = sh == sw == 1
+    span = wp if flat else cols  # columns of each row of sums
+    padded = np.zeros((*lead, groups, hp * wp + (kw - 1) * dw), np.float32)
+    image = padded[..., : hp * wp].reshape(*lead, groups, hp, wp)
+    image[..., top : top + h, left : left + width] = np.moveaxis(x[..., 0], -1, -3)
+    item = padded.itemsize
+    strides = (*padded.strides[:-1], sh * wp * item, sw * item)
+    w = np.moveaxis(w[..., 0, :, :].astype(np.float32, copy=False), (-2, -1), (-4, -3))
+    acc = None
+    for a in range(kh):
+        for b in range(kw):
+            offset = a * dh * wp + b * dw
+            window = np.lib.stride_tricks.as_strided(
+                padded[..., offset:], (*lead, groups, rows, span), strides, writeable=False
+            )
+            term = window[..., None, :, :] * w[..., a, b, None, None]  # [*grid, G, F, r, c]
+            if acc is None:  # every window is whole (the padding is in the image)
+                acc = term
+            else:
+                acc += term
+    if bias is not None:
+        acc += bias.astype(np.float32, copy=False)[..., None, None]
+    return np.moveaxis(acc[..., :cols], (-4, -3), (-2, -1))
+
+
+def _products(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None,
+    g: dict[str, int],
+) -> np.ndarray:
+    """Several input channels per group: each vertex a layer of one batched im2col
+    product (``conv_products.multiply``, depth = vertices)."""
+    grid = x.shape[:-4]
+    v = int(np.prod(grid))
+    # [rows, width, G, C] back to the edge's own order, each vertex one input of depth 1
+    x = x.reshape(v, 1, *x.shape[-4:])
+    w = w.reshape(v, 1, *w.shape[-5:])
+    b = None if bias is None else bias.reshape(v, 1, *bias.shape[-2:])
+    y = multiply(x, w, b, g, False, None)  # [v, 1, 1, pixels, G x F]
+    shape = (*grid, g["outRows"], g["outWidth"], g["groups"], g["outChans"])
+    return y.reshape(shape)
