@@ -1,10 +1,15 @@
-"""The cycle model against Poplar's published figures: Poplar tutorial 6 (matrix-vector
-multiplication optimisation, ``./tut6 10000 1000``), ported to ipu_engine, run on the IPU
-Model and the hardware profile; each execution-summary figure beside the one the tutorial's
-README prints, with the ratio. Target: every figure within 20% (ratio 0.8-1.2).
+"""The cycle model against Poplar's published figures, each execution-summary figure beside
+the one published, with the ratio:
 
-Source of the published figures: graphcore/examples,
-tutorials/tutorials/poplar/tut6_matrix_vector_opt/README.md (Poplar SDK 3.2).
+- Poplar tutorial 6 (matrix-vector multiplication optimisation, ``./tut6 10000 1000``),
+  ported to ipu_engine, run on the IPU Model and the hardware profile. Target: every
+  modelled figure within 10% (ratio 0.9-1.1). Source: graphcore/examples,
+  tutorials/tutorials/poplar/tut6_matrix_vector_opt/README.md (Poplar SDK 3.2).
+- A second public program, not used to set any constant: the "implicit" halo exchange of
+  thorbenlouw/lbm-graphcore (main/HaloRegionApproaches.cpp, ``-b 100 -n 10 -h implicit
+  -m``, a Mk1 IPU Model of 1216 tiles), whose figures its
+  experiments/halo-exchange-approaches/results.txt prints (Poplar SDK of 2020). Its ratios
+  are printed as they are: they check the model, they do not tune it.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ from profiler_core.analysis.execution_summary import TOTAL_LABEL, execution_summ
 EXAMPLE = (
     Path(__file__).resolve().parents[1] / "resources" / "examples" / "tutorial6_matrix_vector.py"
 )
+HALO = EXAMPLE.parent / "halo_exchange_implicit.py"
 SOURCE = "graphcore/examples tutorials/tutorials/poplar/tut6_matrix_vector_opt/README.md"
+HALO_SOURCE = "thorbenlouw/lbm-graphcore experiments/halo-exchange-approaches/results.txt"
 ROWS, COLS = 10_000, 1_000
-TOLERANCE = 0.2
+TOLERANCE = 0.1
 
 # (key, Poplar's figure) as printed in the tutorial's README; None: not printed there
 PUBLISHED = {
@@ -43,6 +50,15 @@ PUBLISHED = {
     },
 }
 NOT_MODELLED = {("ipu", "compute_incl")}
+HALO_PUBLISHED = {  # "implicit", block 100, 10 iterations: run(1) on the Mk1 IPU Model
+    "total": 21_010,
+    "compute_incl": 12_000.0,
+    "compute_excl": 2_000.0,
+    "ipu_exchange": 5_682.0,
+    "global_exchange": 0.0,
+    "host_exchange": 0.0,
+    "sync": 3_328.0,
+}
 """On hardware the tutorial's C++ DotProductVertex is measured (28,300 cycles), not
 estimated; the model charges the tutorial's perf estimates, as the IPU Model does."""
 
@@ -58,56 +74,89 @@ LABELS = {
 PROFILES = {"model-ipu2": "IPU Model (Mk2)", "ipu": "hardware profile (Mk2)"}
 
 
-def _tutorial6():
-    spec = importlib.util.spec_from_file_location("tutorial6_matrix_vector", EXAMPLE)
+def _example(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def measured(device: str) -> dict[str, float]:
-    """Our execution-summary figures of the tutorial's program on ``device``."""
-    engine, _ = _tutorial6().run(ROWS, COLS, device)
-    summary = execution_summary(engine.profile(), 0)
+def _tutorial6():
+    return _example(EXAMPLE)
+
+
+def _figures(profile, run: int = 0) -> dict[str, float]:
+    summary = execution_summary(profile, run)
     figures = {key: value for key, _, value in summary.rows() if value is not None}
     figures["total"] = float(summary.total_cycles)
     return figures
 
 
+def measured(device: str) -> dict[str, float]:
+    """Our execution-summary figures of the tutorial's program on ``device``."""
+    engine, _ = _tutorial6().run(ROWS, COLS, device)
+    return _figures(engine.profile())
+
+
+def halo_measured() -> dict[str, float]:
+    """Our figures of the halo-exchange program's iterations (its program 1's one run)."""
+    return _figures(_example(HALO).run(iterations=10, block=100).profile())
+
+
+def _row(profile: str, key: str, theirs: float, mine: float, modelled: bool) -> tuple[str, bool]:
+    if theirs == 0 and mine == 0:
+        ratio_text, ok = "=", True
+    else:
+        ratio = mine / theirs if theirs else float("inf")
+        ratio_text, ok = f"{ratio:.3f}", abs(ratio - 1) <= TOLERANCE
+    verdict = ("yes" if ok else "NO") if modelled else "not modelled"
+    line = (
+        f"{profile:<24} {LABELS[key]:<54} {theirs:>13,.1f} {mine:>13,.1f} {ratio_text:>6}  "
+        f"{verdict}"
+    )
+    return line, ok or not modelled
+
+
+def halo_table() -> list[str]:
+    """The second program's lines: its ratios, checked against nothing but printed."""
+    ours = halo_measured()
+    lines = [
+        "",
+        "Halo exchange, implicit, 100x100 blocks, 10 iterations "
+        f"(published figures: {HALO_SOURCE})",
+        f"{'profile':<24} {'figure':<54} {'Poplar':>13} {'ours':>13} {'ratio':>6}  within 10%",
+    ]
+    lines += [
+        _row("IPU Model (Mk1)", key, theirs, ours[key], True)[0]
+        for key, theirs in HALO_PUBLISHED.items()
+    ]
+    return lines
+
+
 def table() -> tuple[list[str], bool]:
-    """The calibration table's lines and whether every modelled figure is within 20%."""
+    """Tutorial 6's lines and whether every modelled figure is within 10%."""
     lines = [
         f"Poplar tutorial 6, {ROWS}x{COLS} (published figures: {SOURCE})",
-        f"{'profile':<24} {'figure':<54} {'Poplar':>13} {'ours':>13} {'ratio':>6}  within 20%",
+        f"{'profile':<24} {'figure':<54} {'Poplar':>13} {'ours':>13} {'ratio':>6}  within 10%",
     ]
     all_ok = True
     for device, published in PUBLISHED.items():
         ours = measured(device)
         for key, theirs in published.items():
-            mine = ours[key]
-            if theirs == 0 and mine == 0:
-                ratio_text, verdict = "=", "yes"
-            else:
-                ratio = mine / theirs if theirs else float("inf")
-                ok = abs(ratio - 1) <= TOLERANCE
-                ratio_text = f"{ratio:.3f}"
-                if (device, key) in NOT_MODELLED:
-                    verdict = "not modelled"
-                else:
-                    verdict = "yes" if ok else "NO"
-                    all_ok &= ok
-            lines.append(
-                f"{PROFILES[device]:<24} {LABELS[key]:<54} {theirs:>13,.1f} {mine:>13,.1f} "
-                f"{ratio_text:>6}  {verdict}"
-            )
-    lines.append(f"every modelled figure within 20% of Poplar's: {'yes' if all_ok else 'NO'}")
+            modelled = (device, key) not in NOT_MODELLED
+            line, ok = _row(PROFILES[device], key, theirs, ours[key], modelled)
+            lines.append(line)
+            all_ok &= ok
+    lines.append(
+        f"every modelled tutorial-6 figure within 10% of Poplar's: {'yes' if all_ok else 'NO'}"
+    )
     return lines, all_ok
 
 
 def main() -> None:
     lines, _ = table()
-    print("\n".join(lines))
+    print("\n".join([*lines, *halo_table()]))
 
 
 if __name__ == "__main__":

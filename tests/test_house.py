@@ -35,6 +35,7 @@ ENGINE_FLOORS = (
     ("the front-end", ("ipu_engine.frontend",)),
     ("ONNX", ("ipu_engine.onnx",)),
     ("PopTorch, on ONNX", ("ipu_engine.poptorch",)),
+    ("what-ifs: a serialized graph re-planned", ("ipu_engine.replan",)),
     ("the package's face", ("ipu_engine",)),
 )
 

@@ -22,6 +22,7 @@ from ipu_engine.frontend.available_memory import apply_model_proportion
 from ipu_engine.frontend.feeds import host_output, micro_batch_shape
 from ipu_engine.frontend.fusion import FusingGraph
 from ipu_engine.frontend.ir import SOURCE_OPS, Node, Trace, pipeline_stage, tracing
+from ipu_engine.frontend.ir_record import trace_record
 from ipu_engine.frontend.options import Options, resolve
 from ipu_engine.frontend.pipeline import (
     TimeStep,
@@ -32,6 +33,8 @@ from ipu_engine.frontend.pipeline import (
 from ipu_engine.frontend.replicated import build_replicated
 from ipu_engine.frontend.session import DeviceSession, home_shards
 from ipu_engine.frontend.traced import TracedTensor, element_type_of
+from ipu_engine.poplar import journal
+from ipu_engine.poplar.options import parse_options
 
 
 @dataclass
@@ -80,6 +83,27 @@ def _argument_names(fn: Callable[..., Any], count: int) -> list[str]:
     return [plain[i] if i < len(plain) else f"input{i}" for i in range(count)]
 
 
+def build_program(
+    traced: TracedFunction, options: Options, ipus: int, name: str
+) -> tuple[FusingGraph, Any]:
+    """The graph and built program of a traced function (no engine yet): what a
+    ``CompiledProgram`` and a what-if's replay (``ipu_engine.replan``) both build."""
+    graph = FusingGraph(options.device(ipus).target)
+    build = build_pipeline if is_pipelined(traced.trace) else build_replicated
+    with journal.paused():
+        built = build(
+            graph,
+            traced.trace,
+            traced.outputs,
+            options.replication_factor,
+            ipus,
+            options.device_iterations,
+            name,
+            options.target_text(),
+        )
+    return graph, built
+
+
 def ipus_used(traced: TracedFunction) -> int:
     shards = [n.shard for n in traced.trace.nodes if n.op not in SOURCE_OPS]
     shards += list(home_shards(traced.trace).values())
@@ -96,22 +120,18 @@ class CompiledProgram:
         self.options = options
         ipus = options.ipus_per_replica or ipus_used(traced)
         self.device = options.device(ipus)
-        self.graph = FusingGraph(self.device.target)
-        replicas, iterations = options.replication_factor, options.device_iterations
-        build = build_pipeline if is_pipelined(traced.trace) else build_replicated
-        self.built = build(
-            self.graph,
-            traced.trace,
-            traced.outputs,
-            replicas,
-            ipus,
-            iterations,
-            name,
-            options.target_text(),
-        )
+        self.graph, self.built = build_program(traced, options, ipus, name)
         framework = options.framework_info(kind, ipus, pipeline_stages(traced.trace))
+        engine_options = options.engine_options_with_cache()
+
+        def graph_record() -> tuple[dict, dict]:
+            instrument = parse_options(engine_options).instrument
+            return trace_record(
+                traced.trace, traced.outputs, traced.single, kind, name, options, instrument
+            )
+
         self.session = DeviceSession(
-            self.graph, self.built, self.device, options.engine_options_with_cache(), framework
+            self.graph, self.built, self.device, engine_options, framework, graph_record
         )
         self.session.write_params(traced.trace.weights())
 

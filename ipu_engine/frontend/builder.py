@@ -107,6 +107,8 @@ class GraphBuilder:
         if node.op == "const" and node.id not in self.env:
             return self._constant(node, ipu)
         tensor = self.env[node.id]
+        if self.graph.target.num_ipus == 1:  # one IPU: every tensor is on the op's IPU
+            return tensor
         tiles = self.graph.tile_array(tensor)
         home = ipu_tiles(self.graph, ipu)
         if tiles.size == 0 or (tiles.min() >= home.start and tiles.max() < home.stop):

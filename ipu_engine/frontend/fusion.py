@@ -37,6 +37,7 @@ class FusingGraph(Graph):
     def __init__(self, target: object) -> None:
         super().__init__(target)  # type: ignore[arg-type]
         self.region: FusionRegion | None = None
+        self.journal = None  # the front end's record is its traced IR, not these calls
 
     def add_compute_set(self, name: str = "") -> ComputeSet:
         region = self.region

@@ -21,6 +21,7 @@ from ipu_engine.poplar.debug import source_location
 from ipu_engine.poplar.engine import Engine
 from ipu_engine.poplar.graph import Graph
 from ipu_engine.poplar.program import Program
+from ipu_engine.poplar.report.autoreport import GraphRecord
 from ipu_engine.poplar.target import Device
 from ipu_engine.poplar.tensor import Tensor
 from ipu_engine.poplar.virtual_graph import ipu_tiles
@@ -101,6 +102,7 @@ class DeviceSession:
         device: Device,
         engine_options: Mapping[str, object] | None,
         framework: Mapping[str, str] | None = None,
+        graph_record: GraphRecord | None = None,
     ) -> None:
         self.graph = graph
         self.built = built
@@ -112,6 +114,7 @@ class DeviceSession:
             options=engine_options,
             framework=framework,
             replication_factor=replicas,
+            graph_record=graph_record,
         )
         self.engine.load(device)
 

@@ -19,6 +19,7 @@ from ipu_engine.frontend.available_memory import apply_model_proportion
 from ipu_engine.frontend.feeds import micro_batch_shape
 from ipu_engine.frontend.fusion import FusingGraph
 from ipu_engine.frontend.ir import Trace, tracing
+from ipu_engine.frontend.ir_record import Training, trace_record
 from ipu_engine.frontend.nn import CrossEntropyLoss, Layer, MSELoss, backward
 from ipu_engine.frontend.optim import SGD
 from ipu_engine.frontend.options import Options, resolve
@@ -30,6 +31,30 @@ from ipu_engine.frontend.training_program import (
     build_pipelined_training,
     build_training,
 )
+from ipu_engine.poplar import journal
+from ipu_engine.poplar.options import parse_options
+
+
+def build_training_program(
+    traced: TracedTraining, optimizer: SGD, o: Options, ipus: int, name: str
+) -> tuple[FusingGraph, Any]:
+    """The graph and built training program (no engine yet): what a ``TrainingModel`` and a
+    what-if's replay (``ipu_engine.replan``) both build."""
+    graph = FusingGraph(o.device(ipus).target)
+    build = build_pipelined_training if is_pipelined(traced.trace) else build_training
+    with journal.paused():
+        built = build(
+            graph,
+            traced,
+            optimizer,
+            o.replication_factor,
+            ipus,
+            o.gradient_accumulation,
+            o.device_iterations,
+            name,
+            o.target_text(),
+        )
+    return graph, built
 
 
 class TrainingModel:
@@ -100,22 +125,18 @@ class TrainingModel:
         traced = TracedTraining(trace, loss.node, {n: g.node for n, g in grads.items()}, loss_from)
         ipus = o.ipus_per_replica or (max((n.shard for n in trace.nodes), default=0) + 1)
         device = o.device(ipus)
-        graph = FusingGraph(device.target)
-        build = build_pipelined_training if is_pipelined(trace) else build_training
-        built = build(
-            graph,
-            traced,
-            self.optimizer,
-            o.replication_factor,
-            ipus,
-            o.gradient_accumulation,
-            o.device_iterations,
-            o.name or "training",
-            o.target_text(),
-        )
+        name = o.name or "training"
+        graph, built = build_training_program(traced, self.optimizer, o, ipus, name)
         framework = o.framework_info("training", ipus, pipeline_stages(trace))
         options = o.engine_options_with_cache()
-        self.session = DeviceSession(graph, built, device, options, framework)
+
+        def graph_record() -> tuple[dict, dict]:
+            grads_of = Training(traced.loss, traced.grads, traced.loss_from, self.optimizer.lr)
+            instrument = parse_options(options).instrument
+            outputs = [traced.loss]
+            return trace_record(trace, outputs, True, "training", name, o, instrument, grads_of)
+
+        self.session = DeviceSession(graph, built, device, options, framework, graph_record)
         self._weights = trace.weights()
         self.session.write_params(self._weights)
 

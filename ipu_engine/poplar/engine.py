@@ -40,9 +40,10 @@ from ipu_engine.poplar.cost_model.compile_model import CompileModel, check_memor
 from ipu_engine.poplar.executor import RunContext
 from ipu_engine.poplar.graph import Graph, graph_arg
 from ipu_engine.poplar.host_streams import CallbackStream, CircularBuffer
+from ipu_engine.poplar.journal_codec import journal_record
 from ipu_engine.poplar.options import EngineOptions, parse_options
 from ipu_engine.poplar.program import Program
-from ipu_engine.poplar.report.autoreport import AutoReport
+from ipu_engine.poplar.report.autoreport import AutoReport, GraphRecord
 from ipu_engine.poplar.report.blocks import BlockRecorder
 from ipu_engine.poplar.report.builder import build_debug, build_profile, build_run, new_report_id
 from ipu_engine.poplar.report.ipu_tracks import project_run
@@ -85,10 +86,13 @@ class Engine:
         *,
         framework: Mapping[str, str] | None = None,
         replication_factor: int = 1,
+        graph_record: GraphRecord | None = None,
     ) -> None:
         """``framework`` names what built the program (the front end's model kind, replicas,
         pipeline stages) and ``replication_factor`` how many replicas share the target's
-        IPUs; both only go into the report."""
+        IPUs; both only go into the report. ``graph_record`` makes the record a front end
+        keeps of its program (its traced IR) for autoReport.outputSerializedGraph; without
+        it the graph's own journal of calls is written."""
         configure_logging()
         graph_arg(graph, "Engine")
         framework = {
@@ -143,6 +147,20 @@ class Engine:
         if self._report.enabled:
             with pvti.Tracepoint(pvti.tracePoplar, "Engine::writeReport"):
                 self._report.write(self.profile(), build_debug(graph, self.report_id))
+                self._report.write_graph_record(self.report_id, graph_record or self._journal)
+
+    def _journal(self) -> tuple[dict, dict]:
+        """The graph's record of calls, for a program built with the Poplar API."""
+        if self.graph.journal is None:
+            problem = "the graph was built without a record of its calls"
+            return {
+                "kind": "poplar",
+                "target": {},
+                "calls": [],
+                "engine": {},
+                "problems": [problem],
+            }, {}
+        return journal_record(self.graph, self.executable.programs, self.options.instrument)
 
     # -- profiles -------------------------------------------------------------------------
     def profile(self) -> ProfileData:

@@ -33,6 +33,7 @@ from ipu_engine.common.types import Type, as_type
 from ipu_engine.poplar.debug import DebugContexts, scoped_name
 from ipu_engine.poplar.graph_compute import ComputeSetsMixin
 from ipu_engine.poplar.host_memory import check_fits
+from ipu_engine.poplar.journal import Journal, recorded
 from ipu_engine.poplar.pool import UNMAPPED, ElementPool
 from ipu_engine.poplar.runs import Runs, runs_of
 from ipu_engine.poplar.streams import DataStream, StreamDirection
@@ -90,6 +91,8 @@ class Graph(ComputeSetsMixin):
         self._num_vertices = 0
         self._host_bytes = 0  # host memory the variables will need (values + mapping)
         self._tile_ranges: list[range] = []  # pushed by virtual_graph.on_tiles / on_ipu
+        # the user's calls that built it (autoReport.outputSerializedGraph); None: not kept
+        self.journal: Journal | None = Journal()
 
     @property
     def tile_range(self) -> range:
@@ -107,10 +110,12 @@ class Graph(ComputeSetsMixin):
     def pools(self) -> Mapping[Type, ElementPool]:
         return self._pools
 
+    @recorded("Graph.add_variable")
     def add_variable(self, dtype: Any, shape: Sequence[int] | int, name: str = "") -> Tensor:
         """A new variable of ``dtype`` and ``shape``; map it to tiles before compiling."""
         return self._add_storage(dtype, shape, name, None, "Graph.add_variable")
 
+    @recorded("Graph.add_constant")
     def add_constant(
         self, dtype: Any, shape: Sequence[int] | int, values: Any, name: str = ""
     ) -> Tensor:
@@ -162,6 +167,7 @@ class Graph(ComputeSetsMixin):
                 f"{self.target.describe()} ({limit} bytes); use a smaller shape"
             )
 
+    @recorded("Graph.clone")
     def clone(self, tensor: Tensor, name: str = "") -> Tensor:
         """A new variable like ``tensor``: same type, shape and tile mapping."""
         self._own(tensor, "clone")
@@ -172,6 +178,7 @@ class Graph(ComputeSetsMixin):
         return out
 
     # -- tile mapping -----------------------------------------------------------------
+    @recorded("Graph.set_tile_mapping")
     def set_tile_mapping(
         self, target: Tensor | VertexRef, tile: int | Sequence[Sequence[tuple[int, int]]]
     ) -> None:
@@ -211,6 +218,7 @@ class Graph(ComputeSetsMixin):
         index = np.concatenate([flat[b:e] for b, e in zip(begins, ends, strict=True)])
         tile_map.paint_elements(index, element_tiles)
 
+    @recorded("Graph.set_tile_mapping_array")
     def set_tile_mapping_array(self, tensor: Tensor, tiles: np.ndarray) -> None:
         """Map every element of ``tensor`` to its own tile in one call (library ops use it)."""
         self._own(tensor, "set_tile_mapping_array")
@@ -222,6 +230,7 @@ class Graph(ComputeSetsMixin):
             )
         self.pool(tensor.type).tiles.paint_elements(tensor.flat_index(), tiles)
 
+    @recorded("Graph.map_runs")
     def map_runs(
         self,
         tensor: Tensor,
@@ -279,6 +288,7 @@ class Graph(ComputeSetsMixin):
         return mapping
 
     # -- host handles, streams and functions -----------------------------------------
+    @recorded("Graph.create_host_write")
     def create_host_write(self, handle: str, tensor: Tensor) -> None:
         self._own(tensor, "create_host_write")
         name_arg(handle, "create_host_write: the handle", HandleError)
@@ -293,6 +303,7 @@ class Graph(ComputeSetsMixin):
             )
         self.host_writes[handle] = tensor
 
+    @recorded("Graph.create_host_read")
     def create_host_read(self, handle: str, tensor: Tensor) -> None:
         self._own(tensor, "create_host_read")
         name_arg(handle, "create_host_read: the handle", HandleError)
@@ -300,9 +311,11 @@ class Graph(ComputeSetsMixin):
             raise HandleError(f"host read handle {handle!r} already exists")
         self.host_reads[handle] = tensor
 
+    @recorded("Graph.add_host_to_device_fifo")
     def add_host_to_device_fifo(self, name: str, dtype: Any, num_elements: int) -> DataStream:
         return self._add_stream(name, dtype, num_elements, StreamDirection.HOST_TO_DEVICE)
 
+    @recorded("Graph.add_device_to_host_fifo")
     def add_device_to_host_fifo(self, name: str, dtype: Any, num_elements: int) -> DataStream:
         return self._add_stream(name, dtype, num_elements, StreamDirection.DEVICE_TO_HOST)
 
@@ -318,6 +331,7 @@ class Graph(ComputeSetsMixin):
         self.streams[name] = stream
         return stream
 
+    @recorded("Graph.add_function")
     def add_function(self, program: Program, name: str = "") -> Function:
         name = name_arg(name, "add_function: the name")
         function = Function(len(self.functions), program, name or f"function{len(self.functions)}")

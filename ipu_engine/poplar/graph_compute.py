@@ -34,6 +34,7 @@ from ipu_engine.common.errors import (
 from ipu_engine.common.types import as_type
 from ipu_engine.poplar.codelet_registry import builtin_codelet
 from ipu_engine.poplar.debug import scoped_name
+from ipu_engine.poplar.journal import not_recorded
 from ipu_engine.poplar.pool import UNMAPPED
 from ipu_engine.poplar.target import tile_array_arg
 from ipu_engine.poplar.tensor import Tensor
@@ -43,6 +44,12 @@ from ipu_engine.poplar.vertices import ComputeSet, EdgeColumn, FieldRef, VertexB
 if TYPE_CHECKING:
     from ipu_engine.poplar.debug import DebugContexts
     from ipu_engine.poplar.target import Target
+
+
+_VERTICES_WHY = (
+    "the program builds its own compute sets and vertices, whose codelets are Python code; "
+    "a record keeps data only, so this graph cannot be replayed"
+)
 
 
 class ComputeSetsMixin:
@@ -56,6 +63,7 @@ class ComputeSetsMixin:
     _num_vertices: int
     _own: Callable[[Tensor, str], None]  # Graph's check that a tensor belongs to it
 
+    @not_recorded("Graph.add_codelets", _VERTICES_WHY)
     def add_codelets(self, *sources: type[Vertex] | ModuleType | str | Path | Iterable) -> None:
         """Register codelet classes, every codelet in a module, or a Python file of codelets."""
         for source in sources:
@@ -84,6 +92,7 @@ class ComputeSetsMixin:
             )
         raise CodeletError(f"{codelet!r} is not a codelet class or name")
 
+    @not_recorded("Graph.add_compute_set", _VERTICES_WHY)
     def add_compute_set(self, name: str = "") -> ComputeSet:
         cs_id = len(self.compute_sets)
         base = name_arg(name, "Graph.add_compute_set: the name") or f"cs{cs_id}"
@@ -94,6 +103,7 @@ class ComputeSetsMixin:
         self.compute_sets.append(cs)
         return cs
 
+    @not_recorded("Graph.add_vertex", _VERTICES_WHY)
     def add_vertex(
         self,
         compute_set: ComputeSet,
@@ -124,6 +134,7 @@ class ComputeSetsMixin:
                 self.connect(vertex[key], value)
         return vertex
 
+    @not_recorded("Graph.add_vertex_block", _VERTICES_WHY)
     def add_vertex_block(
         self,
         compute_set: ComputeSet,

@@ -9,14 +9,15 @@ own material, and a documented key missing from it is still refused):
 ``profiler.programs.filter``, ``profiler.blocks.filter``, ``profiler.blocks.implicitFlush``,
 ``profiler.blocks.tile`` and ``profiler.blocks.bufferSize`` in the PopVision
 lightweight-profiling tutorial (graphcore/examples,
-tutorials/tutorials/popvision/lightweight_profiling); ``autoReport.outputSerializedGraph``,
-``autoReport.outputLoweredVars``, ``debug.retainDebugInformation``,
-``debug.loweredVarDumpFile``, ``debug.trace``, ``debug.traceFile``, ``debug.verify`` and
-``debug.runtimeVerify`` in Poplar programs' engine options; ``profiler.format`` ("v3"),
-``profiler.includeFlopEstimates``, ``profiler.includeCycleEstimates``,
-``profiler.perExecutionStreamCopyCycles`` and ``profiler.replicaToProfile`` in the
-``POPLAR_ENGINE_OPTIONS`` of Graphcore's examples and PopART. The table is data:
-``parse_options`` and the README's list read it; nothing else decides what a key does.
+tutorials/tutorials/popvision/lightweight_profiling); ``autoReport.outputSerializedGraph``
+(here a record of ours, ``serialized_graph.bundle``), ``autoReport.outputLoweredVars``,
+``debug.retainDebugInformation``, ``debug.loweredVarDumpFile``, ``debug.trace``,
+``debug.traceFile``, ``debug.verify`` and ``debug.runtimeVerify`` in Poplar programs' engine
+options; ``profiler.format`` ("v3"), ``profiler.includeFlopEstimates``,
+``profiler.includeCycleEstimates``, ``profiler.perExecutionStreamCopyCycles`` and
+``profiler.replicaToProfile`` in the ``POPLAR_ENGINE_OPTIONS`` of Graphcore's examples and
+PopART. The table is data: ``parse_options`` and the README's list read it; nothing else
+decides what a key does.
 """
 
 from __future__ import annotations
@@ -75,8 +76,11 @@ ENGINE_OPTION_KEYS: dict[str, OptionKey] = {
     "autoReport.outputArchive": _no_effect(
         v.boolean, _BOOL, "no archive.a is made (the engine builds no IPU binary)"
     ),
-    "autoReport.outputSerializedGraph": _no_effect(
-        v.boolean, _BOOL, "no serialized graph is made; the graph is in profile.pop"
+    "autoReport.outputSerializedGraph": _honoured(
+        v.boolean,
+        None,
+        _BOOL,
+        "writes serialized_graph.bundle: the graph's record, which what-ifs re-plan",
     ),
     "autoReport.streamAtEachRun": _no_effect(
         v.boolean, _BOOL, "profile.pop is always rewritten after each kept run", default=True

@@ -41,13 +41,15 @@ class EngineOptions:
         return self.values["autoReport.directory"]
 
     def output(self, what: str) -> bool:
-        """Whether autoReport writes ``what`` (GraphProfile, ExecutionProfile, DebugInfo)."""
+        """Whether autoReport writes ``what`` (GraphProfile, ExecutionProfile, DebugInfo,
+        SerializedGraph)."""
         explicit = self.values[f"autoReport.output{what}"]
         return bool(self.values["autoReport.all"]) if explicit is None else explicit
 
     @property
     def wants_report(self) -> bool:
-        return any(self.output(w) for w in ("GraphProfile", "ExecutionProfile", "DebugInfo"))
+        kinds = ("GraphProfile", "ExecutionProfile", "DebugInfo", "SerializedGraph")
+        return any(self.output(w) for w in kinds)
 
     @property
     def instrument(self) -> bool:

@@ -11,6 +11,7 @@ from ipu_engine.common.arguments import count_arg, flag_arg, name_arg
 from ipu_engine.common.errors import ProgramError
 from ipu_engine.poplar.debug import scoped_name
 from ipu_engine.poplar.graph import Function
+from ipu_engine.poplar.journal import recorded, recorded_class
 from ipu_engine.poplar.streams import DataStream
 from ipu_engine.poplar.tensor import Tensor
 from ipu_engine.poplar.vertices import ComputeSet
@@ -20,6 +21,7 @@ class Program:
     """Base of every control program."""
 
     kind = "Program"
+    made_by = None  # the recorded call that made it (ipu_engine.poplar.journal), if any
 
     def __init__(self, name: str = "") -> None:
         name = name_arg(name, f"{self.kind}: the name", ProgramError)
@@ -34,6 +36,7 @@ class Program:
         return f"{self.kind}({self.name})" if self.name else self.kind
 
 
+@recorded_class
 class Sequence(Program):
     """Programs run one after the other."""
 
@@ -42,6 +45,7 @@ class Sequence(Program):
     def __init__(self, *programs: Program | Iterable[Program], name: str = "") -> None:
         super().__init__(name)
         self.programs: list[Program] = []
+        self.journal_log: list = []  # recorded calls that added to it (journal)
         for i, p in enumerate(programs):
             if isinstance(p, Program):
                 self.add(p)
@@ -54,6 +58,7 @@ class Sequence(Program):
                 for q in p:
                     self.add(q)
 
+    @recorded("Sequence.add")
     def add(self, program: Program) -> Sequence:
         if not isinstance(program, Program):
             raise ProgramError(f"Sequence.add needs a program, got {type(program).__name__}")
@@ -71,6 +76,7 @@ class Sequence(Program):
         return list(self.programs)
 
 
+@recorded_class
 class Block(Program):
     """A program to scope another, as Poplar's ``program::Block``: it runs ``body``, and when
     the engine option ``profiler.blocks.filter`` (a regular expression) matches its name,
@@ -86,6 +92,7 @@ class Block(Program):
         return [self.body]
 
 
+@recorded_class
 class Execute(Program):
     """Run every vertex of a compute set: one BSP compute phase."""
 
@@ -98,6 +105,7 @@ class Execute(Program):
         self.compute_set = compute_set
 
 
+@recorded_class
 class Copy(Program):
     """Copy tensor -> tensor, stream -> tensor (host to IPU) or tensor -> stream."""
 
@@ -116,6 +124,7 @@ class Copy(Program):
         self.dst = dst
 
 
+@recorded_class
 class Repeat(Program):
     """Run ``body`` a fixed number of times."""
 
@@ -130,6 +139,7 @@ class Repeat(Program):
         return [self.body]
 
 
+@recorded_class
 class RepeatWhileTrue(Program):
     """Run ``cond``; while the scalar ``predicate`` is true, run ``body`` and ``cond`` again."""
 
@@ -146,6 +156,7 @@ class RepeatWhileTrue(Program):
         return [self.cond, self.body]
 
 
+@recorded_class
 class RepeatWhileFalse(RepeatWhileTrue):
     """As RepeatWhileTrue, looping while the predicate is false."""
 
@@ -153,6 +164,7 @@ class RepeatWhileFalse(RepeatWhileTrue):
     until = True
 
 
+@recorded_class
 class If(Program):
     """Run ``then`` if the scalar ``predicate`` is non-zero, else ``else_``."""
 
@@ -170,6 +182,7 @@ class If(Program):
         return [self.then, self.else_]
 
 
+@recorded_class
 class Call(Program):
     """Run a function made with ``graph.add_function(program)``; its code exists once."""
 
@@ -182,6 +195,7 @@ class Call(Program):
         self.function = function
 
 
+@recorded_class
 class PrintTensor(Program):
     """Print a tensor to the host console, as ``title: {1,2,3}``."""
 
@@ -197,6 +211,7 @@ class PrintTensor(Program):
         self.tensor = tensor
 
 
+@recorded_class
 class Sync(Program):
     """An explicit synchronisation of every tile (or every IPU with ``global_=True``)."""
 
@@ -207,6 +222,7 @@ class Sync(Program):
         self.global_ = flag_arg(global_, "Sync: global_", ProgramError)
 
 
+@recorded_class
 class WriteUndef(Program):
     """Mark a tensor's contents as no longer needed: it is dead until written again."""
 

@@ -31,6 +31,7 @@ from ipu_engine.common.errors import GraphError, ShapeError, TypeMismatchError
 from ipu_engine.common.types import Type
 from ipu_engine.poplar.host_memory import check_fits
 from ipu_engine.poplar.index_keys import c_strides, is_basic, key_text, with_ellipsis
+from ipu_engine.poplar.journal import recorded
 
 if TYPE_CHECKING:
     from ipu_engine.poplar.graph import Graph
@@ -42,7 +43,8 @@ _DUMMY = np.zeros(1, dtype=np.uint8)
 class Tensor:
     """A reference to a set of elements of one or more variables, with a shape."""
 
-    __slots__ = ("_addr", "_affine", "_shape", "graph", "name", "type")
+    # made_by: the recorded call that made it (ipu_engine.poplar.journal), when one did
+    __slots__ = ("_addr", "_affine", "_shape", "graph", "made_by", "name", "type")
 
     def __init__(
         self,
@@ -351,6 +353,12 @@ class Tensor:
         return slice(*span) if span is not None else self.flat_addr()
 
 
+# views made by the user's program are recorded (autoReport.outputSerializedGraph)
+_VIEWS = "__getitem__ slice reshape flatten transpose dim_shuffle dim_roll expand squeeze"
+for _view in (*_VIEWS.split(), "broadcast", "reverse", "subsample", "concat"):
+    setattr(Tensor, _view, recorded(f"Tensor.{_view}")(getattr(Tensor, _view)))
+
+
 def tensor_arg(value: Any, what: str) -> Any:
     """A ``Tensor``."""
     if not isinstance(value, Tensor):
@@ -358,6 +366,7 @@ def tensor_arg(value: Any, what: str) -> Any:
     return value
 
 
+@recorded("concat")
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along ``dim``; the result aliases every part."""
     tensors = [

@@ -1,5 +1,6 @@
 """PopLibs' poplin: matrix multiplication and convolution planned over tiles."""
 
+from ipu_engine.poplar.journal import record_api
 from ipu_engine.poplin.conv import convolution
 from ipu_engine.poplin.conv_plan import ConvPlan, ConvShape, plan_convolution
 from ipu_engine.poplin.matmul import (
@@ -24,3 +25,5 @@ __all__ = [
     "plan_convolution",
     "plan_matmul",
 ]
+
+record_api(globals(), "poplin", __all__)

@@ -2,6 +2,7 @@
 (``pooling``), local response normalization (``response_norm``) and recurrent layers
 (``lstm``, ``gru``) for neural networks."""
 
+from ipu_engine.poplar.journal import record_api
 from ipu_engine.popnn.gru import gru
 from ipu_engine.popnn.lstm import lstm
 from ipu_engine.popnn.non_linearity import (
@@ -33,3 +34,5 @@ __all__ = [
     "softmax",
     "tanh",
 ]
+
+record_api(globals(), "popnn", __all__)

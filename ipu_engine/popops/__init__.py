@@ -6,7 +6,9 @@ sets across the tiles holding the data and appends their Execute programs to ``p
 
 from __future__ import annotations
 
+from ipu_engine.poplar.journal import record_api
 from ipu_engine.popops import expr
+from ipu_engine.popops import expr_codec as _expr_codec  # noqa: F401 - registers its encoder
 from ipu_engine.popops.elementwise import (
     binary,
     binary_in_place,
@@ -143,3 +145,5 @@ __all__ = [
     "tanh",
     "zero",
 ]
+
+record_api(globals(), "popops", __all__)

@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("info", "warning", "error"),
         help="exit with 1 when a finding of this severity or worse is present",
     )
+    p.add_argument(
+        "--what-if",
+        action="store_true",
+        help="re-plan each suggestion with the engine (needs the report's serialized graph: "
+        "autoReport.outputSerializedGraph) and show its predicted figures",
+    )
     p = command("compare", "two reports side by side with differences (B minus A)", reports=2)
     p.add_argument("--group-by", choices=GROUPINGS, default="name")
     p.add_argument("--variables", action="store_true", help="also variables matched by name")

@@ -24,6 +24,7 @@ from profiler_core.insights.memory_facts import (
     top_tiles,
 )
 from profiler_core.insights.peak import LivenessPeak, liveness_peak
+from profiler_core.insights.pipeline_balance import pipeline_finding
 
 __all__ = [
     "RULES",
@@ -46,6 +47,7 @@ RULES: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
     ("vertex-code", ("graph",), rules_memory.vertex_code),
     ("fp16-candidates", ("graph", "debug"), rules_precision.fp16_candidates),
     ("cycle-imbalance", ("graph", "programs", "execution"), rules_compute.cycle_imbalance),
+    ("pipeline-balance", ("graph", "programs", "execution"), pipeline_finding),
 )
 """Each rule: its id, the sections it needs beyond target and memory, and the function."""
 

@@ -66,10 +66,14 @@ class Report:
 
     @property
     def files(self) -> list[Path]:
-        """The report files present in the folder (profile.pop, debug.cbor, traces)."""
+        """The report files present in the folder (profile.pop, debug.cbor, the serialized
+        graph, traces)."""
         found = [self.profile_path]
         if self.debug_path is not None:
             found.append(self.debug_path)
+        graph = self.folder / "serialized_graph.bundle"
+        if graph.is_file():
+            found.append(graph)
         found += sorted(self.folder.glob("*.pvti"))
         return found
 

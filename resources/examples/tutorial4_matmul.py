@@ -9,7 +9,8 @@ Run it with reports on, as Poplar users do:
 ``--m1 900x600 --m2 600x300 --m3 300x200`` change the shapes (the compare variant uses
 ``--m1 1600x700 --m2 700x300``); ``--available-memory-proportion m4=0.02`` plans one product
 within that share of each tile for its temporaries (poplin's option, default 0.6);
-``--type half`` stores the matrices in FP16.
+``--type half`` stores the matrices in FP16; ``--tiles-per-ipu 16`` makes a smaller IPU (the
+out-of-memory variant of the what-if tests).
 """
 
 import argparse
@@ -41,11 +42,12 @@ def main(argv: list[str] | None = None) -> None:
         metavar="PRODUCT=P", help="availableMemoryProportion of m4 or m5",
     )  # fmt: skip
     parser.add_argument("--type", choices=("float", "half"), default="float")
+    parser.add_argument("--tiles-per-ipu", type=int, default=None, help="fewer tiles than 1472")
     args = parser.parse_args(argv)
     options = {n: {"availableMemoryProportion": p} for n, p in args.available_memory_proportion}
     elem = HALF if args.type == "half" else FLOAT
 
-    device = IPUModel("ipu2").create_device()
+    device = IPUModel("ipu2", tiles_per_ipu=args.tiles_per_ipu).create_device()
     graph = Graph(device.target)
 
     m1 = graph.add_variable(elem, args.m1, "m1")

@@ -127,7 +127,8 @@ def test_killing_the_engine_while_it_writes_its_report_never_leaves_a_broken_one
     # the kills landed in different places: not every attempt left the old report
     assert len(outcomes) == ATTEMPTS and set(outcomes) - {"old"}, outcomes
     _write_report(tmp_path)  # the next, uninterrupted write cleans up after the dead ones
-    assert sorted(p.name for p in folder.iterdir()) == ["debug.cbor", "profile.pop"]
+    own = ["debug.cbor", "profile.pop", "serialized_graph.bundle"]  # the graph: issue 41
+    assert sorted(p.name for p in folder.iterdir()) == own
     assert _outcome(folder, (b"", b"")) == "new"
     print(f"outcomes {dict((o, outcomes.count(o)) for o in set(outcomes))}, "
           f"temporary files seen after kills: {temps_seen}")  # fmt: skip

@@ -3,6 +3,7 @@ worker contexts, host copies over the host link, single-IPU host syncs, the rear
 of streamed data, and IPUModel settings that change the model (or are refused)."""
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
@@ -148,8 +149,10 @@ def test_streamed_data_mapped_out_of_stream_order_is_rearranged_on_device():
     rearrange = engine.executable.steps[-1]
     traffic = rearrange.facts["traffic"]
     assert traffic.bytes_in.tolist() == [8, 8, 8, 8] and traffic.bytes_out.tolist() == [8] * 4
-    # 8 bytes at 4 bytes a cycle plus the exchange latency
-    assert _steps(engine)[-1][1] == 8 // C.EXCHANGE_BYTES_PER_CYCLE + C.EXCHANGE_LATENCY_CYCLES
+    # 8 bytes at the rearrangement's 3.3 bytes a cycle (issue 41: 82.5% of the exchange's
+    # 4, measured by tutorial 6's hardware profile), 3 cycles, plus the exchange latency
+    rate = C.EXCHANGE_BYTES_PER_CYCLE * C.REARRANGE_EXCHANGE_EFFICIENCY
+    assert _steps(engine)[-1][1] == math.ceil(8 / rate) + C.EXCHANGE_LATENCY_CYCLES == 35
     # mapped in stream order: it lands in place, no exchange
     linear = _stream_engine(model, np.repeat(np.arange(4), 2))
     assert StepKind.DO_EXCHANGE not in [k for k, _ in _steps(linear)]

@@ -195,7 +195,9 @@ def _describe_tensor(d: _Digest, tensor: Tensor) -> None:
 def _describe_program(d: _Digest, program: Program) -> None:
     d.text(f"program {type(program).__module__}.{type(program).__qualname__}")
     for name, value in sorted(vars(program).items()):
-        if name != "debug_id":  # where its debug context is: not what it compiles to
+        # where its debug context is, and how the user's program made it (its journal for
+        # a serialized graph): not what it compiles to
+        if name not in ("debug_id", "made_by", "journal_log"):
             d.text(name)
             _describe_value(d, value)
 

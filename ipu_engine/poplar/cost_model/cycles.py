@@ -21,7 +21,7 @@ from ipu_engine.poplar.arrays import unique_counts
 from ipu_engine.poplar.compiler.steps import Step, StepKind
 from ipu_engine.poplar.compiler.vertex_plans import CodeletGroup, ComputeSetPlan
 from ipu_engine.poplar.cost_model import constants as C  # noqa: N812 - reads like a formula
-from ipu_engine.poplar.cost_model.exchange import ExchangeTraffic
+from ipu_engine.poplar.cost_model.exchange import ExchangeTraffic, RearrangedTraffic
 from ipu_engine.poplar.target import Target
 
 CONTROL_STEP_CYCLES = 20
@@ -98,8 +98,10 @@ def _per_ipu_max(target: Target, tiles: np.ndarray, values: np.ndarray) -> np.nd
 def exchange_cycles(target: Target, traffic: ExchangeTraffic, cross_ipu: bool) -> np.ndarray:
     busiest = np.maximum(traffic.bytes_in, traffic.bytes_out)
     if not cross_ipu:
-        rate = target.exchange_bytes_per_cycle
-        per_ipu = _per_ipu_max(target, traffic.tiles, -(-busiest // rate))
+        rate = float(target.exchange_bytes_per_cycle)
+        if isinstance(traffic, RearrangedTraffic):
+            rate *= C.REARRANGE_EXCHANGE_EFFICIENCY
+        per_ipu = _per_ipu_max(target, traffic.tiles, np.ceil(busiest / rate).astype(np.int64))
         return np.where(per_ipu > 0, per_ipu + C.EXCHANGE_LATENCY_CYCLES, 0)
     ipu = traffic.tiles.astype(np.int64) // target.tiles_per_ipu
     link_bytes = np.bincount(ipu, weights=busiest, minlength=target.num_ipus)

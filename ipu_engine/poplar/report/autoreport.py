@@ -19,7 +19,11 @@ import os
 import re
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from ipu_engine.poplar.options import EngineOptions
 from profiler_core.errors import ReportError
@@ -29,6 +33,8 @@ log = logging.getLogger("poplar")
 
 PROFILE_FILE = "profile.pop"
 DEBUG_FILE = "debug.cbor"
+#: a graph's record for what-ifs: a callable giving (record, arrays), made only if wanted
+GraphRecord = Callable[[], tuple[dict[str, Any], dict[str, np.ndarray]]]
 
 # Folder names this process has given out, per resolved autoReport.directory.
 _taken: dict[str, set[str]] = {}
@@ -114,3 +120,23 @@ class AutoReport:
             self._fail(str(exc))
             return
         log.info("PO: wrote %s", self.profile_path)
+
+    def write_graph_record(self, report_id: str, make: GraphRecord) -> None:
+        """``serialized_graph.bundle`` (autoReport.outputSerializedGraph): the record of the
+        graph and its programs a what-if re-plans. Failing to write it is a warning; the
+        profile and the program are unaffected."""
+        if not self.enabled or not self.options.output("SerializedGraph"):
+            return
+        from profiler_core.formats.serialized_graph import GRAPH_FILE, write_serialized_graph
+
+        path = self.folder / GRAPH_FILE
+        try:
+            record, arrays = make()
+            write_serialized_graph(path, report_id, record, arrays)
+        except (ReportError, Exception) as exc:  # a record is never worth the user's run
+            log.warning("PO: %s; the report has no serialized graph", exc)
+            warnings.warn(str(exc), ReportWriteWarning, stacklevel=3)
+            return
+        if record.get("problems"):
+            log.warning("PO: %s cannot be replayed by a what-if: %s", path, record["problems"][0])
+        log.info("PO: wrote %s", path)

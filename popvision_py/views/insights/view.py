@@ -18,6 +18,7 @@ from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.insights.findings import FindingsList
 from popvision_py.views.insights.histogram import MemoryHistogram
 from popvision_py.views.insights.panels import FitPanel, TopTiles
+from popvision_py.views.insights.whatif import WhatIfRunner, show_predictions
 from popvision_py.views.table_page import TablePage
 from profiler_core.errors import ReportError
 from profiler_core.insights import insights
@@ -106,6 +107,10 @@ class InsightsView(ChartDetailsView):
             self.details.setTabToolTip(self.details.count() - 1, tip)
         self.top_tiles.tile_clicked.connect(lambda tile: self._select_tiles((tile,)))
         self.findings.tiles_clicked.connect(self._select_tiles)
+        self.whatif = WhatIfRunner(self.findings.whatif_bar, self)
+        self.findings.try_clicked.connect(self._try)
+        self.whatif.finished.connect(self._tried)
+        self.whatif.failed.connect(self._not_tried)
         self.clear()
 
     def compare_specs(self, pair: ComparePair) -> list[CompareSpec]:
@@ -137,6 +142,35 @@ class InsightsView(ChartDetailsView):
     def clear(self) -> None:
         self.model = None
         super().clear()
+
+    def _try(self, item: object, finding: object) -> None:
+        """Re-plan one finding's suggestion in a worker (one at a time)."""
+        if self.whatif.busy or self.model is None or self.opened is None:
+            return
+        button = self.findings.buttons.get(finding.title)
+        if button is not None:
+            button.setEnabled(False)
+            button.setText("Trying…")
+        self.whatif.start(item, self.opened.report, self.model.found, finding)
+
+    def _tried(self, item: object, model: object) -> None:
+        if item is None:
+            return
+        show_predictions(item, model)
+        self.findings.tree.setCurrentItem(item)
+        self.findings.show_headline(f"What-if: {model.headline()}")
+        self._button_for(item, "Tried", enabled=False)
+
+    def _not_tried(self, item: object, message: str) -> None:
+        if item is not None:
+            item.insertChild(0, type(item)([f"What-if: {message}", ""]))
+            self._button_for(item, "Try it", enabled=True)
+
+    def _button_for(self, item: object, text: str, enabled: bool) -> None:
+        button = self.findings.tree.itemWidget(item, 2)
+        if button is not None:
+            button.setText(text)
+            button.setEnabled(enabled)
 
     def _select_tiles(self, tiles: tuple) -> None:
         if self.opened is not None:
