@@ -16,13 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from profiler_core.errors import RemoteError
+from profiler_core.formats.serialized_graph import GRAPH_FILE
 from profiler_core.remote.cache import RemoteCache, RemoteFile
 from profiler_core.remote.location import RemoteLocation, parse_location
 from profiler_core.remote.ssh_config import SshTarget, resolve_target
 
 Progress = Callable[[float, str], None]
 Cancel = Callable[[], bool]
-REPORT_NAMES = ("profile.pop", "debug.cbor")
+REPORT_NAMES = ("profile.pop", "debug.cbor", GRAPH_FILE)
 
 
 def _megabytes(n: int) -> str:

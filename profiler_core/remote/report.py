@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from profiler_core.errors import LoadCancelledError, RemoteError, ReportError
+from profiler_core.formats.serialized_graph import GRAPH_FILE
 from profiler_core.remote.cache import RemoteCache
 from profiler_core.remote.folder import Cancel, Progress, RemoteFolder
 from profiler_core.remote.location import RemoteLocation, is_remote, parse_location
@@ -50,8 +51,9 @@ class RemoteReport(Report):
         return {name: self.remote.files[name].size for name in self._names()}
 
     def _names(self) -> list[str]:
-        """The readable files in a local report's order: profile.pop, debug.cbor, traces."""
-        first = [n for n in (PROFILE_FILE, DEBUG_FILE) if n in self.remote.files]
+        """The readable files in a local report's order: profile.pop, debug.cbor, the
+        serialized graph, traces."""
+        first = [n for n in (PROFILE_FILE, DEBUG_FILE, GRAPH_FILE) if n in self.remote.files]
         return first + sorted(n for n in self.remote.files if n.endswith(".pvti"))
 
     def fetch_debug(self, progress: Progress | None = None, cancel: Cancel | None = None) -> None:

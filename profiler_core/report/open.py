@@ -18,6 +18,7 @@ from profiler_core.errors import LoadCancelledError, ReportError
 from profiler_core.formats.debug_cbor import check_pair, read_debug
 from profiler_core.formats.files import regular_file_size
 from profiler_core.formats.profile_pop import ProfileReader
+from profiler_core.formats.serialized_graph import GRAPH_FILE
 from profiler_core.model.profile import (
     BlocksData,
     DebugData,
@@ -71,7 +72,7 @@ class Report:
         found = [self.profile_path]
         if self.debug_path is not None:
             found.append(self.debug_path)
-        graph = self.folder / "serialized_graph.bundle"
+        graph = self.folder / GRAPH_FILE
         if graph.is_file():
             found.append(graph)
         found += sorted(self.folder.glob("*.pvti"))

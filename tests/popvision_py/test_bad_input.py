@@ -31,10 +31,13 @@ def test_a_folder_with_no_report_says_so(qtbot, window, tmp_path, tutorial4_repo
 
 
 def test_a_folder_of_reports_names_the_reports_inside(qtbot, window, tutorial4_report, monkeypatch):
-    parent = tutorial4_report.parent
-    open_with_file_menu(qtbot, window, parent, monkeypatch)
-    assert "it holds reports in" in window.message_box.text()
-    assert "tutorial4" in window.message_box.text()
+    # Opening a folder of reports (not a report) lists them on the Runs page (issue 40),
+    # where it once was an error naming them: the rows name the reports inside.
+    from tests.popvision_py.test_runs_page import cells, open_runs
+
+    view = open_runs(qtbot, window, tutorial4_report.parent, monkeypatch)
+    assert "tutorial4" in cells(view, "Report")
+    assert window.opened == []
 
 
 def test_a_file_of_another_kind_is_refused(qtbot, window, tmp_path, tutorial4_report, monkeypatch):

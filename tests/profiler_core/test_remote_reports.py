@@ -72,10 +72,8 @@ def test_profile_pop_first_debug_when_needed_then_nothing_twice(sshd, report_cop
     profile = (report_copy / "profile.pop").stat().st_size
     assert sshd.sftp_reads()[before:] == [(str(report_copy / "profile.pop"), profile)]
     assert report.location == sshd.url(report_copy)
-    assert report.file_sizes() == {
-        "profile.pop": profile,
-        "debug.cbor": (report_copy / "debug.cbor").stat().st_size,
-    }
+    files = ("profile.pop", "debug.cbor", "serialized_graph.bundle")  # autoReport.all's
+    assert report.file_sizes() == {name: (report_copy / name).stat().st_size for name in files}
     expected = open_report(report_copy).debug
     assert report.debug.name == expected.name and len(expected.name) > 0
     assert [r[0] for r in sshd.sftp_reads()[before:]] == [
@@ -243,7 +241,10 @@ def test_a_connection_lost_mid_read_keeps_what_was_read(tmp_path, monkeypatch, r
         error = report.section_error("debug")  # the next file: connecting again fails
         assert time.monotonic() - started < 10
         assert isinstance(error, RemoteError)
-        assert "was lost, and connecting again failed (" in str(error)
+        # connecting again fails -- or, on a loaded machine, the half-closed socket of the
+        # killed server answers the next read with EOF first: lost either way, said so
+        assert "the connection to 127.0.0.1 was lost" in str(error)
+        assert "connecting again failed (" in str(error) or "(EOFError)" in str(error)
         assert not list(cache.rglob(".part-*")) and not list(cache.rglob("big.pvti"))
         summary = report.summary()  # profile.pop was fetched: every figure of it is there
         assert summary.memory is not None and summary.runs and summary.peak_live_bytes

@@ -98,7 +98,7 @@ class FindingsList(QWidget):
 
     def _add_try(self, item: QTreeWidgetItem, finding: Finding) -> None:
         button = QPushButton("Try it")
-        button.setToolTip(TRY_TIP)
+        button.setToolTip(plain_tooltip(TRY_TIP))
         button.clicked.connect(lambda: self.try_clicked.emit(item, finding))
         self.tree.setItemWidget(item, 2, button)
         self.buttons[finding.title] = button
