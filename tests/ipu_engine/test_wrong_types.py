@@ -12,14 +12,8 @@ import pytest
 
 import ipu_engine.pvti as pvti
 from ipu_engine import EngineError
-from tests.ipu_engine.wrong_types import (
-    WRONG,
-    Target,
-    arguments,
-    call_with,
-    make_context,
-    public_targets,
-)
+from tests.ipu_engine.wrong_type_values import WRONG, make_context
+from tests.ipu_engine.wrong_types import Target, arguments, call_with, public_targets
 
 TARGETS = public_targets()
 
