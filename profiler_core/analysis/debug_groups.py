@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from profiler_core.analysis.groupings import GROUPINGS
 from profiler_core.analysis.string_groups import group_string_ids_lazily
 from profiler_core.model.lazy_columns import StringColumn, as_str_list
 
-GROUPINGS = ("op", "layer", "name", "framework", "framework_op", "context")
 #: groupings that label each context by the name / op of an op call above it
 _BY_OWNER = {"name": "name", "framework": "name", "framework_op": "op"}
 

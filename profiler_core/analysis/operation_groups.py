@@ -13,9 +13,9 @@ import numpy as np
 
 from profiler_core.analysis.attribution import PHASE_OPS, StepPieces
 from profiler_core.analysis.debug_groups import debug_column, debug_groups
+from profiler_core.analysis.groupings import PHASE
 from profiler_core.model.profile import GraphData, ProgramData
 
-PHASE = "phase"
 """The grouping by framework phase: the rows are when operations ran, not what ran."""
 
 

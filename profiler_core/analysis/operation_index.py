@@ -19,12 +19,10 @@ from profiler_core.analysis.checks import (
     debug_of,
     selected_runs,
 )
-from profiler_core.analysis.debug_groups import GROUPINGS
-from profiler_core.analysis.operation_groups import PHASE, Grouped, grouped, phase_names
+from profiler_core.analysis.groupings import OPERATION_GROUPINGS
+from profiler_core.analysis.operation_groups import Grouped, grouped, phase_names
 from profiler_core.model.lazy_columns import as_str_list
 from profiler_core.model.profile import GraphData, ProgramData
-
-OPERATION_GROUPINGS = (*GROUPINGS, PHASE)
 
 
 @dataclass(frozen=True)

@@ -5,45 +5,17 @@ Parquet files). Each takes report folders, sweeps and folders of reports alike."
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from profiler_core.cli.output import Output
 from profiler_core.cli.tables import Table
-from profiler_core.tables.names import TABLES
 
 # pyarrow and DuckDB are imported by the commands that use them: every other command of
 # popvision-cli starts without them.
 
-RUNS_HELP = "one row per report: sweep values, cycles, peak live memory, does it fit"
-SQL_HELP = "a SELECT over the tables of many reports (DuckDB, read-only)"
-EXPORT_HELP = "the tables of many reports as Parquet files"
 OVERVIEW = ("total_cycles", "peak_live_bytes", "fullest_tile_bytes", "fits", "tiles_over")
-
-
-def add_many_parsers(sub: Any) -> None:
-    paths_help = "report folders, sweeps (--out of sweep) or folders holding reports"
-    p = sub.add_parser("runs", help=RUNS_HELP, description=RUNS_HELP)
-    p.add_argument("PATHS", nargs="+", help=paths_help)
-    _forms(p)
-    p = sub.add_parser("sql", help=SQL_HELP, description=f"{SQL_HELP}; tables: {TABLES}")
-    p.add_argument("QUERY", help="e.g. SELECT report, total_cycles FROM reports")
-    p.add_argument("PATHS", nargs="+", help=f"{paths_help}, or Parquet folders from export")
-    p.add_argument("--timeout", type=float, metavar="S", help="stop the query after S seconds")
-    _forms(p)
-    p = sub.add_parser("export", help=EXPORT_HELP, description=EXPORT_HELP)
-    p.add_argument("--parquet", type=Path, required=True, metavar="OUT", help="a folder")
-    p.add_argument("--tables", help=f"some of {','.join(TABLES)} (default: all)")
-    p.add_argument("PATHS", nargs="+", help=paths_help)
-    p.add_argument("--json", action="store_const", const="json", dest="form")
-
-
-def _forms(p: argparse.ArgumentParser) -> None:
-    form = p.add_mutually_exclusive_group()
-    form.add_argument("--json", action="store_const", const="json", dest="form")
-    form.add_argument("--csv", action="store_const", const="csv", dest="form")
 
 
 def runs_command(args: argparse.Namespace) -> Output:

@@ -1,8 +1,6 @@
-"""``popvision-cli sweep [--workers N | --scheduler ADDRESS] --out DIR -- COMMAND ...``: every
-combination of the ``{a,b,c}`` sets in COMMAND (and in ``--engine-option KEY={v1,v2}``) run
-once as its own process on a Dask cluster, each writing its report into ``DIR/<run>/``;
-``DIR/sweep.json`` records what ran. Exit 1 when a run failed (its row says why), 130 when
-interrupted (what finished is kept: the same command again does the rest)."""
+"""``popvision-cli sweep``: makes the sweep's plan from the arguments, runs it on a Dask
+cluster with progress on stderr, and prints one row per run (what the command does for the
+user is ``parser.SWEEP_DESCRIPTION``, its help)."""
 
 from __future__ import annotations
 
@@ -11,41 +9,17 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from profiler_core.cli.output import Output
 from profiler_core.cli.tables import Table
 from profiler_core.runs import SweepOutcome, make_plan, run_sweep
 from profiler_core.runs.errors import SweepError
-from profiler_core.runs.sets import MAX_RUNS
 
-SWEEP_HELP = "run a command once per combination of its {a,b} sets on a Dask cluster"
 NO_SETS = (
     "COMMAND holds no {a,b} set, so the sweep is one run; a shell expands sets that are not "
     "quoted: write '{100,200}'"
 )
-
-
-def add_sweep_parser(sub: Any) -> None:
-    p = sub.add_parser("sweep", help=SWEEP_HELP, description=__doc__)
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core)")
-    where.add_argument("--scheduler", metavar="ADDRESS", help="a running `dask scheduler`")
-    p.add_argument("--out", type=Path, required=True, help="the sweep's folder")
-    p.add_argument(
-        "--engine-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a POPLAR_ENGINE_OPTIONS key for every run; VALUE may be a set {v1,v2}",
-    )
-    p.add_argument("--max-runs", type=int, default=MAX_RUNS, help=f"default {MAX_RUNS:,}")
-    p.add_argument("--run-timeout", type=float, metavar="S", help="stop a run after S seconds")
-    p.add_argument("--retry-failed", action="store_true", help="run failed runs again too")
-    p.add_argument("--dry-run", action="store_true", help="list the runs, run nothing")
-    p.add_argument("--json", action="store_const", const="json", dest="form")
-    p.add_argument("COMMAND", nargs=argparse.REMAINDER, help="-- the program and its arguments")
 
 
 def sweep_command(args: argparse.Namespace) -> Output:
