@@ -47,6 +47,11 @@ class RemoteError(ReportError):
         return self.args[0]
 
 
+class ConnectionLostError(RemoteError):
+    """The SSH connection went away during a transfer (the server stopped, the network
+    dropped): a reader connects once more before giving up (``RemoteFolder.fetch``)."""
+
+
 class HostKeyError(RemoteError):
     """The host's key is not known, or differs from the one known for it: refused, as ssh
     refuses it, with the fingerprint and how to accept it."""

@@ -164,6 +164,16 @@ class TestSshd:
                 os.kill(pid, signal.SIGKILL)
         self.stop()
 
+    def drop_sessions(self) -> list[int]:
+        """Kill the sessions this server carries and keep it listening, as a dropped
+        network connection would; returns the processes killed."""
+        killed = []
+        for pid in self.children():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        return killed
+
     def stop(self) -> None:
         if self.process is None:
             return

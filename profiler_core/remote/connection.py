@@ -20,7 +20,12 @@ from typing import Any
 
 import paramiko
 
-from profiler_core.errors import HostKeyError, LoadCancelledError, RemoteError
+from profiler_core.errors import (
+    ConnectionLostError,
+    HostKeyError,
+    LoadCancelledError,
+    RemoteError,
+)
 from profiler_core.remote.host_keys import check_host_key, known_keys, preferred_key_types
 from profiler_core.remote.ssh_config import SshTarget
 
@@ -213,7 +218,7 @@ class SftpSession:
             detail = str(error) or type(error).__name__
             if isinstance(error, OSError) and self.alive:  # the server said no to this one
                 raise RemoteError(self.target.url, f"{what}: {detail}") from None
-            raise RemoteError(
+            raise ConnectionLostError(
                 self.target.url,
                 f"the connection to {host} was lost while {what} ({detail}). What was read "
                 "before stays; reload (Ctrl+R) when the host is reachable again.",

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from profiler_core.errors import RemoteError
+from profiler_core.errors import ConnectionLostError, RemoteError
 from profiler_core.formats.serialized_graph import GRAPH_FILE
 from profiler_core.remote.cache import RemoteCache, RemoteFile
 from profiler_core.remote.location import RemoteLocation, parse_location
@@ -52,6 +52,7 @@ class RemoteFolder:
         self.from_cache: list[str] = []
         self._local: dict[str, Path] = {}
         self._session = None
+        self._lost = False  # a session was dropped: the next connect says so if it fails
         self._lock = threading.RLock()
 
     @classmethod
@@ -82,25 +83,31 @@ class RemoteFolder:
     def url_of(self, name: str) -> str:
         return self.folder_location.child(name).url
 
-    def session(self):  # noqa: ANN201 -- connection.SftpSession, imported when first used
+    def session(self, lost: str = ""):  # noqa: ANN201 -- connection.SftpSession
+        """The open SFTP session, connecting when there is none (paramiko is imported then);
+        ``lost``: how the last connection went, said when connecting again fails."""
         with self._lock:
             if self._session is None or not self._session.alive:
                 from profiler_core.remote.connection import connect  # paramiko, when needed
 
-                lost, self._session = self._session is not None, None
+                was_lost = self._lost or self._session is not None
+                self._session = None
                 try:
                     self._session = connect(self.target)
                 except RemoteError as error:
-                    if not lost:
+                    if not was_lost:
                         raise
-                    reason = error.problem.rstrip(".?!")
-                    raise RemoteError(
-                        error.url,
-                        f"the connection to {self.target.hostname} was lost, and connecting "
-                        f"again failed ({reason}). What was read before stays; reload "
-                        "(Ctrl+R) when the host is reachable again.",
-                    ) from None
+                    first = lost or f"the connection to {self.target.hostname} was lost"
+                    raise RemoteError(error.url, _lost_again(first, error.problem)) from None
+                self._lost = False
             return self._session
+
+    def _drop_lost_session(self) -> None:
+        """Forget a session whose connection went away: its transport can still look
+        active (a killed server's socket answers EOF before paramiko notices)."""
+        if self._session is not None:
+            self._session.close()
+        self._session, self._lost = None, True
 
     def list(self) -> None:
         session = self.session()
@@ -190,7 +197,14 @@ class RemoteFolder:
                 )
             return read
 
-        local = self.cache.store(self.mirror, file, download)
+        try:
+            local = self.cache.store(self.mirror, file, download)
+        except ConnectionLostError as lost:
+            # Connect once more and read the file again: a host that is back answers, one
+            # that is gone says so, in the words of the first loss.
+            self._drop_lost_session()
+            session = self.session(lost=lost.problem.partition(". What was read")[0])
+            local = self.cache.store(self.mirror, file, download)
         self.files_read.append(file.name)
         return local
 
@@ -199,3 +213,10 @@ class RemoteFolder:
             if self._session is not None:
                 self._session.close()
                 self._session = None
+
+
+def _lost_again(first: str, reason: str) -> str:
+    return (
+        f"{first}, and connecting again failed ({reason.rstrip('.?!')}). What was read "
+        "before stays; reload (Ctrl+R) when the host is reachable again."
+    )
