@@ -2,7 +2,7 @@
 Operations graph page draws.
 
 1. Layers: longest path from the sources (one vectorised relaxation per level), then each
-   source (a weight, an input) moved down to just above its first consumer.
+   node moved down to just above its first consumer (a weight beside the op reading it).
 2. Long edges: an edge over k layers gets k - 1 dummy points, so it is routed between the
    nodes of the layers it passes, not through them.
 3. Order within each layer: barycentre sweeps down and up (each node at the mean position of
@@ -122,8 +122,9 @@ def _distinct_edges(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarra
 
 
 def _layers(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Longest path from the sources, then sources moved down to just above their first
-    consumer (a weight beside the op that reads it, not at the top of the page)."""
+    """Longest path from the sources, then every node moved down as far as its consumers
+    allow (a weight beside the op that reads it, a gradient's transpose of a weight beside
+    the backward matmul, not at the top of the page)."""
     layer = np.zeros(n, dtype=np.int64)
     for _ in range(n + 1):
         new = layer.copy()
@@ -131,12 +132,16 @@ def _layers(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if np.array_equal(new, layer):
             break
         layer = new
-    has_input = np.zeros(n, dtype=bool)
-    has_input[b] = True
-    first_use = np.full(n, np.iinfo(np.int64).max)
-    np.minimum.at(first_use, a, layer[b])
-    movable = ~has_input & (first_use < np.iinfo(np.int64).max)
-    layer[movable] = first_use[movable] - 1
+    has_consumer = np.zeros(n, dtype=bool)
+    has_consumer[a] = True
+    never = np.iinfo(np.int64).max
+    for _ in range(n + 1):
+        first_use = np.full(n, never)
+        np.minimum.at(first_use, a, layer[b])
+        new = np.where(has_consumer, np.maximum(layer, first_use - 1), layer)
+        if np.array_equal(new, layer):
+            break
+        layer = new
     return layer
 
 

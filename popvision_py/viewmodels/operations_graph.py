@@ -1,0 +1,307 @@
+"""The Operations graph page's state without Qt: the framework's graph (an ONNX model or
+the front-end's trace, ``profiler_core.analysis.framework_graph``) as shown -- layers
+collapsed or open, laid out top to bottom (``graph_layout``) -- each node's figures from the
+report's operations (``graph_operations``) and its shade for the metric picked, and the link
+with the report's one selection: a click selects the node's operation (and so its program
+steps); an operation selected on another page marks its nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from popvision_py.viewmodels.graph_colors import shade_of
+from popvision_py.viewmodels.graph_shown import ShownGraph, collapsed_roots, shown_graph
+from popvision_py.viewmodels.selection import ReportSelection
+from profiler_core.analysis.framework_graph import FrameworkGraph
+from profiler_core.analysis.graph_layout import NODE_WIDTH, GraphLayout, layered_layout
+from profiler_core.analysis.graph_operations import NodeFigures
+
+METRICS = {"Cycles": "cycles", "Memory": "memory", "FLOPs": "flops"}
+METRIC_HELP = {
+    "Cycles": "Cycles of the steps the node's operation ran, as the Operations page counts "
+    "them (grouped by operation name).",
+    "Memory": "Bytes of the variables the node's operation created (a weight: its own).",
+    "FLOPs": "Floating-point operations of the node's vertices, per execution.",
+}
+BAND_CHOICES = ("Pipeline stages", "IPUs", "No bands")
+LAYER_WIDTH = NODE_WIDTH * 1.25  # a collapsed layer is drawn a little wider
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """What a set of collapsed layers gives: the shown graph and its layout."""
+
+    collapsed: np.ndarray  # bool per scope
+    shown: ShownGraph
+    layout: GraphLayout
+
+
+def arrange(graph: FrameworkGraph, collapsed: np.ndarray) -> Arrangement:
+    """Fold ``collapsed`` and lay the result out (the page runs this in a worker)."""
+    shown = shown_graph(graph, collapsed)
+    widths = np.where(shown.scope >= 0, LAYER_WIDTH, NODE_WIDTH)
+    layout = layered_layout(len(shown), shown.edge_src, shown.edge_dst, shown.order_key, widths)
+    return Arrangement(np.asarray(collapsed, dtype=bool).copy(), shown, layout)
+
+
+def default_collapsed(graph: FrameworkGraph) -> np.ndarray:
+    """An ONNX model opens as its ONNX graph: each ONNX node's traced ops folded into it;
+    a front-end model opens with every traced op shown."""
+    return np.array([bool(op) for op in graph.scopes.op], dtype=bool)
+
+
+class OperationsGraphModel:
+    """One report's Operations graph: ``figures`` None when the report's operations could
+    not be read (``figures_problem`` says why; the graph is drawn without colours)."""
+
+    def __init__(
+        self,
+        graph: FrameworkGraph,
+        figures: NodeFigures | None,
+        arrangement: Arrangement | None = None,
+        figures_problem: str = "",
+    ) -> None:
+        self.graph = graph
+        self.figures = figures
+        self.figures_problem = figures_problem
+        self.metric = "Cycles"
+        self.bands = BAND_CHOICES[0]
+        self.edge_labels = False
+        self.current = -1  # the shown node clicked last
+        self.selection: ReportSelection | None = None
+        self.apply(arrangement or arrange(graph, default_collapsed(graph)))
+
+    # -- arrangement ----------------------------------------------------------------------
+    def apply(self, arrangement: Arrangement) -> None:
+        current = self._current_members()
+        self.collapsed = arrangement.collapsed
+        self.shown = arrangement.shown
+        self.layout = arrangement.layout
+        self.current = int(self.shown.shown_of_node[current[0]]) if current.size else -1
+        self._values = {name: self._shown_values(field) for name, field in METRICS.items()}
+
+    def _current_members(self) -> np.ndarray:
+        if self.current < 0 or not hasattr(self, "shown"):
+            return np.zeros(0, dtype=np.int64)
+        return self.shown.members(self.current)
+
+    def set_collapsed(self, scope: int, collapsed: bool) -> None:
+        """Fold or open the layer ``scope`` and lay the graph out again, here and now."""
+        self.apply(arrange(self.graph, self.with_collapsed(scope, collapsed)))
+
+    def with_collapsed(self, scope: int, collapsed: bool) -> np.ndarray:
+        marks = self.collapsed.copy()
+        marks[scope] = collapsed
+        return marks
+
+    def every_layer(self, collapsed: bool, framework_only: bool = False) -> np.ndarray:
+        """Marks for every layer folded (``framework_only``: the ONNX nodes) or every one
+        open."""
+        if not collapsed:
+            return np.zeros(len(self.graph.scopes), dtype=bool)
+        if framework_only:
+            return default_collapsed(self.graph)
+        return np.ones(len(self.graph.scopes), dtype=bool)
+
+    # -- figures and shades ---------------------------------------------------------------
+    def _shown_values(self, field: str) -> np.ndarray:
+        """A figure of every shown node: its own, or its members' and its layers' own."""
+        m = len(self.shown)
+        if self.figures is None:
+            return np.zeros(m, dtype=np.int64)
+        values = np.bincount(
+            self.shown.shown_of_node, getattr(self.figures, field), minlength=m
+        ).astype(np.int64)
+        own = getattr(self.figures, f"scope_{field}")
+        root = collapsed_roots(self.graph, self.collapsed)
+        folded = np.flatnonzero(root >= 0)
+        if folded.size:
+            shown_of_scope = np.full(len(self.graph.scopes), -1, dtype=np.int64)
+            layers = np.flatnonzero(self.shown.scope >= 0)
+            shown_of_scope[self.shown.scope[layers]] = layers
+            np.add.at(values, shown_of_scope[root[folded]], own[folded])
+        return values
+
+    @property
+    def has_figures(self) -> np.ndarray:
+        """bool per shown node: some operation of the report is one of its members'."""
+        if self.figures is None:
+            return np.zeros(len(self.shown), dtype=bool)
+        counts = np.bincount(
+            self.shown.shown_of_node, self.figures.has_figures, minlength=len(self.shown)
+        )
+        return counts > 0
+
+    def values(self, metric: str | None = None) -> np.ndarray:
+        """The figure of each shown node for ``metric`` (the one picked when None)."""
+        return self._values[metric or self.metric]
+
+    def shades(self) -> tuple[np.ndarray, float, float]:
+        """Each shown node's shade for the metric, and the smallest and largest figure."""
+        return shade_of(self.values(), self.has_figures)
+
+    def missing_figures(self) -> tuple[int, int, int, int]:
+        """Traced nodes without figures: (all, data -- weights, inputs, constants --,
+        views, compute nodes)."""
+        graph = self.graph
+        none = (
+            np.ones(len(graph), dtype=bool) if self.figures is None else ~self.figures.has_figures
+        )
+        data, view = none & graph.source, none & graph.view
+        compute = none & graph.computes
+        return int(none.sum()), int(data.sum()), int(view.sum()), int(compute.sum())
+
+    def legend_text(self) -> str:
+        _, lo, hi = self.shades()
+        unit = {"Cycles": "cycles", "Memory": "bytes", "FLOPs": "FLOPs"}[self.metric]
+        scale = f"{self.metric} (log scale): {lo:,.0f} to {hi:,.0f} {unit}" if hi else ""
+        if self.figures is None:
+            scale = f"No figures: {self.figures_problem}"
+        every, data, view, compute = self.missing_figures()
+        words = []
+        if data:
+            words.append(f"{data:,} weights, inputs or constants")
+        if view:
+            words.append(f"{view:,} views (reshape, transpose, slice)")
+        if compute:
+            words.append(f"{compute:,} ops the report has no operation of")
+        missing = (
+            f"{every:,} of {len(self.graph):,} traced nodes have no figures (grey): "
+            + ", ".join(words)
+            if every
+            else f"every one of the {len(self.graph):,} traced nodes has figures"
+        )
+        return f"{scale} · {missing}." if scale else f"{missing}."
+
+    # -- names ----------------------------------------------------------------------------
+    def title(self, shown: int) -> str:
+        """The text in a node's box."""
+        graph = self.graph
+        node, scope = int(self.shown.trace_node[shown]), int(self.shown.scope[shown])
+        if node >= 0:
+            name, op = graph.node_name[node], graph.op[node]
+            return op if name == op else f"{op} {name.rsplit('/', 1)[-1]}"
+        op = graph.scopes.op[scope]
+        name = graph.scopes.name[scope]
+        if op:
+            return f"{op.rsplit('::', 1)[-1]} {name}"
+        return f"▸ {name} ({self.shown.members(shown).size} ops)"
+
+    def titles(self, shown: np.ndarray) -> list[str]:
+        return [self.title(int(k)) for k in shown]
+
+    def edge_text(self, edge: int) -> str:
+        """An edge's label: the type and shape of the tensor it carries."""
+        return self.graph.shape_text(int(self.shown.edge_tensor[edge]))
+
+    def scope_of_shown(self, shown: int) -> int:
+        """The layer a shown node is (a collapsed one) or sits in, -1 for none."""
+        node = int(self.shown.trace_node[shown])
+        return int(self.shown.scope[shown]) if node < 0 else int(self.graph.scope[node])
+
+    # -- picking ----------------------------------------------------------------------------
+    def node_at(self, x: float, y: float) -> int:
+        """The shown node under the point (scene coordinates), -1 for none."""
+        lay = self.layout
+        inside = (np.abs(lay.x - x) <= lay.width / 2) & (np.abs(lay.y - y) <= lay.height / 2)
+        hit = np.flatnonzero(inside)
+        return int(hit[0]) if hit.size else -1
+
+    def in_view(self, left: float, top: float, right: float, bottom: float) -> np.ndarray:
+        """The shown nodes whose boxes meet the rectangle."""
+        lay = self.layout
+        half = lay.width / 2
+        return np.flatnonzero(
+            (lay.x + half >= left)
+            & (lay.x - half <= right)
+            & (lay.y + lay.height / 2 >= top)
+            & (lay.y - lay.height / 2 <= bottom)
+        )
+
+    # -- the shared selection -------------------------------------------------------------
+    def operation_of(self, shown: int) -> tuple[str, np.ndarray, str]:
+        """The operation a click on ``shown`` selects: (label, program steps, grouping).
+        A traced node: its operation by name; an ONNX node: itself by framework op; a
+        top-level layer: by layer; ("", [], "name") for a node without one."""
+        figures, graph = self.figures, self.graph
+        empty = np.zeros(0, dtype=np.int64)
+        if figures is None:
+            return "", empty, "name"
+        node, scope = int(self.shown.trace_node[shown]), int(self.shown.scope[shown])
+        if node >= 0:
+            label = figures.label[node]
+            return label, (figures.steps(node) if label else empty), "name"
+        members = self.shown.members(shown)
+        root = collapsed_roots(graph, self.collapsed)
+        inner = np.flatnonzero(root == scope)
+        steps = np.unique(
+            np.concatenate(
+                [empty]
+                + [figures.steps(int(k)) for k in members]
+                + [figures.own_steps(int(s)) for s in inner]
+            )
+        )
+        if graph.scopes.op[scope]:
+            return figures.scope_label[scope] or graph.scopes.path[scope], steps, "framework"
+        if graph.scopes.parent[scope] < 0:
+            return graph.scopes.name[scope], steps, "layer"
+        return graph.scopes.path[scope], steps, "name"
+
+    def click(self, shown: int) -> None:
+        """Select ``shown`` (-1: nothing) and write its operation into the selection."""
+        self.current = shown
+        if self.selection is None:
+            return
+        if shown < 0:
+            self.selection.select_operation("", [])
+            return
+        label, steps, group_by = self.operation_of(shown)
+        self.selection.select_operation(label, steps, group_by)
+
+    def marked(self) -> np.ndarray:
+        """bool per shown node: it belongs to the selection's operation (by its label when
+        grouped by name, framework op or layer; by its program steps otherwise)."""
+        m = len(self.shown)
+        selection = self.selection
+        if selection is None or not selection.operation or self.figures is None:
+            return np.zeros(m, dtype=bool)
+        label, group_by = selection.operation, selection.operation_group_by
+        graph, figures = self.graph, self.figures
+        if group_by == "name":
+            nodes = np.array([x == label for x in figures.label], dtype=bool)
+        elif group_by in ("framework", "layer"):
+            nodes = self._nodes_under(label, group_by)
+        else:
+            nodes = np.zeros(len(graph), dtype=bool)
+            steps = np.asarray(selection.operation_steps, dtype=np.int64)
+            owner = np.repeat(np.arange(len(graph)), np.diff(figures.node_step_start))
+            nodes[owner[np.isin(figures.node_steps, steps)]] = True
+        mark = np.bincount(self.shown.shown_of_node[nodes], minlength=m) > 0
+        if group_by == "framework":
+            mark |= np.array([self._is_layer_named(k, label) for k in range(m)], dtype=bool)
+        return mark
+
+    def _nodes_under(self, label: str, group_by: str) -> np.ndarray:
+        """Traced nodes inside the ONNX node ``label`` (by framework op) or the top-level
+        layer ``label`` (by layer)."""
+        scopes = self.graph.scopes
+        if group_by == "layer":
+            hits = [
+                s for s in range(len(scopes)) if scopes.parent[s] < 0 and scopes.name[s] == label
+            ]
+        else:
+            labels = self.figures.scope_label if self.figures is not None else []
+            hits = [s for s in range(len(scopes)) if label in (labels[s], scopes.path[s])]
+        inside = np.zeros(len(scopes), dtype=bool)
+        if hits:
+            marks = np.zeros(len(scopes), dtype=bool)
+            marks[hits] = True
+            inside = collapsed_roots(self.graph, marks) >= 0
+        scope = self.graph.scope
+        return (scope >= 0) & inside[np.maximum(scope, 0)]
+
+    def _is_layer_named(self, shown: int, label: str) -> bool:
+        scope = int(self.shown.scope[shown])
+        return scope >= 0 and label == self.graph.scopes.path[scope]
