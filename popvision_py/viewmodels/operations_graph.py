@@ -185,8 +185,9 @@ class OperationsGraphModel:
             return op if name == op else f"{op} {name.rsplit('/', 1)[-1]}"
         op = graph.scopes.op[scope]
         name = graph.scopes.name[scope]
-        if op:
-            return f"{op.rsplit('::', 1)[-1]} {name}"
+        short = op.rsplit("::", 1)[-1]
+        if op:  # an ONNX node: its name holds its op (Conv_n0) or is its own
+            return name if name.startswith(short) else f"{short} {name}"
         return f"▸ {name} ({self.shown.members(shown).size} ops)"
 
     def titles(self, shown: np.ndarray) -> list[str]:
