@@ -8,12 +8,14 @@ steps); an operation selected on another page marks its nodes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from popvision_py.viewmodels.graph_colors import shade_of
 from popvision_py.viewmodels.graph_shown import ShownGraph, collapsed_roots, shown_graph
 from popvision_py.viewmodels.selection import ReportSelection
+from profiler_core.analysis.debug_groups import GROUPINGS, DebugGroups, debug_groups
 from profiler_core.analysis.framework_graph import FrameworkGraph
 from profiler_core.analysis.graph_layout import NODE_WIDTH, GraphLayout, layered_layout
 from profiler_core.analysis.graph_operations import NodeFigures
@@ -62,9 +64,13 @@ class OperationsGraphModel:
         figures: NodeFigures | None,
         arrangement: Arrangement | None = None,
         figures_problem: str = "",
+        debug: Any = None,
     ) -> None:
         self.graph = graph
         self.figures = figures
+        self.debug = debug  # the report's debug contexts: what another page's grouping names
+        self._groups: dict[str, DebugGroups] = {}
+        self._marked: tuple[tuple, np.ndarray] | None = None
         self.figures_problem = figures_problem
         self.metric = "Cycles"
         self.bands = BAND_CHOICES[0]
@@ -262,47 +268,49 @@ class OperationsGraphModel:
         self.selection.select_operation(label, steps, group_by)
 
     def marked(self) -> np.ndarray:
-        """bool per shown node: it belongs to the selection's operation (by its label when
-        grouped by name, framework op or layer; by its program steps otherwise)."""
+        """bool per shown node: it belongs to the selection's operation -- its debug
+        contexts are in the operation's group, in whatever grouping the page that selected
+        it used (by phase: its program steps ran in the phase)."""
         m = len(self.shown)
         selection = self.selection
         if selection is None or not selection.operation or self.figures is None:
             return np.zeros(m, dtype=bool)
         label, group_by = selection.operation, selection.operation_group_by
-        graph, figures = self.graph, self.figures
-        if group_by == "name":
-            nodes = np.array([x == label for x in figures.label], dtype=bool)
-        elif group_by in ("framework", "layer"):
-            nodes = self._nodes_under(label, group_by)
+        key = (label, group_by, id(selection.operation_steps), id(self.shown))
+        if self._marked is None or self._marked[0] != key:  # every paint asks
+            self._marked = (key, self._marked_now(label, group_by))
+        return self._marked[1]
+
+    def _marked_now(self, label: str, group_by: str) -> np.ndarray:
+        m, selection, figures = len(self.shown), self.selection, self.figures
+        assert selection is not None and figures is not None
+        nodes = np.zeros(len(self.graph), dtype=bool)
+        layers = np.zeros(len(self.graph.scopes), dtype=bool)
+        if group_by in GROUPINGS and self.debug is not None:
+            contexts = self._contexts_of(label, group_by)
+            mine = figures.contexts.node[contexts]
+            nodes[mine[mine >= 0]] = True
+            own = figures.contexts.scope[contexts]
+            layers[own[own >= 0]] = True
         else:
-            nodes = np.zeros(len(graph), dtype=bool)
             steps = np.asarray(selection.operation_steps, dtype=np.int64)
-            owner = np.repeat(np.arange(len(graph)), np.diff(figures.node_step_start))
+            owner = np.repeat(np.arange(len(self.graph)), np.diff(figures.node_step_start))
             nodes[owner[np.isin(figures.node_steps, steps)]] = True
         mark = np.bincount(self.shown.shown_of_node[nodes], minlength=m) > 0
-        if group_by == "framework":
-            mark |= np.array([self._is_layer_named(k, label) for k in range(m)], dtype=bool)
+        for k in np.flatnonzero(self.shown.scope >= 0).tolist():
+            scope = int(self.shown.scope[k])
+            mark[k] |= bool(layers[scope]) or label == self.graph.scopes.path[scope]
         return mark
 
-    def _nodes_under(self, label: str, group_by: str) -> np.ndarray:
-        """Traced nodes inside the ONNX node ``label`` (by framework op) or the top-level
-        layer ``label`` (by layer)."""
-        scopes = self.graph.scopes
-        if group_by == "layer":
-            hits = [
-                s for s in range(len(scopes)) if scopes.parent[s] < 0 and scopes.name[s] == label
-            ]
-        else:
-            labels = self.figures.scope_label if self.figures is not None else []
-            hits = [s for s in range(len(scopes)) if label in (labels[s], scopes.path[s])]
-        inside = np.zeros(len(scopes), dtype=bool)
-        if hits:
-            marks = np.zeros(len(scopes), dtype=bool)
-            marks[hits] = True
-            inside = collapsed_roots(self.graph, marks) >= 0
-        scope = self.graph.scope
-        return (scope >= 0) & inside[np.maximum(scope, 0)]
-
-    def _is_layer_named(self, shown: int, label: str) -> bool:
-        scope = int(self.shown.scope[shown])
-        return scope >= 0 and label == self.graph.scopes.path[scope]
+    def _contexts_of(self, label: str, group_by: str) -> np.ndarray:
+        """The debug contexts of the operation ``label`` grouped ``group_by``."""
+        groups = self._groups.get(group_by)
+        if groups is None:
+            groups = self._groups[group_by] = debug_groups(self.debug, group_by)
+        try:
+            group = groups.labels.index(label)
+        except ValueError:
+            return np.zeros(0, dtype=np.int64)
+        count = len(self.figures.contexts.node) if self.figures is not None else 0
+        everyone = np.arange(count, dtype=np.int64)
+        return everyone[groups.group_of(everyone) == group]

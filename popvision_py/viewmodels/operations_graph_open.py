@@ -48,7 +48,8 @@ def open_operations_graph(opened: OpenedReport) -> OperationsGraphModel | str:
     except (ReportError, KeyError, TypeError, ValueError) as error:
         return DAMAGED.format(error=f"{path}: {error}")
     figures, problem = _figures(opened, graph)
-    return OperationsGraphModel(graph, figures, figures_problem=problem)
+    debug = report.debug_or_none() if figures is not None else None
+    return OperationsGraphModel(graph, figures, figures_problem=problem, debug=debug)
 
 
 def _figures(opened: OpenedReport, graph: FrameworkGraph) -> tuple[NodeFigures | None, str]:

@@ -60,6 +60,7 @@ class NodeFigures:
     node_steps: np.ndarray  # int64 program steps, sorted within each node
     scope_step_start: np.ndarray  # int64 (scopes + 1,)
     scope_steps: np.ndarray
+    contexts: NodeContexts  # which node (or scope) each debug context is
 
     def steps(self, node: int) -> np.ndarray:
         return self.node_steps[self.node_step_start[node] : self.node_step_start[node + 1]]
@@ -240,6 +241,7 @@ def node_figures(
         node_steps=node_steps,
         scope_step_start=scope_start,
         scope_steps=scope_steps,
+        contexts=joined,
     )
 
 
