@@ -85,6 +85,8 @@ class OperationsGraphModel:
         self.collapsed = arrangement.collapsed
         self.shown = arrangement.shown
         self.layout = arrangement.layout
+        if current.size and self.figures is not None:  # its busiest member stays picked
+            current = current[np.argsort(-self.figures.cycles[current], kind="stable")]
         self.current = int(self.shown.shown_of_node[current[0]]) if current.size else -1
         self._values = {name: self._shown_values(field) for name, field in METRICS.items()}
 
@@ -145,8 +147,13 @@ class OperationsGraphModel:
         return self._values[metric or self.metric]
 
     def shades(self) -> tuple[np.ndarray, float, float]:
-        """Each shown node's shade for the metric, and the smallest and largest figure."""
-        return shade_of(self.values(), self.has_figures)
+        """Each shown node's shade for the metric, and the smallest and largest figure. A
+        weight or input with none of the metric (no cycles, no FLOPs) is grey, not the
+        lightest shade: it ran nothing."""
+        values = self.values()
+        data = self.shown.trace_node >= 0
+        data[data] = self.graph.source[self.shown.trace_node[data]]
+        return shade_of(values, self.has_figures & ~(data & (values == 0)))
 
     def missing_figures(self) -> tuple[int, int, int, int]:
         """Traced nodes without figures: (all, data -- weights, inputs, constants --,

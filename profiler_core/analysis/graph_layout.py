@@ -27,6 +27,7 @@ NODE_HEIGHT = 30.0
 LAYER_GAP = 70.0  # from one layer's centre line to the next
 NODE_GAP = 24.0  # between two nodes of a layer
 DUMMY_WIDTH = 10.0  # what a long edge's bend point takes in a layer
+DUMMY_GAP = 6.0  # between two bend points (long edges run side by side, close)
 MAX_DUMMIES = 60_000  # beyond this the longest edges are drawn straight
 SWEEPS = 4
 
@@ -273,10 +274,13 @@ class _Layers:
 
 
 def _offsets(width: np.ndarray) -> np.ndarray:
-    """Centres of boxes of ``width`` side by side, ``NODE_GAP`` apart, the first at 0."""
+    """Centres of boxes of ``width`` side by side, the first at 0: ``NODE_GAP`` apart, or
+    ``DUMMY_GAP`` between two bend points."""
     if not len(width):
         return width.astype(float)
-    step = (width[:-1] + width[1:]) / 2 + NODE_GAP
+    bend = width <= DUMMY_WIDTH
+    gap = np.where(bend[:-1] & bend[1:], DUMMY_GAP, NODE_GAP)
+    step = (width[:-1] + width[1:]) / 2 + gap
     return np.concatenate([[0.0], np.cumsum(step)])
 
 

@@ -9,11 +9,21 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPen,
+)
 
 from popvision_py.viewmodels.graph_colors import BANDS, NO_FIGURES, RAMP, RAMP_TEXT
 from popvision_py.viewmodels.graph_picture import bands, edge_label_points
 from popvision_py.viewmodels.operations_graph import OperationsGraphModel
+from profiler_core.analysis.graph_layout import GraphLayout
 
 LABEL_MIN_PX = 60  # a node narrower than this on screen is drawn without its label
 EDGE_LABEL_MIN_PX = 110  # edge labels need a node this wide on screen
@@ -30,7 +40,8 @@ class GraphItem(pg.GraphicsObject):
         self._edges = QPainterPath()
         self.dark = False
         self.paint_count = 0
-        self.labels_drawn = 0  # node labels drawn by the last paint (tests read it)
+        self.drawn_titles: list[str] = []  # node labels the last paint drew (tests read them)
+        self.drawn_edge_texts: list[str] = []
 
     def set_model(self, model: OperationsGraphModel | None) -> None:
         self.model = model
@@ -84,7 +95,7 @@ class GraphItem(pg.GraphicsObject):
         visible = model.in_view(left, top, right, bottom)
         shade, _, _ = model.shades()
         self._paint_nodes(painter, model, visible, shade)
-        self.labels_drawn = 0
+        self.drawn_titles, self.drawn_edge_texts = [], []
         width_px = float(model.layout.width.min()) * scale if len(model.layout.width) else 0
         if width_px >= LABEL_MIN_PX:
             self._paint_labels(painter, model, visible, shade)
@@ -141,10 +152,9 @@ class GraphItem(pg.GraphicsObject):
             painter.drawRect(self._node_rect(lay, model.current).adjusted(-6, -6, 6, 6))
 
     @staticmethod
-    def _node_rect(lay: object, i: int) -> QRectF:
-        w = float(lay.width[i])  # type: ignore[attr-defined]
-        h = float(lay.height)  # type: ignore[attr-defined]
-        return QRectF(float(lay.x[i]) - w / 2, float(lay.y[i]) - h / 2, w, h)  # type: ignore[attr-defined]
+    def _node_rect(lay: GraphLayout, i: int) -> QRectF:
+        w, h = float(lay.width[i]), float(lay.height)
+        return QRectF(float(lay.x[i]) - w / 2, float(lay.y[i]) - h / 2, w, h)
 
     def _paint_labels(
         self, painter: QPainter, model: OperationsGraphModel, visible: np.ndarray,
@@ -165,7 +175,7 @@ class GraphItem(pg.GraphicsObject):
             k = int(shade[i])
             painter.setPen(QColor(RAMP_TEXT[k] if k >= 0 else "#1b1b1b"))
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-            self.labels_drawn += 1
+            self.drawn_titles.append(text)
         painter.restore()
 
     def _paint_edge_labels(
@@ -184,14 +194,24 @@ class GraphItem(pg.GraphicsObject):
         fill = QColor("#ffffff" if not self.dark else "#2b2d30")
         fill.setAlpha(220)
         ink = QColor("#3a3f47" if not self.dark else "#d0d4da")
+        taken: list[QRectF] = []
+        sources: set[int] = set()
         for k in np.flatnonzero(inside).tolist():
+            tensor = int(model.shown.edge_tensor[int(edge[k])])
+            if tensor in sources:
+                continue  # a tensor read by several ops is labelled once
             point = transform.map(QPointF(float(x[k]), float(y[k])))
             text = model.edge_text(int(edge[k]))
             box = QRectF(metrics.boundingRect(text)).adjusted(-3, -1, 3, 1)
             box.moveCenter(point)
+            if any(box.intersects(other) for other in taken):
+                continue  # never one label over another
+            taken.append(box)
+            sources.add(tensor)
             painter.fillRect(box, fill)
             painter.setPen(ink)
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+            self.drawn_edge_texts.append(text)
         painter.restore()
 
     def _screen_text(
@@ -245,20 +265,25 @@ class GraphCanvas(pg.PlotWidget):
         self.item.update()
 
     def show_top(self) -> None:
-        """The top of the graph, its widest layer in view (a tall graph starts readable at
-        its inputs; Fit shows it whole)."""
+        """The top of the graph at one pixel per unit (a node 150 px wide: its label reads),
+        or the whole width when it fits; Fit shows the graph whole."""
         model = self.item.model
         if model is None:
             return
-        left, top, right, _ = model.layout.bounds
+        lay = model.layout
+        left, top, right, _ = lay.bounds
         box = self.getPlotItem().getViewBox()
-        # as wide as the graph, but never zoomed in past one pixel per unit (a node 150 px)
-        width = max(right - left + MARGIN * 2, float(max(self.width(), 1)))
-        middle = (left + right) / 2
-        aspect = self.height() / max(self.width(), 1)
+        width = float(max(self.width(), 1))
+        if right - left + MARGIN * 2 <= width:
+            middle = (left + right) / 2
+        else:  # wider than the page: centred on the first layers' nodes
+            first = lay.layer <= min(int(lay.layer.min()) + 6, int(lay.layer.max()))
+            middle = float(np.median(lay.x[first]))
+            middle = min(max(middle, left + width / 2 - MARGIN), right - width / 2 + MARGIN)
+        height = float(max(self.height(), 1))  # one pixel per unit down too
         box.setRange(
             xRange=(middle - width / 2, middle + width / 2),
-            yRange=(top - MARGIN, top - MARGIN + width * aspect),
+            yRange=(top - MARGIN, top - MARGIN + height),
             padding=0,
         )
 
@@ -283,13 +308,16 @@ class GraphCanvas(pg.PlotWidget):
         return model.node_at(point.x(), point.y())
 
     def _on_click(self, event: object) -> None:
-        shown = self._scene_to_node(event.scenePos())  # type: ignore[attr-defined]
         if event.double():  # type: ignore[attr-defined]
-            if shown >= 0:
-                self.node_double_clicked.emit(shown)
-            return
+            return  # mouseDoubleClickEvent has it
         if event.button() == Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]
-            self.node_clicked.emit(shown)
+            self.node_clicked.emit(self._scene_to_node(event.scenePos()))  # type: ignore[attr-defined]
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        super().mouseDoubleClickEvent(event)
+        shown = self._scene_to_node(self.mapToScene(event.position().toPoint()))
+        if shown >= 0 and event.button() == Qt.MouseButton.LeftButton:
+            self.node_double_clicked.emit(shown)
 
     def _on_move(self, scene_pos: QPointF) -> None:
         self.hovered.emit(self._scene_to_node(scene_pos), scene_pos)
