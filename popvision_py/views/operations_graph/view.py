@@ -8,10 +8,10 @@ nodes.
 
 The layout is our own layered (Sugiyama) layout in numpy (``profiler_core/analysis/
 graph_layout.py``), not python-igraph's ``layout_sugiyama``: measured on ResNet-50's graph
-(502 traced nodes) it took 0.10 s against igraph's 0.19 s (and 0.4 s against 0.9 s for a
-synthetic 2,000-node graph, ``benchmarks/bench_operations_graph.py``), it places each
-weight beside the op that reads it and hands back the bend points of long edges as arrays
-the chart draws as one path -- and it adds no dependency. Qt's scene is used for drawing
+(502 traced ops) it took 0.07-0.16 s against igraph's 0.24-0.44 s, and 0.40 s against
+12.1 s on a synthetic 2,000-node trace (``benchmarks/bench_operations_graph.py``; the
+target is 2 s); it places each weight beside the op that reads it and hands back the bend
+points of long edges as arrays the chart draws as one path -- and it adds no dependency. Qt's scene is used for drawing
 only, through one item that paints what is on screen (``canvas.py``).
 """
 
