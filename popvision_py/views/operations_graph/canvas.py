@@ -23,6 +23,7 @@ from PySide6.QtGui import (
 from popvision_py.viewmodels.graph_colors import BANDS, NO_FIGURES, RAMP, RAMP_TEXT
 from popvision_py.viewmodels.graph_picture import bands, edge_label_points
 from popvision_py.viewmodels.operations_graph import OperationsGraphModel
+from popvision_py.views.plot_menus import drop_context_menus
 from profiler_core.analysis.graph_layout import GraphLayout
 
 LABEL_MIN_PX = 60  # a node narrower than this on screen is drawn without its label
@@ -247,7 +248,7 @@ class GraphCanvas(pg.PlotWidget):
         plot = self.getPlotItem()
         plot.hideAxis("left")
         plot.hideAxis("bottom")
-        plot.setMenuEnabled(False)
+        drop_context_menus(self)  # and pyqtgraph's menus with them (they outlived windows)
         plot.hideButtons()
         box = plot.getViewBox()
         box.invertY(True)

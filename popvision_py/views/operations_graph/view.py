@@ -11,8 +11,9 @@ graph_layout.py``), not python-igraph's ``layout_sugiyama``: measured on ResNet-
 (502 traced ops) it took 0.07-0.16 s against igraph's 0.24-0.44 s, and 0.40 s against
 12.1 s on a synthetic 2,000-node trace (``benchmarks/bench_operations_graph.py``; the
 target is 2 s); it places each weight beside the op that reads it and hands back the bend
-points of long edges as arrays the chart draws as one path -- and it adds no dependency. Qt's scene is used for drawing
-only, through one item that paints what is on screen (``canvas.py``).
+points of long edges as arrays the chart draws as one path -- and it adds no dependency.
+Qt's scene is used for drawing only, through one item that paints what is on screen
+(``canvas.py``).
 """
 
 from __future__ import annotations
