@@ -90,6 +90,12 @@ class OperationsGraphModel:
         self.current = int(self.shown.shown_of_node[current[0]]) if current.size else -1
         self._values = {name: self._shown_values(field) for name, field in METRICS.items()}
 
+    def set_figures(self, figures: NodeFigures | None, problem: str = "") -> None:
+        """The nodes' figures afresh (another run counted)."""
+        self.figures, self.figures_problem = figures, problem
+        self._marked = None
+        self._values = {name: self._shown_values(field) for name, field in METRICS.items()}
+
     def _current_members(self) -> np.ndarray:
         if self.current < 0 or not hasattr(self, "shown"):
             return np.zeros(0, dtype=np.int64)

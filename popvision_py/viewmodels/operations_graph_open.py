@@ -47,12 +47,12 @@ def open_operations_graph(opened: OpenedReport) -> OperationsGraphModel | str:
         graph = framework_graph(serialized)
     except (ReportError, KeyError, TypeError, ValueError) as error:
         return DAMAGED.format(error=f"{path}: {error}")
-    figures, problem = _figures(opened, graph)
+    figures, problem = figures_of(opened, graph)
     debug = report.debug_or_none() if figures is not None else None
     return OperationsGraphModel(graph, figures, figures_problem=problem, debug=debug)
 
 
-def _figures(opened: OpenedReport, graph: FrameworkGraph) -> tuple[NodeFigures | None, str]:
+def figures_of(opened: OpenedReport, graph: FrameworkGraph) -> tuple[NodeFigures | None, str]:
     """The nodes' figures over the selection's run, or None and why (the graph is still
     drawn: a report whose debug.cbor is damaged shows its model uncoloured)."""
     missing = opened.missing("graph", "programs", "debug")

@@ -13,8 +13,10 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication
 
+from popvision_py.app.screenshots import save_operations_graph_screenshots
 from popvision_py.viewmodels.graph_colors import NO_FIGURES, RAMP
 from popvision_py.views.operations_graph.view import OperationsGraphView
+from profiler_core.analysis.operations import operations_table
 from profiler_core.formats.serialized_graph import GRAPH_FILE
 from tests.popvision_py.conftest import open_with_file_menu
 
@@ -151,3 +153,39 @@ def test_a_report_without_a_serialized_graph_says_which_option_writes_it(
     view = graph_page(qtbot, window, folder, monkeypatch)
     assert view.showing_message() and view.model is None
     assert "autoReport.outputSerializedGraph" in view.message.text()
+
+
+def test_another_run_recounts_the_nodes_figures(qtbot, window, replicated_report, monkeypatch):
+    view = graph_page(qtbot, window, replicated_report, monkeypatch)
+    report = window.opened[0].report
+    assert len(report.execution.runs) == 2
+    graph = view.model.graph
+    before = view.model.figures
+    window.opened[0].selection.select_run(1)
+    qtbot.waitUntil(lambda: view.model.figures is not before, timeout=20_000)
+    by_layer = operations_table(report, "layer", run=1)
+    rows = dict(zip(by_layer.labels, by_layer.total_cycles.tolist(), strict=True))
+    scopes = graph.scopes
+    for top in [s for s in range(len(scopes)) if scopes.parent[s] < 0]:
+        inside = [k for k in range(len(graph)) if graph.scope[k] >= 0
+                  and scopes.ancestors(int(graph.scope[k]))[-1] == top]  # fmt: skip
+        assert int(view.model.figures.cycles[inside].sum()) == rows[scopes.path[top]]
+
+
+def test_make_runs_screenshots_include_the_graph_of_a_framework_report(
+    qtbot, pipelined_page, window, tmp_path
+):
+    saved = save_operations_graph_screenshots(window, tmp_path)
+    assert [p.name for p in saved] == [
+        "operations-graph-selected.png",
+        "operations-graph-edge-labels.png",
+        "operations-graph-folded.png",
+    ]
+    assert all(p.stat().st_size > 10_000 for p in saved)
+    assert pipelined_page.model.collapsed.all()
+
+
+def test_a_poplar_programs_report_has_no_graph_screenshots(opened_window, tmp_path):
+    assert save_operations_graph_screenshots(opened_window, tmp_path) == []
+    view = opened_window.view("Operations Graph")
+    assert "written against the Poplar API" in view.message.text()

@@ -27,7 +27,7 @@ from popvision_py.theme import chart_colors
 from popvision_py.viewmodels.graph_picture import node_tooltip
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.operations_graph import Arrangement, OperationsGraphModel, arrange
-from popvision_py.viewmodels.operations_graph_open import open_operations_graph
+from popvision_py.viewmodels.operations_graph_open import figures_of, open_operations_graph
 from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.operations_graph.canvas import GraphCanvas
@@ -60,6 +60,8 @@ class OperationsGraphView(ChartDetailsView):
         self.details.addTab(self.layers, "Layers")
         self.arranger = BackgroundLoader(self)  # a new layout after folding, off the GUI thread
         self.arranger.loaded.connect(self._on_arranged)
+        self.refigure = BackgroundLoader(self)  # the figures of another run
+        self.refigure.loaded.connect(self._on_figures)
         c = self.control_bar
         c.metric.currentTextChanged.connect(self._on_metric)
         c.bands.currentTextChanged.connect(self._on_bands)
@@ -182,6 +184,19 @@ class OperationsGraphView(ChartDetailsView):
             self.node_details.show_node(model, model.current)
             self.canvas.center_on(model.current)
 
+    def _on_figures(self, ready: object) -> None:
+        model = self.model
+        if model is None or not isinstance(ready, tuple):
+            return
+        figures, problem = ready
+        if figures is not None and len(figures.cycles) != len(model.graph):
+            return  # made for a graph no longer shown
+        model.set_figures(figures, problem)
+        self._update_legend()
+        if model.current >= 0:
+            self.node_details.show_node(model, model.current)
+        self.canvas.item.update()
+
     def _on_double_click(self, shown: int) -> None:
         """A folded layer opens; a node of a layer folds it (its innermost layer)."""
         model = self.model
@@ -206,7 +221,10 @@ class OperationsGraphView(ChartDetailsView):
         self.canvas.item.update()
 
     def _on_selection_changed(self, what: str) -> None:
-        model = self.model
+        model, opened = self.model, self.opened
+        if model is not None and opened is not None and what == "run":
+            graph = model.graph
+            self.refigure.start(lambda progress, stopped: figures_of(opened, graph), "figures")
         if model is None or what != "operation":
             return
         marked = np.flatnonzero(model.marked())
