@@ -192,6 +192,8 @@ class OperationsGraphModel:
             if every
             else f"every one of the {len(self.graph):,} traced nodes has figures"
         )
+        if self.metric != "Memory" and self.figures is not None:
+            missing += f"; weights and inputs have memory only (grey for {self.metric.lower()})"
         return f"{scale} · {missing}." if scale else f"{missing}."
 
     # -- names ----------------------------------------------------------------------------
