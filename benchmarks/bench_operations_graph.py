@@ -131,6 +131,9 @@ def main() -> None:
         figures = node_figures(opened, graph)
         read = time.perf_counter() - started
     print(f"{'ResNet-50: graph read and joined to its operations':<58} {read:>12.3f} s")
+    computes = graph.computes
+    joined = int((computes & figures.has_figures & (figures.cycles > 0)).sum())
+    print(f"  compute nodes with an operation's cycles: {joined} of {int(computes.sum())}")
     onnx_nodes = np.array([bool(op) for op in graph.scopes.op])
     _layouts("ResNet-50, its ONNX graph", graph, onnx_nodes)
     _layouts("ResNet-50, every traced op", graph, np.zeros(len(graph.scopes), bool))

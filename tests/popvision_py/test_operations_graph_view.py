@@ -189,3 +189,15 @@ def test_a_poplar_programs_report_has_no_graph_screenshots(opened_window, tmp_pa
     assert save_operations_graph_screenshots(opened_window, tmp_path) == []
     view = opened_window.view("Operations Graph")
     assert "written against the Poplar API" in view.message.text()
+
+
+def test_the_graph_is_read_joined_and_laid_out_off_the_gui_thread(
+    qtbot, window, pipelined_folder, monkeypatch
+):
+    open_with_file_menu(qtbot, window, pipelined_folder, monkeypatch)
+    window.pages_in_worker = True
+    window.show_view("Operations Graph")
+    view = next(v for v in window.views if v.title == "Operations Graph")
+    assert view.showing_computing() and view.model is None  # the page says so meanwhile
+    qtbot.waitUntil(lambda: view.model is not None, timeout=20_000)
+    assert not view.showing_message() and len(view.model.shown) == 47
