@@ -1,6 +1,12 @@
 """The Operations graph as shown: the traced nodes, with each collapsed layer (name scope)
 drawn as one node that holds its nodes, and the edges re-routed to it (those inside it
-gone, two that meet the same pair drawn once)."""
+gone, two that meet the same pair drawn once).
+
+A training model's backward pass stays apart: a layer's ``grad`` scope (the front-end's
+name for the ops of its gradient) folds into a node of its own beside the layer's, so a
+folded layer is still drawn where its forward pass runs and its gradient where the backward
+pass reaches it (folded together, one node would be both, and pull the backward ops of
+every later layer up beside it)."""
 
 from __future__ import annotations
 
@@ -31,13 +37,20 @@ class ShownGraph:
         return np.flatnonzero(self.shown_of_node == shown)
 
 
+BACKWARD_SCOPE = "grad"  # the front-end's scope of a layer's gradient ops
+
+
 def collapsed_roots(graph: FrameworkGraph, collapsed: np.ndarray) -> np.ndarray:
-    """For every scope, the outermost collapsed scope at or above it (-1 for none)."""
+    """For every scope, the outermost collapsed scope at or above it (-1 for none); a
+    backward scope under a collapsed one is a root of its own (the module docstring)."""
     scopes = graph.scopes
     root = np.full(len(scopes), -1, dtype=np.int64)
     for s, parent in enumerate(scopes.parent.tolist()):  # parents come first
         up = root[parent] if parent >= 0 else -1
-        root[s] = up if up >= 0 else (s if collapsed[s] else -1)
+        if up >= 0 and scopes.name[s] == BACKWARD_SCOPE:
+            root[s] = s  # folded with its layer, but as a node of its own
+        else:
+            root[s] = up if up >= 0 else (s if collapsed[s] else -1)
     return root
 
 

@@ -13,7 +13,12 @@ from typing import Any
 import numpy as np
 
 from popvision_py.viewmodels.graph_colors import shade_of
-from popvision_py.viewmodels.graph_shown import ShownGraph, collapsed_roots, shown_graph
+from popvision_py.viewmodels.graph_shown import (
+    BACKWARD_SCOPE,
+    ShownGraph,
+    collapsed_roots,
+    shown_graph,
+)
 from popvision_py.viewmodels.selection import ReportSelection
 from profiler_core.analysis.debug_groups import GROUPINGS, DebugGroups, debug_groups
 from profiler_core.analysis.framework_graph import FrameworkGraph
@@ -209,6 +214,8 @@ class OperationsGraphModel:
         short = op.rsplit("::", 1)[-1]
         if op:  # an ONNX node: its name holds its op (Conv_n0) or is its own
             return name if name.startswith(short) else f"{short} {name}"
+        if name == BACKWARD_SCOPE and graph.scopes.parent[scope] >= 0:
+            name = graph.scopes.path[scope].rsplit("/", 2)[-2] + "/" + name  # linear2/grad
         return f"▸ {name} ({self.shown.members(shown).size} ops)"
 
     def titles(self, shown: np.ndarray) -> list[str]:
@@ -217,6 +224,19 @@ class OperationsGraphModel:
     def edge_text(self, edge: int) -> str:
         """An edge's label: the type and shape of the tensor it carries."""
         return self.graph.shape_text(int(self.shown.edge_tensor[edge]))
+
+    def fold_toggle(self, shown: int) -> tuple[int, bool] | None:
+        """What a double-click on ``shown`` does: a folded layer opens (the collapsed scope
+        holding it: a backward node's is its layer's), a node in a layer folds its innermost
+        layer; None for a node outside every layer."""
+        scope = self.scope_of_shown(shown)
+        if scope < 0:
+            return None
+        if self.shown.scope[shown] >= 0:
+            chain = self.graph.scopes.ancestors(scope)
+            held = [s for s in chain if self.collapsed[s]]
+            return (held[-1], False) if held else None
+        return scope, True
 
     def scope_of_shown(self, shown: int) -> int:
         """The layer a shown node is (a collapsed one) or sits in, -1 for none."""

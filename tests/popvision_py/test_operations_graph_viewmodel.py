@@ -40,24 +40,34 @@ def test_folding_a_layer_shows_it_as_one_node_with_its_edges_rerouted(pipelined_
     graph = model.graph
     assert len(model.shown) == len(graph)  # a front-end model opens with every op shown
     linear2 = graph.scopes.path.index("linear2")
-    members = {k for k in range(len(graph)) if graph.scope[k] >= 0
-               and linear2 in graph.scopes.ancestors(int(graph.scope[k]))}  # fmt: skip
-    assert len(members) == 9  # weight, bias, matmul, add, and the grad scope's five
+    grad = graph.scopes.path.index("linear2/grad")
+    forward = set(np.flatnonzero(graph.scope == linear2).tolist())
+    backward = set(np.flatnonzero(graph.scope == grad).tolist())
+    assert len(forward) == 4 and len(backward) == 5  # weight, bias, matmul, add; its gradient
     model.set_collapsed(linear2, True)
-    assert len(model.shown) == len(graph) - len(members) + 1
+    # the layer is one node, its backward pass another: 9 ops drawn as 2
+    assert len(model.shown) == len(graph) - 9 + 2
     layer = int(np.flatnonzero(model.shown.scope == linear2)[0])
-    assert model.title(layer) == "▸ linear2 (9 ops)"
-    # every edge into or out of the layer now meets the layer's node; none is inside it
-    outside = {
-        (int(model.shown.shown_of_node[s]), int(model.shown.shown_of_node[d]))
-        for s, d in zip(graph.edge_src, graph.edge_dst, strict=True)
-        if (s in members) != (d in members)
-    }
-    shown = set(zip(model.shown.edge_src.tolist(), model.shown.edge_dst.tolist(), strict=True))
-    assert outside <= shown and all(layer in pair for pair in outside)
-    assert not any(s == d for s, d in shown)
-    # its cycles are its members' and it is laid out with the rest
-    assert model.values("Cycles")[layer] == model.figures.cycles[sorted(members)].sum()
+    back = int(np.flatnonzero(model.shown.scope == grad)[0])
+    assert model.title(layer) == "▸ linear2 (4 ops)"
+    assert model.title(back) == "▸ linear2/grad (5 ops)"
+    # every edge into or out of a folded group now meets its node; none is inside one
+    for members, node in ((forward, layer), (backward, back)):
+        outside = {
+            (int(model.shown.shown_of_node[s]), int(model.shown.shown_of_node[d]))
+            for s, d in zip(graph.edge_src, graph.edge_dst, strict=True)
+            if (s in members) != (d in members)
+        }
+        shown = set(zip(model.shown.edge_src.tolist(), model.shown.edge_dst.tolist(), strict=True))
+        assert outside and outside <= shown and all(node in pair for pair in outside)
+        assert not any(s == d for s, d in shown)
+        # its figures are its members'
+        assert model.values("Cycles")[node] == model.figures.cycles[sorted(members)].sum()
+    # the forward pass stays in order: linear2 above relu3, its gradient below both
+    relu3 = int(model.shown.shown_of_node[graph.key.index("relu3/relu")])
+    assert model.layout.layer[layer] < model.layout.layer[relu3] < model.layout.layer[back]
+    # a double-click on either opens the layer
+    assert model.fold_toggle(back) == (linear2, False) == model.fold_toggle(layer)
     model.set_collapsed(linear2, False)
     assert len(model.shown) == len(graph)
 

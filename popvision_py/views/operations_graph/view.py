@@ -202,9 +202,9 @@ class OperationsGraphView(ChartDetailsView):
         model = self.model
         if model is None:
             return
-        scope = model.scope_of_shown(shown)
-        if scope >= 0:
-            self.set_folded(scope, not bool(model.collapsed[scope]))
+        toggle = model.fold_toggle(shown)
+        if toggle is not None:
+            self.set_folded(*toggle)
 
     # -- the shared selection ---------------------------------------------------------------
     def select_node(self, shown: int) -> None:
