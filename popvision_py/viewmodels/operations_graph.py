@@ -202,8 +202,9 @@ class OperationsGraphModel:
         return f"{scale} · {missing}." if scale else f"{missing}."
 
     # -- names ----------------------------------------------------------------------------
-    def title(self, shown: int) -> str:
-        """The text in a node's box."""
+    def title(self, shown: int, short: bool = False) -> str:
+        """The text in a node's box (``short``: a folded layer without its op count, for a
+        box too narrow for it)."""
         graph = self.graph
         node, scope = int(self.shown.trace_node[shown]), int(self.shown.scope[shown])
         if node >= 0:
@@ -216,6 +217,8 @@ class OperationsGraphModel:
             return name if name.startswith(short) else f"{short} {name}"
         if name == BACKWARD_SCOPE and graph.scopes.parent[scope] >= 0:
             name = graph.scopes.path[scope].rsplit("/", 2)[-2] + "/" + name  # linear2/grad
+        if short:
+            return f"▸ {name}"
         return f"▸ {name} ({self.shown.members(shown).size} ops)"
 
     def titles(self, shown: np.ndarray) -> list[str]:

@@ -45,8 +45,8 @@ def open_operations_graph(opened: OpenedReport) -> OperationsGraphModel | str:
         return POPLAR_RECORD
     try:
         graph = framework_graph(serialized)
-    except (ReportError, KeyError, TypeError, ValueError) as error:
-        return DAMAGED.format(error=f"{path}: {error}")
+    except ReportError as error:
+        return DAMAGED.format(error=error)
     figures, problem = figures_of(opened, graph)
     debug = report.debug_or_none() if figures is not None else None
     return OperationsGraphModel(graph, figures, figures_problem=problem, debug=debug)

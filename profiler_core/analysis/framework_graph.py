@@ -101,7 +101,13 @@ def framework_graph(serialized: SerializedGraph) -> FrameworkGraph:
             "read from ONNX (InferenceSession)",
         )
     rows = record["trace"]["nodes"]
-    return _graph_of_rows(rows, str(record.get("program", "")), str(record.get("name", "")))
+    try:
+        return _graph_of_rows(rows, str(record.get("program", "")), str(record.get("name", "")))
+    except (TypeError, ValueError, IndexError, KeyError, OverflowError) as error:
+        # the reader checked the rows' outline; a field of the wrong kind is caught here
+        raise ReportError(
+            serialized.path, f"a node of the graph is not as written by the engine: {error}"
+        ) from None
 
 
 def _graph_of_rows(rows: list[list[Any]], program: str, name: str) -> FrameworkGraph:

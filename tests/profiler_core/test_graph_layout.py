@@ -78,3 +78,11 @@ def test_a_back_edge_is_laid_out_reversed_and_marked_up():
     back = (layout.edge_src == 2) & (layout.edge_dst == 1)
     assert layout.edge_up[back].all() and layout.edge_up.sum() == 1
     assert_layered(layout, src, dst)
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_an_empty_graph_and_a_single_node_lay_out(n):
+    layout = layered_layout(n, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    assert len(layout.x) == n and len(layout.seg_x0) == 0
+    left, top, right, bottom = layout.bounds
+    assert right > left and bottom > top

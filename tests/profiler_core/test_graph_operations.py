@@ -13,7 +13,11 @@ from profiler_core.analysis.graph_operations import node_figures
 from profiler_core.analysis.operation_index import operation_index
 from profiler_core.analysis.operations import operations_table
 from profiler_core.errors import ReportError
-from profiler_core.formats.serialized_graph import read_serialized_graph
+from profiler_core.formats.serialized_graph import (
+    SerializedGraph,
+    read_serialized_graph,
+    write_serialized_graph,
+)
 from profiler_core.report import open_report
 
 
@@ -118,3 +122,34 @@ def test_a_weights_memory_is_its_variables_bytes(pipelined):
 def test_a_poplar_programs_record_is_refused_saying_what_the_graph_needs(tutorial4_report):
     with pytest.raises(ReportError, match="Poplar program's calls, not a framework graph"):
         framework_graph(read_serialized_graph(tutorial4_report))
+
+
+def _bundle_with(folder, tmp_path, change) -> SerializedGraph:
+    """The report's serialized graph written again with ``change`` made to its record."""
+    graph = read_serialized_graph(folder)
+    record = change(graph.record)
+    path = tmp_path / "serialized_graph.bundle"
+    write_serialized_graph(path, graph.report_id, record, graph.arrays)
+    return read_serialized_graph(path)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda row: row.__setitem__(3, "not a shape"),  # shape
+        lambda row: row.__setitem__(3, [None]),  # a dimension that is no number
+        lambda row: row.__setitem__(8, 7),  # scopes not a list
+        lambda row: row.__setitem__(8, [[]]),  # a framework scope without its name
+    ],
+)
+def test_a_node_of_the_wrong_kind_is_a_report_error_naming_the_file(
+    pipelined_folder, tmp_path, damage
+):
+    def change(record):
+        damage(record["trace"]["nodes"][5])
+        return record
+
+    hostile = _bundle_with(pipelined_folder, tmp_path, change)
+    with pytest.raises(ReportError, match="not as written by the engine") as caught:
+        framework_graph(hostile)
+    assert str(tmp_path / "serialized_graph.bundle") in str(caught.value)

@@ -170,9 +170,10 @@ class GraphItem(pg.GraphicsObject):
         metrics = QFontMetrics(font)
         for i in visible.tolist():
             rect = transform.mapRect(self._node_rect(model.layout, i)).adjusted(4, 1, -4, -1)
-            text = metrics.elidedText(
-                model.title(i), Qt.TextElideMode.ElideRight, int(rect.width())
-            )
+            title = model.title(i)
+            if metrics.horizontalAdvance(title) > rect.width():
+                title = model.title(i, short=True)
+            text = metrics.elidedText(title, Qt.TextElideMode.ElideRight, int(rect.width()))
             k = int(shade[i])
             painter.setPen(QColor(RAMP_TEXT[k] if k >= 0 else "#1b1b1b"))
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
