@@ -212,9 +212,9 @@ class OperationsGraphModel:
             return op if name == op else f"{op} {name.rsplit('/', 1)[-1]}"
         op = graph.scopes.op[scope]
         name = graph.scopes.name[scope]
-        short = op.rsplit("::", 1)[-1]
+        kind = op.rsplit("::", 1)[-1]
         if op:  # an ONNX node: its name holds its op (Conv_n0) or is its own
-            return name if name.startswith(short) else f"{short} {name}"
+            return name if name.startswith(kind) else f"{kind} {name}"
         if name == BACKWARD_SCOPE and graph.scopes.parent[scope] >= 0:
             name = graph.scopes.path[scope].rsplit("/", 2)[-2] + "/" + name  # linear2/grad
         if short:
