@@ -5,6 +5,7 @@ layer by double-click, and the message for a report without a serialized graph."
 
 from __future__ import annotations
 
+import csv
 import shutil
 
 import numpy as np
@@ -201,3 +202,21 @@ def test_the_graph_is_read_joined_and_laid_out_off_the_gui_thread(
     assert view.showing_computing() and view.model is None  # the page says so meanwhile
     qtbot.waitUntil(lambda: view.model is not None, timeout=20_000)
     assert not view.showing_message() and len(view.model.shown) == 47
+
+
+def test_export_csv_lists_every_shown_node_with_its_figures(pipelined_page, tmp_path):
+    view = pipelined_page
+    path = tmp_path / "graph.csv"
+    assert view.export_csv(path)
+    rows = list(csv.reader(path.open(encoding="utf-8")))
+    assert rows[0] == ["Node", "Layer", "Cycles", "Memory (bytes)", "FLOPs"]
+    assert len(rows) == len(view.model.shown) + 1
+    by_name = operations_table(window_report(view), "name")
+    matmul = by_name.row("linear2/matmul")
+    row = next(r for r in rows[1:] if r[:2] == ["matmul", "linear2"])
+    assert int(row[2]) == int(by_name.total_cycles[matmul])
+    assert int(row[3]) == int(by_name.variable_bytes[matmul])
+
+
+def window_report(view: OperationsGraphView):
+    return view.opened.report
