@@ -221,9 +221,6 @@ class OperationsGraphModel:
             return f"▸ {name}"
         return f"▸ {name} ({self.shown.members(shown).size} ops)"
 
-    def titles(self, shown: np.ndarray) -> list[str]:
-        return [self.title(int(k)) for k in shown]
-
     def edge_text(self, edge: int) -> str:
         """An edge's label: the type and shape of the tensor it carries."""
         return self.graph.shape_text(int(self.shown.edge_tensor[edge]))
