@@ -46,6 +46,7 @@ from popvision_py.views.insights.view import InsightsView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
+from popvision_py.views.operations_graph.view import OperationsGraphView
 from popvision_py.views.plain_text import plain_label, plain_tooltip
 from popvision_py.views.program_tree.view import ProgramTreeView
 from popvision_py.views.runs.view import RunsView
@@ -86,6 +87,7 @@ class MainWindow(PageBuilding, QMainWindow):
             LivenessView(),
             ProgramTreeView(),
             OperationsView(),
+            OperationsGraphView(),  # the framework's graph
             ExecutionTraceView(),
             SystemTraceView(),
             RunsView(),  # many reports: a folder of them, or a sweep

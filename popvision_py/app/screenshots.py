@@ -16,6 +16,7 @@ from popvision_py.views.execution_trace.view import ExecutionTraceView
 from popvision_py.views.liveness.view import LivenessView
 from popvision_py.views.memory.view import MemoryView
 from popvision_py.views.operations.view import OperationsView
+from popvision_py.views.operations_graph.view import OperationsGraphView
 from popvision_py.views.program_tree.view import ProgramTreeView
 
 
@@ -130,6 +131,7 @@ def save_screenshots(window: MainWindow, directory: str | Path, prefix: str = ""
     saved += _program_views(window, directory, prefix)
     saved += save_system_trace_screenshots(window, directory, prefix)
     saved += _insights_and_tile_map(window, directory, prefix)
+    saved += save_operations_graph_screenshots(window, directory, prefix)
     saved += save_execution_trace_screenshots(window, directory, prefix.rstrip("-"))
     other = "dark" if theme == "light" else "light"
     window.set_theme(other)
@@ -289,4 +291,30 @@ def save_execution_trace_screenshots(
         controls.tile_actions[0].setChecked(False)
     window.set_theme(theme)
     view.plot.apply_colors()
+    return saved
+
+
+def save_operations_graph_screenshots(
+    window: MainWindow, directory: str | Path, prefix: str = ""
+) -> list[Path]:
+    """The Operations graph of a framework's report: its busiest node selected, with edge
+    labels, and with every layer folded; nothing for a report without one (a Poplar
+    program's: its rail page says why)."""
+    view = window.view("Operations Graph")
+    if not isinstance(view, OperationsGraphView) or view.model is None:
+        return []
+    directory = Path(directory)
+    prefix = f"{prefix}-" if prefix and not prefix.endswith("-") else prefix
+    window.show_view("Operations Graph")
+    model = view.model
+    view.select_node(int(model.values("Cycles").argmax()))
+    view.canvas.center_on(model.current)
+    saved = [_save(window, directory, f"{prefix}operations-graph-selected")]
+    view.control_bar.edge_labels.setChecked(True)
+    saved.append(_save(window, directory, f"{prefix}operations-graph-edge-labels"))
+    view.control_bar.edge_labels.setChecked(False)
+    view.control_bar.fold_all.click()
+    _wait_until(lambda: not view.arranger.busy, 60_000)
+    view.canvas.show_top()
+    saved.append(_save(window, directory, f"{prefix}operations-graph-folded"))
     return saved

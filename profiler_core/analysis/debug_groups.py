@@ -46,6 +46,11 @@ def _op_calls(debug: Any) -> list[bool]:
     return [bool(op) and api == op for op, api in zip(ops, apis, strict=True)]
 
 
+def op_call_mask(debug: Any) -> np.ndarray:
+    """bool per context: a library (or framework) op call -- its API is its op."""
+    return np.asarray(_op_calls(debug), dtype=bool)
+
+
 def lazy_debug_column(debug: Any, column: str, ids: np.ndarray) -> Sequence[str]:
     """``debug_column`` as a lazy column when the contexts are: a table of 400,000 variables
     decodes only the names of the rows on screen."""

@@ -133,7 +133,8 @@ def test_every_rail_page_explains_itself(opened_window):
     window = opened_window
     titles = [window.rail.item(row).text() for row in range(window.rail.count())]
     assert titles == ["Home", "Summary", "Insights", "Memory", "Liveness", "Program Tree",
-                      "Operations", "Execution Trace", "System Trace", "Runs"]  # fmt: skip
+                      "Operations", "Operations Graph", "Execution Trace", "System Trace",
+                      "Runs"]  # fmt: skip
     for row in range(window.rail.count()):
         assert window.rail.item(row).toolTip()
     for view in window.views:  # every page is real: none says it is coming soon
