@@ -133,17 +133,25 @@ class ArgsText:
 
     def __init__(self) -> None:
         self.chunks: list[tuple[np.ndarray, np.ndarray, str]] = []  # events, lengths, text
+        self.raw: list[tuple[np.ndarray, np.ndarray, bytes]] = []  # as the file wrote them
 
     def add(self, events: np.ndarray, texts: list[str]) -> None:
         if texts:
             lengths = np.fromiter(map(len, texts), np.int64, len(texts))
             self.chunks.append((events, lengths, "".join(texts)))
 
+    def add_raw(self, events: np.ndarray, lengths: np.ndarray, text: bytes) -> None:
+        """Args objects as the file wrote them (JSON bytes), each made compact text only
+        when it is read (``EventArgs``)."""
+        if len(events):
+            self.raw.append((events, lengths, text))
+
     def into(self, out: dict[int, str], moved: np.ndarray | None = None) -> EventArgs:
         """Every chunk's texts and ``out``'s (the per-event path's) by event index
         (``moved[index]`` when the events were sorted since), kept joined; the chunks let
         go."""
         chunks, self.chunks = self.chunks, []
+        raw, self.raw = self.raw, []
         if out:
             texts = list(out.values())
             events = np.fromiter(out, np.int64, len(out))
@@ -152,7 +160,8 @@ class ArgsText:
             out.clear()
         if moved is not None:
             chunks = [(moved[events], lengths, text) for events, lengths, text in chunks]
-        return EventArgs.joined(chunks)
+            raw = [(moved[events], lengths, text) for events, lengths, text in raw]
+        return EventArgs.joined(chunks, raw)
 
 
 def relative_ns(stamps: np.ndarray, base: int | float, scale: int) -> np.ndarray:

@@ -55,7 +55,7 @@ def import_chrome_file(
     gc.disable()
     try:
         for n, chunk in enumerate(read_events(path, stream, max_bytes=max_bytes,
-                                              max_depth=max_depth)):  # fmt: skip
+                                              max_depth=max_depth, typed=fast)):  # fmt: skip
             if fast:
                 add_chunk(builder, chunk)
             else:
