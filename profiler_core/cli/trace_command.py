@@ -10,12 +10,14 @@ import numpy as np
 from profiler_core.cli.output import Output
 from profiler_core.cli.tables import Table
 from profiler_core.formats.pvti import EventKind, read_pvti
-from profiler_core.remote import fetch_remote_trace, is_remote
+from profiler_core.remote import is_remote
 from profiler_core.trace import Trace, open_trace, trace_from_pvti
 
 
 def trace_command(args: argparse.Namespace) -> Output:
     if is_remote(args.TRACE):  # fetched into the local cache, then read as a local one
+        from profiler_core.remote import fetch_remote_trace  # the report readers with it
+
         files = fetch_remote_trace(args.TRACE)
         if len(files) > 1:
             return trace_output(trace_from_pvti([read_pvti(f) for f in files], in_place=True))
