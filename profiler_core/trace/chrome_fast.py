@@ -16,7 +16,7 @@ run the structs' reader refuses, are read from the chunk's text again as dicts.
 
 from __future__ import annotations
 
-from itertools import pairwise
+from itertools import compress, pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,28 +78,34 @@ def add_run(builder: Builder, events: list, phases: list[str]) -> bool:
     """Add a run of X/i/I events and flow points (dicts or structs) at once; False (and
     nothing added) when one of them is not plain, so the caller reads them one by one."""
     read = chrome_run_dicts if events[0].__class__ is dict else chrome_run_typed
-    flow_at = [i for i, ph in enumerate(phases) if ph in _FLOWS] if _FLOWS & set(phases) else []
-    if not flow_at:
-        rows = read.rows(events, phases)
+    pid, tid = read.ids(events)
+    if not _FLOWS & set(phases):
+        rows = read.rows(events, phases, pid, tid)
         if rows is None:
             return False
         _add_rows(builder, rows, _tracks(builder, *rows.ids))
         return True
-    is_flow = np.zeros(len(events), bool)
-    is_flow[flow_at] = True
-    row_events = [ev for ev, f in zip(events, is_flow.tolist(), strict=True) if not f]
-    rows = read.rows(row_events, [ph for ph in phases if ph not in _FLOWS]) if row_events else None
-    points = read.flow_points([events[i] for i in flow_at])
-    if points is None or (row_events and rows is None):
+    is_flow = [ph in _FLOWS for ph in phases]
+    is_row = [not f for f in is_flow]
+    row_events = list(compress(events, is_row))
+    rows = None
+    if row_events:
+        rows = read.rows(row_events, list(compress(phases, is_row)), list(compress(pid, is_row)),
+                         list(compress(tid, is_row)))  # fmt: skip
+        if rows is None:
+            return False
+    points = read.flow_points(list(compress(events, is_flow)), list(compress(pid, is_flow)),
+                              list(compress(tid, is_flow)))  # fmt: skip
+    if points is None:
         return False
-    pid, tid = read.ids(events)
     int_pids = points[5] and (rows is None or rows.ids[2])
     int_tids = points[6] and (rows is None or rows.ids[3])
     track = _tracks(builder, pid, tid, int_pids, int_tids)
+    flow_mask = np.array(is_flow, bool)
     if rows is not None:
-        _add_rows(builder, rows, track[~is_flow])
+        _add_rows(builder, rows, track[~flow_mask])
     ts, ids, cats, phs, bp_e, _, _ = points
-    builder.flows.extend(cats, ids, phs, track[is_flow].tolist(), bp_e)
+    builder.flows.extend(cats, ids, phs, track[flow_mask].tolist(), bp_e)
     builder.flow_ts.extend(ts)
     return True
 

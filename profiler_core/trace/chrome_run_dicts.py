@@ -92,8 +92,9 @@ def ids(events: list[dict]) -> tuple[list, list]:
     return [ev.get("pid", 0) for ev in events], [ev.get("tid", NO_TID) for ev in events]
 
 
-def rows(events: list[dict], phases: list[str]) -> Rows | None:
-    """The rows of X/i/I ``events`` as columns; None when one of them is not plain."""
+def rows(events: list[dict], phases: list[str], pid: list, tid: list) -> Rows | None:
+    """The rows of X/i/I ``events`` (whose ``ids`` are ``pid``, ``tid``) as columns; None
+    when one of them is not plain."""
     spans = [ph == "X" for ph in phases]
     all_spans = all(spans)
     if all_spans:
@@ -114,15 +115,13 @@ def rows(events: list[dict], phases: list[str]) -> Rows | None:
                               for ev, x in zip(events, spans, strict=True)))
     ):  # fmt: skip
         return None
-    pid, tid = ids(events)
     ts = [ev.get("ts") for ev in events]
     return columns.rows(ts, dur, pid, tid, None if all_spans else spans, name, cat,
                         DictArgs(args))  # fmt: skip
 
 
-def flow_points(events: list[dict]) -> tuple | None:
+def flow_points(events: list[dict], pid: list, tid: list) -> tuple | None:
     """``chrome_run_columns.flow_points`` of flow events parsed into dicts."""
-    pid, tid = ids(events)
     return columns.flow_points(
         [ev.get("ts") for ev in events],
         [ev.get("id") for ev in events],

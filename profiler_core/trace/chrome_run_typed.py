@@ -67,8 +67,9 @@ class RawArgs:
         out.add_raw(first + self.at, self.lengths, self.text)
 
 
-def rows(events: list, phases: list[str]) -> Rows | None:
-    """The rows of X/i/I ``events`` as columns; None when one of them is not plain."""
+def rows(events: list, phases: list[str], pid: list, tid: list) -> Rows | None:
+    """The rows of X/i/I ``events`` (whose ``ids`` are ``pid``, ``tid``) as columns; None
+    when one of them is not plain."""
     spans = [ph == "X" for ph in phases]
     all_spans = all(spans)
     if any(map(len, values(events, "bind_id"))):
@@ -82,8 +83,7 @@ def rows(events: list, phases: list[str]) -> Rows | None:
     args = RawArgs.of(values(events, "args"))
     if args is None:
         return None
-    return columns.rows(values(events, "ts"), dur, values(events, "pid"),
-                        values(events, "tid"), None if all_spans else spans,
+    return columns.rows(values(events, "ts"), dur, pid, tid, None if all_spans else spans,
                         values(events, "name"), values(events, "cat"), args)  # fmt: skip
 
 
@@ -92,14 +92,14 @@ def ids(events: list) -> tuple[list, list]:
     return values(events, "pid"), values(events, "tid")
 
 
-def flow_points(events: list) -> tuple | None:
+def flow_points(events: list, pid: list, tid: list) -> tuple | None:
     """``chrome_run_columns.flow_points`` of flow events decoded into structs."""
     return columns.flow_points(
         values(events, "ts"),
         values(events, "id"),
         values(events, "cat"),
-        values(events, "pid"),
-        values(events, "tid"),
+        pid,
+        tid,
         values(events, "ph"),
         [bp == "e" for bp in values(events, "bp")],
     )
