@@ -54,7 +54,7 @@ class RawArgs:
             return None
         # an object with a key holds a quote; one without is {} (no args, as null)
         kept = objects & np.add.reduceat(data == _QUOTE, starts).astype(bool)
-        if _OPEN_KEY in text or b"\\u" in text:
+        if _OPEN_KEY in text or (b"\\" in text and b"\\u" in text):  # memchr first
             for k in np.flatnonzero(kept).tolist():
                 raw = text[starts[k] : starts[k] + lengths[k]]
                 if (_OPEN_KEY in raw or b"\\u" in raw) and fields.OPEN_ARG in json.loads(raw):
