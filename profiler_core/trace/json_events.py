@@ -254,17 +254,18 @@ class _Events:
             self.stream.skipped[f"nested deeper than {self.max_depth} levels"] += int(
                 too_deep.sum()
             )
-            opens, closes = opens[~too_deep], closes[~too_deep]
+            opens, closes, deepest = opens[~too_deep], closes[~too_deep], deepest[~too_deep]
         if not len(opens):
             return [], False
         text = buf[int(opens[0]) : int(closes[-1]) + 1]
-        if self.typed:
+        # nesting json.loads reads without running out of stack: what TypedEvents.dicts
+        # parses again must parse (a higher max_depth leaves deeper chunks to the dicts)
+        if self.typed and deepest.max() <= DEFAULT_MAX_DEPTH:
             typed = decode(b"[" + text + b"]")
             if typed is not None and len(typed) == len(opens):
                 first = int(opens[0])
-                return TypedEvents(typed, text, opens - first, closes - first + 1), not (
-                    too_deep.any()
-                )
+                ends = closes - first + 1
+                return TypedEvents(typed, text, opens - first, ends), not too_deep.any()
         try:
             events = loads(b"[" + text + b"]")
             if len(events) == len(opens):

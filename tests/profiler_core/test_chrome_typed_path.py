@@ -245,3 +245,17 @@ def test_eventargs_reads_raw_args_as_their_compact_text() -> None:
     assert 9 in args and 3 not in args and args.get(3) is None
     with pytest.raises(ValueError, match="two args"):
         EventArgs.joined([(np.array([2]), [2], "{}")], [(np.array([2]), [2], b"{}")])
+
+
+def test_events_nested_past_the_default_limit_read_as_one_by_one_under_a_higher_one(
+    tmp_path: Path,
+) -> None:
+    deep = "[" * 450 + "]" * 450
+    path = tmp_path / "deep.json"
+    path.write_text(f'[{PLAIN},{{"ph":"X","name":"deep","ts":3,"dur":1,"pid":1,"tid":1,'
+                    f'"zz":{deep}}},{{"ph":"M","name":"thread_name","pid":1,"tid":1,'
+                    f'"args":{{"name":"t","zz":{deep}}}}}]')  # fmt: skip
+    fast = chrome_import.import_chrome_file(path, max_depth=600)
+    assert_same_trace(fast, chrome_import.import_chrome_file(path, max_depth=600, fast=False))
+    assert len(fast) == 2 and fast.threads[0].name == "t"
+    assert len(chrome_import.import_chrome_file(path)) == 1  # the default limit skips it
