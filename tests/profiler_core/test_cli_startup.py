@@ -71,3 +71,12 @@ def test_help_imports_no_numpy() -> None:
     modules = _modules("--help")
     assert "numpy" not in modules
     assert "profiler_core.cli.parser" in modules
+
+
+def test_trace_of_a_local_file_reads_no_report(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text('[{"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1}]')
+    modules = _modules("trace", path)
+    assert "profiler_core.trace.json_typed" in modules  # it read the trace
+    assert READERS not in modules and "capnp" not in modules
+    assert "profiler_core.remote.report" not in modules
