@@ -259,3 +259,17 @@ def test_events_nested_past_the_default_limit_read_as_one_by_one_under_a_higher_
     assert_same_trace(fast, chrome_import.import_chrome_file(path, max_depth=600, fast=False))
     assert len(fast) == 2 and fast.threads[0].name == "t"
     assert len(chrome_import.import_chrome_file(path)) == 1  # the default limit skips it
+
+
+@pytest.mark.parametrize("pids", [[3, 1, 3, 2], [-(2**63), 2**63 - 1, 0, 7], [2**70, 1, 2**70, 5]])
+def test_int_ids_of_any_size_make_tracks_in_the_order_they_are_first_named(
+    tmp_path: Path, pids: list[int]
+) -> None:
+    evs = [{"ph": "X", "name": "a", "ts": i, "dur": 1, "pid": pid, "tid": tid}
+           for i, (pid, tid) in enumerate(zip(pids * 3, [9, 2**62, -4, 9] * 3, strict=True))]  # fmt: skip
+    path = tmp_path / "ids.json"
+    path.write_text(json.dumps(evs))
+    fast, slow = _both(path)
+    assert_same_trace(fast, slow)
+    made = {(fast.processes[t.process].pid, t.name) for t in fast.threads}
+    assert made == {(ev["pid"], f"Thread {ev['tid']}") for ev in evs}
