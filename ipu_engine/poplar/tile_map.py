@@ -288,8 +288,13 @@ class TileMap:
             s = np.maximum(starts[lo : hi + 1], begin)
             e = np.minimum(np.append(starts[lo + 1 : hi + 1], end), end)
             return np.repeat(tiles[lo : hi + 1], e - s)
-        starts, tiles = self.runs()
         addr = np.asarray(index, dtype=np.int64)
+        if addr.size == 0:
+            return np.zeros(addr.shape, dtype=np.int32)
+        # a view of one variable is looked up in that variable's own intervals: joining
+        # every variable's (``runs``) after each op maps its output cost a model's build
+        # a copy of the whole mapping per op
+        starts, tiles = self._intervals_holding(int(addr.min()), int(addr.max()) + 1)
         return tiles[search_many(starts, addr) - 1]
 
     def _intervals_holding(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,9 +14,15 @@ from ipu_engine.common.types import Type
 from ipu_engine.poplar.arrays import unique
 from ipu_engine.poplar.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.poplar.cost_model.exchange import ExchangePlan, Transfer, plan_exchange
+from ipu_engine.poplar.cost_model.vertex_exchange import (
+    ExchangeSums,
+    PoolMapping,
+    add_vertex_exchange,
+    tile_unions,
+)
 from ipu_engine.poplar.graph import Graph
-from ipu_engine.poplar.pool import split_by_tile
 from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.vertices import EdgeColumn
 
 
 @dataclass(frozen=True)
@@ -51,42 +57,45 @@ def compute_set_facts(
     graph: Graph, plan: ComputeSetPlan, tile_runs: TileRuns | None = None
 ) -> ComputeSetFacts:
     """Variables read and written and the exchanges of one compute set, from the runs of
-    its edges: no per-element arrays when edges are runs."""
+    its edges unioned per vertex tile and pool (see ``vertex_exchange``): no per-element
+    arrays when edges are runs."""
     cache: TileRuns = {} if tile_runs is None else tile_runs
-    pool_ids = {t: i for i, t in enumerate(graph.pools)}
-    reads, writes, pre, post = [], [], [], []
+    accessed: dict[tuple[Type, bool], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     for group in plan.groups:
         for name, f in group.fields.items():
             col = f.column
             if col.size == 0:
                 continue
-            pool = graph.pool(f.type)
-            runs, edge = col.edge_runs()
-            var_ids = pool.variables_in_runs(runs.start, runs.length)
-            start, length, element_tiles, run = split_by_tile(
-                tile_runs_of(graph, f.type, cache), pool.size, runs.start, runs.length
-            )
-            vertex_tiles = group.tiles[group.edge_vertex(name)[edge[run]]]
-            if f.spec.direction.reads:
-                reads.append(var_ids)
-                pre.append(
-                    Transfer(
-                        start, length, element_tiles, vertex_tiles, f.type.size, pool_ids[f.type]
-                    )
-                )
-            if f.spec.direction.writes:
-                writes.append(var_ids)
-                post.append(
-                    Transfer(
-                        start, length, vertex_tiles, element_tiles, f.type.size, pool_ids[f.type]
-                    )
-                )
-    return ComputeSetFacts(
-        _union(reads),
-        _union(writes),
-        plan_exchange(graph.target, pre),
-        plan_exchange(graph.target, post),
-    )
+            runs = _vertex_tile_runs(col, group.tiles[group.edge_vertex(name)])
+            for gather, wanted in (
+                (True, f.spec.direction.reads),
+                (False, f.spec.direction.writes),
+            ):
+                if wanted:
+                    accessed.setdefault((f.type, gather), []).append(runs)
+    pre, post = ExchangeSums(graph.target), ExchangeSums(graph.target)
+    reads, writes = [], []
+    for (elem_type, gather), parts in accessed.items():
+        pool = graph.pool(elem_type)
+        tiles, start, length = (np.concatenate(p) for p in zip(*parts, strict=True))
+        unions = tile_unions(tiles, start, length, pool.size)
+        var_ids = pool.variables_in_runs(unions.start, unions.end - unions.start)
+        (reads if gather else writes).append(var_ids)
+        run_start, run_tile = tile_runs_of(graph, elem_type, cache)
+        mapping = PoolMapping(run_start, run_tile, pool.size)
+        add_vertex_exchange(pre if gather else post, mapping, unions, elem_type.size, gather)
+    return ComputeSetFacts(_union(reads), _union(writes), pre.plan(), post.plan())
+
+
+def _vertex_tile_runs(
+    col: EdgeColumn, edge_tiles: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vertex tile, start, length) of each run of a field's elements; a column kept as
+    addresses gives one-element runs (``tile_unions`` joins the contiguous ones)."""
+    if col.runs is not None:
+        return np.repeat(edge_tiles, np.diff(col.run_offsets)), col.runs.start, col.runs.length
+    addr = col.addr
+    return np.repeat(edge_tiles, np.diff(col.offsets)), addr, np.ones(addr.size, np.int64)
 
 
 def copy_exchange(graph: Graph, src: Tensor, dst: Tensor) -> ExchangePlan:
