@@ -52,6 +52,22 @@ def _by_elements(
     return out
 
 
+def _variables_of_runs(
+    sizes: list[int], ids: np.ndarray, start: np.ndarray, length: np.ndarray
+) -> list[int]:
+    """The ids of the variables holding an element of a run, and of the empty variables
+    a run passes over (an empty variable between two of a run's elements, as the
+    compiler has always counted it), sorted."""
+    found = set()
+    base = 0
+    for size, var in zip(sizes, ids.tolist(), strict=True):
+        for s, n in zip(start.tolist(), length.tolist(), strict=True):
+            if n and (s < base + size and base < s + n if size else s < base < s + n):
+                found.add(var)
+        base += size
+    return sorted(found)
+
+
 def _as_arrays(target: Target, plan: ExchangePlan) -> dict[str, np.ndarray]:
     out = {}
     for traffic, bytes_in, bytes_out in (
@@ -93,9 +109,12 @@ def test_unions_per_tile_move_what_an_element_count_moves(monkeypatch, count_ove
     monkeypatch.setattr(vertex_exchange, "_CHUNK_PIECES", 7)
     target = _target()
     rng = np.random.default_rng(seed)
-    tile_map, column = _mapping(rng, [120, 7, 200], target.num_tiles)
+    sizes = [120, 7, 0, 200, 30]
+    tile_map, column = _mapping(rng, sizes, target.num_tiles)
     run_start, run_tile = tile_map.runs()
-    mapping = PoolMapping(run_start, run_tile, tile_map.size)
+    bases = np.cumsum([0, *sizes[:-1]])
+    ids = np.arange(len(sizes)) * 3 + 1  # graph-wide ids of the pool's variables
+    mapping = PoolMapping(run_start, run_tile, tile_map.size, bases, ids)
     reads, writes = [], []
     pre, post = ExchangeSums(target), ExchangeSums(target)
     for accesses, gather, sums in ((reads, True, pre), (writes, False, post)):
@@ -106,9 +125,10 @@ def test_unions_per_tile_move_what_an_element_count_moves(monkeypatch, count_ove
         start[:20] = start[0]  # a broadcast: one element read by many vertices
         tile = rng.integers(0, target.num_tiles, n)
         accesses.append((4, tile, start, length))
-        add_vertex_exchange(
+        touched = add_vertex_exchange(
             sums, mapping, tile_unions(tile, start, length, tile_map.size), 4, gather
         )
+        assert touched.tolist() == _variables_of_runs(sizes, ids, start, length)
     expected = _by_elements(target, column, reads, [])
     got = _as_arrays(target, pre.plan())
     for kind in KINDS:

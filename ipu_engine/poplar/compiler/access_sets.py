@@ -43,13 +43,16 @@ def variables_of(graph: Graph, tensor: Tensor) -> np.ndarray:
     return pool.variables_touched(tensor.flat_addr())
 
 
-TileRuns = dict[Type, tuple[np.ndarray, np.ndarray]]
+TileRuns = dict[Type, PoolMapping]
 
 
-def tile_runs_of(graph: Graph, elem_type: Type, cache: TileRuns) -> tuple[np.ndarray, np.ndarray]:
+def tile_runs_of(graph: Graph, elem_type: Type, cache: TileRuns) -> PoolMapping:
     """The pool's tile mapping as intervals, made once per compile (``cache``)."""
     if elem_type not in cache:
-        cache[elem_type] = graph.pool(elem_type).tile_runs()
+        pool = graph.pool(elem_type)
+        run_start, run_tile = pool.tile_runs()
+        bases, ids = pool.bases_and_ids()
+        cache[elem_type] = PoolMapping(run_start, run_tile, pool.size, bases, ids)
     return cache[elem_type]
 
 
@@ -79,11 +82,10 @@ def compute_set_facts(
         pool = graph.pool(elem_type)
         tiles, start, length = (np.concatenate(p) for p in zip(*parts, strict=True))
         unions = tile_unions(tiles, start, length, pool.size)
-        var_ids = pool.variables_in_runs(unions.start, unions.end - unions.start)
+        mapping = tile_runs_of(graph, elem_type, cache)
+        sums = pre if gather else post
+        var_ids = add_vertex_exchange(sums, mapping, unions, elem_type.size, gather)
         (reads if gather else writes).append(var_ids)
-        run_start, run_tile = tile_runs_of(graph, elem_type, cache)
-        mapping = PoolMapping(run_start, run_tile, pool.size)
-        add_vertex_exchange(pre if gather else post, mapping, unions, elem_type.size, gather)
     return ComputeSetFacts(_union(reads), _union(writes), pre.plan(), post.plan())
 
 

@@ -129,14 +129,27 @@ class ExchangeSums:
                 self.add(into_out, src[mask], elements[mask], elem_size)
 
 
-@dataclass(frozen=True)
 class PoolMapping:
-    """One pool's tile mapping as intervals: the first address and tile of each, and the
-    pool's size (the end of the last)."""
+    """One pool's tile mapping as intervals (the first address and tile of each, in
+    address order; intervals never cross a variable), made once per compile."""
 
-    run_start: np.ndarray  # int64, sorted
-    run_tile: np.ndarray  # int32
-    size: int
+    def __init__(
+        self,
+        run_start: np.ndarray,
+        run_tile: np.ndarray,
+        size: int,
+        var_base: np.ndarray,
+        var_id: np.ndarray,
+    ) -> None:
+        self.run_start, self.run_tile, self.size = run_start, run_tile, size
+        self.var_id = var_id  # graph-wide id of each of the pool's variables
+        self._next = np.empty(run_start.size, dtype=np.int64)  # each interval's end
+        self._next[:-1] = run_start[1:]
+        self._next[-1:] = size
+        self._var = np.searchsorted(var_base, run_start, side="right") - 1  # variable of each
+
+    def run_end(self, run: np.ndarray) -> np.ndarray:
+        return self._next[run]
 
     def runs_holding(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The intervals holding the first and the last address of ``[start, end)``."""
@@ -148,17 +161,17 @@ class PoolMapping:
         first = np.searchsorted(stretch, start, side="right") + (lo - 1)
         last = first.copy()
         # most runs end in the interval they start in: only the others are searched
-        ends = self.run_end(first)
-        beyond = np.flatnonzero(end > ends)
+        beyond = np.flatnonzero(end > self._next[first])
         last[beyond] = np.searchsorted(stretch, end[beyond] - 1, side="right") + (lo - 1)
         return first, last
 
-    def run_end(self, run: np.ndarray) -> np.ndarray:
-        following = run + 1
-        end = np.full(run.size, self.size, dtype=np.int64)
-        inside = following < self.run_start.size
-        end[inside] = self.run_start[following[inside]]
-        return end
+    def variables(self, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+        """The graph-wide ids, sorted, of the variables that intervals ``first`` to
+        ``last`` (each pair and every one between) lie in."""
+        n = self.var_id.size + 1
+        marks = np.bincount(self._var[first], minlength=n)
+        marks -= np.bincount(self._var[last] + 1, minlength=n)
+        return self.var_id[np.cumsum(marks[:-1]) > 0]
 
 
 def add_vertex_exchange(
@@ -167,12 +180,14 @@ def add_vertex_exchange(
     unions: TileUnions,
     elem_size: int,
     gather: bool,
-) -> None:
+) -> np.ndarray:
     """Add to ``sums`` the bytes that move for ``unions``: gathered to each union's tile
-    from the elements' tiles (a read), or sent from it to them (a write)."""
+    from the elements' tiles (a read), or sent from it to them (a write). Returns the
+    ids of the variables the unions lie in, sorted."""
     if unions.size == 0:
-        return
+        return np.zeros(0, dtype=np.int64)
     first, last = mapping.runs_holding(unions.start, unions.end)
+    touched = mapping.variables(first, last)
     inner = last - first - 1  # mapping intervals a union covers from end to end
     spans = inner > 0
     if spans.any():
@@ -180,7 +195,7 @@ def add_vertex_exchange(
         window = int(last[spans].max() - first[spans].min())
         if window > _COUNT_OVER * whole:
             _cut(sums, mapping, unions, first, last, elem_size, gather)
-            return
+            return touched
     # the ends of each union are cut; the whole intervals between are counted
     head_end = np.minimum(unions.end, mapping.run_end(first))
     head = (unions.tile, mapping.run_tile[first], head_end - unions.start)
@@ -193,6 +208,7 @@ def add_vertex_exchange(
         _Covered(sums, mapping, unions.tile[spans], first[spans] + 1, last[spans]).add(
             elem_size, gather
         )
+    return touched
 
 
 def _pairs(
@@ -265,8 +281,7 @@ class _Covered:
         j = np.searchsorted(key, self.run_tile * runs + run, side="right") - 1
         self.local = (j >= 0) & (tile[j] == self.run_tile) & (stop[j] > run)
         # each union's elements: the mapping's intervals are contiguous
-        bounds = np.append(mapping.run_start, mapping.size)
-        self.total = bounds[stop] - bounds[begin]
+        self.total = mapping.run_start[stop] - mapping.run_start[begin]  # stop < last run
         if sums.one_ipu:
             self.same, self.same_cover = self.total, self.every
             return
