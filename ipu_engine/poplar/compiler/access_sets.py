@@ -92,12 +92,19 @@ def compute_set_facts(
 def _vertex_tile_runs(
     col: EdgeColumn, edge_tiles: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(vertex tile, start, length) of each run of a field's elements; a column kept as
-    addresses gives one-element runs (``tile_unions`` joins the contiguous ones)."""
+    """(vertex tile, start, length) of runs covering a field's elements; a column kept as
+    addresses gives runs of the addresses that go up by one or repeat on one tile (a
+    broadcast operand's repeated addresses, millions of them, are one run)."""
     if col.runs is not None:
         return np.repeat(edge_tiles, np.diff(col.run_offsets)), col.runs.start, col.runs.length
     addr = col.addr
-    return np.repeat(edge_tiles, np.diff(col.offsets)), addr, np.ones(addr.size, np.int64)
+    tiles = np.repeat(edge_tiles, np.diff(col.offsets))
+    step = np.diff(addr)
+    goes_on = ((step == 0) | (step == 1)) & (tiles[1:] == tiles[:-1])
+    first = np.flatnonzero(np.r_[True, ~goes_on])
+    last = np.r_[first[1:] - 1, addr.size - 1]
+    start = addr[first].astype(np.int64)
+    return tiles[first], start, addr[last] + 1 - start
 
 
 def copy_exchange(graph: Graph, src: Tensor, dst: Tensor) -> ExchangePlan:
