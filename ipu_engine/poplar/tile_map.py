@@ -226,6 +226,12 @@ class TileMap:
             self._joined_offsets, self._changed_from = offsets, n
         return self._joined
 
+    def runs_variables(self) -> np.ndarray:
+        """The variable (index in the pool) of each of ``runs``' intervals."""
+        self.runs()
+        counts = np.diff(self._joined_offsets)
+        return np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+
     def forget_joined(self) -> None:
         """Let the joined intervals go (``runs`` makes them again when asked): they answer
         tile look-ups while a graph is built and compiled, and are as big as the mapping."""

@@ -123,7 +123,7 @@ def split_by_tile(graph: Graph, tensor: Tensor) -> TileSplit:
     tiles = graph.tile_array(tensor)
     order = None
     if tiles.size > 1 and np.any(tiles[1:] < tiles[:-1]):
-        order = np.argsort(tiles, kind="stable")
+        order = np.argsort(_sort_key(tiles), kind="stable")
         tiles = tiles[order]
     if tiles.size == 0:
         return TileSplit(np.zeros(0, np.int32), None, np.zeros(1, np.int64))
@@ -131,6 +131,14 @@ def split_by_tile(graph: Graph, tensor: Tensor) -> TileSplit:
     starts = np.concatenate(([0], cuts))
     offsets = np.concatenate((starts, [tiles.size])).astype(np.int64)
     return TileSplit(tiles[starts].astype(np.int32), order, offsets)
+
+
+def _sort_key(tiles: np.ndarray) -> np.ndarray:
+    """``tiles`` as uint16 when every one fits: a stable sort of 16-bit keys is a radix
+    sort (the same order, a few times faster over a tensor's millions of elements)."""
+    if tiles.size and int(tiles.min()) >= 0 and int(tiles.max()) <= np.iinfo(np.uint16).max:
+        return tiles.astype(np.uint16)
+    return tiles
 
 
 def execute_per_tile(

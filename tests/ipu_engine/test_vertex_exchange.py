@@ -112,9 +112,8 @@ def test_unions_per_tile_move_what_an_element_count_moves(monkeypatch, count_ove
     sizes = [120, 7, 0, 200, 30]
     tile_map, column = _mapping(rng, sizes, target.num_tiles)
     run_start, run_tile = tile_map.runs()
-    bases = np.cumsum([0, *sizes[:-1]])
     ids = np.arange(len(sizes)) * 3 + 1  # graph-wide ids of the pool's variables
-    mapping = PoolMapping(run_start, run_tile, tile_map.size, bases, ids)
+    mapping = PoolMapping(run_start, run_tile, tile_map.size, tile_map.runs_variables(), ids)
     reads, writes = [], []
     pre, post = ExchangeSums(target), ExchangeSums(target)
     for accesses, gather, sums in ((reads, True, pre), (writes, False, post)):

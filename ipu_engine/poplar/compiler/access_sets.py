@@ -51,8 +51,10 @@ def tile_runs_of(graph: Graph, elem_type: Type, cache: TileRuns) -> PoolMapping:
     if elem_type not in cache:
         pool = graph.pool(elem_type)
         run_start, run_tile = pool.tile_runs()
-        bases, ids = pool.bases_and_ids()
-        cache[elem_type] = PoolMapping(run_start, run_tile, pool.size, bases, ids)
+        run_var = pool.tiles.runs_variables()
+        cache[elem_type] = PoolMapping(
+            run_start, run_tile, pool.size, run_var, pool.bases_and_ids()[1]
+        )
     return cache[elem_type]
 
 

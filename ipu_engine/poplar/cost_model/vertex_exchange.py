@@ -138,15 +138,15 @@ class PoolMapping:
         run_start: np.ndarray,
         run_tile: np.ndarray,
         size: int,
-        var_base: np.ndarray,
+        run_var: np.ndarray,
         var_id: np.ndarray,
     ) -> None:
         self.run_start, self.run_tile, self.size = run_start, run_tile, size
         self.var_id = var_id  # graph-wide id of each of the pool's variables
+        self._var = run_var  # the variable (its index in ``var_id``) of each interval
         self._next = np.empty(run_start.size, dtype=np.int64)  # each interval's end
         self._next[:-1] = run_start[1:]
         self._next[-1:] = size
-        self._var = np.searchsorted(var_base, run_start, side="right") - 1  # variable of each
 
     def run_end(self, run: np.ndarray) -> np.ndarray:
         return self._next[run]
