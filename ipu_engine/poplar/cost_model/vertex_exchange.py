@@ -116,10 +116,11 @@ class ExchangeSums:
         tiles are the same stay where they are)."""
         remote = dst != src
         dst, src, elements = dst[remote], src[remote], elements[remote]
-        if self.one_ipu:
-            crossing = np.zeros(dst.size, dtype=bool)
-        else:
-            crossing = (dst // self.tiles_per_ipu) != (src // self.tiles_per_ipu)
+        if self.one_ipu:  # nothing crosses
+            self.add(self.on_in, dst, elements, elem_size)
+            self.add(self.on_out, src, elements, elem_size)
+            return
+        crossing = (dst // self.tiles_per_ipu) != (src // self.tiles_per_ipu)
         for mask, into_in, into_out in (
             (~crossing, self.on_in, self.on_out),
             (crossing, self.cross_in, self.cross_out),
