@@ -88,6 +88,11 @@ def output_like(
     tiles = graph.tile_range
     for t in candidates:
         if t.shape == shape:
+            copied = _map_like(graph, out, t, tiles)
+            if copied is not None:
+                if copied:
+                    return out
+                continue
             mapping = graph.tile_array(t)
             if mapping.size and (mapping.min() < tiles.start or mapping.max() >= tiles.stop):
                 continue
@@ -95,6 +100,20 @@ def output_like(
             return out
     map_tensor_linearly(graph, out)
     return out
+
+
+def _map_like(graph: Graph, out: Tensor, like: Tensor, tiles: range) -> bool | None:
+    """Map the new variable ``out`` as ``like`` is, interval by interval, when ``like`` is
+    one run of its pool (no tile per element made); False when ``like`` lies outside
+    ``tiles`` (or is unmapped), None when it is not one run."""
+    span, at = like.pool_range(), out.pool_range()
+    if span is None or at is None or like.graph is not graph:
+        return None
+    start, length, run_tiles = graph.pool(like.type).tiles.intervals(*span)
+    if run_tiles.size and (run_tiles.min() < tiles.start or run_tiles.max() >= tiles.stop):
+        return False
+    graph.pool(out.type).tiles.paint(at[0] + (start - span[0]), length, run_tiles)
+    return True
 
 
 @dataclass(frozen=True)
