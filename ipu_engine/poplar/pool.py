@@ -37,8 +37,9 @@ class ElementPool:
         self._arrays = None
         return begin
 
-    def _bases_and_ids(self) -> tuple[np.ndarray, np.ndarray]:
-        """The variable bases and ids as arrays, made once per set of variables."""
+    def bases_and_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """The variables' first addresses and graph-wide ids as arrays (made once per set
+        of variables)."""
         if self._arrays is None:
             self._arrays = (
                 np.asarray(self.var_base, dtype=np.int64),
@@ -48,14 +49,14 @@ class ElementPool:
 
     def variables_of(self, addr: np.ndarray) -> np.ndarray:
         """Graph-wide variable id of each address."""
-        bases, ids = self._bases_and_ids()
+        bases, ids = self.bases_and_ids()
         return ids[search_many(bases, addr) - 1]
 
     def variables_touched(self, addr: np.ndarray) -> np.ndarray:
         """The distinct variable ids of ``addr``, sorted, in one pass (no sort of addr)."""
         if addr.size == 0:
             return np.zeros(0, dtype=np.int64)
-        bases, ids = self._bases_and_ids()
+        bases, ids = self.bases_and_ids()
         touched = np.zeros(len(bases), dtype=bool)
         touched[search_many(bases, addr) - 1] = True
         return ids[touched]
@@ -65,7 +66,7 @@ class ElementPool:
         keep = length > 0
         if not keep.any():
             return np.zeros(0, dtype=np.int64)
-        bases, ids = self._bases_and_ids()
+        bases, ids = self.bases_and_ids()
         first = search_many(bases, start[keep]) - 1
         last = search_many(bases, start[keep] + length[keep] - 1) - 1
         marks = np.zeros(len(bases) + 1, dtype=np.int64)

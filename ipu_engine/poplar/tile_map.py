@@ -226,6 +226,12 @@ class TileMap:
             self._joined_offsets, self._changed_from = offsets, n
         return self._joined
 
+    def runs_variables(self) -> np.ndarray:
+        """The variable (index in the pool) of each of ``runs``' intervals."""
+        self.runs()
+        counts = np.diff(self._joined_offsets)
+        return np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+
     def forget_joined(self) -> None:
         """Let the joined intervals go (``runs`` makes them again when asked): they answer
         tile look-ups while a graph is built and compiled, and are as big as the mapping."""
@@ -276,20 +282,31 @@ class TileMap:
             self._packed = (start, tile)
         return self._packed
 
+    def intervals(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first address, elements, tile) of the intervals of ``[begin, end)``, cut at its
+        ends: the mapping of a range without one tile per element."""
+        if end <= begin:
+            return _EMPTY64, _EMPTY64, _EMPTY32
+        starts, tiles = self._intervals_holding(begin, end)
+        lo = np.searchsorted(starts, begin, side="right") - 1
+        hi = np.searchsorted(starts, end - 1, side="right") - 1
+        s = np.maximum(starts[lo : hi + 1], begin)
+        e = np.minimum(np.append(starts[lo + 1 : hi + 1], end), end)
+        return s, e - s, tiles[lo : hi + 1]
+
     def element_tiles(self, index: np.ndarray | slice) -> np.ndarray:
         """The tile of each element at ``index`` (addresses, or a slice of the pool)."""
         if isinstance(index, slice):
             begin, end, _ = index.indices(self.size)
-            if end <= begin:
-                return np.zeros(0, dtype=np.int32)
-            starts, tiles = self._intervals_holding(begin, end)
-            lo = np.searchsorted(starts, begin, side="right") - 1
-            hi = np.searchsorted(starts, end - 1, side="right") - 1
-            s = np.maximum(starts[lo : hi + 1], begin)
-            e = np.minimum(np.append(starts[lo + 1 : hi + 1], end), end)
-            return np.repeat(tiles[lo : hi + 1], e - s)
-        starts, tiles = self.runs()
+            _, length, tiles = self.intervals(begin, end)
+            return np.repeat(tiles, length)
         addr = np.asarray(index, dtype=np.int64)
+        if addr.size == 0:
+            return np.zeros(addr.shape, dtype=np.int32)
+        # a view of one variable is looked up in that variable's own intervals: joining
+        # every variable's (``runs``) after each op maps its output cost a model's build
+        # a copy of the whole mapping per op
+        starts, tiles = self._intervals_holding(int(addr.min()), int(addr.max()) + 1)
         return tiles[search_many(starts, addr) - 1]
 
     def _intervals_holding(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray]:

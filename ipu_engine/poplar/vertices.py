@@ -107,11 +107,27 @@ class EdgeColumn:
         """This column as runs when runs are worth keeping instead of its addresses."""
         if self.runs is not None or self.edges_of_vertex is not None:
             return self
-        runs, edge = self.edge_runs()
-        if not worth_runs(len(runs), self.size):
+        addr = self.addr
+        if addr.size == 0:
+            runs, _ = self.edge_runs()
+            run_offsets = np.zeros(len(self.offsets), dtype=np.int64)
+            return EdgeColumn(None, self.offsets, runs=runs, run_offsets=run_offsets)
+        first = self._run_firsts(addr)
+        if not worth_runs(first.size, self.size):  # known before the runs are made
             return self
-        run_offsets = np.searchsorted(edge, np.arange(len(self.offsets)), side="left")
-        return EdgeColumn(None, self.offsets, runs=runs, run_offsets=run_offsets.astype(np.int64))
+        length = np.diff(np.concatenate((first, [addr.size])))
+        runs = Runs(addr[first].astype(np.int64), length.astype(np.int64))
+        # an edge's runs start at the first run starting at or after its first element
+        run_offsets = np.searchsorted(first, self.offsets, side="left").astype(np.int64)
+        return EdgeColumn(None, self.offsets, runs=runs, run_offsets=run_offsets)
+
+    def _run_firsts(self, addr: np.ndarray) -> np.ndarray:
+        """Where each run of contiguous addresses starts among the elements (runs never
+        cross an edge)."""
+        breaks = np.diff(addr) != 1
+        inner = self.offsets[1:-1]
+        breaks[inner[(inner > 0) & (inner < addr.size)] - 1] = True
+        return np.concatenate(([0], np.flatnonzero(breaks) + 1))
 
     @property
     def addr(self) -> np.ndarray:
@@ -134,10 +150,7 @@ class EdgeColumn:
         if addr.size == 0:
             z = np.zeros(0, dtype=np.int64)
             return Runs(z, z), z
-        breaks = np.diff(addr) != 1
-        inner = self.offsets[1:-1]
-        breaks[inner[(inner > 0) & (inner < addr.size)] - 1] = True
-        first = np.concatenate(([0], np.flatnonzero(breaks) + 1))
+        first = self._run_firsts(addr)
         length = np.diff(np.concatenate((first, [addr.size])))
         edge = np.searchsorted(self.offsets, first, side="right") - 1
         return Runs(addr[first].astype(np.int64), length.astype(np.int64)), edge

@@ -183,7 +183,8 @@ def _map_output(
     apart = True
     for i in range(0, tiles.size, depth):
         block_tiles = tiles[i : i + depth]
-        apart &= np.unique(block_tiles).size == block_tiles.size
+        # a set, not np.unique: a few tiles per block, tens of thousands of blocks
+        apart &= len(set(block_tiles.tolist())) == block_tiles.size
         a, b, e, g = int(rows[0][i]), int(rows[1][i]), int(chans[0][i]), int(chans[1][i])
         size = (b - a) * (g - e)
         share = np.arange(size) * len(block_tiles) // size

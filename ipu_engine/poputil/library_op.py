@@ -88,6 +88,11 @@ def output_like(
     tiles = graph.tile_range
     for t in candidates:
         if t.shape == shape:
+            copied = _map_like(graph, out, t, tiles)
+            if copied is not None:
+                if copied:
+                    return out
+                continue
             mapping = graph.tile_array(t)
             if mapping.size and (mapping.min() < tiles.start or mapping.max() >= tiles.stop):
                 continue
@@ -95,6 +100,20 @@ def output_like(
             return out
     map_tensor_linearly(graph, out)
     return out
+
+
+def _map_like(graph: Graph, out: Tensor, like: Tensor, tiles: range) -> bool | None:
+    """Map the new variable ``out`` as ``like`` is, interval by interval, when ``like`` is
+    one run of its pool (no tile per element made); False when ``like`` lies outside
+    ``tiles`` (or is unmapped), None when it is not one run."""
+    span, at = like.pool_range(), out.pool_range()
+    if span is None or at is None or like.graph is not graph:
+        return None
+    start, length, run_tiles = graph.pool(like.type).tiles.intervals(*span)
+    if run_tiles.size and (run_tiles.min() < tiles.start or run_tiles.max() >= tiles.stop):
+        return False
+    graph.pool(out.type).tiles.paint(at[0] + (start - span[0]), length, run_tiles)
+    return True
 
 
 @dataclass(frozen=True)
@@ -123,7 +142,7 @@ def split_by_tile(graph: Graph, tensor: Tensor) -> TileSplit:
     tiles = graph.tile_array(tensor)
     order = None
     if tiles.size > 1 and np.any(tiles[1:] < tiles[:-1]):
-        order = np.argsort(tiles, kind="stable")
+        order = np.argsort(_sort_key(tiles), kind="stable")
         tiles = tiles[order]
     if tiles.size == 0:
         return TileSplit(np.zeros(0, np.int32), None, np.zeros(1, np.int64))
@@ -131,6 +150,14 @@ def split_by_tile(graph: Graph, tensor: Tensor) -> TileSplit:
     starts = np.concatenate(([0], cuts))
     offsets = np.concatenate((starts, [tiles.size])).astype(np.int64)
     return TileSplit(tiles[starts].astype(np.int32), order, offsets)
+
+
+def _sort_key(tiles: np.ndarray) -> np.ndarray:
+    """``tiles`` as uint16 when every one fits: a stable sort of 16-bit keys is a radix
+    sort (the same order, a few times faster over a tensor's millions of elements)."""
+    if tiles.size and int(tiles.min()) >= 0 and int(tiles.max()) <= np.iinfo(np.uint16).max:
+        return tiles.astype(np.uint16)
+    return tiles
 
 
 def execute_per_tile(

@@ -10,9 +10,11 @@ Request (one JSON object)::
 
 Answers: ``{"event": "progress", "done": 1, "total": 5, "what": "..."}`` before each
 prediction, ``{"event": "result", "id": "s1", "change": {...}, "predicted": {...},
-"error": null, "seconds": 0.5}`` after it (``predicted`` null and ``error`` the reason when
-the change cannot be planned; ``{"same_as_recorded": true}`` when a proportion leaves every
-plan as recorded, so the report's own figures stand), and ``{"event": "done"}``. A
+"error": null, "seconds": 0.5, "split": {"replay": 0.2, "compile": 0.3}}`` after it
+(``split``: where its seconds went -- the graph built again, then compiled; ``predicted``
+null and ``error`` the reason when the change cannot be planned;
+``{"same_as_recorded": true}`` when a proportion leaves every plan as recorded, so the
+report's own figures stand), and ``{"event": "done"}``. A
 request that cannot be read, or a graph file that is damaged, of another version or of
 another report, is one ``{"event": "error", "message": ...}`` and exit status 2.
 """
@@ -61,18 +63,29 @@ class _Plans:
         self.record, self.arrays, self.runs = record, arrays, runs
         self.known: dict[tuple, dict[str, Any]] = {}
         self.recorded: tuple | None = None
+        self.split: dict[str, float] = {}  # the last prediction's seconds, by phase
+
+    def _timed(self, phase: str, work: Any, *args: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return work(*args)
+        finally:
+            self.split[phase] = self.split.get(phase, 0.0) + time.perf_counter() - t0
 
     def predict(self, change: Change | None) -> dict[str, Any]:
-        replayed = replay(self.record, self.arrays, change)
+        self.split = {}
+        replayed = self._timed("replay", replay, self.record, self.arrays, change)
         if change is None or change.option != AMP:
-            return compile_figures(replayed, self.runs).to_dict()
+            return self._timed("compile", compile_figures, replayed, self.runs).to_dict()
         plans = plan_fingerprint(replayed)
         if self.recorded is None:
-            self.recorded = plan_fingerprint(replay(self.record, self.arrays, None))
+            recorded = self._timed("replay", replay, self.record, self.arrays, None)
+            self.recorded = plan_fingerprint(recorded)
         if plans == self.recorded:
             return {"same_as_recorded": True}
         if plans not in self.known:
-            self.known[plans] = compile_figures(replayed, self.runs).to_dict()
+            figures = self._timed("compile", compile_figures, replayed, self.runs)
+            self.known[plans] = figures.to_dict()
         return self.known[plans]
 
 
@@ -111,6 +124,7 @@ def serve(stdin: TextIO, stdout: TextIO) -> int:
             predicted=predicted,
             error=error,
             seconds=round(time.perf_counter() - t0, 3),
+            split={k: round(v, 3) for k, v in plans.split.items()},
         )
     _say(stdout, event="done")
     return 0

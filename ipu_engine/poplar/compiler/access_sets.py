@@ -14,9 +14,15 @@ from ipu_engine.common.types import Type
 from ipu_engine.poplar.arrays import unique
 from ipu_engine.poplar.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.poplar.cost_model.exchange import ExchangePlan, Transfer, plan_exchange
+from ipu_engine.poplar.cost_model.vertex_exchange import (
+    ExchangeSums,
+    PoolMapping,
+    add_vertex_exchange,
+    tile_unions,
+)
 from ipu_engine.poplar.graph import Graph
-from ipu_engine.poplar.pool import split_by_tile
 from ipu_engine.poplar.tensor import Tensor
+from ipu_engine.poplar.vertices import EdgeColumn
 
 
 @dataclass(frozen=True)
@@ -37,13 +43,18 @@ def variables_of(graph: Graph, tensor: Tensor) -> np.ndarray:
     return pool.variables_touched(tensor.flat_addr())
 
 
-TileRuns = dict[Type, tuple[np.ndarray, np.ndarray]]
+TileRuns = dict[Type, PoolMapping]
 
 
-def tile_runs_of(graph: Graph, elem_type: Type, cache: TileRuns) -> tuple[np.ndarray, np.ndarray]:
+def tile_runs_of(graph: Graph, elem_type: Type, cache: TileRuns) -> PoolMapping:
     """The pool's tile mapping as intervals, made once per compile (``cache``)."""
     if elem_type not in cache:
-        cache[elem_type] = graph.pool(elem_type).tile_runs()
+        pool = graph.pool(elem_type)
+        run_start, run_tile = pool.tile_runs()
+        run_var = pool.tiles.runs_variables()
+        cache[elem_type] = PoolMapping(
+            run_start, run_tile, pool.size, run_var, pool.bases_and_ids()[1]
+        )
     return cache[elem_type]
 
 
@@ -51,42 +62,51 @@ def compute_set_facts(
     graph: Graph, plan: ComputeSetPlan, tile_runs: TileRuns | None = None
 ) -> ComputeSetFacts:
     """Variables read and written and the exchanges of one compute set, from the runs of
-    its edges: no per-element arrays when edges are runs."""
+    its edges unioned per vertex tile and pool (see ``vertex_exchange``): no per-element
+    arrays when edges are runs."""
     cache: TileRuns = {} if tile_runs is None else tile_runs
-    pool_ids = {t: i for i, t in enumerate(graph.pools)}
-    reads, writes, pre, post = [], [], [], []
+    accessed: dict[tuple[Type, bool], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     for group in plan.groups:
         for name, f in group.fields.items():
             col = f.column
             if col.size == 0:
                 continue
-            pool = graph.pool(f.type)
-            runs, edge = col.edge_runs()
-            var_ids = pool.variables_in_runs(runs.start, runs.length)
-            start, length, element_tiles, run = split_by_tile(
-                tile_runs_of(graph, f.type, cache), pool.size, runs.start, runs.length
-            )
-            vertex_tiles = group.tiles[group.edge_vertex(name)[edge[run]]]
-            if f.spec.direction.reads:
-                reads.append(var_ids)
-                pre.append(
-                    Transfer(
-                        start, length, element_tiles, vertex_tiles, f.type.size, pool_ids[f.type]
-                    )
-                )
-            if f.spec.direction.writes:
-                writes.append(var_ids)
-                post.append(
-                    Transfer(
-                        start, length, vertex_tiles, element_tiles, f.type.size, pool_ids[f.type]
-                    )
-                )
-    return ComputeSetFacts(
-        _union(reads),
-        _union(writes),
-        plan_exchange(graph.target, pre),
-        plan_exchange(graph.target, post),
-    )
+            runs = _vertex_tile_runs(col, group.tiles[group.edge_vertex(name)])
+            for gather, wanted in (
+                (True, f.spec.direction.reads),
+                (False, f.spec.direction.writes),
+            ):
+                if wanted:
+                    accessed.setdefault((f.type, gather), []).append(runs)
+    pre, post = ExchangeSums(graph.target), ExchangeSums(graph.target)
+    reads, writes = [], []
+    for (elem_type, gather), parts in accessed.items():
+        pool = graph.pool(elem_type)
+        tiles, start, length = (np.concatenate(p) for p in zip(*parts, strict=True))
+        unions = tile_unions(tiles, start, length, pool.size)
+        mapping = tile_runs_of(graph, elem_type, cache)
+        sums = pre if gather else post
+        var_ids = add_vertex_exchange(sums, mapping, unions, elem_type.size, gather)
+        (reads if gather else writes).append(var_ids)
+    return ComputeSetFacts(_union(reads), _union(writes), pre.plan(), post.plan())
+
+
+def _vertex_tile_runs(
+    col: EdgeColumn, edge_tiles: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vertex tile, start, length) of runs covering a field's elements; a column kept as
+    addresses gives runs of the addresses that go up by one or repeat on one tile (a
+    broadcast operand's repeated addresses, millions of them, are one run)."""
+    if col.runs is not None:
+        return np.repeat(edge_tiles, np.diff(col.run_offsets)), col.runs.start, col.runs.length
+    addr = col.addr
+    tiles = np.repeat(edge_tiles, np.diff(col.offsets))
+    step = np.diff(addr)
+    goes_on = ((step == 0) | (step == 1)) & (tiles[1:] == tiles[:-1])
+    first = np.flatnonzero(np.r_[True, ~goes_on])
+    last = np.r_[first[1:] - 1, addr.size - 1]
+    start = addr[first].astype(np.int64)
+    return tiles[first], start, addr[last] + 1 - start
 
 
 def copy_exchange(graph: Graph, src: Tensor, dst: Tensor) -> ExchangePlan:

@@ -1,8 +1,12 @@
-"""Exchange planning: which bytes move between tiles before and after a compute set, and
-for a copy, split into on-IPU traffic (DoExchange) and IPU-Link traffic (GlobalExchange).
+"""Exchange planning: which bytes move between tiles for a copy (and, in ``vertex_exchange``,
+before and after a compute set), split into on-IPU traffic (DoExchange) and IPU-Link
+traffic (GlobalExchange).
 
 A tile receives each remote element it needs once per exchange, however many of its
 vertices read it; a vertex output held on another tile is sent there after the compute.
+``plan_exchange`` takes runs already cut where the tile mapping changes (``split_by_tile``)
+and unions them per tile pair; it is also the plain reference the faster compute-set
+planning is tested against.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ class ChildResult:
     predicted: dict[str, Any] | None
     error: str | None
     seconds: float
+    split: dict[str, float] = field(default_factory=dict)  # the seconds by phase
 
 
 Progress = Callable[[int, int, str], None]
@@ -88,6 +89,7 @@ def ask_engine(
                     event.get("predicted") if isinstance(event.get("predicted"), dict) else None,
                     None if event.get("error") is None else str(event.get("error")),
                     float(event.get("seconds", 0.0)),
+                    _split(event.get("split")),
                 )
             elif kind == "error":
                 failure = str(event.get("message", "the engine refused the request"))
@@ -103,6 +105,12 @@ def ask_engine(
         last = stderr.strip().splitlines()[-1:] or ["no message"]
         raise ReportError(graph, f"the engine's re-planning stopped ({last[0]})")
     return results
+
+
+def _split(raw: Any) -> dict[str, float]:
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): float(v) for k, v in raw.items() if isinstance(v, int | float)}
 
 
 def _event(line: str) -> dict[str, Any]:
