@@ -17,6 +17,7 @@ the vertex adds it; outputs are written as views of memory where they are one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from ipu_engine.codelets.conv_products import _overhang, multiply
 from ipu_engine.codelets.scratch import scratch
+from ipu_engine.codelets.workers import cores, run_all, split
 from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
 
@@ -193,15 +195,15 @@ def run_alike(
     bias = edges["bias"].read(batch.pool("bias"), grid) if with_bias else None
     out_edge = edges["out"]
     if g["inChans"] == 1:  # sums [*grid, G, F, rows, cols], written with the bias added
-        sums = _outer_products(x, w, g)
         if bias is not None:
             bias = bias.astype(np.float32, copy=False)[..., None, None]
         if direct and out_edge.view is not None:
             dest = np.moveaxis(out_edge.read(batch.pool("out"), grid), (-2, -1), (-4, -3))
-            _finish(sums, bias, dest)
+            _depthwise(x, w, bias, g, dest)
             return
-        y = np.empty(sums.shape, np.float32)
-        _finish(sums, bias, y)
+        shape = (*grid, g["groups"], g["outChans"], g["outRows"], g["outWidth"])
+        y = np.empty(shape, np.float32)
+        _depthwise(x, w, bias, g, y)
         y = np.moveaxis(y, (-4, -3), (-2, -1))
     else:
         y = _products(x, w, bias, g)
@@ -214,6 +216,30 @@ def run_alike(
     else:
         assert out_edge.index is not None
         batch.pool("out")[out_edge.index] = y
+
+
+#: Output elements below which a depthwise group runs on the calling thread alone.
+PARALLEL_ELEMENTS = 65536
+
+
+def _depthwise(
+    x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int], dest: np.ndarray
+) -> None:
+    """``dest`` [*grid, G, F, rows, cols] = the sums of ``_outer_products`` + bias; a large
+    grid split by its first axis over the machine's cores, each part summed alike
+    (element by element: the same sums to the bit) in its thread's own scratch."""
+    parts = [slice(None)]
+    if dest.size >= PARALLEL_ELEMENTS:
+        parts = split(x.shape[0], cores())  # along the grid's first axis
+    if len(parts) == 1:
+        _finish(_outer_products(x, w, g), bias, dest)
+        return
+
+    def part(s: slice) -> None:
+        b = None if bias is None else bias[s]
+        _finish(_outer_products(x[s], w[s], g), b, dest[s])
+
+    run_all([functools.partial(part, s) for s in parts])
 
 
 def _finish(sums: np.ndarray, bias: np.ndarray | None, dest: np.ndarray) -> None:

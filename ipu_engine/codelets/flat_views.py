@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
 
 
@@ -30,15 +31,9 @@ class FlatView:
 
     def of(self, pool: np.ndarray) -> np.ndarray:
         last = self.first + sum((n - 1) * s for n, s in zip(self.shape, self.steps, strict=True))
-        if self.first < 0 or last >= pool.size:  # as_strided does not check its bounds
+        if self.first < 0 or last >= pool.size:
             raise IndexError(f"view [{self.first}, {last}] outside memory of {pool.size}")
-        item = pool.itemsize
-        return np.lib.stride_tricks.as_strided(
-            pool[self.first : last + 1],
-            shape=self.shape,
-            strides=tuple(s * item for s in self.steps),
-            writeable=True,
-        )
+        return memory_view(pool, self.first, self.shape, self.steps)
 
 
 # elements of a block of a transposing op: about 32 KB of float32, what L1 holds; ops
