@@ -53,11 +53,30 @@ def alike_vertices(
     return batch.cache[key]
 
 
+#: Selections whose digest is remembered per compute set: more are forgotten at once.
+MAX_REMEMBERED_SELECTIONS = 1024
+
+
+def selection_key(batch: VertexBatch, sel: np.ndarray) -> bytes:
+    """A ``batch.cache`` key for the vertices ``sel``: a digest of its indices, made once
+    per array (the groups of ``alike_vertices`` are the same arrays every run) instead of
+    hashing the indices again at every lookup of every run."""
+    memo = batch.cache.setdefault("selection_digests", {})
+    found = memo.get(id(sel))
+    if found is not None and found[0] is sel:  # the array itself, kept alive by the memo
+        return found[1]
+    if len(memo) >= MAX_REMEMBERED_SELECTIONS:
+        memo.clear()
+    digest = hashlib.blake2b(sel.tobytes(), digest_size=16).digest()
+    memo[id(sel)] = (sel, digest)
+    return digest
+
+
 def group_runs(batch: VertexBatch, name: str, sel: np.ndarray, size: int) -> GroupRuns | None:
     """Field ``name`` of vertices ``sel`` (each ``size`` elements) as uniform runs, found
     once per compiled compute set; None when the field is not kept as runs or the group's
     runs differ in number or length."""
-    key = ("group_runs", name, size, hashlib.blake2b(sel.tobytes(), digest_size=16).digest())
+    key = ("group_runs", name, size, selection_key(batch, sel))
     if key not in batch.cache:
         batch.cache[key] = _find(batch, name, sel, size)
     return batch.cache[key]

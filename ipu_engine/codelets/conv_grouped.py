@@ -18,11 +18,11 @@ the vertex adds it; outputs are written as views of memory where they are one.
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.codelets.alike_edges import selection_key
 from ipu_engine.codelets.conv_products import _overhang, multiply
 from ipu_engine.codelets.scratch import scratch
 from ipu_engine.codelets.workers import cores, run_all, split
@@ -83,7 +83,7 @@ def alike_edges(
 ) -> AlikeEdges:
     """Fields ``names`` of vertices ``sel`` (all of sizes ``g``), found once per compiled
     compute set."""
-    digest = hashlib.blake2b(sel.tobytes(), digest_size=16).digest()
+    digest = selection_key(batch, sel)
     key = ("conv_alike_edges", digest, names)
     if key not in batch.cache:
         batch.cache[key] = _find(batch, sel, g, names, cm)
@@ -304,15 +304,16 @@ def _zero_border(
     padded: np.ndarray, image: np.ndarray, top: int, h: int, left: int, width: int, tail: int
 ) -> None:
     """Zeros around the image's interior (rows above and below, columns left and right)
-    and in the tail the last windows overhang into: scratch memory holds old values."""
+    and in the tail the last windows overhang into: scratch memory holds old values. One
+    fill of the whole buffer when there are columns to clear (a memset, where a column
+    per row is a strided write per row: ~8x slower for a MobileNet layer)."""
+    if left or image.shape[-1] > left + width:
+        padded.fill(0)
+        return
     if top:
         image[..., :top, :] = 0
     if image.shape[-2] > top + h:
         image[..., top + h :, :] = 0
-    if left:
-        image[..., top : top + h, :left] = 0
-    if image.shape[-1] > left + width:
-        image[..., top : top + h, left + width :] = 0
     if tail:
         padded[..., -tail:] = 0
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from profiler_core.model.unique import sorted_unique as unique
 
-__all__ = ["memory_view", "search_many", "unique", "unique_counts"]
+__all__ = ["memory_view", "search_many", "strided_pattern", "unique", "unique_counts"]
 
 
 def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,3 +54,26 @@ def memory_view(
     except (TypeError, ValueError) as exc:  # past the end of the buffer
         where = f"view at {first}, {shape} by {steps}"
         raise IndexError(f"{where}: outside memory of {pool.size}") from exc
+
+
+def strided_pattern(addr: np.ndarray) -> tuple[int, list[int], list[int]] | None:
+    """(first, sizes, steps) from the innermost dimension out, when ``addr`` is
+    ``first + sum(i_k * steps[k])`` over a row-major index of those sizes, steps >= 0."""
+    if addr.size == 0:
+        return None
+    sizes: list[int] = []
+    steps: list[int] = []
+    cur = addr.astype(np.int64, copy=False)
+    while cur.size > 1:
+        step = int(cur[1] - cur[0])
+        breaks = np.flatnonzero(np.diff(cur) != step)
+        n = int(breaks[0]) + 1 if breaks.size else cur.size
+        if step < 0 or cur.size % n:
+            return None
+        rows = cur.reshape(-1, n)
+        if not np.array_equal(rows, rows[:, :1] + np.arange(n, dtype=np.int64) * step):
+            return None
+        sizes.append(n)
+        steps.append(step)
+        cur = rows[:, 0]
+    return int(cur[0]), sizes, steps
