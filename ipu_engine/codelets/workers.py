@@ -6,8 +6,8 @@ convolution's batched product is many independent products, one per layer of its
 (numpy's matmul calls BLAS layer by layer); the layers are split between this thread and
 a pool of threads, each layer computed by the very same BLAS call as before, so the sums
 are the same to the bit. numpy releases the GIL inside BLAS and its copies, so the
-halves run at once; if another process holds the other core, the caller finishes its
-half and then waits, about as long as doing it all itself.
+halves run at once; if another process holds the other core, the caller runs the half
+no pool thread has begun itself, so a loaded machine costs about what one thread does.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
@@ -46,9 +46,33 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
+class _Task:
+    """A piece of work that runs once, on whichever thread claims it first."""
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        self.fn = fn
+        self.claim = threading.Lock()
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def run_if_unclaimed(self) -> bool:
+        if not self.claim.acquire(blocking=False):
+            return False
+        try:
+            self.fn()
+        except BaseException as exc:  # raised by ``run_all``, on the caller's thread
+            self.error = exc
+        finally:
+            self.done.set()
+        return True
+
+
 def run_all(tasks: Sequence[Callable[[], None]]) -> None:
-    """Run every task: the first here, the others on the pool's threads, at once; then
-    wait for all. An exception in any is raised here, after all have ended."""
+    """Run every task: the first here, the others offered to the pool's threads at once;
+    then each task no pool thread has started yet is run here (on a loaded machine a pool
+    thread may wait a scheduler time slice for a core: the caller never waits for work
+    that has not begun), and the started ones are waited for. An exception in any task is
+    raised here, after all have ended."""
     if (
         len(tasks) <= 1 or cores() < 2 or threading.current_thread().name.startswith("ipu-codelet")
     ):  # no nesting: a pool thread runs its tasks itself
@@ -56,14 +80,15 @@ def run_all(tasks: Sequence[Callable[[], None]]) -> None:
             task()
         return
     pool = _pool()
-    futures: list[Future] = [pool.submit(task) for task in tasks[1:]]
-    try:
-        tasks[0]()
-    finally:
-        errors = [f.exception() for f in futures]
-    for error in errors:
-        if error is not None:
-            raise error
+    offered = [_Task(task) for task in tasks]
+    for task in offered[1:]:
+        pool.submit(task.run_if_unclaimed)
+    for task in offered:
+        if not task.run_if_unclaimed():
+            task.done.wait()
+    for task in offered:
+        if task.error is not None:
+            raise task.error
 
 
 def split(count: int, parts: int) -> list[slice]:
