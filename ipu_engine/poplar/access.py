@@ -186,11 +186,9 @@ class RunsAccess:
 
 def strided_rows(pool: np.ndarray, first: int, count: int, length: int, stride: int) -> np.ndarray:
     """``count`` rows of ``length`` elements starting ``stride`` apart, as a view of pool."""
-    item = pool.itemsize
-    base = pool[first : first + (count - 1) * stride + length] if count else pool[first:first]
-    return np.lib.stride_tricks.as_strided(
-        base, shape=(count, length), strides=(stride * item, item), writeable=True
-    )
+    if count == 0 or length == 0:
+        return pool[first:first][: count * length].reshape(count, length)
+    return memory_view(pool, first, (count, length), (stride, 1))
 
 
 def _uniform(start: np.ndarray, length: np.ndarray) -> tuple[int, int, int, int] | None:
