@@ -12,8 +12,10 @@ no pool thread has begun itself, so a loaded machine costs about what one thread
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,18 +24,47 @@ _POOL: ThreadPoolExecutor | None = None
 
 
 def cores() -> int:
-    """Cores this process may run on."""
+    """Cores this process may use now: those it may run on, less those other processes
+    keep busy -- the 1-minute load average less this process's own share of it (its CPU
+    time over the wall time since the last look), read at most every half second. On a
+    machine whose other cores are taken, a second thread only waits for one and fights
+    for the GIL: on 2 cores at load 3, ResNet-50's run took 374 ms on two threads against
+    312 on one, where with a core idle its products run nearly twice as fast."""
+    now = time.monotonic()
+    last_wall, last_cpu, found = _SEEN
+    if now - last_wall > 0.5:
+        cpu = time.process_time()
+        own = (cpu - last_cpu) / (now - last_wall) if last_wall > 0 else 1.0
+        _SEEN[:] = [now, cpu, _usable(own)]
+        found = _SEEN[2]
+    return int(found)
+
+
+_SEEN: list[float] = [-1.0, 0.0, 1]  # when last looked (wall, CPU time), what it found
+
+
+def _allowed() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         return os.cpu_count() or 1
 
 
+def _usable(own: float) -> int:
+    """Cores left for this process when its own threads ran ``own`` cores' worth."""
+    allowed = _allowed()
+    try:
+        others = max(0.0, os.getloadavg()[0] - min(own, allowed))
+    except (AttributeError, OSError):
+        others = 0.0
+    return max(1, min(allowed, int(allowed - others + 0.5)))
+
+
 def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(cores() - 1, thread_name_prefix="ipu-codelet")
+            _POOL = ThreadPoolExecutor(max(1, _allowed() - 1), thread_name_prefix="ipu-codelet")
         return _POOL
 
 
@@ -96,3 +127,19 @@ def split(count: int, parts: int) -> list[slice]:
     parts = max(1, min(parts, count))
     bounds = [count * k // parts for k in range(parts + 1)]
     return [slice(bounds[k], bounds[k + 1]) for k in range(parts)]
+
+
+#: Elements below which element-wise work runs on the calling thread alone: handing half
+#: of it to another thread costs some tens of microseconds.
+PARALLEL_ELEMENTS = 1 << 17
+
+
+def run_split(count: int, elements: int, work: Callable[[slice], None]) -> None:
+    """``work(slice(0, count))``, or, when ``elements`` (the work's size) is large and
+    the machine has cores to spare, ``work`` over parts of ``range(count)`` at once
+    (``run_all``). For work whose parts are independent and element-wise: the same
+    values either way."""
+    if elements < PARALLEL_ELEMENTS or count < 2 or cores() < 2:
+        work(slice(0, count))
+        return
+    run_all([functools.partial(work, part) for part in split(count, cores())])

@@ -5,7 +5,8 @@ The per-vertex path is the codelet's own ``_compute_alike`` called once per vert
 selection of one), as a vertex computes alone: kernel position by kernel position, its
 window times its weights. A depthwise group's batched sums are the same products added
 in the same order, so equal to the bit; so are products split over the machine's cores
-(each layer the same BLAS call). A grid's products are one BLAS product per block of
+(each layer the same BLAS call), as are partials reduced and element-wise ops in parts
+over the cores. A grid's products are one BLAS product per block of
 vertices instead of one per kernel position and vertex: OpenBLAS rounds an element's sum
 differently for products of other shapes (in the last bit, for most random shapes), so
 there the comparison is at float32 rounding -- as it was before the grid was batched.
@@ -19,7 +20,7 @@ import pytest
 
 from ipu_engine import Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv as conv_codelet
-from ipu_engine.codelets import conv_grouped, conv_products
+from ipu_engine.codelets import conv_grouped, conv_products, workers
 from ipu_engine.common.types import as_type
 from tests.ipu_engine.conftest import run_program
 from tests.ipu_engine.test_conv_groups import reference_conv
@@ -92,9 +93,12 @@ def per_vertex(monkeypatch):
 
 @pytest.fixture
 def on_cores(monkeypatch):
-    """Make every batched product and depthwise group big enough to split over 2 cores."""
+    """Make every batched product, depthwise group, partials' reduction and element-wise
+    op big enough to split over 2 cores, and 2 cores free."""
 
     def enable() -> None:
+        monkeypatch.setattr(workers, "cores", lambda: 2)
+        monkeypatch.setattr(workers, "PARALLEL_ELEMENTS", 1)
         monkeypatch.setattr(conv_products, "cores", lambda: 2)
         monkeypatch.setattr(conv_products, "PARALLEL_MACS", 1)
         monkeypatch.setattr(conv_grouped, "cores", lambda: 2)
@@ -148,8 +152,8 @@ def test_products_split_over_cores_equal_one_thread_to_the_bit(
     seed, depthwise, monkeypatch, on_cores
 ) -> None:
     case = _case(seed, depthwise)
-    monkeypatch.setattr(conv_products, "cores", lambda: 1)
-    monkeypatch.setattr(conv_grouped, "cores", lambda: 1)
+    for module in (conv_products, conv_grouped, workers):
+        monkeypatch.setattr(module, "cores", lambda: 1)
     _, one_thread = _run(case)
     on_cores()
     _, split = _run(case)
