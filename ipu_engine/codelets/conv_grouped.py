@@ -79,14 +79,21 @@ def field_shapes(g: dict[str, int], channel_major: bool) -> dict[str, tuple[int,
 
 
 def alike_edges(
-    batch: VertexBatch, sel: np.ndarray, g: dict[str, int], names: tuple[str, ...], cm: bool
+    batch: VertexBatch,
+    sel: np.ndarray,
+    g: dict[str, int],
+    names: tuple[str, ...],
+    cm: bool,
+    shapes: dict[str, tuple[int, ...]] | None = None,
 ) -> AlikeEdges:
     """Fields ``names`` of vertices ``sel`` (all of sizes ``g``), found once per compiled
-    compute set."""
+    compute set; each field of its shape in ``shapes`` (default: a convolution's,
+    ``field_shapes``)."""
+    shapes = shapes or field_shapes(g, cm)
     digest = selection_key(batch, sel)
-    key = ("conv_alike_edges", digest, names)
+    key = ("conv_alike_edges", digest, names, tuple(shapes[n] for n in names))
     if key not in batch.cache:
-        batch.cache[key] = _find(batch, sel, g, names, cm)
+        batch.cache[key] = _find(batch, sel, names, shapes)
     return batch.cache[key]
 
 
@@ -145,9 +152,11 @@ def vertex_grid(starts: np.ndarray) -> tuple[int, ...] | None:
 
 
 def _find(
-    batch: VertexBatch, sel: np.ndarray, g: dict[str, int], names: tuple[str, ...], cm: bool
+    batch: VertexBatch,
+    sel: np.ndarray,
+    names: tuple[str, ...],
+    shapes: dict[str, tuple[int, ...]],
 ) -> AlikeEdges:
-    shapes = field_shapes(g, cm)
     found = {}
     for name in names:
         shape = shapes[name]
