@@ -50,8 +50,11 @@ class Access:
             view = pool[self.slice]
             view.flags.writeable = False
             return view
-        if self.pattern is not None:
-            return memory_view(pool, *self.pattern).reshape(-1)  # a copy, in this order
+        if self.pattern is not None:  # a copy in this order (a view only if contiguous)
+            values = memory_view(pool, *self.pattern).reshape(-1)
+            if np.may_share_memory(values, pool):
+                values.flags.writeable = False
+            return values
         return pool[self.index]
 
     def writable(self, memory: Memory) -> np.ndarray:
