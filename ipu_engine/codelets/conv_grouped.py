@@ -24,6 +24,7 @@ import numpy as np
 
 from ipu_engine.codelets.alike_edges import selection_key
 from ipu_engine.codelets.conv_products import _overhang, multiply
+from ipu_engine.codelets.conv_rows import merged_row_blocks
 from ipu_engine.codelets.scratch import scratch
 from ipu_engine.codelets.workers import cores, run_all, split
 from ipu_engine.poplar.arrays import memory_view
@@ -197,6 +198,13 @@ def run_alike(
     names = ("in", "weights", "out") + (("bias",) if with_bias else ())
     found = alike_edges(batch, sel, g, names, channel_major)
     grid, edges = found.grid, found.edges
+    if g["inChans"] == 1 and direct:  # row blocks of one image summed as one (conv_rows)
+        views = {n: e.view for n, e in edges.items()}
+        shapes = {n: e.shape for n, e in edges.items()}
+        merged = merged_row_blocks(views, shapes, grid, g, channel_major, _overhang(g))
+        if merged is not None:
+            grid, merged_views, shapes, g = merged
+            edges = {n: Edge(shapes[n], merged_views[n], None) for n in edges}
     x = edges["in"].read(batch.pool("in"), grid)
     if channel_major:  # [G, C, rows, width] -> [rows, width, G, C]
         x = np.moveaxis(x, (-4, -3), (-2, -1))
@@ -238,7 +246,7 @@ def _depthwise(
     grid split by its first axis over the machine's cores, each part summed alike
     (element by element: the same sums to the bit) in its thread's own scratch."""
     parts = [slice(None)]
-    if dest.size >= PARALLEL_ELEMENTS:
+    if dest.size >= PARALLEL_ELEMENTS and x.ndim > 4:
         parts = split(x.shape[0], cores())  # along the grid's first axis
     if len(parts) == 1:
         _finish(_outer_products(x, w, g), bias, dest)

@@ -209,3 +209,36 @@ def _reference_args(case: dict) -> dict:
         "dilation": kwargs["dilation"],
         "groups": kwargs["groups"],
     }
+
+
+@pytest.mark.parametrize("nchw", [False, True])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_row_blocks_of_one_image_are_summed_as_one_to_the_bit(
+    nchw, stride, monkeypatch, per_vertex
+) -> None:
+    """A MobileNet-like depthwise layer over many tiles: its middle row blocks are one
+    taller image (``conv_rows``), and its sums equal the per-vertex path's exactly."""
+    merged = []
+    real = conv_grouped.merged_row_blocks
+
+    def spy(*args):
+        found = real(*args)
+        merged.append(found is not None)
+        return found
+
+    monkeypatch.setattr(conv_grouped, "merged_row_blocks", spy)
+    rng = np.random.default_rng(39)
+    case = {
+        "x": rng.standard_normal((1, 28, 28, 16)).astype(np.float32),
+        "w": rng.standard_normal((3, 3, 1, 16)).astype(np.float32),
+        "b": rng.standard_normal(16).astype(np.float32),
+        "kwargs": {"groups": 16, "stride": (stride, stride), "padding": ((1, 1), (1, 1)),
+                   "dilation": (1, 1)},
+        "nchw": nchw,
+        "tiles": 128,
+    }  # fmt: skip
+    _, batched = _run(case)
+    assert any(merged)
+    per_vertex()
+    _, alone = _run(case)
+    np.testing.assert_array_equal(batched, alone)
