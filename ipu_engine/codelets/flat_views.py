@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.codelets.workers import run_split
+from ipu_engine.codelets import workers
 from ipu_engine.poplar.arrays import memory_view, strided_pattern
 from ipu_engine.poplar.vertex import VertexBatch
 
@@ -31,9 +31,7 @@ class FlatView:
     steps: tuple[int, ...]
 
     def of(self, pool: np.ndarray) -> np.ndarray:
-        last = self.first + sum((n - 1) * s for n, s in zip(self.shape, self.steps, strict=True))
-        if self.first < 0 or last >= pool.size:
-            raise IndexError(f"view [{self.first}, {last}] outside memory of {pool.size}")
+        """The view (``memory_view`` refuses one reaching outside ``pool``)."""
         return memory_view(pool, self.first, self.shape, self.steps)
 
 
@@ -53,7 +51,7 @@ def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarr
     that overlaps the output first)."""
     if _transposing(args, out):
         args, out = [a.T for a in args], out.T
-    if out.ndim == 0:
+    if out.ndim == 0 or out.size < workers.PARALLEL_ELEMENTS:  # one call: no split to plan
         fn(*args, out=out)
         return
     # parts of the outer axis over the machine's cores, when large (element-wise: the
@@ -67,7 +65,7 @@ def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarr
     if _overlapping(args, out):  # parts would read what another part has written
         part(slice(0, n))
         return
-    run_split(n, out.size, part)
+    workers.run_split(n, out.size, part)
 
 
 def _overlapping(args: list[np.ndarray], out: np.ndarray) -> bool:
