@@ -28,8 +28,3 @@ def scratch(purpose: str, shape: tuple[int, ...], dtype: np.dtype | type) -> np.
     if buffer is None or buffer.size < size:
         buffer = buffers[purpose] = np.empty(max(size, 1), np.uint8)
     return buffer[:size].view(dtype).reshape(shape)
-
-
-def release_scratch() -> None:
-    """Drop this thread's scratch buffers (their memory goes back to the system)."""
-    _LOCAL.buffers = {}
