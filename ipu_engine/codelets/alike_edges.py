@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
 
 
@@ -176,12 +177,8 @@ def strided_view(
     (i, j, ...) starting at ``first + i * steps[0] + j * steps[1] + ...`` (see
     ``affine_steps``); writing into it writes memory."""
     last = first + sum((n - 1) * s for n, s in zip(shape, steps, strict=True)) + length
-    if first < 0 or last > pool.size:  # as_strided does not check its bounds
+    if first < 0 or last > pool.size:
         raise IndexError(f"view [{first}, {last}) outside memory of {pool.size}")
-    item = pool.itemsize
-    return np.lib.stride_tricks.as_strided(
-        pool[first:last],
-        shape=(*shape, length),
-        strides=(*(s * item for s in steps), item),
-        writeable=True,
-    )
+    if length == 0 or 0 in shape:
+        return pool[first:first].reshape(*shape, length)
+    return memory_view(pool, first, (*shape, length), (*steps, 1))
