@@ -17,7 +17,6 @@ the vertex adds it; outputs are written as views of memory where they are one.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +25,6 @@ from ipu_engine.codelets.alike_edges import selection_key
 from ipu_engine.codelets.conv_products import _overhang, multiply
 from ipu_engine.codelets.conv_rows import merged_row_blocks
 from ipu_engine.codelets.scratch import scratch
-from ipu_engine.codelets.workers import cores, run_all, split
 from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
 
@@ -235,28 +233,11 @@ def run_alike(
         batch.pool("out")[out_edge.index] = y
 
 
-#: Output elements below which a depthwise group runs on the calling thread alone.
-PARALLEL_ELEMENTS = 65536
-
-
 def _depthwise(
     x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int], dest: np.ndarray
 ) -> None:
-    """``dest`` [*grid, G, F, rows, cols] = the sums of ``_outer_products`` + bias; a large
-    grid split by its first axis over the machine's cores, each part summed alike
-    (element by element: the same sums to the bit) in its thread's own scratch."""
-    parts = [slice(None)]
-    if dest.size >= PARALLEL_ELEMENTS and x.ndim > 4:
-        parts = split(x.shape[0], cores())  # along the grid's first axis
-    if len(parts) == 1:
-        _finish(_outer_products(x, w, g), bias, dest)
-        return
-
-    def part(s: slice) -> None:
-        b = None if bias is None else bias[s]
-        _finish(_outer_products(x[s], w[s], g), b, dest[s])
-
-    run_all([functools.partial(part, s) for s in parts])
+    """``dest`` [*grid, G, F, rows, cols] = the sums of ``_outer_products`` + bias."""
+    _finish(_outer_products(x, w, g), bias, dest)
 
 
 def _finish(sums: np.ndarray, bias: np.ndarray | None, dest: np.ndarray) -> None:

@@ -15,11 +15,7 @@ Every sum is accumulated in float32 by BLAS, as before; the order within a sum i
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
-
-from ipu_engine.codelets.workers import cores, run_all, split
 
 
 def _as_float(values: np.ndarray) -> np.ndarray:
@@ -115,11 +111,6 @@ def _bias_rows(bias: np.ndarray, g: dict[str, int]) -> np.ndarray:
     return _as_float(b.reshape(d, groups, 1, wb * f))
 
 
-#: Multiply-adds below which a product runs on the calling thread alone: handing half of
-#: it to another thread costs some tens of microseconds.
-PARALLEL_MACS = 4_000_000
-
-
 def multiply(
     x: np.ndarray,
     w: np.ndarray,
@@ -131,36 +122,7 @@ def multiply(
     """Inputs x [depth, inputs, ...] times weights w [depth, columns, ...] (+ bias [depth,
     columns, ...], added to the sums as the vertex adds it). Written into ``out`` [depth,
     inputs, columns, pixels, groups x F] (a view of memory) when given and None returned;
-    else returned as such an array (float32).
-
-    A large product written into ``out`` is split by depth over the machine's cores
-    (``workers``): each layer is the same BLAS call either way, so the same sums."""
-    d = x.shape[0]
-    if out is None or d < 2 or cores() < 2 or _macs(x, w, g) < PARALLEL_MACS:
-        return _multiply(x, w, bias, g, channel_major, out)
-    tasks = [
-        functools.partial(
-            _multiply, x[s], w[s], None if bias is None else bias[s], g, channel_major, out[s]
-        )
-        for s in split(d, cores())
-    ]
-    run_all(tasks)
-    return None
-
-
-def _macs(x: np.ndarray, w: np.ndarray, g: dict[str, int]) -> int:
-    per_pixel = g["groups"] * g["kernelH"] * g["kernelW"] * g["inChans"] * g["outChans"]
-    return x.shape[0] * x.shape[1] * w.shape[1] * g["outRows"] * g["outWidth"] * per_pixel
-
-
-def _multiply(
-    x: np.ndarray,
-    w: np.ndarray,
-    bias: np.ndarray | None,
-    g: dict[str, int],
-    channel_major: bool,
-    out: np.ndarray | None,
-) -> np.ndarray | None:
+    else returned as such an array (float32)."""
     d, u, wb = x.shape[0], x.shape[1], w.shape[1]
     groups, f, pixels = g["groups"], g["outChans"], g["outRows"] * g["outWidth"]
     patches = patch_matrix(input_images(x, g, channel_major), g)

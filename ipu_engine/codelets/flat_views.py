@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.codelets import workers
 from ipu_engine.poplar.arrays import memory_view, strided_pattern
 from ipu_engine.poplar.vertex import VertexBatch
 
@@ -50,32 +49,9 @@ def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarr
     values: an element-wise op does not depend on the order (numpy copies an operand
     that overlaps the output first)."""
     if _transposing(args, out):
-        args, out = [a.T for a in args], out.T
-    if out.ndim == 0 or out.size < workers.PARALLEL_ELEMENTS:  # one call: no split to plan
+        fn(*(a.T for a in args), out=out.T)
+    else:
         fn(*args, out=out)
-        return
-    # parts of the outer axis over the machine's cores, when large (element-wise: the
-    # same values); an operand of one row along it (a broadcast) is taken whole
-    n = out.shape[0]
-
-    def part(rows: slice) -> None:
-        fn(*(a[rows] if a.ndim == out.ndim and a.shape[0] == n else a for a in args),
-           out=out[rows])  # fmt: skip
-
-    if _overlapping(args, out):  # parts would read what another part has written
-        part(slice(0, n))
-        return
-    workers.run_split(n, out.size, part)
-
-
-def _overlapping(args: list[np.ndarray], out: np.ndarray) -> bool:
-    """Whether an operand shares memory with the output other than as the output itself
-    (an in-place op reads each element just before writing it)."""
-    for a in args:
-        same = a.strides == out.strides and a.ctypes.data == out.ctypes.data
-        if not same and np.may_share_memory(a, out):
-            return True
-    return False
 
 
 def _transposing(args: list[np.ndarray], out: np.ndarray) -> bool:

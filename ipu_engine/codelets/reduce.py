@@ -9,7 +9,6 @@ from typing import ClassVar
 import numpy as np
 
 from ipu_engine.codelets.partials_runs import ShiftedPartials, output_span, shifted_partials
-from ipu_engine.codelets.workers import run_split
 from ipu_engine.common.types import FLOAT, UNSIGNED_INT, Type
 from ipu_engine.poplar.codelet_registry import register_builtin
 from ipu_engine.poplar.cost_model.constants import SUPERVISOR_OVERHEAD_CYCLES
@@ -156,18 +155,9 @@ def _reduce_shifted(
         if not square and place.scale is None and out.dtype == pool.dtype and apart:
             # summed in the outputs themselves, from partial 0 (not from an identity:
             # 0.0 + -0.0 would lose the sign of an exact -0.0 sum, as ufunc.reduce does)
-            shift, depth = shifted.shift, shifted.depth
-
-            def reduce_part(part: slice) -> None:  # outputs [start, stop) of the span
-                a, b = lo + part.start, lo + part.stop
-                mine = out[part]
-                mine[...] = pool[a:b]
-                for p in range(1, depth):
-                    ufunc(mine, pool[a + p * shift : b + p * shift], out=mine)
-
-            # parts of the span over the machine's cores when large: each output's sum
-            # in the same order either way
-            run_split(hi - lo, (hi - lo) * depth, reduce_part)
+            out[...] = pool[lo:hi]
+            for p in range(1, shifted.depth):
+                ufunc(out, pool[lo + p * shifted.shift : hi + p * shifted.shift], out=out)
             return
         result = _sum_partials(lambda p: pool[lo + p * shifted.shift : hi + p * shifted.shift],
                                shifted.depth, ufunc, square)  # fmt: skip

@@ -4,9 +4,7 @@ the same cycle estimates.
 The per-vertex path is the codelet's own ``_compute_alike`` called once per vertex (a
 selection of one), as a vertex computes alone: kernel position by kernel position, its
 window times its weights. A depthwise group's batched sums are the same products added
-in the same order, so equal to the bit; so are products split over the machine's cores
-(each layer the same BLAS call), as are partials reduced and element-wise ops in parts
-over the cores. A grid's products are one BLAS product per block of
+in the same order, so equal to the bit. A grid's products are one BLAS product per block of
 vertices instead of one per kernel position and vertex: OpenBLAS rounds an element's sum
 differently for products of other shapes (in the last bit, for most random shapes), so
 there the comparison is at float32 rounding -- as it was before the grid was batched.
@@ -20,7 +18,7 @@ import pytest
 
 from ipu_engine import Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv as conv_codelet
-from ipu_engine.codelets import conv_grouped, conv_products, workers
+from ipu_engine.codelets import conv_grouped
 from ipu_engine.common.types import as_type
 from tests.ipu_engine.conftest import run_program
 from tests.ipu_engine.test_conv_groups import reference_conv
@@ -91,22 +89,6 @@ def per_vertex(monkeypatch):
     return enable
 
 
-@pytest.fixture
-def on_cores(monkeypatch):
-    """Make every batched product, depthwise group, partials' reduction and element-wise
-    op big enough to split over 2 cores, and 2 cores free."""
-
-    def enable() -> None:
-        monkeypatch.setattr(workers, "cores", lambda: 2)
-        monkeypatch.setattr(workers, "PARALLEL_ELEMENTS", 1)
-        monkeypatch.setattr(conv_products, "cores", lambda: 2)
-        monkeypatch.setattr(conv_products, "PARALLEL_MACS", 1)
-        monkeypatch.setattr(conv_grouped, "cores", lambda: 2)
-        monkeypatch.setattr(conv_grouped, "PARALLEL_ELEMENTS", 1)
-
-    return enable
-
-
 def _conv_vertices(engine) -> int:
     blocks = engine.graph.vertex_blocks
     return sum(b.count for b in blocks if "ConvPartial" in b.codelet.type_name)
@@ -147,20 +129,6 @@ def test_depthwise_batched_sums_equal_the_per_vertex_sums_to_the_bit(
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("depthwise", [True, False])
-def test_products_split_over_cores_equal_one_thread_to_the_bit(
-    seed, depthwise, monkeypatch, on_cores
-) -> None:
-    case = _case(seed, depthwise)
-    for module in (conv_products, conv_grouped, workers):
-        monkeypatch.setattr(module, "cores", lambda: 1)
-    _, one_thread = _run(case)
-    on_cores()
-    _, split = _run(case)
-    np.testing.assert_array_equal(split, one_thread)
-
-
-@pytest.mark.parametrize("seed", SEEDS)
 def test_grid_products_equal_the_per_vertex_products_at_float32_rounding(
     seed, monkeypatch, per_vertex
 ) -> None:
@@ -179,26 +147,23 @@ def test_grid_products_equal_the_per_vertex_products_at_float32_rounding(
 @pytest.mark.parametrize("seed", SEEDS[:4])
 @pytest.mark.parametrize("depthwise", [True, False])
 def test_cycle_estimates_of_a_compiled_convolution_do_not_depend_on_its_path(
-    seed, depthwise, per_vertex, on_cores
+    seed, depthwise, per_vertex
 ) -> None:
-    """Per step and tile, and per vertex: the batched path (on one core and split over
-    two) and the per-vertex path give the same estimates."""
+    """Per step and tile, and per vertex: the batched path and the per-vertex path give
+    the same estimates."""
     case = _case(seed, depthwise)
     batched_engine, _ = _run(case)
-    on_cores()
-    split_engine, _ = _run(case)
     per_vertex()
     alone_engine, _ = _run(case)
     want = alone_engine.model.step_cycles
     assert want.size and want.max() > 0
-    for engine in (batched_engine, split_engine):
-        np.testing.assert_array_equal(engine.model.step_cycles, want)
-        np.testing.assert_array_equal(engine.last_run_steps, alone_engine.last_run_steps)
-        blocks = zip(engine.graph.vertex_blocks, alone_engine.graph.vertex_blocks, strict=True)
-        for got, alone in blocks:
-            assert got.codelet.type_name == alone.codelet.type_name
-            if got.perf_estimate is not None or alone.perf_estimate is not None:
-                np.testing.assert_array_equal(got.perf_estimate, alone.perf_estimate)
+    np.testing.assert_array_equal(batched_engine.model.step_cycles, want)
+    np.testing.assert_array_equal(batched_engine.last_run_steps, alone_engine.last_run_steps)
+    blocks = zip(batched_engine.graph.vertex_blocks, alone_engine.graph.vertex_blocks, strict=True)
+    for got, alone in blocks:
+        assert got.codelet.type_name == alone.codelet.type_name
+        if got.perf_estimate is not None or alone.perf_estimate is not None:
+            np.testing.assert_array_equal(got.perf_estimate, alone.perf_estimate)
 
 
 def _reference_args(case: dict) -> dict:

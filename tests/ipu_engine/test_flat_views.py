@@ -8,7 +8,6 @@ import numpy as np
 
 from ipu_engine import FLOAT, Graph, IPUModel, Sequence, popops, poputil
 from ipu_engine.codelets import flat_views as flat_views_module
-from ipu_engine.codelets import workers
 from ipu_engine.codelets.flat_views import apply_on_views, strided_pattern
 from tests.ipu_engine.conftest import run_program
 
@@ -137,24 +136,3 @@ def test_an_operand_overlapping_the_output_is_read_before_it_is_written() -> Non
     result = np.empty_like(scaled)  # apart from its operand: the same numbers
     apply_on_views(np.multiply, [scaled.T, one * 3], result)
     np.testing.assert_array_equal(result, scaled.T * 3)
-
-
-def test_a_large_op_split_over_cores_gives_numpys_values(monkeypatch) -> None:
-    """Out of place, in place, transposing and overlapping: parts of the outer axis on
-    two threads (made to split however small) give what one numpy call gives."""
-    monkeypatch.setattr(workers, "cores", lambda: 2)
-    monkeypatch.setattr(workers, "PARALLEL_ELEMENTS", 1)
-    a = RNG.standard_normal((300, 200)).astype(np.float32)
-    scale = RNG.standard_normal((300, 1)).astype(np.float32)
-    out = np.empty_like(a)
-    apply_on_views(np.multiply, [a, scale], out)
-    np.testing.assert_array_equal(out, a * scale)
-    apply_on_views(np.add, [a.T.copy().T, a], out)  # an operand read across the rows
-    np.testing.assert_array_equal(out, a + a)
-    inplace = a.copy()
-    apply_on_views(np.add, [inplace, scale], inplace)
-    np.testing.assert_array_equal(inplace, a + scale)
-    square = RNG.standard_normal((256, 256)).astype(np.float32)
-    both = square.copy()
-    apply_on_views(np.add, [both.T, np.float32(1)], both)  # reads what it overwrites
-    np.testing.assert_array_equal(both, square.T + 1)
