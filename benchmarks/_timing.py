@@ -18,6 +18,23 @@ def median_seconds(fn: Callable[[], object], repeat: int = 7, warmup: int = 1) -
     return statistics.median(times)
 
 
+def side_by_side(
+    ours: Callable[[], object], theirs: Callable[[], object], rounds: int = 5, runs: int = 3
+) -> tuple[float, float]:
+    """Medians over ``rounds`` rounds of ``runs`` runs of each, a round's first run of each
+    not counted: both meet the same load, and onnxruntime's thread pool is awake when timed
+    (after one of our runs it sleeps, and its first run after ours wakes it)."""
+    a, b = [], []
+    for _ in range(rounds):
+        for fn, times in ((ours, a), (theirs, b)):
+            fn()
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+    return statistics.median(a), statistics.median(b)
+
+
 def report(name: str, value: float, unit: str, target: str, ok: bool) -> None:
     verdict = "meets" if ok else "MISSES"
     print(f"{name:<58} {value:>12.3f} {unit:<10} target {target:<12} {verdict}")

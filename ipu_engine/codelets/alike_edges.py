@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
 
 
@@ -53,11 +54,30 @@ def alike_vertices(
     return batch.cache[key]
 
 
+#: Selections whose digest is remembered per compute set: more are forgotten at once.
+MAX_REMEMBERED_SELECTIONS = 1024
+
+
+def selection_key(batch: VertexBatch, sel: np.ndarray) -> bytes:
+    """A ``batch.cache`` key for the vertices ``sel``: a digest of its indices, made once
+    per array (the groups of ``alike_vertices`` are the same arrays every run) instead of
+    hashing the indices again at every lookup of every run."""
+    memo = batch.cache.setdefault("selection_digests", {})
+    found = memo.get(id(sel))
+    if found is not None and found[0] is sel:  # the array itself, kept alive by the memo
+        return found[1]
+    if len(memo) >= MAX_REMEMBERED_SELECTIONS:
+        memo.clear()
+    digest = hashlib.blake2b(sel.tobytes(), digest_size=16).digest()
+    memo[id(sel)] = (sel, digest)
+    return digest
+
+
 def group_runs(batch: VertexBatch, name: str, sel: np.ndarray, size: int) -> GroupRuns | None:
     """Field ``name`` of vertices ``sel`` (each ``size`` elements) as uniform runs, found
     once per compiled compute set; None when the field is not kept as runs or the group's
     runs differ in number or length."""
-    key = ("group_runs", name, size, hashlib.blake2b(sel.tobytes(), digest_size=16).digest())
+    key = ("group_runs", name, size, selection_key(batch, sel))
     if key not in batch.cache:
         batch.cache[key] = _find(batch, name, sel, size)
     return batch.cache[key]
@@ -157,12 +177,8 @@ def strided_view(
     (i, j, ...) starting at ``first + i * steps[0] + j * steps[1] + ...`` (see
     ``affine_steps``); writing into it writes memory."""
     last = first + sum((n - 1) * s for n, s in zip(shape, steps, strict=True)) + length
-    if first < 0 or last > pool.size:  # as_strided does not check its bounds
+    if first < 0 or last > pool.size:
         raise IndexError(f"view [{first}, {last}) outside memory of {pool.size}")
-    item = pool.itemsize
-    return np.lib.stride_tricks.as_strided(
-        pool[first:last],
-        shape=(*shape, length),
-        strides=(*(s * item for s in steps), item),
-        writeable=True,
-    )
+    if length == 0 or 0 in shape:
+        return pool[first:first].reshape(*shape, length)
+    return memory_view(pool, first, (*shape, length), (*steps, 1))

@@ -14,7 +14,6 @@ them where the edges already are.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +23,7 @@ from ipu_engine.codelets.alike_edges import (
     affine_steps,
     group_runs,
     read_group,
+    selection_key,
     strided_view,
 )
 from ipu_engine.codelets.conv_products import multiply
@@ -111,7 +111,7 @@ def conv_grid(
 ) -> ConvGrid | None:
     """Vertices ``sel`` (all of sizes ``g``) as grid blocks, found once per compiled
     compute set; None when two vertices do the same work."""
-    digest = hashlib.blake2b(sel.tobytes(), digest_size=16).digest()
+    digest = selection_key(batch, sel)
     key = ("conv_grid", digest, in_place)
     if key not in batch.cache:
         batch.cache[key] = _find_grid(batch, sel, g, with_bias, in_place)

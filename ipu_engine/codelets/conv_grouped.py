@@ -17,12 +17,15 @@ the vertex adds it; outputs are written as views of memory where they are one.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.codelets.alike_edges import selection_key
 from ipu_engine.codelets.conv_products import _overhang, multiply
+from ipu_engine.codelets.conv_rows import merged_row_blocks
+from ipu_engine.codelets.scratch import scratch
+from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
 
 Affine = tuple[int, tuple[int, ...]]  # first address, step per axis
@@ -51,13 +54,7 @@ def _strided(pool: np.ndarray, first: int, steps: tuple[int, ...], shape: tuple[
     j * steps[1] + ...`` (steps forwards); writing into it writes memory."""
     if 0 in shape:
         return pool[first:first].reshape(shape)
-    last = first + sum((n - 1) * s for n, s in zip(shape, steps, strict=True)) + 1
-    if first < 0 or last > pool.size:  # as_strided does not check its bounds
-        raise IndexError(f"view [{first}, {last}) outside memory of {pool.size}")
-    item = pool.itemsize
-    return np.lib.stride_tricks.as_strided(
-        pool[first:last], shape=shape, strides=[s * item for s in steps], writeable=True
-    )
+    return memory_view(pool, first, shape, steps)
 
 
 @dataclass(frozen=True)
@@ -81,14 +78,21 @@ def field_shapes(g: dict[str, int], channel_major: bool) -> dict[str, tuple[int,
 
 
 def alike_edges(
-    batch: VertexBatch, sel: np.ndarray, g: dict[str, int], names: tuple[str, ...], cm: bool
+    batch: VertexBatch,
+    sel: np.ndarray,
+    g: dict[str, int],
+    names: tuple[str, ...],
+    cm: bool,
+    shapes: dict[str, tuple[int, ...]] | None = None,
 ) -> AlikeEdges:
     """Fields ``names`` of vertices ``sel`` (all of sizes ``g``), found once per compiled
-    compute set."""
-    digest = hashlib.blake2b(sel.tobytes(), digest_size=16).digest()
-    key = ("conv_alike_edges", digest, names)
+    compute set; each field of its shape in ``shapes`` (default: a convolution's,
+    ``field_shapes``)."""
+    shapes = shapes or field_shapes(g, cm)
+    digest = selection_key(batch, sel)
+    key = ("conv_alike_edges", digest, names, tuple(shapes[n] for n in names))
     if key not in batch.cache:
-        batch.cache[key] = _find(batch, sel, g, names, cm)
+        batch.cache[key] = _find(batch, sel, names, shapes)
     return batch.cache[key]
 
 
@@ -147,9 +151,11 @@ def vertex_grid(starts: np.ndarray) -> tuple[int, ...] | None:
 
 
 def _find(
-    batch: VertexBatch, sel: np.ndarray, g: dict[str, int], names: tuple[str, ...], cm: bool
+    batch: VertexBatch,
+    sel: np.ndarray,
+    names: tuple[str, ...],
+    shapes: dict[str, tuple[int, ...]],
 ) -> AlikeEdges:
-    shapes = field_shapes(g, cm)
     found = {}
     for name in names:
         shape = shapes[name]
@@ -190,13 +196,32 @@ def run_alike(
     names = ("in", "weights", "out") + (("bias",) if with_bias else ())
     found = alike_edges(batch, sel, g, names, channel_major)
     grid, edges = found.grid, found.edges
+    if g["inChans"] == 1 and direct:  # row blocks of one image summed as one (conv_rows)
+        views = {n: e.view for n, e in edges.items()}
+        shapes = {n: e.shape for n, e in edges.items()}
+        merged = merged_row_blocks(views, shapes, grid, g, channel_major, _overhang(g))
+        if merged is not None:
+            grid, merged_views, shapes, g = merged
+            edges = {n: Edge(shapes[n], merged_views[n], None) for n in edges}
     x = edges["in"].read(batch.pool("in"), grid)
     if channel_major:  # [G, C, rows, width] -> [rows, width, G, C]
         x = np.moveaxis(x, (-4, -3), (-2, -1))
     w = edges["weights"].read(batch.pool("weights"), grid)
     bias = edges["bias"].read(batch.pool("bias"), grid) if with_bias else None
-    y = (_outer_products if g["inChans"] == 1 else _products)(x, w, bias, g)
     out_edge = edges["out"]
+    if g["inChans"] == 1:  # sums [*grid, G, F, rows, cols], written with the bias added
+        if bias is not None:
+            bias = bias.astype(np.float32, copy=False)[..., None, None]
+        if direct and out_edge.view is not None:
+            dest = np.moveaxis(out_edge.read(batch.pool("out"), grid), (-2, -1), (-4, -3))
+            _depthwise(x, w, bias, g, dest)
+            return
+        shape = (*grid, g["groups"], g["outChans"], g["outRows"], g["outWidth"])
+        y = np.empty(shape, np.float32)
+        _depthwise(x, w, bias, g, y)
+        y = np.moveaxis(y, (-4, -3), (-2, -1))
+    else:
+        y = _products(x, w, bias, g)
     if not direct:
         first = batch.offsets("out")[:-1][sel]
         size = int(np.prod(out_edge.shape))
@@ -208,47 +233,93 @@ def run_alike(
         batch.pool("out")[out_edge.index] = y
 
 
-def _outer_products(
-    x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int]
-) -> np.ndarray:
+def _depthwise(
+    x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int], dest: np.ndarray
+) -> None:
+    """``dest`` [*grid, G, F, rows, cols] = the sums of ``_outer_products`` + bias."""
+    _finish(_outer_products(x, w, g), bias, dest)
+
+
+def _finish(sums: np.ndarray, bias: np.ndarray | None, dest: np.ndarray) -> None:
+    """``dest[...] = sums + bias``: the bias added to the float32 sums, as the vertex adds
+    it, then rounded to ``dest``'s type as it is written. Walked in ``dest``'s memory
+    order (every array's axes put in the order of ``dest``'s strides): channel-major sums
+    written into an NHWC output go a row of channels at a time, not a channel at a time
+    across the rows (0.26 -> 0.17 ms for a 64-channel 56x56 layer)."""
+    if bias is not None and dest.dtype != np.float32:
+        sums += bias
+        bias = None
+    order = sorted(range(dest.ndim), key=lambda axis: -abs(dest.strides[axis]))
+    dest, sums = dest.transpose(order), sums.transpose(order)
+    if bias is None:
+        dest[...] = sums
+    else:
+        bias = bias.reshape((1,) * (len(order) - bias.ndim) + bias.shape)
+        np.add(sums, bias.transpose(order), out=dest)
+
+
+def _outer_products(x: np.ndarray, w: np.ndarray, g: dict[str, int]) -> np.ndarray:
     """One input channel per group: x [*grid, rows, width, G, 1], w [*grid, KH, KW, 1, G,
-    F] -> [*grid, outRows, outWidth, G, F], each kernel position one multiply-add of the
-    whole group's windows.
+    F] -> float32 sums [*grid, G, F, outRows, outWidth] (a view of scratch memory, valid
+    until the next call), each kernel position one multiply-add of the whole group's
+    windows, in the vertex's order (kernel row, kernel column).
 
     The input is first copied into a zero-padded contiguous image per group, so that a
     kernel position's windows are one strided view of it and the sums one contiguous
     array: at stride 1, an output row as wide as the padded input (its last columns
     thrown away) makes every window and the sums one run per vertex, a multiply-add over
-    a few hundred elements at a time instead of one output row's."""
+    a few hundred elements at a time instead of one output row's. The image, the sums
+    and each product are scratch arrays reused from run to run (``scratch``): fresh ones
+    of a few MB cost more than the arithmetic."""
     rows, cols = g["outRows"], g["outWidth"]
     sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
     kh, kw, groups = g["kernelH"], g["kernelW"], g["groups"]
     top, bottom, left, right = _overhang(g)
     lead, (h, width) = x.shape[:-4], x.shape[-4:-2]
     hp, wp = max(top + h + bottom, top + h), max(left + width + right, left + width)
-    flat = sh == sw == 1
-    span = wp if flat else cols  # columns of each row of sums
-    padded = np.zeros((*lead, groups, hp * wp + (kw - 1) * dw), np.float32)
+    span = wp if sh == sw == 1 else cols  # columns of each row of sums
+    tail = (kw - 1) * dw
+    padded = scratch("conv_image", (*lead, groups, hp * wp + tail), np.float32)
     image = padded[..., : hp * wp].reshape(*lead, groups, hp, wp)
+    _zero_border(padded, image, top, h, left, width, tail)
     image[..., top : top + h, left : left + width] = np.moveaxis(x[..., 0], -1, -3)
-    item = padded.itemsize
-    strides = (*padded.strides[:-1], sh * wp * item, sw * item)
     w = np.moveaxis(w[..., 0, :, :].astype(np.float32, copy=False), (-2, -1), (-4, -3))
-    acc = None
+    f = w.shape[-3]
+    acc = scratch("conv_sums", (*lead, groups, f, rows, span), np.float32)
+    term = scratch("conv_term", acc.shape, np.float32)
+    item = padded.itemsize
+    shape = (*lead, groups, 1, rows, span)
+    strides = (*padded.strides[:-1], 0, sh * wp * item, sw * item)
     for a in range(kh):
         for b in range(kw):
-            offset = a * dh * wp + b * dw
-            window = np.lib.stride_tricks.as_strided(
-                padded[..., offset:], (*lead, groups, rows, span), strides, writeable=False
-            )
-            term = window[..., None, :, :] * w[..., a, b, None, None]  # [*grid, G, F, r, c]
-            if acc is None:  # every window is whole (the padding is in the image)
-                acc = term
+            offset = (a * dh * wp + b * dw) * item
+            # every window is whole (the padding is in the image)
+            window = np.ndarray(shape, np.float32, padded, offset, strides)
+            weight = w[..., a, b, None, None]  # [*grid, G, F, 1, 1]
+            if a == b == 0:
+                np.multiply(window, weight, out=acc)
             else:
+                np.multiply(window, weight, out=term)
                 acc += term
-    if bias is not None:
-        acc += bias.astype(np.float32, copy=False)[..., None, None]
-    return np.moveaxis(acc[..., :cols], (-4, -3), (-2, -1))
+    return acc[..., :cols]
+
+
+def _zero_border(
+    padded: np.ndarray, image: np.ndarray, top: int, h: int, left: int, width: int, tail: int
+) -> None:
+    """Zeros around the image's interior (rows above and below, columns left and right)
+    and in the tail the last windows overhang into: scratch memory holds old values. One
+    fill of the whole buffer when there are columns to clear (a memset, where a column
+    per row is a strided write per row: ~8x slower for a MobileNet layer)."""
+    if left or image.shape[-1] > left + width:
+        padded.fill(0)
+        return
+    if top:
+        image[..., :top, :] = 0
+    if image.shape[-2] > top + h:
+        image[..., top + h :, :] = 0
+    if tail:
+        padded[..., -tail:] = 0
 
 
 def _products(

@@ -7,7 +7,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from ipu_engine.codelets.elementwise import ElementwiseVertex
-from ipu_engine.codelets.flat_views import flat_views
+from ipu_engine.codelets.flat_views import apply_on_views, flat_views
 from ipu_engine.common.types import BOOL, Type
 from ipu_engine.poplar.codelet_registry import register_builtin
 from ipu_engine.poplar.vertex import Input, Output, VertexBatch
@@ -24,6 +24,8 @@ class Expr(Protocol):
     def bool_result(self) -> bool: ...
 
     def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray: ...
+
+    def evaluate_into(self, inputs: list[np.ndarray], dtype: np.dtype, out: np.ndarray) -> None: ...
 
 
 class MapExprVertex(ElementwiseVertex):
@@ -56,10 +58,15 @@ def _map_codelet(text: str, expr: Expr, in_types: tuple[Type, ...], out_type: Ty
         views = flat_views(batch, names, "out")
         if views is not None:
             inputs = [views[n].of(batch.pool(n)) for n in names]
-            views["out"].of(batch.pool("out"))[...] = cls.expr.evaluate(inputs, dtype)
+
+            def evaluate(*args: np.ndarray, out: np.ndarray) -> None:
+                cls.expr.evaluate_into(list(args), dtype, out)
+
+            # in cache-sized blocks when it transposes (an NHWC result read as NCHW)
+            apply_on_views(evaluate, inputs, views["out"].of(batch.pool("out")))
             return
         inputs = [batch[n] for n in names]
-        batch["out"][...] = cls.expr.evaluate(inputs, dtype)
+        cls.expr.evaluate_into(inputs, dtype, batch["out"])
 
     types = ",".join(t.name for t in in_types)
     cls = type(

@@ -59,20 +59,16 @@ def _blocks_in_place(
 ) -> bool:
     """Each vertex's product straight from and into engine memory when its edges are
     blocks of matrices (the planner's layout): no gathered copies of the operands.
-    Vertices whose blocks lie side by side or one under the other run as one product."""
-    grids = [batch.vertex_grids(f) for f in ("in", "weights", "out")]
-    if any(g is None for g in grids):
+    Vertices whose blocks lie side by side or one under the other run as one product.
+    Which products, over which blocks, depends on the graph alone: found once per
+    compiled compute set (``batch.cache``), not vertex by vertex at every run."""
+    key = ("matmul_blocks",)
+    if key not in batch.cache:
+        batch.cache[key] = _joined_blocks(batch, m, k, n)
+    joined = batch.cache[key]
+    if joined is None:
         return False
-    shapes = np.stack([m, k, k, n, m, n], axis=1).tolist()
-    blocks = []
-    for (ga, gb, go), (ma, ka, kb, nb, mo, no) in zip(
-        zip(*grids, strict=True), shapes, strict=True
-    ):
-        a, b, o = _matrix(ga, ma, ka), _matrix(gb, kb, nb), _matrix(go, mo, no)
-        if a is None or b is None or o is None:
-            return False
-        blocks.append((a, b, o))
-    for a, b, o in _stacked(_side_by_side(blocks)):
+    for a, b, o in joined:
         views = (batch.grid_view(f, g) for f, g in (("in", a), ("weights", b), ("out", o)))
         va, vb, vo = views
         if va.dtype == vo.dtype == np.float32:
@@ -80,6 +76,25 @@ def _blocks_in_place(
         else:
             vo[...] = block_product(va, vb, partials)
     return True
+
+
+def _joined_blocks(
+    batch: VertexBatch, m: np.ndarray, k: np.ndarray, n: np.ndarray
+) -> list[tuple[Matrix, ...]] | None:
+    """The products of ``_blocks_in_place``, or None when an edge is not a matrix."""
+    grids = [batch.vertex_grids(f) for f in ("in", "weights", "out")]
+    if any(g is None for g in grids):
+        return None
+    shapes = np.stack([m, k, k, n, m, n], axis=1).tolist()
+    blocks = []
+    for (ga, gb, go), (ma, ka, kb, nb, mo, no) in zip(
+        zip(*grids, strict=True), shapes, strict=True
+    ):
+        a, b, o = _matrix(ga, ma, ka), _matrix(gb, kb, nb), _matrix(go, mo, no)
+        if a is None or b is None or o is None:
+            return None
+        blocks.append((a, b, o))
+    return _stacked(_side_by_side(blocks))
 
 
 def _matrix(grid: tuple[int, int, int, int], rows: int, cols: int) -> Matrix | None:

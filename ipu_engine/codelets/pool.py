@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from ipu_engine.codelets.alike_edges import alike_vertices
+from ipu_engine.codelets.conv_grouped import alike_edges
 from ipu_engine.codelets.reduce import ReduceVertex
 from ipu_engine.common.types import UNSIGNED_INT, Type
 from ipu_engine.poplar.codelet_registry import register_builtin
@@ -57,13 +58,6 @@ class PoolVertex(Vertex):
         return cls._cells(sizes).astype(np.int64)
 
 
-def _gather(values: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
-    if starts.size > 1 and np.all(np.diff(starts) == size):
-        first = int(starts[0])
-        return values[first : first + size * starts.size].reshape(starts.size, size)
-    return values[starts[:, None] + np.arange(size)]
-
-
 def _pool_alike(x: np.ndarray, g: dict[str, int], kind: str) -> np.ndarray:
     """Vertices of one size: x [V, inRows, width, C] -> [V, outRows, outWidth, C]."""
     rows, cols, kh, kw = g["outRows"], g["outWidth"], g["kernelH"], g["kernelW"]
@@ -99,13 +93,24 @@ def pool_codelet(kind: str, dtype: Type) -> type[Vertex]:
     """``kind`` "max" or "avg" pooling of ``dtype`` (half computes in float)."""
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
-        x_all, out = batch["in"], batch["out"]
-        in_starts, out_starts = batch.offsets("in")[:-1], batch.offsets("out")[:-1]
+        # each group's edges read and written where they are: a strided view of memory
+        # over a grid of its vertices, else one index found once per compiled compute set
+        # (every group writes memory itself: none is gathered and stored back)
         for g, sel in alike_vertices(batch, _STATE):
-            x = _gather(x_all, in_starts[sel], g["inRows"] * g["width"] * g["chans"])
-            x = x.reshape(sel.size, g["inRows"], g["width"], g["chans"]).astype(np.float32)
-            y = _pool_alike(x, g, kind).reshape(sel.size, -1)
-            out[out_starts[sel, None] + np.arange(y.shape[1])] = y
+            shapes = {
+                "in": (g["inRows"], g["width"], g["chans"]),
+                "out": (g["outRows"], g["outWidth"], g["chans"]),
+            }
+            found = alike_edges(batch, sel, g, ("in", "out"), False, shapes)
+            x = found.edges["in"].read(batch.pool("in"), found.grid)
+            x = x.reshape(sel.size, *shapes["in"]).astype(np.float32)
+            y = _pool_alike(x, g, kind).reshape(*found.grid, *shapes["out"])
+            out = found.edges["out"]
+            if out.view is not None:  # rounded to the output's type as it is written
+                out.read(batch.pool("out"), found.grid)[...] = y
+            else:
+                assert out.index is not None
+                batch.pool("out")[out.index] = y
 
     name = "MaxPooling" if kind == "max" else "SumPooling"
     attrs = {

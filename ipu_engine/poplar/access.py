@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ipu_engine.common.types import Type
+from ipu_engine.poplar.arrays import memory_view, strided_pattern
 from ipu_engine.poplar.runs import Runs, merge_adjacent, narrowed
 
 if TYPE_CHECKING:
@@ -24,13 +25,19 @@ Memory = dict[Type, np.ndarray]
 class Access:
     """Where a flat run of elements of one type lives in engine memory."""
 
-    __slots__ = ("index", "size", "slice", "type")
+    __slots__ = ("index", "pattern", "size", "slice", "type")
 
-    def __init__(self, elem_type: Type, addr: np.ndarray) -> None:
+    def __init__(self, elem_type: Type, addr: np.ndarray, patterned: bool = False) -> None:
         self.type = elem_type
         self.size = int(addr.size)
         self.slice: slice | None = _as_slice(addr)
         self.index: np.ndarray | None = None if self.slice is not None else addr
+        # ``patterned``: addresses that are an N-d strided pattern (a tensor stored NHWC
+        # read as NCHW) are read and written as a strided view of memory, not gathered
+        # and scattered through one address per element
+        self.pattern: tuple[int, tuple[int, ...], tuple[int, ...]] | None = None
+        if patterned and self.index is not None:
+            self.pattern = _pattern(addr)
 
     @property
     def is_view(self) -> bool:
@@ -43,6 +50,11 @@ class Access:
             view = pool[self.slice]
             view.flags.writeable = False
             return view
+        if self.pattern is not None:  # a copy in this order (a view only if contiguous)
+            values = memory_view(pool, *self.pattern).reshape(-1)
+            if np.may_share_memory(values, pool):
+                values.flags.writeable = False
+            return values
         return pool[self.index]
 
     def writable(self, memory: Memory) -> np.ndarray:
@@ -58,6 +70,9 @@ class Access:
         pool = memory[self.type]
         if self.slice is not None:
             pool[self.slice] = values
+        elif self.pattern is not None:
+            view = memory_view(pool, *self.pattern)
+            view[...] = np.broadcast_to(values, (self.size,)).reshape(view.shape)
         else:
             pool[self.index] = values
 
@@ -65,6 +80,31 @@ class Access:
         """After a codelet wrote into ``writable``'s array: nothing to do for a view."""
         if self.slice is None:
             memory[self.type][self.index] = buffer
+
+
+def _pattern(addr: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]] | None:
+    """(first, shape, steps) of a view of memory holding ``addr`` in its row-major order,
+    when they are a strided pattern of distinct addresses (a view written is then each
+    element written once, as the scatter writes it); else None."""
+    found = strided_pattern(addr)
+    if found is None:
+        return None
+    first, sizes, steps = found
+    shape, steps_out = tuple(reversed(sizes)), tuple(reversed(steps))
+    if len(shape) > 8 or 0 in steps_out or not _distinct(shape, steps_out):
+        return None
+    return first, shape, steps_out
+
+
+def _distinct(shape: tuple[int, ...], steps: tuple[int, ...]) -> bool:
+    """Whether no two indices of a view of ``shape`` and positive ``steps`` share an
+    address: each step, smallest first, clears everything the smaller ones span."""
+    span = 1
+    for n, step in sorted(zip(shape, steps, strict=True), key=lambda p: p[1]):
+        if n > 1 and step < span:
+            return False
+        span = max(span, step * (n - 1) + span)
+    return True
 
 
 def _as_slice(addr: np.ndarray) -> slice | None:
@@ -149,11 +189,9 @@ class RunsAccess:
 
 def strided_rows(pool: np.ndarray, first: int, count: int, length: int, stride: int) -> np.ndarray:
     """``count`` rows of ``length`` elements starting ``stride`` apart, as a view of pool."""
-    item = pool.itemsize
-    base = pool[first : first + (count - 1) * stride + length] if count else pool[first:first]
-    return np.lib.stride_tricks.as_strided(
-        base, shape=(count, length), strides=(stride * item, item), writeable=True
-    )
+    if count == 0 or length == 0:
+        return pool[first:first][: count * length].reshape(count, length)
+    return memory_view(pool, first, (count, length), (stride, 1))
 
 
 def _uniform(start: np.ndarray, length: np.ndarray) -> tuple[int, int, int, int] | None:
@@ -191,4 +229,4 @@ def tensor_access(tensor: Tensor) -> Access | RunsAccess:
     if span is not None:
         one = Runs(np.array([span[0]], dtype=np.int64), np.array([span[1] - span[0]], np.int64))
         return RunsAccess(tensor.type, one)
-    return Access(tensor.type, tensor.flat_addr())
+    return Access(tensor.type, tensor.flat_addr(), patterned=True)

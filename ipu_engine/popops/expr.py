@@ -28,6 +28,11 @@ class Expr:
     def evaluate(self, inputs: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
         raise NotImplementedError
 
+    def evaluate_into(self, inputs: list[np.ndarray], dtype: np.dtype, out: np.ndarray) -> None:
+        """``out[...] = self.evaluate(inputs, dtype)``; an op at the top whose result has
+        ``out``'s type and shape computes straight into it (one pass over memory, not two)."""
+        out[...] = self.evaluate(inputs, dtype)
+
     def text(self) -> str:
         raise NotImplementedError
 
@@ -135,6 +140,14 @@ class Unary(Expr):
         out = np.empty(x.shape, dtype=bool if self.op.bool_result else x.dtype)
         return self.op.fn(x, out=out)
 
+    def evaluate_into(self, inputs: list[np.ndarray], dtype: np.dtype, out: np.ndarray) -> None:
+        x = np.asarray(self.arg.evaluate(inputs, dtype))
+        result = np.dtype(bool) if self.op.bool_result else x.dtype
+        if out.dtype == result and out.shape == x.shape:
+            self.op.fn(x, out=out)
+        else:
+            out[...] = self.op.fn(x, out=np.empty(x.shape, dtype=result))
+
     def text(self) -> str:
         return f"{self.op.name.lower()}({self.arg.text()})"
 
@@ -163,6 +176,16 @@ class Binary(Expr):
         shape = np.broadcast_shapes(a.shape, b.shape)
         out = np.empty(shape, dtype=bool if self.op.bool_result else np.result_type(a, b))
         return self.op.fn(a, b, out=out)
+
+    def evaluate_into(self, inputs: list[np.ndarray], dtype: np.dtype, out: np.ndarray) -> None:
+        a = np.asarray(self.lhs.evaluate(inputs, dtype))
+        b = np.asarray(self.rhs.evaluate(inputs, dtype))
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        result = np.dtype(bool) if self.op.bool_result else np.result_type(a, b)
+        if out.dtype == result and out.shape == shape:
+            self.op.fn(a, b, out=out)  # numpy copies an operand first where they overlap
+        else:
+            out[...] = self.op.fn(a, b, out=np.empty(shape, dtype=result))
 
     def text(self) -> str:
         symbols = {"ADD": "+", "SUBTRACT": "-", "MULTIPLY": "*", "DIVIDE": "/"}

@@ -91,19 +91,19 @@ def test_an_in_place_op_on_every_other_element_is_gathered() -> None:
     assert found == [None]
 
 
-def test_a_large_transposing_op_runs_in_cache_sized_blocks(monkeypatch) -> None:
+def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
     """A per-channel scale of a 320-channel NHWC activation into its NCHW view (1 MB):
-    each operand read across the output's rows, so the op runs in blocks of the output's
-    columns; the same numbers as numpy's."""
+    the activation read across the output's rows, so the op runs in the activation's
+    order (its rows read contiguously); the same numbers as numpy's."""
     blocks = []
-    real = flat_views_module._transpose_block
+    real = flat_views_module._transposing
 
     def spy(args, out):
         found = real(args, out)
         blocks.append(found)
         return found
 
-    monkeypatch.setattr(flat_views_module, "_transpose_block", spy)
+    monkeypatch.setattr(flat_views_module, "_transposing", spy)
     h, w, c = 28, 28, 320
     device = IPUModel("ipu2", tiles_per_ipu=8).create_device()
     graph = Graph(device.target)
@@ -121,18 +121,18 @@ def test_a_large_transposing_op_runs_in_cache_sized_blocks(monkeypatch) -> None:
     }
     _, got = run_program(graph, device, prog, values, ["y"])
     np.testing.assert_array_equal(got["y"], values["x"].transpose(0, 3, 1, 2) * values["scale"])
-    assert blocks == [25]  # 8192 elements / 320 rows: 25 columns a block
+    assert blocks == [True]
 
 
-def test_an_operand_overlapping_the_output_otherwise_is_not_blocked() -> None:
-    """out = out.T + 1 in one buffer: blocks would read columns already written, so the op
-    runs as one numpy call (which reads its overlapping inputs first)."""
+def test_an_operand_overlapping_the_output_is_read_before_it_is_written() -> None:
+    """out = out.T + 1 in one buffer, run in the operand's order: numpy reads an operand
+    overlapping the output first, so the same numbers as out-of-place."""
     values = RNG.standard_normal((512, 512)).astype(np.float32)
     out = values.copy()
     one = np.broadcast_to(np.float32(1), out.shape)  # a constant, as a zero-step view
     apply_on_views(np.add, [out.T, one], out)
     np.testing.assert_array_equal(out, values.T + 1)
     scaled = RNG.standard_normal((512, 512)).astype(np.float32)
-    result = np.empty_like(scaled)  # apart from its operand: blocked, the same numbers
+    result = np.empty_like(scaled)  # apart from its operand: the same numbers
     apply_on_views(np.multiply, [scaled.T, one * 3], result)
     np.testing.assert_array_equal(result, scaled.T * 3)

@@ -128,3 +128,22 @@ def test_strided_views_keep_no_addresses_until_asked_and_equal_numpy() -> None:
     assert picked.affine is None and np.array_equal(picked.addr, ref[[0, 3], 1])
     assert t.slice(0, 2, 0).pool_range() == (7, 7 + 60)
     assert t.slice(0, 2, 1).pool_range() is None
+
+
+def test_a_transposed_view_is_read_and_written_as_a_strided_view_of_memory(device4) -> None:
+    """Host handles on an NHWC tensor seen as NCHW (a 3-step pattern of addresses) read
+    and write through a strided view of memory, not per-element addresses: the same
+    elements as numpy's transpose, both ways."""
+    graph = Graph(device4.target)
+    t = graph.add_variable(FLOAT, [2, 3, 4, 5], "t")  # N, H, W, C
+    graph.set_tile_mapping(t, 0)
+    nchw = t.dim_shuffle([0, 3, 1, 2])
+    graph.create_host_write("nchw", nchw)
+    graph.create_host_read("t", t)
+    graph.create_host_read("nchw", nchw)
+    values = np.arange(120, dtype=np.float32).reshape(2, 5, 3, 4)
+    engine, out = run_program(graph, device4, Sequence(), {"nchw": values}, ["t", "nchw"])
+    np.testing.assert_array_equal(out["t"], values.transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(out["nchw"], values)
+    _, access = engine._handle("write", "nchw")
+    assert access.pattern is not None and access.pattern[1] == (2, 5, 12)
