@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint format bench fuzz soak models torch clean
 
 NATIVE := setup.py profiler_core/formats/pvti/_ring.c profiler_core/formats/pvti/_ring.h \
-	ipu_engine/pvti/_tracepoint.c
+	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h)
 
 $(STAMP): pyproject.toml $(NATIVE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

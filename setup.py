@@ -14,9 +14,9 @@ setup(
         Extension("profiler_core.formats.pvti._ring", [f"{RING}/_ring.c"], depends=HEADER),
         Extension(
             "ipu_engine.pvti._tracepoint",
-            ["ipu_engine/pvti/_tracepoint.c"],
+            [f"ipu_engine/pvti/{name}.c" for name in ("_tracepoint", "_thread_stack", "_channel")],
             include_dirs=[RING],
-            depends=HEADER,
+            depends=[*HEADER, "ipu_engine/pvti/_tracepoint.h"],
         ),
     ]
 )
