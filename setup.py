@@ -9,12 +9,13 @@ from setuptools import Extension, setup
 
 RING = "profiler_core/formats/pvti"
 HEADER = [f"{RING}/_ring.h"]
+TRACEPOINT = ("_tracepoint", "_thread_stack", "_channel", "_traced_call")
 setup(
     ext_modules=[
         Extension("profiler_core.formats.pvti._ring", [f"{RING}/_ring.c"], depends=HEADER),
         Extension(
             "ipu_engine.pvti._tracepoint",
-            [f"ipu_engine/pvti/{name}.c" for name in ("_tracepoint", "_thread_stack", "_channel")],
+            [f"ipu_engine/pvti/{name}.c" for name in TRACEPOINT],
             include_dirs=[RING],
             depends=[*HEADER, "ipu_engine/pvti/_tracepoint.h"],
         ),

@@ -58,58 +58,15 @@ tracepoint_alloc(PyTypeObject *type, PyObject *args)
 static PyObject *
 tracepoint_enter(PvtiTracepoint *self, PyObject *unused)
 {
-    PvtiRing *ring = pvti_current_ring;
-    if (ring != NULL && self->channel->enabled) {
-        PvtiStack *st = pvti_current_stack(1);
-        if (st == NULL)
-            return NULL;
-        if (st->ring != (PyObject *)ring)
-            pvti_stack_reset(st, (PyObject *)ring); /* spans left from an earlier writer go */
-        Py_ssize_t d = st->depth;
-        if (d == st->cap && pvti_stack_grow(st) < 0)
-            return NULL;
-        st->starts[d] = pvti_now_ns();
-        st->points[d] = (PvtiTracepoint *)Py_NewRef(self);
-        st->depths[d] = (int32_t)d;
-        st->depth = d + 1;
-    }
+    if (pvti_span_begin(self) < 0)
+        return NULL;
     return Py_NewRef(self);
 }
 
 static PyObject *
 tracepoint_exit(PvtiTracepoint *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PvtiRing *ring = pvti_current_ring;
-    if (ring == NULL)
-        Py_RETURN_NONE;
-    PvtiStack *st = pvti_current_stack(0);
-    if (st == NULL) {
-        if (PyErr_Occurred())
-            return NULL;
-        Py_RETURN_NONE;
-    }
-    Py_ssize_t d = st->depth - 1;
-    if (d < 0 || st->ring != (PyObject *)ring)
-        Py_RETURN_NONE;
-    int full;
-    if (st->points[d] == self) {
-        /* Recorded before popped: a commit (which holds the GIL) sees it open or done. */
-        full = pvti_record(ring, st, d, pvti_now_ns());
-        st->depth = d;
-        st->points[d] = NULL;
-        Py_DECREF(self);
-    }
-    else {
-        /* Ended below the top (spans of interleaved coroutines end out of order). */
-        Py_ssize_t k = d;
-        while (k >= 0 && st->points[k] != self)
-            k--;
-        if (k < 0)
-            Py_RETURN_NONE;
-        full = pvti_record(ring, st, k, pvti_now_ns());
-        pvti_stack_remove(st, k);
-    }
-    if (full && pvti_relieve(ring) < 0)
+    if (pvti_span_end(self) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -310,14 +267,15 @@ PyInit__tracepoint(void)
     if (make_name == NULL)
         return NULL;
     if (pvti_stack_ready() < 0 || PyType_Ready(&PvtiChannelType) < 0 ||
-        PyType_Ready(&PvtiTracepointType) < 0)
+        PyType_Ready(&PvtiTracepointType) < 0 || PyType_Ready(&PvtiTracedCallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "ThreadStack", (PyObject *)&PvtiStackType) < 0 ||
         PyModule_AddObjectRef(m, "ChannelBase", (PyObject *)&PvtiChannelType) < 0 ||
-        PyModule_AddObjectRef(m, "TracepointBase", (PyObject *)&PvtiTracepointType) < 0) {
+        PyModule_AddObjectRef(m, "TracepointBase", (PyObject *)&PvtiTracepointType) < 0 ||
+        PyModule_AddObjectRef(m, "TracedCall", (PyObject *)&PvtiTracedCallType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

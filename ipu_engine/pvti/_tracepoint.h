@@ -1,7 +1,8 @@
 /* The C tracepoints' shared declarations: the types (a channel's fields, a Tracepoint, a
  * thread's stack of open spans), the process's recording state, and the inline steps of the
  * hot path. _tracepoint.c is the module and the Tracepoint type, _thread_stack.c the
- * per-thread stacks, _channel.c the channel's fields; the ring is profiler_core's _ring.h. */
+ * per-thread stacks, _channel.c the channel's fields, _traced_call.c a traced function; the
+ * ring is profiler_core's _ring.h. */
 #ifndef PVTI_TRACEPOINT_H
 #define PVTI_TRACEPOINT_H
 
@@ -37,7 +38,7 @@ typedef struct {
     int32_t *depths;
 } PvtiStack;
 
-extern PyTypeObject PvtiChannelType, PvtiTracepointType, PvtiStackType;
+extern PyTypeObject PvtiChannelType, PvtiTracepointType, PvtiStackType, PvtiTracedCallType;
 
 /* The writer's ring while recording, else NULL (the hot path's one check). */
 extern PvtiRing *pvti_current_ring;
@@ -93,6 +94,64 @@ pvti_relieve(PvtiRing *ring)
         return -1;
     Py_DECREF(r);
     return 0;
+}
+
+/* A span of `tp` begins on the calling thread (Tracepoint.__enter__). -1 on failure. */
+static inline int
+pvti_span_begin(PvtiTracepoint *tp)
+{
+    PvtiRing *ring = pvti_current_ring;
+    if (ring == NULL || !tp->channel->enabled)
+        return 0;
+    PvtiStack *st = pvti_current_stack(1);
+    if (st == NULL)
+        return -1;
+    if (st->ring != (PyObject *)ring)
+        pvti_stack_reset(st, (PyObject *)ring); /* spans left from an earlier writer go */
+    Py_ssize_t d = st->depth;
+    if (d == st->cap && pvti_stack_grow(st) < 0)
+        return -1;
+    st->starts[d] = pvti_now_ns();
+    Py_INCREF(tp);
+    st->points[d] = tp;
+    st->depths[d] = (int32_t)d;
+    st->depth = d + 1;
+    return 0;
+}
+
+/* The calling thread's span of `tp` ends: one record (Tracepoint.__exit__). -1 on failure
+ * (the ring's relieve() raised). */
+static inline int
+pvti_span_end(PvtiTracepoint *tp)
+{
+    PvtiRing *ring = pvti_current_ring;
+    if (ring == NULL)
+        return 0;
+    PvtiStack *st = pvti_current_stack(0);
+    if (st == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    Py_ssize_t d = st->depth - 1;
+    if (d < 0 || st->ring != (PyObject *)ring)
+        return 0;
+    int full;
+    if (st->points[d] == tp) {
+        /* Recorded before popped: a commit (which holds the GIL) sees it open or done. */
+        full = pvti_record(ring, st, d, pvti_now_ns());
+        st->depth = d;
+        st->points[d] = NULL;
+        Py_DECREF(tp); /* the caller holds another reference */
+    }
+    else {
+        /* Ended below the top (spans of interleaved coroutines end out of order). */
+        Py_ssize_t k = d;
+        while (k >= 0 && st->points[k] != tp)
+            k--;
+        if (k < 0)
+            return 0;
+        full = pvti_record(ring, st, k, pvti_now_ns());
+        pvti_stack_remove(st, k);
+    }
+    return full ? pvti_relieve(ring) : 0;
 }
 
 #endif

@@ -15,10 +15,10 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ipu_engine.common.arguments import name_arg, sequence_arg
+from ipu_engine.common.arguments import kind_error, name_arg, sequence_arg
 from ipu_engine.common.errors import ArgumentError
 from ipu_engine.pvti import _tracepoint
-from ipu_engine.pvti._tracepoint import TracepointBase
+from ipu_engine.pvti._tracepoint import TracedCall, TracepointBase
 from ipu_engine.pvti.errors import InstrumentError
 from ipu_engine.pvti.session import TraceChannel, channel_arg
 from profiler_core.formats.pvti.ring import POINTS
@@ -51,17 +51,11 @@ class Tracepoint(TracepointBase):
         return self
 
     def __call__(self, func: F) -> F:
-        enter, leave = self.__enter__, self.__exit__
-
-        @functools.wraps(func)
-        def traced(*args: Any, **kwargs: Any) -> Any:
-            enter()
-            try:
-                return func(*args, **kwargs)
-            finally:
-                leave(None, None, None)
-
-        return traced  # type: ignore[return-value]
+        """``func`` traced: a C callable that binds as a method like a function and carries
+        ``func``'s name, doc and ``__wrapped__``."""
+        if not callable(func):
+            raise ArgumentError(kind_error("Tracepoint: the traced object", "a callable", func))
+        return functools.update_wrapper(TracedCall(self, func), func)  # type: ignore[return-value]
 
     @staticmethod
     def begin(channel: TraceChannel, label: str) -> None:
@@ -85,7 +79,9 @@ def instrument_fn(channel: TraceChannel) -> Callable[[F], F]:
     channel_arg(channel, "instrument_fn")
 
     def decorate(func: F) -> F:
-        return Tracepoint(channel, func.__qualname__)(func)
+        if not callable(func):
+            raise ArgumentError(kind_error("instrument_fn: the traced object", "a callable", func))
+        return Tracepoint(channel, getattr(func, "__qualname__", type(func).__qualname__))(func)
 
     return decorate
 
