@@ -159,6 +159,8 @@ def ring_columns(records: np.ndarray, threads: object, channels: object,
 def _renumbered(values: np.ndarray, new_id: Callable[[int], int]) -> np.ndarray:
     """``new_id`` of each value, called once per distinct value in order of first use (as
     the writer's interners number the list records' keys)."""
+    if len(values) and (values == values[0]).all():  # one thread, one point: no sort
+        return np.full(len(values), new_id(int(values[0])), np.int32)
     unique, first, at = np.unique(values, return_index=True, return_inverse=True)
     ids = np.zeros(len(unique), np.int32)
     for k in np.argsort(first, kind="stable").tolist():
