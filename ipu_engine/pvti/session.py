@@ -18,12 +18,20 @@ from pathlib import Path
 
 from ipu_engine.common.arguments import flag_arg, kind_error, name_arg, number_arg
 from ipu_engine.common.errors import ArgumentError
-from ipu_engine.pvti import _tracepoint
-from ipu_engine.pvti._tracepoint import ChannelBase, ThreadStack
 from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
 from ipu_engine.pvti.options import ENV_VAR, MAX_DURATION_S, PvtiOptions, parse_options
 from profiler_core.errors import ReportError
-from profiler_core.formats.pvti import PvtiWriter
+from profiler_core.formats.pvti import PvtiWriter  # first: it says if _ring was never built
+
+try:
+    import ipu_engine.pvti._tracepoint as _tracepoint
+except ImportError as exc:  # a checkout whose C modules were never built
+    raise ImportError(
+        f"{exc}: the tracepoints are a C module built by `pip install -e .` (or `make test`, "
+        "or `python setup.py build_ext --inplace` in the checkout)"
+    ) from exc
+
+ChannelBase, ThreadStack = _tracepoint.ChannelBase, _tracepoint.ThreadStack
 
 
 class TraceChannel(ChannelBase):
