@@ -56,25 +56,12 @@ def channel_arg(value: object, what: str) -> TraceChannel:
     return value
 
 
-def _no_record(_: tuple) -> None:
-    pass
-
-
-def _no_relief() -> None:
-    pass
-
-
 class _Session:
     def __init__(self) -> None:
-        self.recording = False  # the one flag the hot path reads
-        self.record = _no_record  # the writer's fast append while recording
-        #: the writer's RecordRing while recording, else None (the hot path's one check)
+        self.recording = False
+        #: the writer's RecordRing while recording, else None; the C hot path has its own
+        #: pointer to it (``_tracepoint.set_ring``), set and cleared with this
         self.ring: object = None
-        # Back-pressure: the hot path calls relieve() once len(buffer) passes limit.
-        self.buffer: list = []
-        self.limit = 1 << 62
-        self.relieve = _no_relief
-        self.gen = 0  # bumped per writer, so stacks left from an old writer reset
         self.resolved = False
         self.writer: PvtiWriter | None = None
         # The writer's file as an absolute path, fixed when it is created (a later chdir
@@ -145,13 +132,8 @@ def _start(options: PvtiOptions, process_name: str | None = None) -> None:
     session.writer = writer
     session.trace_path = writer.path.absolute()
     _close_at_multiprocessing_exit(session)
-    session.gen += 1
     for channel in session.channels.values():
         channel.enabled = options.channels is None or channel.name in options.channels
-    session.buffer = writer.records_buffer
-    session.limit = writer.pending_limit
-    session.relieve = writer.relieve
-    session.record = writer.record
     session.ring = writer.ring
     _tracepoint.set_ring(writer.ring)
     session.recording = True
@@ -165,10 +147,6 @@ def _stop_recording() -> None:
     session.recording = False
     session.ring = None
     _tracepoint.set_ring(None)
-    session.record = _no_record
-    session.buffer = []
-    session.limit = 1 << 62
-    session.relieve = _no_relief
 
 
 def enable(
