@@ -1,5 +1,6 @@
 # The two commands of the README: `make run` and `make test`.
-# Both create .venv on first use and install the project into it.
+# Both create .venv on first use and install the project into it; the install builds the
+# tracepoints' C modules in place (setup.py), again whenever their sources change.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,7 +9,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint format bench fuzz soak models torch clean
 
-$(STAMP): pyproject.toml
+NATIVE := setup.py profiler_core/formats/pvti/_ring.c profiler_core/formats/pvti/_ring.h \
+	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h)
+
+$(STAMP): pyproject.toml $(NATIVE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -65,7 +69,7 @@ TORCH_VENV ?= .venv-torch
 TORCH_PY := $(TORCH_VENV)/bin/python
 TORCH_STAMP := $(TORCH_VENV)/.installed
 
-$(TORCH_STAMP): pyproject.toml
+$(TORCH_STAMP): pyproject.toml $(NATIVE)
 	test -x $(TORCH_PY) || $(PYTHON) -m venv $(TORCH_VENV)
 	$(TORCH_PY) -m pip install --quiet --upgrade pip
 	$(TORCH_PY) -m pip install --quiet -e '.[dev,torch]'
@@ -79,3 +83,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(TORCH_VENV) .pytest_cache build *.egg-info
+	find ipu_engine profiler_core -name '*.so' -delete

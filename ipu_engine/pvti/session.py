@@ -2,8 +2,9 @@
 
 Tracing is decided at first use (the first channel, graph, heatmap or ``current_writer()``
 call) from PVTI_OPTIONS, or explicitly by ``enable()``/``disable()``. The hot path of a
-Tracepoint reads ``session.recording`` and packs a record into ``session.ring`` (the
-writer's ``RecordRing``), so a disabled trace costs a flag check.
+Tracepoint (C, ``_tracepoint.c``) appends a record to the ring ``_tracepoint.set_ring``
+was given (the writer's ``RecordRing``, also ``session.ring``), so a disabled trace costs a
+pointer check.
 """
 
 from __future__ import annotations
@@ -20,19 +21,29 @@ from ipu_engine.common.errors import ArgumentError
 from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
 from ipu_engine.pvti.options import ENV_VAR, MAX_DURATION_S, PvtiOptions, parse_options
 from profiler_core.errors import ReportError
-from profiler_core.formats.pvti import PvtiWriter
+from profiler_core.formats.pvti import PvtiWriter  # first: it says if _ring was never built
+
+try:
+    import ipu_engine.pvti._tracepoint as _tracepoint
+except ImportError as exc:  # a checkout whose C modules were never built
+    raise ImportError(
+        f"{exc}: the tracepoints are a C module built by `pip install -e .` (or `make test`, "
+        "or `python setup.py build_ext --inplace` in the checkout)"
+    ) from exc
+
+ChannelBase, ThreadStack = _tracepoint.ChannelBase, _tracepoint.ThreadStack
 
 
-class TraceChannel:
+class TraceChannel(ChannelBase):
     """A named category of tracepoints that can be switched on and off (libpvti's). It
-    keeps its tracepoints by label: ``Tracepoint(channel, label)`` makes each once."""
+    keeps its tracepoints by label (``tracepoints``): ``Tracepoint(channel, label)`` makes
+    each once. Its fields are C (``ChannelBase``), read by the tracepoints' hot path."""
 
-    __slots__ = ("enabled", "name", "tracepoints")
+    __slots__ = ()
 
     def __init__(self, name: str, enabled: bool = True) -> None:
         self.name = name_arg(name, "TraceChannel: the name", ArgumentError)
         self.enabled = flag_arg(enabled, "TraceChannel: enabled", ArgumentError)
-        self.tracepoints: dict[str, object] = {}
 
     def __repr__(self) -> str:
         return f"TraceChannel({self.name!r}, enabled={self.enabled})"
@@ -45,58 +56,12 @@ def channel_arg(value: object, what: str) -> TraceChannel:
     return value
 
 
-class ThreadStack:
-    """One thread's open tracepoints: entry k is ``points[k]`` begun at ``starts[k]`` at
-    depth ``depths[k]`` (k, unless a span below it ended first), for k < ``depth``. The
-    lists are preallocated and overwritten in place; ``ring`` is the ring the entries
-    belong to (a new writer's ring empties the stack)."""
-
-    __slots__ = ("__weakref__", "depth", "depths", "points", "ring", "starts", "tid")
-
-    def __init__(self, tid: int, ring: object) -> None:
-        self.tid, self.ring, self.depth = tid, ring, 0
-        self.points: list = [None] * 32
-        self.starts: list[int] = [0] * 32
-        self.depths: list[int] = [0] * 32
-
-    def grow(self) -> None:
-        """Room for twice as many open spans (a deep recursion)."""
-        for entries in (self.points, self.starts, self.depths):
-            entries.extend(entries[:1] * len(entries))
-
-    def remove(self, k: int) -> None:
-        """Entry ``k`` ends before those above it (interleaved coroutines): they move down
-        and keep the depths they began at."""
-        for entries in (self.points, self.starts, self.depths):
-            del entries[k]
-            entries.append(entries[0])
-        self.depth -= 1
-
-    def entries(self) -> list[tuple]:
-        """(tracepoint, start_ns, depth) of the open entries, outermost first."""
-        n = self.depth
-        return list(zip(self.points[:n], self.starts[:n], self.depths[:n], strict=True))
-
-
-def _no_record(_: tuple) -> None:
-    pass
-
-
-def _no_relief() -> None:
-    pass
-
-
 class _Session:
     def __init__(self) -> None:
-        self.recording = False  # the one flag the hot path reads
-        self.record = _no_record  # the writer's fast append while recording
-        #: the writer's RecordRing while recording, else None (the hot path's one check)
+        self.recording = False
+        #: the writer's RecordRing while recording, else None; the C hot path has its own
+        #: pointer to it (``_tracepoint.set_ring``), set and cleared with this
         self.ring: object = None
-        # Back-pressure: the hot path calls relieve() once len(buffer) passes limit.
-        self.buffer: list = []
-        self.limit = 1 << 62
-        self.relieve = _no_relief
-        self.gen = 0  # bumped per writer, so stacks left from an old writer reset
         self.resolved = False
         self.writer: PvtiWriter | None = None
         # The writer's file as an absolute path, fixed when it is created (a later chdir
@@ -113,22 +78,21 @@ class _Session:
 
 
 session = _Session()
-#: Per-thread state; ``thread_local.stack`` is the thread's ThreadStack once it has one.
-thread_local = threading.local()
+
+
+def _register_stack(stack: ThreadStack) -> None:
+    # Called by the C tracepoints with each thread's new stack (its open spans, the C
+    # arrays of ThreadStack): named, and listed for open_spans while the thread lives.
+    session.thread_names[stack.tid] = threading.current_thread().name
+    session.stacks[stack.tid] = stack
+
+
+_tracepoint.set_stack_hook(_register_stack)
 
 
 def thread_stack() -> ThreadStack:
     """The calling thread's stack for the current writer (created on first use)."""
-    try:
-        stack = thread_local.stack
-    except AttributeError:
-        stack = thread_local.stack = ThreadStack(threading.get_native_id(), session.ring)
-        session.thread_names[stack.tid] = threading.current_thread().name
-        session.stacks[stack.tid] = stack
-    if stack.ring is not session.ring:
-        stack.depth = 0
-        stack.ring = session.ring
-    return stack
+    return _tracepoint.thread_stack()
 
 
 def open_spans() -> list[tuple[int, str, str, int, int]]:
@@ -168,14 +132,10 @@ def _start(options: PvtiOptions, process_name: str | None = None) -> None:
     session.writer = writer
     session.trace_path = writer.path.absolute()
     _close_at_multiprocessing_exit(session)
-    session.gen += 1
     for channel in session.channels.values():
         channel.enabled = options.channels is None or channel.name in options.channels
-    session.buffer = writer.records_buffer
-    session.limit = writer.pending_limit
-    session.relieve = writer.relieve
-    session.record = writer.record
     session.ring = writer.ring
+    _tracepoint.set_ring(writer.ring)
     session.recording = True
     if options.duration_s > 0:
         session.timer = threading.Timer(options.duration_s, _stop_recording)
@@ -186,10 +146,7 @@ def _start(options: PvtiOptions, process_name: str | None = None) -> None:
 def _stop_recording() -> None:
     session.recording = False
     session.ring = None
-    session.record = _no_record
-    session.buffer = []
-    session.limit = 1 << 62
-    session.relieve = _no_relief
+    _tracepoint.set_ring(None)
 
 
 def enable(

@@ -1,32 +1,27 @@
 """libpvti's Tracepoint: spans (context manager, decorator, begin/end) and instant events.
 
-The hot path allocates nothing per event: ``Tracepoint(channel, label)`` returns the one
-Tracepoint of that label on that channel (made once, with its process-wide channel and
-label ids), each thread keeps its open spans in preallocated lists (no lock: only the
-thread writes them), and a finished span is one ``struct.pack_into`` of a fixed-size
-record into the writer's ring (``profiler_core.formats.pvti.ring``), which the writer's
-flusher thread commits in the background.
+The hot path is C (``_tracepoint.c``) and allocates nothing per event: ``Tracepoint(channel,
+label)`` returns the one Tracepoint of that label on that channel (made once, by ``_make``
+here, with its process-wide point number), each thread keeps its open spans in C arrays
+(no lock: only the thread writes them), and a finished span is one fixed-size record
+appended to the writer's ring (``profiler_core.formats.pvti.ring``), which the writer's
+flusher thread commits in the background. Pure Python cannot come near the cost of an
+empty ``with`` (the README's issue-42 finding), so there is no Python twin of that path.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from time import monotonic_ns
 from typing import Any, TypeVar
 
-from ipu_engine.common.arguments import name_arg, sequence_arg
+from ipu_engine.common.arguments import kind_error, name_arg, sequence_arg
 from ipu_engine.common.errors import ArgumentError
+from ipu_engine.pvti import _tracepoint
+from ipu_engine.pvti._tracepoint import TracedCall, TracepointBase
 from ipu_engine.pvti.errors import InstrumentError
-from ipu_engine.pvti.session import (
-    ThreadStack,
-    TraceChannel,
-    channel_arg,
-    session,
-    thread_local,
-    thread_stack,
-)
-from profiler_core.formats.pvti.ring import INSTANT_BIT, OFFSET_MASK, POINTS
+from ipu_engine.pvti.session import TraceChannel, channel_arg
+from profiler_core.formats.pvti.ring import POINTS
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: labels a channel keeps Tracepoints for; past it (labels made per call, such as
@@ -34,99 +29,33 @@ F = TypeVar("F", bound=Callable[..., Any])
 _MAX_KEPT = 1 << 16
 
 
-def _record(stack: ThreadStack, k: int, end_ns: int) -> None:
-    """Entry ``k`` of ``stack`` as a finished span (the out-of-order and begin/end path)."""
-    ring = stack.ring
-    if ring is not None:
-        ring.put(stack.starts[k], end_ns, stack.tid, stack.points[k].point, stack.depths[k])
-
-
-def _close_inside(stack: ThreadStack, tracepoint: Tracepoint, end_ns: int) -> None:
-    """Close ``tracepoint`` where it sits below the top (spans of interleaved coroutines
-    end out of order); it keeps the depth it had when it began."""
-    for k in range(stack.depth - 1, -1, -1):
-        if stack.points[k] is tracepoint:
-            # Record before removing: a concurrent commit then sees the span open or
-            # finished, never neither.
-            _record(stack, k, end_ns)
-            stack.remove(k)
-            return
-
-
-class Tracepoint:
+class Tracepoint(TracepointBase):
     """A span on ``channel`` named ``label``: ``with Tracepoint(ch, "step"):`` or
     ``@Tracepoint(ch, "step")``; nests freely, per thread. ``Tracepoint(ch, label)`` is
-    the same object each time for a label (a Tracepoint holds no per-call state)."""
+    the same object each time for a label (a Tracepoint holds no per-call state).
+    ``__enter__``, ``__exit__``, ``channel``, ``label`` and ``point`` are C's."""
 
-    __slots__ = ("channel", "label", "point")
+    __slots__ = ()
 
-    def __new__(cls, channel: TraceChannel, label: str) -> Tracepoint:
-        try:
-            return channel.tracepoints[label]
-        except (AttributeError, KeyError, TypeError):  # new, or not a channel and label
-            pass
-        self = object.__new__(cls)
-        self.channel = channel_arg(channel, "Tracepoint")
-        self.label = name_arg(label, "Tracepoint: the label", ArgumentError)
-        self.point = 2 * POINTS.id((channel.name, label))  # a span's; + 1: an instant's
+    @classmethod
+    def _make(cls, channel: TraceChannel, label: str) -> Tracepoint:
+        """A label's first Tracepoint (C's ``Tracepoint(channel, label)`` found none)."""
+        channel_arg(channel, "Tracepoint")
+        name_arg(label, "Tracepoint: the label", ArgumentError)
+        found = channel.tracepoints.get(label)  # called by keyword: C looked for none
+        if found is not None:
+            return found
+        self = cls._alloc(channel, label, 2 * POINTS.id((channel.name, label)))
         if cls is Tracepoint and len(channel.tracepoints) < _MAX_KEPT:
             channel.tracepoints[label] = self
         return self
 
-    def __enter__(self) -> Tracepoint:
-        ring = session.ring
-        if ring is not None and self.channel.enabled:
-            try:
-                stack = thread_local.stack
-            except AttributeError:
-                stack = thread_stack()
-            if stack.ring is not ring:
-                stack = thread_stack()  # spans left from an earlier writer are forgotten
-            d = stack.depth
-            try:
-                stack.starts[d] = monotonic_ns()
-            except IndexError:
-                stack.grow()
-                stack.starts[d] = monotonic_ns()
-            stack.points[d] = self
-            stack.depths[d] = d
-            stack.depth = d + 1
-        return self
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        ring = session.ring
-        if ring is not None:
-            try:
-                stack = thread_local.stack
-            except AttributeError:
-                return
-            d = stack.depth - 1
-            if d < 0 or stack.ring is not ring:
-                return
-            if stack.points[d] is self:
-                # Record before popping: a concurrent commit then sees the span open or
-                # finished, never neither.
-                i = ring.claim()
-                ring.pack(ring.buf, i & OFFSET_MASK, stack.starts[d], monotonic_ns(),
-                          stack.tid, i + 1, self.point, stack.depths[d])  # fmt: skip
-                stack.depth = d
-                if i >= ring.limit_at:
-                    ring.relieve()
-            else:
-                _close_inside(stack, self, monotonic_ns())
-
     def __call__(self, func: F) -> F:
-        enter, leave = self.__enter__, self.__exit__
-
-        @functools.wraps(func)
-        def traced(*args: Any, **kwargs: Any) -> Any:
-            enter()
-            try:
-                return func(*args, **kwargs)
-            finally:
-                leave(None, None, None)
-
-        return traced  # type: ignore[return-value]
+        """``func`` traced: a C callable that binds as a method like a function and carries
+        ``func``'s name, doc and ``__wrapped__``."""
+        if not callable(func):
+            raise ArgumentError(kind_error("Tracepoint: the traced object", "a callable", func))
+        return functools.update_wrapper(TracedCall(self, func), func)  # type: ignore[return-value]
 
     @staticmethod
     def begin(channel: TraceChannel, label: str) -> None:
@@ -136,25 +65,12 @@ class Tracepoint:
     @staticmethod
     def end(channel: TraceChannel, label: str = "") -> None:
         """Close this thread's innermost span opened with ``begin`` (libpvti's end)."""
-        channel_arg(channel, "Tracepoint.end")
-        if session.recording:
-            stack = getattr(thread_local, "stack", None)
-            if stack is None or stack.ring is not session.ring or not stack.depth:
-                return
-            d = stack.depth - 1
-            if stack.points[d].channel is channel:
-                _record(stack, d, monotonic_ns())
-                stack.depth = d
+        _tracepoint.end(channel_arg(channel, "Tracepoint.end"))
 
     @staticmethod
     def event(channel: TraceChannel, label: str) -> None:
         """An instant event (a flag on the timeline) at the current nesting depth."""
-        tracepoint = Tracepoint(channel, label)  # checks both, as a span's would be
-        if session.ring is not None and channel.enabled:
-            stack = thread_stack()
-            if stack.ring is not None:
-                t = monotonic_ns()
-                stack.ring.put(t, t, stack.tid, tracepoint.point + INSTANT_BIT, stack.depth)
+        _tracepoint.instant(Tracepoint(channel, label))  # checks both, as a span's would
 
 
 def instrument_fn(channel: TraceChannel) -> Callable[[F], F]:
@@ -163,7 +79,9 @@ def instrument_fn(channel: TraceChannel) -> Callable[[F], F]:
     channel_arg(channel, "instrument_fn")
 
     def decorate(func: F) -> F:
-        return Tracepoint(channel, func.__qualname__)(func)
+        if not callable(func):
+            raise ArgumentError(kind_error("instrument_fn: the traced object", "a callable", func))
+        return Tracepoint(channel, getattr(func, "__qualname__", type(func).__qualname__))(func)
 
     return decorate
 

@@ -29,8 +29,9 @@ OpenSpansSource = Callable[[], Iterable[tuple[Any, str, str, int, int]]]
 
 
 class EventBuffer:
-    """What a ``PvtiWriter`` has recorded and not yet committed: events as flat records
-    (the tracepoints' hot path extends ``records_buffer``), spans given in bulk, metric and
+    """What a ``PvtiWriter`` has recorded and not yet committed: the tracepoints' records
+    in the ``ring`` (appended by C), events given one by one as flat records (``add_span``,
+    ``add_instant``: they alone carry args), spans given in bulk, metric and
     heatmap samples, and the dictionaries (threads, channels, labels, series, heatmaps)
     interned as they appear. ``_collect`` turns all of it into one commit's rows."""
 
@@ -46,15 +47,16 @@ class EventBuffer:
         #: Commits a recording thread made itself because too many events were pending.
         self.backpressure_commits = 0
         self.max_pending_events = max_pending_events
-        #: The hot path commits (``relieve()``) once ``len(records_buffer)`` passes this.
+        #: ``add_span``/``add_instant`` commit (``relieve()``) once ``len(records_buffer)``
+        #: passes this.
         self.pending_limit = max_pending_events * RECORD_FIELDS
 
         self._records: list = []
-        #: The tracepoints' hot path: fixed-size records packed into a preallocated ring.
+        #: The tracepoints' hot path: fixed-size records appended to a preallocated ring.
         self.ring = RecordRing(max_pending_events, self.relieve)
-        #: The flat record list the hot path extends (see ``record``).
+        #: The flat record list ``record`` extends.
         self.records_buffer: list = self._records
-        #: The hot path: extend with one RECORD_FIELDS-tuple per event (see batch.py).
+        #: Extends it with one RECORD_FIELDS-tuple per event (see batch.py).
         self.record: Callable[[tuple], None] = self._records.extend
         self._samples: list[tuple[str, str, str, int, float]] = []
         self._heat_samples: list[tuple[str, int, np.ndarray]] = []

@@ -1,21 +1,20 @@
 """The tracepoints' record ring: a preallocated buffer of fixed-size event records that the
-hot path fills with one ``struct.pack_into`` call per event, and that a commit takes as
-numpy columns -- no Python object is kept per event, on either side.
+hot path fills in C (``_ring.c``, ``_ring.h``: a few stores per event, no Python object), and
+that a commit takes as numpy columns -- no Python object is kept per event, on either side.
 
 A record is 64 bytes: (start_ns, end_ns, OS thread id, sequence, point, depth). A point is a
 (channel, label) pair numbered once per process (``POINTS``), times two, plus one for an
 instant; so a Tracepoint knows its number from its creation on, whatever writer is
 current, and a commit maps the numbers to the writer's own channel and label ids. A slot is
-claimed with a C-level counter of byte offsets (atomic under the GIL) and its record carries
-that offset + 1 as its sequence, so a commit takes exactly the records written, in order,
-and stops at a slot claimed but not yet filled. A thread whose record
+claimed by advancing the ring's C counter of byte offsets (under the GIL) and its record
+carries that offset + 1 as its sequence, written last, so a commit takes exactly the records
+written, in order, and stops at a slot claimed but not yet filled. A thread whose record
 passes ``limit_at`` (the ring nearly full of records not yet taken) commits them itself
 (``relieve``), so records are never overwritten before they are taken.
 """
 
 from __future__ import annotations
 
-import itertools
 import struct
 import threading
 from collections.abc import Callable, Hashable
@@ -25,6 +24,14 @@ import numpy as np
 
 from profiler_core.formats.pvti.schema import EventKind
 
+try:
+    from profiler_core.formats.pvti._ring import RECORD_SIZE, RingBase
+except ImportError as exc:  # a checkout whose C modules were never built
+    raise ImportError(
+        f"{exc}: the .pvti record ring is a C module built by `pip install -e .` (or "
+        "`make test`, or `python setup.py build_ext --inplace` in the checkout)"
+    ) from exc
+
 #: One record, as ``pack_into`` writes it and numpy reads it back (a power of two bytes, so
 #: a claimed byte offset is made a slot's with one ``&``).
 RECORD = struct.Struct("<qqqqii24x")
@@ -33,7 +40,7 @@ RECORD_DTYPE = np.dtype(
      "formats": ["<i8", "<i8", "<i8", "<i8", "<i4", "<i4"],
      "offsets": [0, 8, 16, 24, 32, 36], "itemsize": 64}
 )  # fmt: skip
-assert RECORD_DTYPE.itemsize == RECORD.size == 64
+assert RECORD_DTYPE.itemsize == RECORD.size == RECORD_SIZE == 64
 #: records in a ring (2 MiB)
 CAPACITY = 1 << 15
 #: a claimed byte offset's place in the ring: ``offset & OFFSET_MASK``
@@ -68,27 +75,18 @@ POINTS = NameTable()
 SPAN_BIT, INSTANT_BIT = 0, 1  # a record's point is 2 * POINTS id + this
 
 
-class RecordRing:
+class RecordRing(RingBase):
     """CAPACITY records of RECORD; see the module docstring. ``max_pending`` records
-    written and not taken make the next record's thread commit them (``relieve``)."""
+    written and not taken make the next record's thread commit them (``relieve``). The C
+    base holds ``buf``, ``claimed``, ``limit_at``, ``relieve`` and ``put``."""
 
-    __slots__ = ("buf", "claim", "limit", "limit_at", "pack", "read", "relieve")
+    __slots__ = ("limit", "read")
 
     def __init__(self, max_pending: int, relieve: Callable[[], None]) -> None:
-        self.buf = bytearray(CAPACITY * RECORD.size)
-        self.pack = RECORD.pack_into  # the hot path: pack(buf, offset & OFFSET_MASK, ...)
-        self.claim = itertools.count(0, RECORD.size).__next__  # the next record's offset
+        super().__init__(CAPACITY * RECORD.size, relieve)
         self.read = 0  # the byte offset of the first record not taken
         self.limit = min(max(int(max_pending), 1), CAPACITY - _MARGIN) * RECORD.size
         self.limit_at = self.limit  # a record claimed at this offset or later relieves
-        self.relieve = relieve
-
-    def put(self, start_ns: int, end_ns: int, tid: int, point: int, depth: int) -> None:
-        """One record (the tracepoints inline these lines on their hot path)."""
-        i = self.claim()
-        self.pack(self.buf, i & OFFSET_MASK, start_ns, end_ns, tid, i + 1, point, depth)
-        if i >= self.limit_at:
-            self.relieve()
 
     def _valid(self) -> np.ndarray:
         """The records written since ``read``, in order, copied out (the copy holds the GIL
@@ -108,9 +106,13 @@ class RecordRing:
         del seq
         # ... then the records copied out and checked again (the copy holds the GIL).
         end = first + n
-        head = bytes(self.buf[first * RECORD.size : min(end, CAPACITY) * RECORD.size])
-        tail = bytes(self.buf[: max(end - CAPACITY, 0) * RECORD.size])
-        records = np.frombuffer(head + tail, RECORD_DTYPE)
+        view = memoryview(self.buf)
+        taken = view[first * RECORD.size : min(end, CAPACITY) * RECORD.size]
+        if end > CAPACITY:  # wrapped round: the tail joined on (one copy either way)
+            copied = b"".join((taken, view[: (end - CAPACITY) * RECORD.size]))
+        else:
+            copied = taken.tobytes()
+        records = np.frombuffer(copied, RECORD_DTYPE)
         return records[: _prefix(records["seq"], self.read)]
 
     def take(self) -> np.ndarray:
@@ -157,6 +159,8 @@ def ring_columns(records: np.ndarray, threads: object, channels: object,
 def _renumbered(values: np.ndarray, new_id: Callable[[int], int]) -> np.ndarray:
     """``new_id`` of each value, called once per distinct value in order of first use (as
     the writer's interners number the list records' keys)."""
+    if len(values) and (values == values[0]).all():  # one thread, one point: no sort
+        return np.full(len(values), new_id(int(values[0])), np.int32)
     unique, first, at = np.unique(values, return_index=True, return_inverse=True)
     ids = np.zeros(len(unique), np.int32)
     for k in np.argsort(first, kind="stable").tolist():

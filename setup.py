@@ -1,0 +1,23 @@
+"""The two C modules of the tracepoints' hot path (issue 42); everything else about the
+package is in pyproject.toml. ``pip install -e .`` builds them in place.
+
+``profiler_core.formats.pvti._ring`` is the record ring the .pvti writer owns;
+``ipu_engine.pvti._tracepoint`` is the Tracepoint type that appends to it through the ring's
+header (``_ring.h``), so the engine depends on profiler_core and never the reverse."""
+
+from setuptools import Extension, setup
+
+RING = "profiler_core/formats/pvti"
+HEADER = [f"{RING}/_ring.h"]
+TRACEPOINT = ("_tracepoint", "_thread_stack", "_channel", "_traced_call")
+setup(
+    ext_modules=[
+        Extension("profiler_core.formats.pvti._ring", [f"{RING}/_ring.c"], depends=HEADER),
+        Extension(
+            "ipu_engine.pvti._tracepoint",
+            [f"ipu_engine/pvti/{name}.c" for name in TRACEPOINT],
+            include_dirs=[RING],
+            depends=[*HEADER, "ipu_engine/pvti/_tracepoint.h"],
+        ),
+    ]
+)
