@@ -78,5 +78,5 @@ def test_the_examples_reports_open_in_the_window_page_by_page(reports, tmp_path,
     assert done.returncode == 0, done.stderr[-3000:]
     pages = {p.name for p in shots.glob("*.png")}
     for page in ("01-summary", "03-memory", "04-liveness", "05-program-tree", "06-operations",
-                 "07-execution-trace"):  # fmt: skip
+                 "08-execution-trace"):  # fmt: skip
         assert f"{page}.png" in pages

@@ -162,7 +162,7 @@ def test_a_result_arriving_after_its_loader_was_deleted_is_dropped_quietly(qtbot
 
 def test_screenshot_mode_waits_for_pages_computed_in_a_worker(qtbot, worker_window, tmp_path):
     """``--screenshot-dir`` (``make run``) saved 23 PNGs saying "Computing…" (02-insights,
-    04-liveness, 07-execution-trace, ...): every grab now waits for the page's worker."""
+    04-liveness, 08-execution-trace, ...): every grab now waits for the page's worker."""
     from popvision_py.app.screenshots import save_screenshots
 
     window = worker_window
@@ -178,7 +178,7 @@ def test_screenshot_mode_waits_for_pages_computed_in_a_worker(qtbot, worker_wind
     window.grab = grab
     saved = save_screenshots(window, tmp_path)
     names = [path.stem for path in saved]
-    assert {"02-insights", "04-liveness", "07-execution-trace"} <= set(names)
+    assert {"02-insights", "04-liveness", "08-execution-trace"} <= set(names)
     assert computing_at_grab == []
     assert not window.page_computer.busy
     # what the Liveness PNG shows is the chart, not the busy page

@@ -102,7 +102,7 @@ def test_popvision_record_from_the_command_line(qtbot, tmp_path, monkeypatch):
                  sys.executable, script, "200", "10"])  # fmt: skip
     assert code == 0
     assert (out / "record-live-trace.png").stat().st_size > 5_000
-    assert (out / "record-08-system-trace.png").exists()
+    assert (out / "record-09-system-trace.png").exists()
     failing = tmp_path / "fails.py"
     failing.write_text("import sys\nprint('bad input')\nsys.exit(3)\n")
     assert main(["--settings", settings, "--record", "--screenshot-dir", str(out), "--",
