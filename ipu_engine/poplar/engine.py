@@ -275,9 +275,10 @@ class Engine:
                 raise
             raise ExecutionError(f"run({index}) failed: {type(exc).__name__}: {exc}") from exc
         self.run_count += 1
-        log = np.frombuffer(ctx.executed, dtype=np.int32)  # the run's own buffer, kept
-        # lightweight profiling's marks are negative codes among the step ids
-        self.last_run_steps = log.copy() if self.blocks is None else log[log >= 0]
+        if self.blocks is None:
+            self.last_run_steps = np.frombuffer(ctx.executed, dtype=np.int32).copy()
+        else:  # lightweight profiling's marks are negative codes among the step ids
+            self.last_run_steps = self.blocks.steps_of(index, ctx.executed)
         self._record_run(index, started_ns, ctx.executed)
 
     def _record_run(self, index: int, started_ns: int, log: array) -> None:

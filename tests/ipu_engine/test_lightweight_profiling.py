@@ -259,8 +259,13 @@ def test_runs_that_take_other_paths_and_interleaved_programs_are_each_timed():
                "autoReport.executionProfileProgramRunCount": 10}  # fmt: skip
     engine = Engine(graph, [growing, steady], options)
     engine.load(device)
+    plain = Engine(graph, [growing, steady], {})  # the same runs without the marks
+    plain.load(device)
     for index in (0, 1, 0, 1, 0):  # the loop runs 1, 2, 3 passes in runs 0, 2, 4
         engine.run(index)
+        plain.run(index)  # each run's own steps, never the last run's of its program
+        assert np.array_equal(engine.last_run_steps, plain.last_run_steps)
+        assert engine.last_run.total_cycles == plain.last_run.total_cycles
     blocks = engine.profile().blocks
     assert blocks.run_program.tolist() == [0, 0, 0, 1, 1]  # by program, as the runs are
     starts = blocks.run_start.tolist()

@@ -73,6 +73,7 @@ class BlockRecorder:
         # yet, and every template's executions once timed.
         self._new_runs: list[tuple[int, int, int, int, int]] = []  # kept runs not decoded yet
         self._last: dict[int, tuple[array, int]] = {}
+        self._last_steps: dict[int, tuple[array, np.ndarray]] = {}  # program -> log, steps
         self._new_templates: list[np.ndarray] = []
         self._templates: list[dict[str, np.ndarray]] = []
         self._pending = 0  # entries of the templates not timed yet
@@ -131,6 +132,18 @@ class BlockRecorder:
             )
         return cls(marks, exe, model, tile)
 
+    def steps_of(self, program: int, executed: array) -> np.ndarray:
+        """The step ids of a run's log (``executed``: step ids and the blocks' negative
+        marks), read-only; a log equal to the program's last gives the same array again."""
+        last = self._last_steps.get(program)
+        if last is not None and last[0] == executed:  # a C comparison of the two buffers
+            return last[1]
+        log = np.frombuffer(executed, dtype=np.int32)
+        steps = log[log >= 0]
+        steps.flags.writeable = False
+        self._last_steps[program] = (executed, steps)
+        return steps
+
     def record(self, program: int, executed: array, run: RunData, keep: bool) -> None:
         """Advance the counter by ``run``; when it is kept, note its log (``executed``, the
         run's step ids and marks): a template, or the same as the program's last one."""
@@ -154,18 +167,18 @@ class BlockRecorder:
         self._time_templates()
         if not self._new_runs:
             return
-        program, name, start, cycles, template = (
-            np.array(c) for c in zip(*self._new_runs, strict=True)
-        )
+        # one (runs, 5) array in one call: program, name, start, cycles, template
+        program, name, start, cycles, template = np.array(self._new_runs, dtype=np.int64).T
         first_run = len(self._runs)
         self._runs.append(program=program, name=name, start=start, cycles=cycles)
         self._new_runs = []
         runs = first_run + np.arange(len(template))
+        templates = np.unique(template).tolist()
         parts = []
-        for t in np.unique(template).tolist():  # each template's runs at once
-            mine = template == t
+        for t in templates:  # each template's runs at once
+            mine = template == t if len(templates) > 1 else slice(None)
             rows = self._templates[t]
-            n, k = len(rows["block"]), int(mine.sum())
+            n, k = len(rows["block"]), len(runs[mine])
             shift = np.repeat(start[mine], n)
             parts.append(
                 {
