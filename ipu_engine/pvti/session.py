@@ -27,8 +27,8 @@ try:
     import ipu_engine.pvti._tracepoint as _tracepoint
 except ImportError as exc:  # a checkout whose C modules were never built
     raise ImportError(
-        f"{exc}: the tracepoints are a C module built by `pip install -e .` (or `make test`, "
-        "or `python setup.py build_ext --inplace` in the checkout)"
+        f"{exc}: the tracepoints are a C module built by `pip install -e .` in the checkout "
+        "(`make run` and `make test` do it; a C compiler and Python's headers are needed)"
     ) from exc
 
 ChannelBase, ThreadStack = _tracepoint.ChannelBase, _tracepoint.ThreadStack

@@ -28,8 +28,9 @@ try:
     from profiler_core.formats.pvti._ring import RECORD_SIZE, RingBase
 except ImportError as exc:  # a checkout whose C modules were never built
     raise ImportError(
-        f"{exc}: the .pvti record ring is a C module built by `pip install -e .` (or "
-        "`make test`, or `python setup.py build_ext --inplace` in the checkout)"
+        f"{exc}: the .pvti record ring is a C module built by `pip install -e .` in the "
+        "checkout (`make run` and `make test` do it; a C compiler and Python's headers are "
+        "needed)"
     ) from exc
 
 #: One record, as ``pack_into`` writes it and numpy reads it back (a power of two bytes, so
