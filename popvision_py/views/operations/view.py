@@ -21,17 +21,17 @@ from popvision_py.viewmodels.operations import (
     operation_label,
 )
 from popvision_py.viewmodels.report_runs import counted_runs
-from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.viewmodels.table import ColumnTable
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.frozen_column import FrozenColumnTable, freeze_first_column
 from popvision_py.views.operations.controls import OperationsControls
 from popvision_py.views.operations.details import OperationDetails
+from popvision_py.views.selection_following import FollowsSelection
 from popvision_py.views.table_model import ColumnTableModel, make_table_view
 from profiler_core.errors import ReportError
 
 
-class OperationsView(ChartDetailsView):
+class OperationsView(FollowsSelection, ChartDetailsView):
     title = "Operations"
     rail_help = (
         "Every operation (PopLibs call, layer, named op) or framework phase with its cycles "
@@ -72,7 +72,6 @@ class OperationsView(ChartDetailsView):
         self.table_model.layoutChanged.connect(self._reselect)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.operation.step_clicked.connect(self._on_step_clicked)
-        self._listening: ReportSelection | None = None
         self._current = ""  # the label of the operation shown in the details
         self.clear()
 
@@ -86,15 +85,14 @@ class OperationsView(ChartDetailsView):
         return operations_specs(pair, self.control_bar.group())
 
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
-        self._disconnect()
+        self.unfollow_selection()
         if opened.report.debug_or_none() is None and opened.missing("debug") is None:
             return f"Operations are debug contexts grouped.\n\n{MISSING_DEBUG}"
         self.control_bar.set_runs(counted_runs(opened).num_runs, opened.selection.run)
         problem = self._rebuild(opened)
         if problem:
             return problem
-        opened.selection.changed.connect(self._on_selection_changed)
-        self._listening = opened.selection
+        self.follow_selection(opened.selection)
         return ""
 
     def _rebuild(self, opened: OpenedReport | None = None) -> str:
@@ -143,19 +141,9 @@ class OperationsView(ChartDetailsView):
         return ""
 
     def clear(self) -> None:
-        self._disconnect()
         self.model = None
         self.table_model.set_table(ColumnTable([]))
         super().clear()
-
-    def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
-        self._disconnect()
-        super().show_reports(opened, other)
-
-    def _disconnect(self) -> None:
-        if self._listening is not None:
-            self._listening.changed.disconnect(self._on_selection_changed)
-            self._listening = None
 
     # -- table controls ---------------------------------------------------------------------
     def _on_filter(self, text: str) -> None:

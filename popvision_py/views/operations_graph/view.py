@@ -28,15 +28,15 @@ from popvision_py.viewmodels.graph_picture import node_tooltip
 from popvision_py.viewmodels.opened import OpenedReport
 from popvision_py.viewmodels.operations_graph import Arrangement, OperationsGraphModel, arrange
 from popvision_py.viewmodels.operations_graph_open import figures_of, open_operations_graph
-from popvision_py.viewmodels.selection import ReportSelection
 from popvision_py.views.base import ChartDetailsView
 from popvision_py.views.operations_graph.canvas import GraphCanvas
 from popvision_py.views.operations_graph.controls import GraphControls, GraphLegend
 from popvision_py.views.operations_graph.details import LayerTree, NodeDetails
 from popvision_py.views.plain_text import show_hover_text
+from popvision_py.views.selection_following import FollowsSelection
 
 
-class OperationsGraphView(ChartDetailsView):
+class OperationsGraphView(FollowsSelection, ChartDetailsView):
     title = "Operations Graph"
     rail_help = (
         "The model's graph as the framework traced it (an ONNX model, or the front-end's "
@@ -73,7 +73,6 @@ class OperationsGraphView(ChartDetailsView):
         self.canvas.node_double_clicked.connect(self._on_double_click)
         self.canvas.hovered.connect(self._on_hover)
         self.layers.fold_changed.connect(self.set_folded)
-        self._listening: ReportSelection | None = None
         self.clear()
 
     # -- building ---------------------------------------------------------------------------
@@ -81,7 +80,7 @@ class OperationsGraphView(ChartDetailsView):
         return open_operations_graph(opened)
 
     def build(self, opened: OpenedReport, other: OpenedReport | None) -> str:
-        self._disconnect()
+        self.unfollow_selection()
         ready = self.computed(opened, other)
         if isinstance(ready, str):
             return ready
@@ -103,24 +102,13 @@ class OperationsGraphView(ChartDetailsView):
         self.layers.show_layers(model)
         self.node_details.show_none()
         self._update_legend()
-        opened.selection.changed.connect(self._on_selection_changed)
-        self._listening = opened.selection
+        self.follow_selection(opened.selection)
         return ""
 
     def clear(self) -> None:
-        self._disconnect()
         self.model = None
         self.canvas.set_model(None)
         super().clear()
-
-    def show_reports(self, opened: OpenedReport, other: OpenedReport | None = None) -> None:
-        self._disconnect()
-        super().show_reports(opened, other)
-
-    def _disconnect(self) -> None:
-        if self._listening is not None:
-            self._listening.changed.disconnect(self._on_selection_changed)
-            self._listening = None
 
     def apply_colors(self) -> None:
         """The chart's background and ink for the window's palette."""
