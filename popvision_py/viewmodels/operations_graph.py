@@ -19,6 +19,7 @@ from popvision_py.viewmodels.graph_shown import (
     collapsed_roots,
     shown_graph,
 )
+from popvision_py.viewmodels.operation_labels import operation_label
 from popvision_py.viewmodels.selection import ReportSelection
 from profiler_core.analysis.debug_groups import GROUPINGS, DebugGroups, debug_groups
 from profiler_core.analysis.framework_graph import FrameworkGraph
@@ -199,7 +200,26 @@ class OperationsGraphModel:
         )
         if self.metric != "Memory" and self.figures is not None:
             missing += f"; weights and inputs have memory only (grey for {self.metric.lower()})"
-        return f"{scale} · {missing}." if scale else f"{missing}."
+        text = f"{scale} · {missing}." if scale else f"{missing}."
+        return text + self._off_graph_text() if self.metric == "Cycles" else text
+
+    def _off_graph_text(self) -> str:
+        """How the nodes' cycles add up to the run's, with what ran outside the graph."""
+        if self.figures is None:
+            return ""
+        figures = self.figures
+        on = int(figures.cycles.sum() + figures.scope_cycles.sum())
+        total = on + sum(figures.off_graph.values())
+        if on == total:
+            return f" The nodes hold all {total:,} cycles of the run."
+        rest = ", ".join(
+            f"{operation_label(label, 'layer')} {cycles:,}"
+            for label, cycles in figures.off_graph.items()
+        )
+        return (
+            f" The nodes hold {on:,} of the run's {total:,} cycles; the rest ran outside the "
+            f"graph (Operations by layer): {rest}."
+        )
 
     # -- names ----------------------------------------------------------------------------
     def title(self, shown: int, short: bool = False) -> str:

@@ -28,7 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from profiler_core.analysis.debug_groups import debug_column, op_call_mask, operation_contexts
+from profiler_core.analysis.debug_groups import (
+    debug_column,
+    groups_of,
+    op_call_mask,
+    operation_contexts,
+)
 from profiler_core.analysis.framework_graph import FrameworkGraph
 from profiler_core.analysis.operation_index import operation_index
 
@@ -61,6 +66,10 @@ class NodeFigures:
     scope_step_start: np.ndarray  # int64 (scopes + 1,)
     scope_steps: np.ndarray
     contexts: NodeContexts  # which node (or scope) each debug context is
+    #: the cycles no node or scope ran, by layer as Operations groups them ("" is (none)),
+    #: largest first: what the run spent outside the model's graph (host transfers, the
+    #: pipeline's phases, the optimizer), so the nodes and these add up to the run
+    off_graph: dict[str, int]
 
     def steps(self, node: int) -> np.ndarray:
         return self.node_steps[self.node_step_start[node] : self.node_step_start[node + 1]]
@@ -242,7 +251,19 @@ def node_figures(
         scope_step_start=scope_start,
         scope_steps=scope_steps,
         contexts=joined,
+        off_graph=_off_graph(joined, pieces, debug),
     )
+
+
+def _off_graph(joined: NodeContexts, pieces: Any, debug: Any) -> dict[str, int]:
+    contexts = np.asarray(pieces.context, dtype=np.int64)
+    known = (contexts >= 0) & (contexts < len(joined.node))
+    on_graph = np.zeros(len(contexts), dtype=bool)
+    ids = contexts[known]
+    on_graph[known] = (joined.node[ids] >= 0) | (joined.scope[ids] >= 0)
+    labels, group = groups_of(debug, "layer", contexts[~on_graph])
+    sums = np.bincount(group, np.asarray(pieces.cycles)[~on_graph], minlength=len(labels))
+    return {labels[i]: int(sums[i]) for i in np.argsort(-sums, kind="stable") if sums[i]}
 
 
 def _by_context(contexts: np.ndarray, values: np.ndarray, count: int) -> np.ndarray:

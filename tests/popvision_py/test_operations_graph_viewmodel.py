@@ -19,6 +19,7 @@ from popvision_py.viewmodels.operations_graph_open import (
 )
 from popvision_py.viewmodels.selection import ReportSelection
 from profiler_core.analysis.operation_index import operation_index
+from profiler_core.analysis.operations import operations_table
 from profiler_core.formats.serialized_graph import GRAPH_FILE
 from profiler_core.report import open_report
 
@@ -79,6 +80,13 @@ def test_an_onnx_model_opens_as_its_onnx_graph(resnet_onnx_folder):
     assert sorted(model.shown.scope[model.shown.scope >= 0].tolist()) == onnx_nodes
     assert len(model.shown) == len(onnx_nodes) + 1
     assert "have no figures" in model.legend_text()
+    report = open_report(resnet_onnx_folder)
+    table = operations_table(report, "layer")
+    total = int(table.total_cycles.sum())
+    host = int(table.total_cycles[table.labels.index("host")])
+    legend = model.legend_text()  # the nodes and the rest add up to the run, as Operations
+    assert f"The nodes hold {total - host:,} of the run's {total:,} cycles" in legend
+    assert legend.endswith(f"(Operations by layer): host {host:,}.")
 
 
 def test_clicking_a_node_selects_its_operation_and_steps(pipelined_folder, pipelined_model):

@@ -81,6 +81,22 @@ def test_every_layers_nodes_add_up_to_its_operations_row(pipelined):
     assert figures.cycles[softmax] > 0 and figures.label[softmax] == "crossentropyloss/crossEntropy"
 
 
+def test_the_nodes_and_what_ran_outside_the_graph_add_up_to_the_run(pipelined, resnet):
+    """What the page's legend says: the nodes' cycles and the layers no node ran (host
+    transfers, the pipeline's phases, the optimizer) add up to every operation's cycles."""
+    for report, graph, figures in (pipelined, resnet):
+        by_layer = rows(report, "layer")
+        on_graph = int(figures.cycles.sum() + figures.scope_cycles.sum())
+        assert on_graph + sum(figures.off_graph.values()) == sum(c for c, _ in by_layer.values())
+        tops = {
+            graph.scopes.path[s] for s in range(len(graph.scopes)) if graph.scopes.parent[s] < 0
+        }
+        for layer, cycles in figures.off_graph.items():
+            assert layer not in tops and cycles == by_layer[layer][0], layer
+        assert "host" in figures.off_graph  # the feeds are operations with no traced node
+    assert {"pipeline", "optimizer", "gradientAccumulation"} <= set(pipelined[2].off_graph)
+
+
 def test_every_compute_node_with_an_operation_has_cycles(pipelined, resnet):
     for _, graph, figures in (pipelined, resnet):
         computes = graph.computes
