@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 import ipu_engine.pvti as pvti
+from benchmarks._timing import EmptyContext
 from profiler_core.formats.pvti import PvtiWriter, read_pvti
 from profiler_core.trace import open_trace
 
@@ -22,25 +23,10 @@ TRACEPOINT_TARGET_NS = 2000
 READ_TARGET_EVENTS_PER_S = 5e6
 
 
-class _MinimalContext:
-    """The cheapest Python context manager taking two arguments: the floor for any API."""
-
-    __slots__ = ("channel", "label")
-
-    def __init__(self, channel: object, label: str) -> None:
-        self.channel, self.label = channel, label
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def _minimal_ns(n: int) -> float:
     start = time.perf_counter_ns()
     for _ in range(n):
-        with _MinimalContext(None, "step"):
+        with EmptyContext(None, "step"):
             pass
     return (time.perf_counter_ns() - start) / n
 

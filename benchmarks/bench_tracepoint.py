@@ -18,26 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import ipu_engine.pvti as pvti
-from benchmarks._timing import report
+from benchmarks._timing import EmptyContext, report
 from profiler_core.formats.pvti import read_pvti
 
 EMPTY_RATIO = 3.0
 VIZTRACER_RATIO = 0.3
-
-
-class _Empty:
-    """The cheapest Python context manager taking two arguments: the floor for any API."""
-
-    __slots__ = ("channel", "label")
-
-    def __init__(self, channel: object, label: str) -> None:
-        self.channel, self.label = channel, label
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _per_iteration(loop: Callable[[int], None], n: int) -> float:
@@ -48,7 +33,7 @@ def _per_iteration(loop: Callable[[int], None], n: int) -> float:
 
 def _empty(n: int) -> None:
     for _ in range(n):
-        with _Empty(None, "step"):
+        with EmptyContext(None, "step"):
             pass
 
 
