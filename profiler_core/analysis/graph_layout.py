@@ -18,6 +18,7 @@ which also times python-igraph's ``layout_sugiyama`` when it is installed).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -230,21 +231,23 @@ class _Layers:
 
     def order_sweeps(self) -> None:
         """Barycentre ordering: each layer sorted by its neighbours' mean position."""
-        for _ in range(SWEEPS):
-            for downward, layers in (
-                (True, range(1, self.count)),
-                (False, range(self.count - 2, -1, -1)),
-            ):
-                for k in layers:
-                    points = self._layer_points(k)
-                    if len(points) < 2:
-                        continue
-                    means = self._neighbour_means(k, self.pos.astype(float), downward)
-                    own = self.pos[points].astype(float)
-                    means = np.where(np.isnan(means), own, means)
-                    order = np.lexsort((own, means))
-                    self.pos[points[order]] = np.arange(len(points))
+        for downward, k in self._sweeps():
+            points = self._layer_points(k)
+            if len(points) < 2:
+                continue
+            means = self._neighbour_means(k, self.pos.astype(float), downward)
+            own = self.pos[points].astype(float)
+            means = np.where(np.isnan(means), own, means)
+            order = np.lexsort((own, means))
+            self.pos[points[order]] = np.arange(len(points))
         self._sort_members()
+
+    def _sweeps(self) -> Iterator[tuple[bool, int]]:
+        """(downward, layer) as the sweeps visit them: down from the second layer, then up
+        from the last but one, ``SWEEPS`` times."""
+        for _ in range(SWEEPS):
+            yield from ((True, k) for k in range(1, self.count))
+            yield from ((False, k) for k in range(self.count - 2, -1, -1))
 
     def _sort_members(self) -> None:
         self.members = np.lexsort((self.pos, self.layer))
@@ -260,16 +263,11 @@ class _Layers:
             points = self._layer_points(k)
             offsets = _offsets(width[points])
             x[points] = offsets - offsets[-1] / 2 if len(points) else offsets
-        for _ in range(SWEEPS):
-            for downward, layers in (
-                (True, range(1, self.count)),
-                (False, range(self.count - 2, -1, -1)),
-            ):
-                for k in layers:
-                    points = self._layer_points(k)
-                    wanted = self._neighbour_means(k, x, downward)
-                    wanted = np.where(np.isnan(wanted), x[points], wanted)
-                    x[points] = _spread(wanted, width[points])
+        for downward, k in self._sweeps():
+            points = self._layer_points(k)
+            wanted = self._neighbour_means(k, x, downward)
+            wanted = np.where(np.isnan(wanted), x[points], wanted)
+            x[points] = _spread(wanted, width[points])
         return x
 
 
