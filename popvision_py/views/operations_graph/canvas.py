@@ -6,6 +6,9 @@ node or edge."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
@@ -18,6 +21,7 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPen,
+    QTransform,
 )
 
 from popvision_py.viewmodels.graph_colors import BANDS, NO_FIGURES, RAMP, RAMP_TEXT
@@ -161,24 +165,17 @@ class GraphItem(pg.GraphicsObject):
         self, painter: QPainter, model: OperationsGraphModel, visible: np.ndarray,
         shade: np.ndarray,
     ) -> None:  # fmt: skip
-        transform = painter.transform()
-        painter.save()
-        painter.resetTransform()
-        font = QFont(painter.font())
-        font.setPixelSize(12)
-        painter.setFont(font)
-        metrics = QFontMetrics(font)
-        for i in visible.tolist():
-            rect = transform.mapRect(self._node_rect(model.layout, i)).adjusted(4, 1, -4, -1)
-            title = model.title(i)
-            if metrics.horizontalAdvance(title) > rect.width():
-                title = model.title(i, short=True)
-            text = metrics.elidedText(title, Qt.TextElideMode.ElideRight, int(rect.width()))
-            k = int(shade[i])
-            painter.setPen(QColor(RAMP_TEXT[k] if k >= 0 else "#1b1b1b"))
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-            self.drawn_titles.append(text)
-        painter.restore()
+        with _in_pixels(painter, 12) as (transform, metrics):
+            for i in visible.tolist():
+                rect = transform.mapRect(self._node_rect(model.layout, i)).adjusted(4, 1, -4, -1)
+                title = model.title(i)
+                if metrics.horizontalAdvance(title) > rect.width():
+                    title = model.title(i, short=True)
+                text = metrics.elidedText(title, Qt.TextElideMode.ElideRight, int(rect.width()))
+                k = int(shade[i])
+                painter.setPen(QColor(RAMP_TEXT[k] if k >= 0 else "#1b1b1b"))
+                painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+                self.drawn_titles.append(text)
 
     def _paint_edge_labels(
         self, painter: QPainter, model: OperationsGraphModel, left: float, top: float,
@@ -186,50 +183,56 @@ class GraphItem(pg.GraphicsObject):
     ) -> None:  # fmt: skip
         x, y, edge = edge_label_points(model)
         inside = (x >= left) & (x <= right) & (y >= top) & (y <= bottom)
-        transform = painter.transform()
-        painter.save()
-        painter.resetTransform()
-        font = QFont(painter.font())
-        font.setPixelSize(10)
-        painter.setFont(font)
-        metrics = QFontMetrics(font)
-        fill = QColor("#ffffff" if not self.dark else "#2b2d30")
-        fill.setAlpha(220)
-        ink = QColor("#3a3f47" if not self.dark else "#d0d4da")
-        taken: list[QRectF] = []
-        sources: set[int] = set()
-        for k in np.flatnonzero(inside).tolist():
-            tensor = int(model.shown.edge_tensor[int(edge[k])])
-            if tensor in sources:
-                continue  # a tensor read by several ops is labelled once
-            point = transform.map(QPointF(float(x[k]), float(y[k])))
-            text = model.edge_text(int(edge[k]))
-            box = QRectF(metrics.boundingRect(text)).adjusted(-3, -1, 3, 1)
-            box.moveCenter(point)
-            if any(box.intersects(other) for other in taken):
-                continue  # never one label over another
-            taken.append(box)
-            sources.add(tensor)
-            painter.fillRect(box, fill)
-            painter.setPen(ink)
-            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
-            self.drawn_edge_texts.append(text)
-        painter.restore()
+        with _in_pixels(painter, 10) as (transform, metrics):
+            fill = QColor("#ffffff" if not self.dark else "#2b2d30")
+            fill.setAlpha(220)
+            ink = QColor("#3a3f47" if not self.dark else "#d0d4da")
+            taken: list[QRectF] = []
+            sources: set[int] = set()
+            for k in np.flatnonzero(inside).tolist():
+                tensor = int(model.shown.edge_tensor[int(edge[k])])
+                if tensor in sources:
+                    continue  # a tensor read by several ops is labelled once
+                point = transform.map(QPointF(float(x[k]), float(y[k])))
+                text = model.edge_text(int(edge[k]))
+                box = QRectF(metrics.boundingRect(text)).adjusted(-3, -1, 3, 1)
+                box.moveCenter(point)
+                if any(box.intersects(other) for other in taken):
+                    continue  # never one label over another
+                taken.append(box)
+                sources.add(tensor)
+                painter.fillRect(box, fill)
+                painter.setPen(ink)
+                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+                self.drawn_edge_texts.append(text)
 
     def _screen_text(
         self, painter: QPainter, at: QPointF, text: str, pixels: int, color: QColor
     ) -> None:
-        point = painter.transform().map(at)
-        painter.save()
-        painter.resetTransform()
-        font = QFont(painter.font())
-        font.setPixelSize(pixels)
-        font.setBold(True)
-        painter.setFont(font)
-        ink = QColor(color)
-        ink.setAlpha(255)
-        painter.setPen(ink)
-        painter.drawText(QPointF(point.x() + 6, point.y() + pixels + 4), text)
+        with _in_pixels(painter, pixels, bold=True) as (transform, _):
+            point = transform.map(at)
+            ink = QColor(color)
+            ink.setAlpha(255)
+            painter.setPen(ink)
+            painter.drawText(QPointF(point.x() + 6, point.y() + pixels + 4), text)
+
+
+@contextmanager
+def _in_pixels(
+    painter: QPainter, pixels: int, bold: bool = False
+) -> Iterator[tuple[QTransform, QFontMetrics]]:
+    """Text in screen pixels over the scene: the scene's transform (to place the text), the
+    painter's own reset meanwhile, and a font ``pixels`` high."""
+    transform = painter.transform()
+    painter.save()
+    painter.resetTransform()
+    font = QFont(painter.font())
+    font.setPixelSize(pixels)
+    font.setBold(bold)
+    painter.setFont(font)
+    try:
+        yield transform, QFontMetrics(font)
+    finally:
         painter.restore()
 
 
