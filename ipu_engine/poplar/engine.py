@@ -259,6 +259,11 @@ class Engine:
                 f"stream {name!r} has no host data connected; call "
                 f"engine.connect_stream({name!r}, array) before engine.run({index})"
             )
+        runner, fixed = exe.runners[index], None
+        if self.blocks is not None:  # a program with one path logs its marks from here
+            fixed = self.blocks.fixed_log(index)
+            if fixed is not None:
+                runner = exe.unmarked_runners[index]
         ctx = RunContext(memory, self._streams, self._print_stream)
         snapshot = self._snapshot() if self._may_fail(index) else None
         started_ns = time.monotonic_ns()
@@ -267,7 +272,7 @@ class Engine:
                 pvti.Tracepoint(pvti.tracePoplar, f"Engine::run({index})"),
                 np.errstate(all="ignore"),
             ):
-                exe.runners[index](ctx)
+                runner(ctx)
         except BaseException as exc:
             if snapshot is not None:
                 self._restore(snapshot)
@@ -277,9 +282,12 @@ class Engine:
         self.run_count += 1
         if self.blocks is None:
             self.last_run_steps = np.frombuffer(ctx.executed, dtype=np.int32).copy()
-        else:  # lightweight profiling's marks are negative codes among the step ids
-            self.last_run_steps = self.blocks.steps_of(index, ctx.executed)
-        self._record_run(index, started_ns, ctx.executed)
+            self._record_run(index, started_ns, ctx.executed)
+            return
+        # lightweight profiling's marks are negative codes among the step ids
+        log = ctx.executed if fixed is None else fixed
+        self.last_run_steps = self.blocks.steps_of(index, log)
+        self._record_run(index, started_ns, log)
 
     def _record_run(self, index: int, started_ns: int, log: array) -> None:
         program = self.executable.programs[index]

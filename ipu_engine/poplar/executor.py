@@ -36,8 +36,12 @@ class RunContext:
     executed: array = field(default_factory=lambda: array("i"))
 
 
-def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
-    """Turn a control node into a closure; ``functions`` is filled in before any run."""
+def build_runner(node: Node, functions: dict[int, Runner], marked: bool = True) -> Runner:
+    """Turn a control node into a closure; ``functions`` is filled in before any run.
+    Unless ``marked``, lightweight profiling's blocks run their bodies without logging
+    their marks (for a program whose marked log is known before it runs: ``one_path``)."""
+    if isinstance(node, BlockMark) and not marked:
+        return build_runner(node.body, functions, marked)
     if isinstance(node, StepNode):
         sid, action = node.step.id, node.step.action
         if action is None:
@@ -49,7 +53,7 @@ def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
 
         return run_step
     if isinstance(node, Block):
-        runners = tuple(build_runner(item, functions) for item in node.items)
+        runners = tuple(build_runner(item, functions, marked) for item in node.items)
 
         def run_block(ctx: RunContext) -> None:
             for r in runners:
@@ -59,7 +63,7 @@ def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
     if isinstance(node, BlockMark):  # lightweight profiling: codes around the body
         start, end = node.start, node.end
         body = node.body.items if isinstance(node.body, Block) else [node.body]
-        parts = tuple(build_runner(item, functions) for item in body)  # one call less
+        parts = tuple(build_runner(item, functions, marked) for item in body)  # one call less
 
         def run_marked(ctx: RunContext) -> None:
             executed = ctx.executed
@@ -71,7 +75,7 @@ def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
         return run_marked
     sid = node.step.id if node.step is not None else -1
     if isinstance(node, Loop):
-        body, count = build_runner(node.body, functions), node.count
+        body, count = build_runner(node.body, functions, marked), node.count
 
         def run_loop(ctx: RunContext) -> None:
             ctx.executed.append(sid)
@@ -80,7 +84,10 @@ def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
 
         return run_loop
     if isinstance(node, WhileLoop):
-        cond, body = build_runner(node.cond, functions), build_runner(node.body, functions)
+        cond, body = (
+            build_runner(node.cond, functions, marked),
+            build_runner(node.body, functions, marked),
+        )
         pred, until = node.predicate, node.until
 
         def run_while(ctx: RunContext) -> None:
@@ -92,7 +99,10 @@ def build_runner(node: Node, functions: dict[int, Runner]) -> Runner:
 
         return run_while
     if isinstance(node, Branch):
-        then, else_ = build_runner(node.then, functions), build_runner(node.else_, functions)
+        then, else_ = (
+            build_runner(node.then, functions, marked),
+            build_runner(node.else_, functions, marked),
+        )
         pred = node.predicate
 
         def run_branch(ctx: RunContext) -> None:

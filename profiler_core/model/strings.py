@@ -84,6 +84,9 @@ class StringInterner:
         self._index: dict[str, int] = {}
         self._items: list[str] = []
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def __call__(self, text: str) -> int:
         found = self._index.get(text)
         if found is None:

@@ -38,6 +38,8 @@ class Executable:
     lowering: Lowering
     runners: list[Runner] = field(default_factory=list)
     function_runners: dict[int, Runner] = field(default_factory=dict)
+    # with lightweight profiling: the runners without the marks (for one-path programs)
+    unmarked_runners: list[Runner] = field(default_factory=list)
 
 
 def compile_programs(graph: Graph, programs: Program | Sequence[Program]) -> Executable:
@@ -105,4 +107,9 @@ def lower_programs(
     for fid, node in exe.function_nodes.items():
         exe.function_runners[fid] = build_runner(node, exe.function_runners)
     exe.runners = [build_runner(root, exe.function_runners) for root in roots]
+    if lowering.marks is not None:
+        unmarked: dict[int, Runner] = {}
+        for fid, node in exe.function_nodes.items():
+            unmarked[fid] = build_runner(node, unmarked, marked=False)
+        exe.unmarked_runners = [build_runner(root, unmarked, marked=False) for root in roots]
     return exe

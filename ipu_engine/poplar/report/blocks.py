@@ -27,12 +27,13 @@ import numpy as np
 from ipu_engine.common.errors import OptionError
 from ipu_engine.poplar.compiler.block_marks import BlockMarks
 from ipu_engine.poplar.compiler.executable import Executable
+from ipu_engine.poplar.compiler.one_path import OnePath
 from ipu_engine.poplar.cost_model.compile_model import CompileModel
 from ipu_engine.poplar.options import EngineOptions
 from ipu_engine.poplar.target import Target
 from profiler_core.model.kinds import BlockKind, StepKind
 from profiler_core.model.profile import BlocksData, RunData
-from profiler_core.model.strings import StringInterner
+from profiler_core.model.strings import StringInterner, Strings
 
 _STREAM_KIND = {
     StepKind.STREAM_COPY_BEGIN: BlockKind.STREAM_COPY_BEGIN,
@@ -48,6 +49,12 @@ _WORK = (
 )
 
 
+_EXECUTION = dict(
+    block=np.int32, ipu=np.int32, tile=np.int32, depth=np.int32, start=np.int64, end=np.int64
+)  # an execution's columns (the template's and the kept runs')
+_RUN = 5  # numbers noted per kept run until it is decoded
+_EXPECT_AT_MOST = 1 << 22  # rows reserved ahead at most (36 bytes each, untouched till used)
+
 FLUSH_ENTRIES = 1 << 22
 """Logs of kept runs are decoded together, when the report asks or past this many entries:
 one numpy pass over many small runs costs what one pass over one does."""
@@ -56,28 +63,38 @@ one numpy pass over many small runs costs what one pass over one does."""
 class BlockRecorder:
     """The timed blocks of one engine and the executions of its kept runs."""
 
-    def __init__(self, marks: BlockMarks, exe: Executable, model: CompileModel, tile: int) -> None:
+    def __init__(
+        self, marks: BlockMarks, exe: Executable, model: CompileModel, tile: int, keep: int
+    ) -> None:
         target: Target = exe.graph.target
         self.tile = tile
+        self.keep = keep  # runs kept of each program (autoReport.executionProfileProgramRunCount)
         self.counter = 0  # the engine's cycle counter: runs follow one another
         # the kept runs, in the order they ran, and their executions once decoded: columns
         # that grow by doubling, so a report's data after each run costs the new rows only
         self._runs = _Growing(program=np.int32, name=np.int32, start=np.int64, cycles=np.int64)
-        self._rows = _Growing(
-            run=np.int32, block=np.int32, ipu=np.int32, tile=np.int32, depth=np.int32,
-            start=np.int64, end=np.int64,
-        )  # fmt: skip
+        self._rows = _Growing(run=np.int32, **_EXECUTION)
         # Runs of a program mostly repeat one path through it: each distinct log is a
         # template, timed once from its own start; a kept run is its template moved to its
         # start. (program -> the last log and its template), the templates' logs not timed
         # yet, and every template's executions once timed.
-        self._new_runs: list[tuple[int, int, int, int, int]] = []  # kept runs not decoded yet
+        self._new_runs = array("q")  # kept runs not decoded yet: program, name, start,
+        # cycles, template -- _RUN numbers each
         self._last: dict[int, tuple[array, int]] = {}
+        self._run_names: dict[int, tuple[str, int]] = {}  # program -> its runs' name, id
+        self._last_program = -1
+        self._interleaved = False  # a run of a program after one of a later program
+        self._one_path = OnePath(exe.function_nodes)
+        self._roots = exe.roots
+        self._fixed: dict[int, array | None] = {}  # program -> its one path's log
         self._last_steps: dict[int, tuple[array, np.ndarray]] = {}  # program -> log, steps
         self._new_templates: list[np.ndarray] = []
-        self._templates: list[dict[str, np.ndarray]] = []
+        self._templates = _Growing(**_EXECUTION)  # every template's rows, one after another
+        self._template_first = array("q")  # where each template's rows start there
+        self._template_count = array("q")
         self._pending = 0  # entries of the templates not timed yet
         self._data: tuple[int, BlocksData] | None = None  # the last data() and its kept runs
+        self._strings: Strings | None = None  # the names' table as the last data() had it
         self.names = StringInterner()
         self.duration = model.step_duration
         self._sources = _Sources(target)  # what a mark or StreamCopy step is: block, IPUs
@@ -130,14 +147,22 @@ class BlockRecorder:
                 f"engine option 'profiler.blocks.tile': tile {tile} is not on the IPU; each "
                 f"IPU has tiles 0..{tiles - 1}"
             )
-        return cls(marks, exe, model, tile)
+        keep = int(options["autoReport.executionProfileProgramRunCount"])
+        return cls(marks, exe, model, tile, keep)
+
+    def fixed_log(self, program: int) -> array | None:
+        """The log (step ids and marks) every run of ``program`` writes, when it has one
+        path (``compiler/one_path.py``), else None; the same array object every time."""
+        if program not in self._fixed:
+            self._fixed[program] = self._one_path.log(self._roots[program])
+        return self._fixed[program]
 
     def steps_of(self, program: int, executed: array) -> np.ndarray:
         """The step ids of a run's log (``executed``: step ids and the blocks' negative
         marks), read-only; a log equal to the program's last gives the same array again."""
         last = self._last_steps.get(program)
-        if last is not None and last[0] == executed:  # a C comparison of the two buffers
-            return last[1]
+        if last is not None and (last[0] is executed or last[0] == executed):
+            return last[1]  # (== is a C comparison of the two buffers)
         log = np.frombuffer(executed, dtype=np.int32)
         steps = log[log >= 0]
         steps.flags.writeable = False
@@ -151,48 +176,61 @@ class BlockRecorder:
         if not keep:
             return
         last = self._last.get(program)
-        if last is None or last[0] != executed:  # a C comparison of the two buffers
-            template = len(self._templates) + len(self._new_templates)
+        if last is not None and (last[0] is executed or last[0] == executed):
+            template = last[1]  # (== is a C comparison of the two buffers)
+        else:
+            template = len(self._template_first) + len(self._new_templates)
             self._new_templates.append(np.frombuffer(executed, dtype=np.int32))
             self._last[program] = (executed, template)
             self._pending += len(executed)
-        else:
-            template = last[1]
-        self._new_runs.append((program, self.names(run.name), start, run.total_cycles, template))
+        named = self._run_names.get(program)
+        if named is None or named[0] != run.name:
+            named = self._run_names[program] = (run.name, self.names(run.name))
+        if program < self._last_program:
+            self._interleaved = True
+        self._last_program = program
+        self._new_runs.extend((program, named[1], start, run.total_cycles, template))
         if self._pending > FLUSH_ENTRIES:
             self._decode_pending()
 
     def _decode_pending(self) -> None:
-        """Time the new templates, then lay each new kept run's template at its start."""
+        """Time the new templates, then lay each new kept run's template at its start: one
+        gather of the templates' rows into the executions' columns."""
         self._time_templates()
         if not self._new_runs:
             return
-        # one (runs, 5) array in one call: program, name, start, cycles, template
-        program, name, start, cycles, template = np.array(self._new_runs, dtype=np.int64).T
+        runs = np.frombuffer(self._new_runs, dtype=np.int64).reshape(-1, _RUN)
+        self._new_runs = array("q")
+        program, name, start, cycles, template = runs.T
         first_run = len(self._runs)
         self._runs.append(program=program, name=name, start=start, cycles=cycles)
-        self._new_runs = []
-        runs = first_run + np.arange(len(template))
-        templates = np.unique(template).tolist()
-        parts = []
-        for t in templates:  # each template's runs at once
-            mine = template == t if len(templates) > 1 else slice(None)
-            rows = self._templates[t]
-            n, k = len(rows["block"]), len(runs[mine])
-            shift = np.repeat(start[mine], n)
-            parts.append(
-                {
-                    "run": np.repeat(runs[mine], n),
-                    **{c: np.tile(rows[c], k) for c in ("block", "ipu", "tile", "depth")},
-                    "start": np.tile(rows["start"], k) + shift,
-                    "end": np.tile(rows["end"], k) + shift,
-                }
-            )
-        columns = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
-        if len(parts) > 1:  # templates interleaved: in run order, each run's rows as timed
-            order = np.argsort(columns["run"], kind="stable")
-            columns = {c: v[order] for c, v in columns.items()}
-        self._rows.append(**columns)
+        count = np.frombuffer(self._template_count, dtype=np.int64)[template]
+        first = np.frombuffer(self._template_first, dtype=np.int64)[template]
+        rows = int(count.sum())
+        # room for the runs still to be kept, as long as these: the columns are not copied
+        # into fresh memory as they grow (what is never written is never touched)
+        expect = rows // len(template) * self.keep * len(self._last)
+        out = self._rows.grow(rows, min(expect, _EXPECT_AT_MOST))
+        if (template == template[0]).all():  # one path: its rows once per run, moved
+            k, n, at = len(template), int(count[0]), int(first[0])
+            out["run"].reshape(k, n)[:] = np.arange(first_run, first_run + k)[:, None]
+            for column in _EXECUTION:
+                rows_of = self._templates.view(column)[at : at + n]
+                if column in ("start", "end"):
+                    np.add(rows_of, start[:, None], out=out[column].reshape(k, n))
+                else:
+                    out[column].reshape(k, n)[:] = rows_of
+            return
+        ends = np.cumsum(count)
+        run = np.repeat(np.arange(len(template)), count)
+        source = np.arange(rows) + np.repeat(first - (ends - count), count)
+        np.add(run, first_run, out=out["run"], casting="unsafe")
+        shift = start[run]
+        for column in _EXECUTION:
+            if column in ("start", "end"):
+                np.add(self._templates.view(column)[source], shift, out=out[column])
+            else:
+                np.take(self._templates.view(column), source, out=out[column])
 
     def _time_templates(self) -> None:
         """Every new template's executions, cycles from its own start: one numpy pass over
@@ -236,34 +274,35 @@ class BlockRecorder:
             "start": at[entry],
             "end": end[row],
         }
-        cuts = np.searchsorted(entry, np.cumsum(lengths)[:-1])  # each template's rows
-        for first, stop in zip(
-            np.concatenate(([0], cuts)), np.append(cuts, len(entry)), strict=True
-        ):
-            self._templates.append({c: v[first:stop] for c, v in columns.items()})
+        cuts = np.searchsorted(entry, np.cumsum(lengths))  # where each template's rows end
+        self._template_first.extend(
+            (len(self._templates) + cuts - np.diff(cuts, prepend=0)).tolist()
+        )
+        self._template_count.extend(np.diff(cuts, prepend=0).tolist())
+        self._templates.append(**columns)
 
     def data(self) -> BlocksData:
         """The kept runs' blocks, runs in the execution section's order (by program), each
         run's executions in time order (outer blocks first). Made again only after new runs;
         its columns are views of what is recorded, copied only when runs of several programs
         interleave."""
-        kept = len(self._runs) + len(self._new_runs)  # (the pending ones decode below)
+        kept = len(self._runs) + len(self._new_runs) // _RUN  # (the pending ones decode below)
         if self._data is not None and self._data[0] == kept:
             return self._data[1]
         self._decode_pending()
         runs, rows = self._runs.view, self._rows.view
         programs = runs("program")
-        order = np.argsort(programs, kind="stable")
-        run, pick = rows("run"), slice(None)
-        if (np.diff(programs) < 0).any():  # runs of programs interleaved: by program first
+        order, run, pick = slice(None), rows("run"), slice(None)
+        if self._interleaved:  # runs of programs interleaved: by program first
+            order = np.argsort(programs, kind="stable")
             position = np.empty(len(order), dtype=np.int64)
             position[order] = np.arange(len(order))
             pick = np.argsort(position[run], kind="stable")  # each run's rows keep their order
             run = position[run][pick]
-        else:
-            order = slice(None)
+        if self._strings is None or len(self._strings) != len(self.names):
+            self._strings = self.names.table()  # (a new name only with a new block or run)
         data = BlocksData(
-            strings=self.names.table(),
+            strings=self._strings,
             tile=self.tile,
             block_name=self.block_name,
             block_kind=self.block_kind,
@@ -296,16 +335,21 @@ class _Growing:
         return self._size
 
     def append(self, **values: Any) -> None:
-        arrays = {name: np.asarray(v) for name, v in values.items()}
-        count = len(next(iter(arrays.values())))
-        size = self._size + count
+        count = len(next(iter(values.values())))
+        for name, rows in self.grow(count).items():
+            rows[:] = values[name]
+
+    def grow(self, count: int, expect: int = 0) -> dict[str, np.ndarray]:
+        """``count`` new rows at the end, to be filled in: each column's slice of them;
+        when the columns must grow, to at least the ``expect`` rows foreseen in all."""
+        old, size = self._size, self._size + count
         for name, column in self._columns.items():
             if size > len(column):
-                grown = np.zeros(max(size, 2 * len(column)), column.dtype)
-                grown[: self._size] = column[: self._size]
-                self._columns[name] = column = grown
-            column[self._size : size] = arrays[name]
+                grown = np.empty(max(size, 2 * len(column), expect), column.dtype)
+                grown[:old] = column[:old]
+                self._columns[name] = grown
         self._size = size
+        return {name: column[old:size] for name, column in self._columns.items()}
 
     def view(self, name: str) -> np.ndarray:
         view = self._columns[name][: self._size]
