@@ -16,6 +16,7 @@ from typing import Any
 from profiler_core.runs.cluster import CONNECT_SECONDS, sweep_client
 from profiler_core.runs.errors import SweepError
 from profiler_core.runs.execute import run_one
+from profiler_core.runs.order import LongestFirst
 from profiler_core.runs.plan import SweepPlan
 from profiler_core.runs.record import FINISHED, SweepRecord, start_record
 
@@ -110,38 +111,63 @@ def _submit_and_record(
 
     sweep_id = uuid.uuid4().hex[:12]
     cancel = Event(f"popvision-sweep-{sweep_id}", client=client)
-    futures = [
-        client.submit(
-            run_one,
-            run.to_dict(),
-            cancel.name,
-            run_timeout,
-            key=f"popvision-run-{sweep_id}-{i}",
-            pure=False,
-        )
-        for i, run in enumerate(todo)
-    ]
-    by_key = {f.key: run for f, run in zip(futures, todo, strict=True)}
+    # Runs are handed out one per free worker thread, longest predicted first (order.py),
+    # rather than all queued in the plan's order: a sweep over sizes would end with its
+    # largest run alone on one worker.
+    waiting = LongestFirst(todo)
+    futures: list[Any] = []
+    by_key: dict[str, Any] = {}
+    started = as_completed()
+
+    def start_more() -> None:
+        under_way = len(futures) - len(outcome.rows)
+        for _ in range(min(_worker_threads(client) - under_way, len(waiting))):
+            run = waiting.pop()
+            future = client.submit(
+                run_one,
+                run.to_dict(),
+                cancel.name,
+                run_timeout,
+                key=f"popvision-run-{sweep_id}-{len(futures)}",
+                pure=False,
+            )
+            futures.append(future)
+            by_key[future.key] = run
+            started.add(future)
+
     try:
-        for future in as_completed(futures):
-            row = _row_of(future, by_key[future.key])
+        start_more()
+        for future in started:
+            run = by_key[future.key]
+            row = _row_of(future, run)
             _keep(outcome, row, order)
+            waiting.ended(run, row["wall_seconds"])
+            start_more()
             if progress is not None:
                 progress(row, len(outcome.rows), len(todo))
     except KeyboardInterrupt:
         outcome.interrupted = True
-        # Runs under way stop and runs not started end at once, all without a row; none is
-        # cancelled in Dask, which would leave a run's process behind its worker's back.
+        # Runs under way stop, all without a row, and no more start; none is cancelled in
+        # Dask, which would leave a run's process behind its worker's back.
         cancel.set()
-        waiting = [f for f in futures if not f.done()]
+        under_way = [f for f in futures if not f.done()]
         with contextlib.suppress(Exception):
-            wait(waiting, timeout=STOP_GRACE_SECONDS)
-        for future in waiting:  # a run that ended by itself meanwhile is kept
+            wait(under_way, timeout=STOP_GRACE_SECONDS)
+        for future in under_way:  # a run that ended by itself meanwhile is kept
             if future.status == "finished":
                 row = future.result()
                 if row["status"] in FINISHED:
                     _keep(outcome, row, order)
         outcome.record.save()
+
+
+def _worker_threads(client: Any) -> int:
+    """The threads of the cluster's workers now (at least one: a scheduler whose workers
+    have not joined yet queues the run)."""
+    try:
+        return max(sum(client.nthreads().values()), 1)
+    except Exception:  # the scheduler went away: the run's future says so
+        return 1
 
 
 def _row_of(future: Any, run: Any) -> dict[str, Any]:

@@ -45,7 +45,9 @@ def _finished(out: Path) -> list[str]:
 def test_an_interrupted_sweep_keeps_what_finished_and_resumes_the_rest(tmp_path, how):
     out = tmp_path / "sweep"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    argv = [sys.executable, "-m", "profiler_core.cli", "sweep", "--workers", "2", "--out"]
+    # the two slow runs start first (longest first), the fast ones one after the other on
+    # the third worker
+    argv = [sys.executable, "-m", "profiler_core.cli", "sweep", "--workers", "3", "--out"]
     sweep = subprocess.Popen(
         [*argv, str(out), *map(str, COMMAND)],
         env=env,
