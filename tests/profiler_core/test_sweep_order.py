@@ -65,3 +65,18 @@ def test_a_sweep_starts_its_runs_longest_predicted_first(tmp_path):
     assert [r["name"] for r in runs] == ["t=0.1", "t=0.3", "t=0.2"]  # recorded in plan order
     started = sorted(runs, key=lambda r: r["started"])
     assert [r["name"] for r in started] == ["t=0.3", "t=0.2", "t=0.1"]
+
+
+def test_the_local_clusters_quiet_housekeeping_names_settings_dask_has():
+    """A misspelt key would be set and ignored: each must be one of Dask's own settings,
+    and a worker of the sweep's cluster must run with it."""
+    import dask
+    import distributed  # noqa: F401 - loads Dask's distributed settings
+
+    from profiler_core.runs.cluster import QUIET_LOCAL_CLUSTER, sweep_client
+
+    for key in QUIET_LOCAL_CLUSTER:
+        dask.config.get(key)  # KeyError when Dask has no such setting
+    with sweep_client(1) as (client, _):
+        ticks = client.run(lambda dask_worker: dask_worker.periodic_callbacks["tick"].callback_time)
+        assert list(ticks.values()) == [1000]
