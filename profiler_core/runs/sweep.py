@@ -16,7 +16,6 @@ from typing import Any
 from profiler_core.runs.cluster import CONNECT_SECONDS, sweep_client
 from profiler_core.runs.errors import SweepError
 from profiler_core.runs.execute import run_one
-from profiler_core.runs.order import LongestFirst
 from profiler_core.runs.plan import SweepPlan
 from profiler_core.runs.record import FINISHED, SweepRecord, start_record
 
@@ -108,6 +107,8 @@ def _submit_and_record(
     progress: Progress | None,
 ) -> None:
     from distributed import Event, as_completed, wait
+
+    from profiler_core.runs.order import LongestFirst  # numpy: not for `--help`
 
     sweep_id = uuid.uuid4().hex[:12]
     cancel = Event(f"popvision-sweep-{sweep_id}", client=client)
