@@ -259,11 +259,8 @@ class Engine:
                 f"stream {name!r} has no host data connected; call "
                 f"engine.connect_stream({name!r}, array) before engine.run({index})"
             )
-        runner, fixed = exe.runners[index], None
-        if self.blocks is not None:  # a program with one path logs its marks from here
-            fixed = self.blocks.fixed_log(index)
-            if fixed is not None:
-                runner = exe.unmarked_runners[index]
+        marked = exe.runners[index]  # a one-path program runs without its marks (fixed)
+        runner, fixed = self.blocks.runner(index, marked) if self.blocks else (marked, None)
         ctx = RunContext(memory, self._streams, self._print_stream)
         snapshot = self._snapshot() if self._may_fail(index) else None
         started_ns = time.monotonic_ns()
@@ -280,14 +277,12 @@ class Engine:
                 raise
             raise ExecutionError(f"run({index}) failed: {type(exc).__name__}: {exc}") from exc
         self.run_count += 1
+        executed = ctx.executed if fixed is None else fixed
         if self.blocks is None:
-            self.last_run_steps = np.frombuffer(ctx.executed, dtype=np.int32).copy()
-            self._record_run(index, started_ns, ctx.executed)
-            return
-        # lightweight profiling's marks are negative codes among the step ids
-        log = ctx.executed if fixed is None else fixed
-        self.last_run_steps = self.blocks.steps_of(index, log)
-        self._record_run(index, started_ns, log)
+            self.last_run_steps = np.frombuffer(executed, dtype=np.int32).copy()
+        else:  # lightweight profiling's marks are negative codes among the step ids
+            self.last_run_steps = self.blocks.steps_of(index, executed)
+        self._record_run(index, started_ns, executed)
 
     def _record_run(self, index: int, started_ns: int, log: array) -> None:
         program = self.executable.programs[index]

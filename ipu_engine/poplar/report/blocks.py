@@ -20,7 +20,6 @@ runs the report keeps (``autoReport.executionProfileProgramRunCount`` of each pr
 from __future__ import annotations
 
 from array import array
-from typing import Any
 
 import numpy as np
 
@@ -29,7 +28,9 @@ from ipu_engine.poplar.compiler.block_marks import BlockMarks
 from ipu_engine.poplar.compiler.executable import Executable
 from ipu_engine.poplar.compiler.one_path import OnePath
 from ipu_engine.poplar.cost_model.compile_model import CompileModel
+from ipu_engine.poplar.executor import Runner
 from ipu_engine.poplar.options import EngineOptions
+from ipu_engine.poplar.report.growing_columns import GrowingColumns
 from ipu_engine.poplar.target import Target
 from profiler_core.model.kinds import BlockKind, StepKind
 from profiler_core.model.profile import BlocksData, RunData
@@ -72,8 +73,10 @@ class BlockRecorder:
         self.counter = 0  # the engine's cycle counter: runs follow one another
         # the kept runs, in the order they ran, and their executions once decoded: columns
         # that grow by doubling, so a report's data after each run costs the new rows only
-        self._runs = _Growing(program=np.int32, name=np.int32, start=np.int64, cycles=np.int64)
-        self._rows = _Growing(run=np.int32, **_EXECUTION)
+        self._runs = GrowingColumns(
+            program=np.int32, name=np.int32, start=np.int64, cycles=np.int64
+        )
+        self._rows = GrowingColumns(run=np.int32, **_EXECUTION)
         # Runs of a program mostly repeat one path through it: each distinct log is a
         # template, timed once from its own start; a kept run is its template moved to its
         # start. (program -> the last log and its template), the templates' logs not timed
@@ -85,11 +88,11 @@ class BlockRecorder:
         self._last_program = -1
         self._interleaved = False  # a run of a program after one of a later program
         self._one_path = OnePath(exe.function_nodes)
-        self._roots = exe.roots
+        self._roots, self._unmarked = exe.roots, exe.unmarked_runners
         self._fixed: dict[int, array | None] = {}  # program -> its one path's log
         self._last_steps: dict[int, tuple[array, np.ndarray]] = {}  # program -> log, steps
         self._new_templates: list[np.ndarray] = []
-        self._templates = _Growing(**_EXECUTION)  # every template's rows, one after another
+        self._templates = GrowingColumns(**_EXECUTION)  # every template's rows, one after another
         self._template_first = array("q")  # where each template's rows start there
         self._template_count = array("q")
         self._pending = 0  # entries of the templates not timed yet
@@ -149,6 +152,12 @@ class BlockRecorder:
             )
         keep = int(options["autoReport.executionProfileProgramRunCount"])
         return cls(marks, exe, model, tile, keep)
+
+    def runner(self, program: int, marked: Runner) -> tuple[Runner, array | None]:
+        """What runs ``program`` (its ``marked`` runner), and the log of marks and steps
+        when it has one path: then the runner without the marks, which logs steps only."""
+        fixed = self.fixed_log(program)
+        return (marked, None) if fixed is None else (self._unmarked[program], fixed)
 
     def fixed_log(self, program: int) -> array | None:
         """The log (step ids and marks) every run of ``program`` writes, when it has one
@@ -321,40 +330,6 @@ class BlockRecorder:
         )
         self._data = (kept, data)
         return data
-
-
-class _Growing:
-    """Named columns that grow by doubling: appending copies only the new rows, and a view
-    of the first n rows stays valid (later rows go past it, or into a new buffer)."""
-
-    def __init__(self, **dtypes: type) -> None:
-        self._columns = {name: np.zeros(16, dtype) for name, dtype in dtypes.items()}
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def append(self, **values: Any) -> None:
-        count = len(next(iter(values.values())))
-        for name, rows in self.grow(count).items():
-            rows[:] = values[name]
-
-    def grow(self, count: int, expect: int = 0) -> dict[str, np.ndarray]:
-        """``count`` new rows at the end, to be filled in: each column's slice of them;
-        when the columns must grow, to at least the ``expect`` rows foreseen in all."""
-        old, size = self._size, self._size + count
-        for name, column in self._columns.items():
-            if size > len(column):
-                grown = np.empty(max(size, 2 * len(column), expect), column.dtype)
-                grown[:old] = column[:old]
-                self._columns[name] = grown
-        self._size = size
-        return {name: column[old:size] for name, column in self._columns.items()}
-
-    def view(self, name: str) -> np.ndarray:
-        view = self._columns[name][: self._size]
-        view.flags.writeable = False  # a report's columns: nobody changes them
-        return view
 
 
 class _Sources:
