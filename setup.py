@@ -15,6 +15,7 @@ setup(
     ext_modules=[
         Extension("profiler_core.formats.pvti._ring", [f"{RING}/_ring.c"], depends=HEADER),
         Extension("profiler_core.trace._chrome_scan", ["profiler_core/trace/_chrome_scan.c"]),
+        Extension("profiler_core.trace._walk", ["profiler_core/trace/_walk.c"]),
         Extension(
             "ipu_engine.pvti._tracepoint",
             [f"ipu_engine/pvti/{name}.c" for name in TRACEPOINT],
