@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench fuzz soak models torch clean
+.PHONY: run test lint format bench fuzz asan soak models torch clean
 
 NATIVE := setup.py profiler_core/formats/pvti/_ring.c profiler_core/formats/pvti/_ring.h \
 	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h profiler_core/trace/*.c)
@@ -45,6 +45,22 @@ FUZZ_TESTS := tests/profiler_core/test_trace_fuzz.py tests/profiler_core/test_re
 fuzz: $(STAMP)
 	POPVISION_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q \
 		--hypothesis-show-statistics $(FUZZ_TESTS)
+
+# The Chrome JSON kernel and the nesting walk (profiler_core/trace/*.c) built with
+# AddressSanitizer and run under their tests: any read past a buffer fails the run. The
+# in-place modules are rebuilt as usual afterwards.
+ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
+ASAN_TESTS := tests/profiler_core/test_chrome_native_path.py tests/profiler_core/test_trace_nesting.py \
+	tests/profiler_core/test_chrome_tolerant.py tests/profiler_core/test_trace_bad_input.py
+
+asan: $(STAMP)
+	for m in _chrome_scan _walk; do $(CC) -shared -fPIC -fsanitize=address -fno-omit-frame-pointer \
+		-g -O1 -I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])") \
+		profiler_core/trace/$$m.c -o profiler_core/trace/$$m$$($(PY) -c \
+		"import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))") || exit 1; done
+	PYTHONMALLOC=malloc LD_PRELOAD=$(ASAN_LIB) ASAN_OPTIONS=detect_leaks=0 \
+		QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(ASAN_TESTS); \
+		status=$$?; $(PY) -m pip install --quiet -e '.[dev]'; exit $$status
 
 # The window soak of issue 30 at full length: 200 cycles of open / compare / every page / close
 # in one process (make test runs 40); the memory after the last cycle within 10% of after
