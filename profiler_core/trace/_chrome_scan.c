@@ -57,6 +57,8 @@ typedef struct {
     int64_t *pair_key; /* 2 per pair id */
     Py_ssize_t pair_cap;
     PyObject *pairs; /* list: id -> (pid, tid) */
+    uint8_t *scratch; /* an escaped name decoded */
+    Py_ssize_t scratch_cap;
 } Scanner;
 
 /* -- byte classes ---------------------------------------------------------------------- */
@@ -648,7 +650,8 @@ parse_value(const uint8_t **pp, const uint8_t *end, int depth, int limit, Object
 
 enum { F_PH, F_NAME, F_CAT, F_TS, F_DUR, F_PID, F_TID, F_ID, F_BP, F_S, F_ARGS, F_BIND,
        F_ID2, F_COUNT };
-enum { V_ABSENT = 0, V_STRING, V_NUMBER, V_OBJECT, V_NULL, V_ODD };
+/* a field's value: V_ESCAPED is a string holding escapes (decoded when a name is read) */
+enum { V_ABSENT = 0, V_STRING, V_ESCAPED, V_NUMBER, V_OBJECT, V_NULL, V_ODD };
 
 typedef struct {
     int kind[F_COUNT];
@@ -745,7 +748,7 @@ parse_event(const uint8_t **pp, const uint8_t *end, int limit, Event *ev)
         }
         else if (*p == '"') {
             rc = parse_string(&p, end, &esc);
-            ev->kind[f] = esc ? V_ODD : V_STRING;
+            ev->kind[f] = esc ? V_ESCAPED : V_STRING;
             ev->str[f] = v0 + 1;
             ev->len[f] = p - v0 - 2;
         }
@@ -823,7 +826,116 @@ ident_ok(const Event *ev, int f)
 static int
 text_ok(const Event *ev, int f)
 {
-    return ev->kind[f] == V_ABSENT || ev->kind[f] == V_STRING;
+    return ev->kind[f] == V_ABSENT || ev->kind[f] == V_STRING || ev->kind[f] == V_ESCAPED;
+}
+
+static uint32_t
+hex4(const uint8_t *p)
+{
+    uint32_t u = 0;
+    for (int k = 0; k < 4; k++) {
+        uint8_t c = p[k];
+        u = u * 16 + (uint32_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return u;
+}
+
+/* The body p[:n] of a string parse_string validated (escapes complete, UTF-8 strict)
+ * decoded as json.loads decodes it, written as UTF-8 to out (n bytes suffice: an escape
+ * never decodes to more bytes than it takes); its length, or -1 when it holds a lone
+ * surrogate (Python keeps one in a str: no UTF-8 bytes to intern). */
+static Py_ssize_t
+unescape(const uint8_t *p, Py_ssize_t n, uint8_t *out)
+{
+    const uint8_t *end = p + n;
+    Py_ssize_t o = 0;
+    while (p < end) {
+        if (*p != '\\') {
+            out[o++] = *p++;
+            continue;
+        }
+        uint8_t c = p[1];
+        p += 2;
+        switch (c) {
+        case 'b':
+            out[o++] = '\b';
+            continue;
+        case 'f':
+            out[o++] = '\f';
+            continue;
+        case 'n':
+            out[o++] = '\n';
+            continue;
+        case 'r':
+            out[o++] = '\r';
+            continue;
+        case 't':
+            out[o++] = '\t';
+            continue;
+        case 'u':
+            break;
+        default: /* " \ / */
+            out[o++] = c;
+            continue;
+        }
+        uint32_t u = hex4(p);
+        p += 4;
+        if (u >= 0xDC00 && u <= 0xDFFF)
+            return -1;
+        if (u >= 0xD800 && u <= 0xDBFF) { /* a pair, as json.loads joins it */
+            if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
+                return -1;
+            uint32_t low = hex4(p + 2);
+            if (low < 0xDC00 || low > 0xDFFF)
+                return -1;
+            u = 0x10000 + ((u - 0xD800) << 10) + (low - 0xDC00);
+            p += 6;
+        }
+        if (u < 0x80)
+            out[o++] = (uint8_t)u;
+        else if (u < 0x800) {
+            out[o++] = (uint8_t)(0xC0 | (u >> 6));
+            out[o++] = (uint8_t)(0x80 | (u & 0x3F));
+        }
+        else if (u < 0x10000) {
+            out[o++] = (uint8_t)(0xE0 | (u >> 12));
+            out[o++] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
+            out[o++] = (uint8_t)(0x80 | (u & 0x3F));
+        }
+        else {
+            out[o++] = (uint8_t)(0xF0 | (u >> 18));
+            out[o++] = (uint8_t)(0x80 | ((u >> 12) & 0x3F));
+            out[o++] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
+            out[o++] = (uint8_t)(0x80 | (u & 0x3F));
+        }
+    }
+    return o;
+}
+
+/* The id of field f's text (absent: ""), escapes decoded; -1 for a lone surrogate, -2 on
+ * error. */
+static int32_t
+intern_text(Scanner *s, const Event *ev, int f)
+{
+    if (ev->kind[f] != V_ESCAPED) {
+        int32_t id = ev->kind[f] == V_STRING ? intern_string(s, ev->str[f], ev->len[f])
+                                             : intern_string(s, (const uint8_t *)"", 0);
+        return id < 0 ? -2 : id;
+    }
+    if (ev->len[f] > s->scratch_cap) {
+        uint8_t *grown = PyMem_Realloc(s->scratch, (size_t)ev->len[f]);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -2;
+        }
+        s->scratch = grown;
+        s->scratch_cap = ev->len[f];
+    }
+    Py_ssize_t n = unescape(ev->str[f], ev->len[f], s->scratch);
+    if (n < 0)
+        return -1;
+    int32_t id = intern_string(s, s->scratch, n);
+    return id < 0 ? -2 : id;
 }
 
 /* Event k's columns; its class CLS_OTHER when the per-event path must read it. */
@@ -868,7 +980,7 @@ classify(Scanner *s, const Event *ev, Columns *c, Py_ssize_t k)
             return 0;
         int args = ev->kind[F_ARGS];
         if (args == V_ODD || (args == V_OBJECT && ev->args_keys.odd_key) ||
-            (args == V_NUMBER || args == V_STRING))
+            args == V_NUMBER || args == V_STRING || args == V_ESCAPED)
             return 0;
     }
     if (cls == CLS_SPAN) {
@@ -899,7 +1011,7 @@ classify(Scanner *s, const Event *ev, Columns *c, Py_ssize_t k)
         }
     }
     else if (cls == CLS_INSTANT) {
-        if (ev->kind[F_S] == V_ODD) /* an escaped scope could be "g" or "p" */
+        if (ev->kind[F_S] == V_ESCAPED) /* an escaped scope could be "g" or "p" */
             return 0;
         if (ev->kind[F_S] == V_STRING && ev->len[F_S] == 1 &&
             (ev->str[F_S][0] == 'g' || ev->str[F_S][0] == 'p'))
@@ -910,7 +1022,7 @@ classify(Scanner *s, const Event *ev, Columns *c, Py_ssize_t k)
     else { /* a flow point */
         if (!ident_ok(ev, F_ID))
             return 0;
-        if (ev->kind[F_BP] == V_ODD)
+        if (ev->kind[F_BP] == V_ESCAPED) /* could be "e" */
             return 0;
         if (ev->kind[F_BP] == V_STRING && ev->len[F_BP] == 1 && ev->str[F_BP][0] == 'e')
             flags |= FLAG_BP_E;
@@ -923,20 +1035,20 @@ classify(Scanner *s, const Event *ev, Columns *c, Py_ssize_t k)
     int32_t pair = intern_pair(s, pid, tid);
     if (pair < 0)
         return -1;
-    int32_t cat = ev->kind[F_CAT] == V_STRING
-                      ? intern_string(s, ev->str[F_CAT], ev->len[F_CAT])
-                      : intern_string(s, (const uint8_t *)"", 0);
-    if (cat < 0)
+    int32_t cat = intern_text(s, ev, F_CAT);
+    if (cat < -1)
         return -1;
+    if (cat == -1) /* a lone surrogate: the per-event path reads it */
+        return 0;
     int32_t name = 0;
     c->args_at[k] = c->args_used;
     c->args_len[k] = 0;
     if (cls <= CLS_INSTANT) {
-        name = ev->kind[F_NAME] == V_STRING
-                   ? intern_string(s, ev->str[F_NAME], ev->len[F_NAME])
-                   : intern_string(s, (const uint8_t *)"", 0);
-        if (name < 0)
+        name = intern_text(s, ev, F_NAME);
+        if (name < -1)
             return -1;
+        if (name == -1)
+            return 0;
         if (ev->kind[F_ARGS] == V_OBJECT && ev->args_keys.keys > 0) {
             memcpy(c->argbuf + c->args_used, ev->args_at, (size_t)ev->args_len);
             c->args_len[k] = ev->args_len;
@@ -1009,6 +1121,7 @@ scanner_dealloc(Scanner *self)
     PyMem_Free(self->str_off);
     PyMem_Free(self->str_len);
     PyMem_Free(self->pair_key);
+    PyMem_Free(self->scratch);
     type->tp_free((PyObject *)self);
     Py_DECREF(type);
 }
