@@ -393,6 +393,11 @@ parse_number(const uint8_t **pp, const uint8_t *end, Number *num, int want_value
         if (eneg)
             exp = -exp;
     }
+    /* json.loads makes an integer literal an int, which Python refuses past
+     * sys.get_int_max_str_digits() digits (4300 by default; no check below 640): the
+     * buffer is json.loads's to read (it skips that event as malformed) */
+    if (!has_frac && !has_exp && int_digits > 640)
+        return SCAN_BAD;
     *pp = p;
     num->is_int = num->big_int = num->ok = 0;
     if (!want_value)

@@ -322,6 +322,8 @@ def test_the_kernel_reads_no_byte_past_its_buffer() -> None:
         b'{"ph":"X"}}',
         b'\xef\xbb\xbf{"ph":"X"}',
         b'{"ph":"X","zz":' + b"[" * 80 + b"]" * 80 + b"}",  # deeper than the kernel's limit
+        b'{"ph":"X","ts":1,"dur":1,"args":{"n":' + b"7" * 5000 + b"}}",  # json.loads: too long
+        b'{"ph":"X","ts":1,"dur":1,"zz":-' + b"7" * 641 + b"}",
     ],
 )
 def test_a_buffer_the_kernel_would_read_otherwise_than_json_loads_is_refused(buf: bytes) -> None:
@@ -441,7 +443,8 @@ def test_a_file_cut_short_reads_as_before(
         assert any("ends" in w for w in trace.warnings)
 
 
-BAD_FILES = [b"", b"   ", b"{", b"[", b"[}", b"[1, 2, 3]", b'{"traceEvents": 5}', b"\x00\x01\x02",
+BAD_FILES = [b'[{"ph":"X","ts":1,"dur":1,"args":{"n":' + b"7" * 5000 + b'}}, {"ph":"i","ts":1}]',
+             b"", b"   ", b"{", b"[", b"[}", b"[1, 2, 3]", b'{"traceEvents": 5}', b"\x00\x01\x02",
              b'[{"ph":"X","ts":1,"dur":1}, 7, "x", {"ph":"X","ts":2,"dur":1}]',
              b'[{"ph":"X","ts":1,"dur":1} {"ph":"X","ts":2,"dur":1}]',
              b'[{"ph":"X","ts":1,"dur":1},,,{"ph":"X","ts":2,"dur":1},]',
