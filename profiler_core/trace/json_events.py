@@ -38,6 +38,9 @@ from profiler_core.trace.json_typed import TypedEvents, decode
 #: a chunk's parsed events (~7x its bytes as dicts) stay in the CPU's caches while they are
 #: read field by field: 4 MB chunks' ~28 MB did not, and a 1M-event file took ~17% longer
 CHUNK_BYTES = 256 << 10
+#: the native kernel makes no object per event: its per-chunk calls are what a chunk costs,
+#: so it reads 1 MB at a time (a chunk it refuses is read as before, 1 MB of it)
+NATIVE_CHUNK_BYTES = 1 << 20
 #: a Chrome JSON trace is streamed (memory holds a chunk and the event columns, not the
 #: document), so its limit is far above whole-document JSON's DEFAULT_MAX_BYTES
 MAX_TRACE_BYTES = 4 << 30
@@ -120,7 +123,7 @@ def read_events(
     *,
     max_bytes: int = MAX_TRACE_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    chunk_bytes: int = CHUNK_BYTES,
+    chunk_bytes: int | None = None,
     typed: bool = False,
     native: bool = False,
 ) -> Iterator[Any]:
@@ -130,6 +133,10 @@ def read_events(
     C kernel reads is a ``chrome_native.NativeEvents`` (columns)."""
     with _open(path) as raw:
         reader = _Limited(raw, path, max_bytes)
+        if chunk_bytes is None:
+            chunk_bytes = (
+                NATIVE_CHUNK_BYTES if native and chrome_native.available() else CHUNK_BYTES
+            )
         yield from _Events(reader, stream, max_depth, chunk_bytes, typed, native).run()
 
 
