@@ -11,7 +11,8 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint format bench fuzz asan soak models torch clean
 
 NATIVE := setup.py profiler_core/formats/pvti/_ring.c profiler_core/formats/pvti/_ring.h \
-	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h profiler_core/trace/*.c)
+	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h profiler_core/trace/*.c \
+	profiler_core/trace/*.h)
 
 $(STAMP): pyproject.toml $(NATIVE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,11 +54,15 @@ ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
 ASAN_TESTS := tests/profiler_core/test_chrome_native_path.py tests/profiler_core/test_trace_nesting.py \
 	tests/profiler_core/test_chrome_tolerant.py tests/profiler_core/test_trace_bad_input.py
 
+ASAN_CFLAGS = -shared -fPIC -fsanitize=address -fno-omit-frame-pointer -g -O1 \
+	-I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+EXT = $$($(PY) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+
 asan: $(STAMP)
-	for m in _chrome_scan _walk; do $(CC) -shared -fPIC -fsanitize=address -fno-omit-frame-pointer \
-		-g -O1 -I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])") \
-		profiler_core/trace/$$m.c -o profiler_core/trace/$$m$$($(PY) -c \
-		"import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))") || exit 1; done
+	$(CC) $(ASAN_CFLAGS) profiler_core/trace/_chrome_scan.c profiler_core/trace/_chrome_event.c \
+		profiler_core/trace/_chrome_intern.c profiler_core/trace/_json_text.c \
+		profiler_core/trace/_json_number.c -o profiler_core/trace/_chrome_scan$(EXT)
+	$(CC) $(ASAN_CFLAGS) profiler_core/trace/_walk.c -o profiler_core/trace/_walk$(EXT)
 	PYTHONMALLOC=malloc LD_PRELOAD=$(ASAN_LIB) ASAN_OPTIONS=detect_leaks=0 \
 		QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(ASAN_TESTS); \
 		status=$$?; $(PY) -m pip install --quiet -e '.[dev]'; exit $$status

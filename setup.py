@@ -11,10 +11,15 @@ from setuptools import Extension, setup
 RING = "profiler_core/formats/pvti"
 HEADER = [f"{RING}/_ring.h"]
 TRACEPOINT = ("_tracepoint", "_thread_stack", "_channel", "_traced_call")
+CHROME_SCAN = ("_chrome_scan", "_chrome_event", "_chrome_intern", "_json_text", "_json_number")
 setup(
     ext_modules=[
         Extension("profiler_core.formats.pvti._ring", [f"{RING}/_ring.c"], depends=HEADER),
-        Extension("profiler_core.trace._chrome_scan", ["profiler_core/trace/_chrome_scan.c"]),
+        Extension(
+            "profiler_core.trace._chrome_scan",
+            [f"profiler_core/trace/{name}.c" for name in CHROME_SCAN],
+            depends=["profiler_core/trace/_chrome_scan.h"],
+        ),
         Extension("profiler_core.trace._walk", ["profiler_core/trace/_walk.c"]),
         Extension(
             "ipu_engine.pvti._tracepoint",
