@@ -41,7 +41,7 @@ FUZZ_EXAMPLES ?= 10000
 FUZZ_TESTS := tests/profiler_core/test_trace_fuzz.py tests/profiler_core/test_report_fuzz.py \
 	tests/profiler_core/test_profile_pop_bad_input.py tests/profiler_core/test_debug_cbor.py \
 	tests/profiler_core/test_debug_cbor_v1.py tests/profiler_core/test_chrome_events_fuzz.py \
-	tests/ipu_engine/test_engine_fuzz.py
+	tests/profiler_core/test_chrome_native_path.py tests/ipu_engine/test_engine_fuzz.py
 
 fuzz: $(STAMP)
 	POPVISION_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q \

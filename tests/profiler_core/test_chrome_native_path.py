@@ -15,10 +15,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from profiler_core.errors import ReportError
 from profiler_core.trace import chrome_import, chrome_native, json_events
 from profiler_core.trace.chrome_import import import_chrome_file
+from tests.fuzzing import DERANDOMIZE, examples
 from tests.profiler_core.test_chrome_fast_path import assert_same_trace
 from tests.profiler_core.test_chrome_typed_path import _events, _write
 
@@ -458,3 +461,34 @@ def test_bad_files_are_read_or_refused_as_the_per_event_path_does(
     path = tmp_path / "bad.json"
     path.write_bytes(text)
     _assert_all_same(path, monkeypatch)
+
+
+# -- property: any events ------------------------------------------------------------------------
+
+_numbers = st.one_of(
+    st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.1, 1e300, -0.0, 2**53 + 1, 9.2e18, 1.7e308]),
+)  # fmt: skip
+_values = st.one_of(_numbers, st.text(max_size=4), st.none(), st.booleans(),
+                    st.lists(st.integers(), max_size=2))  # fmt: skip
+_event = st.dictionaries(
+    st.sampled_from(["ph", "ts", "dur", "pid", "tid", "name", "cat", "args", "s", "id", "bp",
+                     "bind_id"]),
+    st.one_of(_values, st.sampled_from(["X", "X", "i", "I", "s", "t", "f", "B", "E", "M", "g"]),
+              st.dictionaries(st.sampled_from(["name", "v", "pvti_open", "é\\"]), _values)),
+)  # fmt: skip
+
+
+@settings(max_examples=examples(150), derandomize=DERANDOMIZE, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(st.lists(_event, max_size=12), st.sampled_from([",", ",\n  ", " , "]),
+       st.integers(1, 400))  # fmt: skip
+def test_any_events_read_natively_equal_the_per_event_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, evs: list, sep: str, chunk: int
+) -> None:
+    path = tmp_path / "any.json"
+    path.write_text("[" + sep.join(json.dumps(ev, ensure_ascii=chunk % 2 == 0) for ev in evs)
+                    + "]", "utf-8")  # fmt: skip
+    with monkeypatch.context() as m:
+        m.setattr(chrome_import, "read_events", _chunked(chunk))
+        _assert_all_same(path, m)
