@@ -28,6 +28,14 @@ from tests.profiler_core.test_chrome_typed_path import _events, _write
 pytestmark = pytest.mark.skipif(not chrome_native.available(), reason="kernel not built")
 
 
+@pytest.fixture(autouse=True)
+def _every_chunk_mixed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel keeps chunks of mostly other events too, so that these tests mix its
+    columns with Builder.add's events (a chunk of mostly other events is the typed path's,
+    see test_a_chunk_of_mostly_other_events_is_left_to_the_typed_path)."""
+    monkeypatch.setattr(chrome_native, "_MOST_OTHERS", 2.0)
+
+
 def _chunked(chunk_bytes: int) -> Any:
     def read(*args: Any, **kwargs: Any) -> Any:
         return json_events.read_events(*args, chunk_bytes=chunk_bytes, **kwargs)
@@ -372,6 +380,25 @@ def test_names_with_escapes_are_read_natively_as_json_loads_decodes_them() -> No
         assert chunk.others[0]["name"] == json.loads(f'"{lone}"')
 
 
+def test_a_chunk_of_mostly_other_events_is_left_to_the_typed_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # string tids: the typed path reads them in runs, ~3x faster than Builder.add one by one
+    monkeypatch.setattr(chrome_native, "_MOST_OTHERS", 0.25)
+    evs = [{"ph": "X", "name": "op", "ts": i, "dur": 1, "pid": 1, "tid": f"stream {i % 4}"}
+           for i in range(3000)]  # fmt: skip
+    evs[1000:1100] = [dict(ev, tid=7) for ev in evs[1000:1100]]  # a few common ones
+    path = tmp_path / "tids.json"
+    path.write_text(json.dumps(evs))
+    monkeypatch.setattr(chrome_import, "read_events", _chunked(20_000))
+    seen = _counting(monkeypatch)
+    _assert_all_same(path, monkeypatch)
+    assert seen["refused"] >= 8 and seen["native"] == 0  # every chunk mostly string tids
+    odd, plain = b'{"ph":"X","ts":1,"dur":1,"tid":"t"},', b'{"ph":"X","ts":1,"dur":1},'
+    assert len(_scan(odd * 20 + plain * 80)[0].others) == 20  # a fifth: kept
+    assert _scan(odd * 30 + plain * 80) is None  # over a quarter: the typed path's
+
+
 def test_args_are_kept_as_the_file_writes_them() -> None:
     args = [b'{ "b" : [1 , 2.50, "\\u00e9\\/"] ,\n "a": {"x": 1e2} }', b"{}", b"null", b"{ }",
             b'{"big": 123456789012345678901234567, "neg": -0, "inf": 1e999}']  # fmt: skip
@@ -465,11 +492,11 @@ def test_bad_files_are_read_or_refused_as_the_per_event_path_does(
 
 # -- property: any events ------------------------------------------------------------------------
 
-_numbers = st.one_of(
+_any_numbers = st.one_of(
     st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from([0.1, 1e300, -0.0, 2**53 + 1, 9.2e18, 1.7e308]),
 )  # fmt: skip
-_values = st.one_of(_numbers, st.text(max_size=4), st.none(), st.booleans(),
+_values = st.one_of(_any_numbers, st.text(max_size=4), st.none(), st.booleans(),
                     st.lists(st.integers(), max_size=2))  # fmt: skip
 _event = st.dictionaries(
     st.sampled_from(["ph", "ts", "dur", "pid", "tid", "name", "cat", "args", "s", "id", "bp",
