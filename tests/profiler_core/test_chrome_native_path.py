@@ -239,6 +239,18 @@ def test_fuzzed_events_read_natively_equal_the_other_paths(
     assert seen["native"] > 0 and seen["other"] > 0 and (seen["refused"] > 0) != one_chunk
 
 
+@pytest.mark.parametrize("max_depth", [1, 2, 3, 4, 600])
+def test_a_nesting_limit_skips_the_same_events_as_the_other_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_depth: int
+) -> None:
+    path = tmp_path / "deep.json"
+    deep = "[" * 100 + "]" * 100  # past the kernel's 64: the typed / dict paths read it
+    text = _trace_text("deep", 200).replace('"zz"', f'"zz": {deep}, "yy"', 3)
+    path.write_text(text, "utf-8")
+    monkeypatch.setattr(chrome_import, "read_events", _chunked(2000))
+    _assert_all_same(path, monkeypatch, max_depth=max_depth)
+
+
 @pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8, 13, 33, 97])
 def test_events_cut_at_every_byte_are_read_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
