@@ -152,6 +152,45 @@ ident_ok(const Event *ev, int f)
     return ev->kind[f] == V_NUMBER && ev->num[f].is_int;
 }
 
+/* A pid or tid as fields.ident reads it, where that is plain: an integer literal within
+ * int64 (*tag 0, *value the int), or an ASCII string that is not a number (*tag 1, *value
+ * its string id: ident keeps such a string as it is). 1, or 0 when the per-event path
+ * decides (a numeric string is its number, by str.strip/isdigit/int rules), -1 on error. */
+static int
+ident_of(Scanner *s, const Event *ev, int f, int64_t *tag, int64_t *value)
+{
+    if (ev->kind[f] == V_NUMBER && ev->num[f].is_int) {
+        *tag = 0;
+        *value = ev->num[f].i;
+        return 1;
+    }
+    if (ev->kind[f] != V_STRING)
+        return 0;
+    const uint8_t *p = ev->str[f];
+    Py_ssize_t n = ev->len[f], a = 0, b = n;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (p[i] >= 0x80) /* str.isdigit() knows digits beyond ASCII */
+            return 0;
+    /* ident: value.strip() (a raw JSON string's only whitespace is ' '), .lstrip("-") */
+    while (a < b && p[a] == ' ')
+        a++;
+    while (b > a && p[b - 1] == ' ')
+        b--;
+    while (a < b && p[a] == '-')
+        a++;
+    int digits = a < b;
+    for (Py_ssize_t i = a; i < b && digits; i++)
+        digits = p[i] >= '0' && p[i] <= '9';
+    if (digits)
+        return 0;
+    int32_t id = intern_string(s, p, n);
+    if (id < 0)
+        return -1;
+    *tag = 1;
+    *value = id;
+    return 1;
+}
+
 /* An optional string field the columns take as it is (absent: ""). */
 static int
 text_ok(const Event *ev, int f)
@@ -216,9 +255,21 @@ classify(Scanner *s, const Event *ev, Columns *c, Py_ssize_t k)
     const Number *ts = &ev->num[F_TS];
     if (ev->kind[F_TS] != V_NUMBER || !stamp_ok(ts) || !text_ok(ev, F_CAT))
         return 0;
-    if ((ev->kind[F_PID] != V_ABSENT && !ident_ok(ev, F_PID)) ||
-        (ev->kind[F_TID] != V_ABSENT && !ident_ok(ev, F_TID)))
-        return 0;
+    int64_t key[4] = {0, 0, 0, 0}; /* pid's tag and value (none: 0), tid's (none: pid's) */
+    if (ev->kind[F_PID] != V_ABSENT) {
+        int got = ident_of(s, ev, F_PID, &key[0], &key[1]);
+        if (got <= 0)
+            return got;
+    }
+    if (ev->kind[F_TID] == V_ABSENT) {
+        key[2] = key[0];
+        key[3] = key[1];
+    }
+    else {
+        int got = ident_of(s, ev, F_TID, &key[2], &key[3]);
+        if (got <= 0)
+            return got;
+    }
     uint8_t flags = ts->is_int ? FLAG_TS_INT : 0;
     int64_t end_i = ts->is_int ? ts->i : 0;
     double end_f = ts->f;
@@ -277,9 +328,7 @@ classify(Scanner *s, const Event *ev, Columns *c, Py_ssize_t k)
             flags |= FLAG_END_INT;
         c->id[k] = ev->num[F_ID].i;
     }
-    int64_t pid = ev->kind[F_PID] == V_ABSENT ? 0 : ev->num[F_PID].i;
-    int64_t tid = ev->kind[F_TID] == V_ABSENT ? pid : ev->num[F_TID].i;
-    int32_t pair = intern_pair(s, pid, tid);
+    int32_t pair = intern_pair(s, key);
     if (pair < 0)
         return -1;
     int32_t cat = intern_text(s, ev, F_CAT);

@@ -120,14 +120,14 @@ intern_string(Scanner *s, const uint8_t *p, Py_ssize_t n)
 
 /* The id of the (pid, tid) pair, added when new; -1 on error. */
 int32_t
-intern_pair(Scanner *s, int64_t pid, int64_t tid)
+intern_pair(Scanner *s, const int64_t key[4])
 {
     Table *t = &s->pairs_table;
-    uint64_t h = hash_pair(pid, tid);
+    uint64_t h = hash_pair(key[1] ^ (key[0] << 62), key[3] ^ (key[2] << 62));
     Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)t->mask);
     while (t->slots[j].id >= 0) {
         int32_t id = t->slots[j].id;
-        if (s->pair_key[2 * id] == pid && s->pair_key[2 * id + 1] == tid)
+        if (memcmp(s->pair_key + 4 * id, key, 4 * sizeof(int64_t)) == 0)
             return id;
         j = (j + 1) & t->mask;
     }
@@ -138,21 +138,34 @@ intern_pair(Scanner *s, int64_t pid, int64_t tid)
     }
     if (id >= s->pair_cap) {
         Py_ssize_t cap = s->pair_cap ? s->pair_cap * 2 : 256;
-        int64_t *key = PyMem_Realloc(s->pair_key, sizeof(int64_t) * 2 * (size_t)cap);
-        if (key == NULL)
+        int64_t *keys = PyMem_Realloc(s->pair_key, sizeof(int64_t) * 4 * (size_t)cap);
+        if (keys == NULL)
             return -1;
-        s->pair_key = key;
+        s->pair_key = keys;
         s->pair_cap = cap;
     }
-    PyObject *pair = Py_BuildValue("(LL)", (long long)pid, (long long)tid);
+    /* each id an int, or (tag 1) the string of that id, as fields.ident reads them */
+    PyObject *ids[2];
+    for (int k = 0; k < 2; k++) {
+        int64_t tag = key[2 * k], value = key[2 * k + 1];
+        ids[k] = tag ? Py_NewRef(PyList_GET_ITEM(s->strings, (Py_ssize_t)value))
+                     : PyLong_FromLongLong((long long)value);
+        if (ids[k] == NULL) {
+            if (k)
+                Py_DECREF(ids[0]);
+            return -1;
+        }
+    }
+    PyObject *pair = PyTuple_Pack(2, ids[0], ids[1]);
+    Py_DECREF(ids[0]);
+    Py_DECREF(ids[1]);
     if (pair == NULL)
         return -1;
     int rc = PyList_Append(s->pairs, pair);
     Py_DECREF(pair);
     if (rc < 0)
         return -1;
-    s->pair_key[2 * id] = pid;
-    s->pair_key[2 * id + 1] = tid;
+    memcpy(s->pair_key + 4 * id, key, 4 * sizeof(int64_t));
     t->slots[j].hash = h;
     t->slots[j].id = (int32_t)id;
     if (++t->used * 2 > t->mask && table_grow(t) < 0)

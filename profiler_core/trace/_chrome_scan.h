@@ -42,7 +42,7 @@ typedef struct {
     Py_ssize_t str_cap;
     PyObject *strings; /* list: id -> str */
     Table pairs_table;
-    int64_t *pair_key; /* 2 per pair id */
+    int64_t *pair_key; /* 4 per pair id: pid's tag and value, tid's tag and value */
     Py_ssize_t pair_cap;
     PyObject *pairs; /* list: id -> (pid, tid) */
     uint8_t *scratch; /* an escaped name decoded */
@@ -96,7 +96,7 @@ int parse_number(const uint8_t **pp, const uint8_t *end, Number *num, int want_v
 /* _chrome_intern.c */
 int table_init(Table *t);
 int32_t intern_string(Scanner *s, const uint8_t *p, Py_ssize_t n);
-int32_t intern_pair(Scanner *s, int64_t pid, int64_t tid);
+int32_t intern_pair(Scanner *s, const int64_t key[4]);
 
 /* _chrome_event.c: one event object read and classed into the columns */
 /* an event's fields that the columns are made of */

@@ -6,8 +6,8 @@ holds, as the typed path keeps them.
 The kernel refuses a buffer it would read otherwise than ``json.loads`` (NaN, invalid
 UTF-8, a non-object item, deep nesting, malformed JSON): the caller then reads it as before
 (msgspec structs or dicts), as it does a chunk of mostly other events. The other events of
-a chunk it keeps (other phases, odd fields: a string pid, a bool tid, an escaped key, a
-duplicate key...) come back as dicts parsed by ``json_parse.loads`` and go through
+a chunk it keeps (other phases, odd fields: a numeric-string pid, a bool tid, an escaped
+key, a duplicate key...) come back as dicts parsed by ``json_parse.loads`` and go through
 ``Builder.add`` in file order, so every tolerant rule of the per-event path decides them as
 before.
 
@@ -41,8 +41,8 @@ TS_INT, END_INT, BP_E = 1, 2, 4
 _DTYPES = (np.uint8, np.uint8, np.int64, np.float64, np.int64, np.float64, np.int32,
            np.int32, np.int32, np.int64, np.int64, np.int64, np.int64, np.int64)  # fmt: skip
 #: a chunk with more other events than this share is left to the typed path: Builder.add
-#: takes ~3-5 µs an event, the typed path's runs ~1.5 µs (string tids in every event read
-#: 3x slower one by one than as the typed path's runs)
+#: takes ~3-5 µs an event, the typed path's runs ~1.5 µs (numeric-string tids in every
+#: event read 3x slower one by one than as the typed path's runs)
 _MOST_OTHERS = 0.25
 _NAMES = ("cls", "flags", "ts_i", "ts_f", "end_i", "end_f", "name", "cat", "pair", "id",
           "args_at", "args_len", "start", "stop")  # fmt: skip

@@ -395,9 +395,10 @@ def test_names_with_escapes_are_read_natively_as_json_loads_decodes_them() -> No
 def test_a_chunk_of_mostly_other_events_is_left_to_the_typed_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # string tids: the typed path reads them in runs, ~3x faster than Builder.add one by one
+    # numeric-string tids ("7" is the thread 7): the typed path reads them in runs, ~3x
+    # faster than Builder.add one by one
     monkeypatch.setattr(chrome_native, "_MOST_OTHERS", 0.25)
-    evs = [{"ph": "X", "name": "op", "ts": i, "dur": 1, "pid": 1, "tid": f"stream {i % 4}"}
+    evs = [{"ph": "X", "name": "op", "ts": i, "dur": 1, "pid": 1, "tid": str(i % 4)}
            for i in range(3000)]  # fmt: skip
     evs[1000:1100] = [dict(ev, tid=7) for ev in evs[1000:1100]]  # a few common ones
     path = tmp_path / "tids.json"
@@ -406,9 +407,35 @@ def test_a_chunk_of_mostly_other_events_is_left_to_the_typed_path(
     seen = _counting(monkeypatch)
     _assert_all_same(path, monkeypatch)
     assert seen["refused"] >= 8 and seen["native"] == 0  # every chunk mostly string tids
-    odd, plain = b'{"ph":"X","ts":1,"dur":1,"tid":"t"},', b'{"ph":"X","ts":1,"dur":1},'
+    odd, plain = b'{"ph":"X","ts":1,"dur":1,"tid":"3"},', b'{"ph":"X","ts":1,"dur":1},'
     assert len(_scan(odd * 20 + plain * 80)[0].others) == 20  # a fifth: kept
     assert _scan(odd * 30 + plain * 80) is None  # over a quarter: the typed path's
+
+
+@pytest.mark.parametrize(
+    ("ids", "native"),
+    [
+        ('"pid": "proc", "tid": "gpu stream 7"', True),
+        ('"pid": "", "tid": " - "', True),
+        ('"pid": "Traces"', True),  # no tid: the pid's string
+        ('"pid": 3, "tid": "PyTorch Profiler"', True),
+        ('"pid": "7", "tid": 1', False),  # a numeric string is its number: ident decides
+        ('"pid": 1, "tid": " -12 "', False),
+        ('"pid": 1, "tid": "１２"', False),  # digits beyond ASCII: str.isdigit decides
+        ('"pid": "\\u0070", "tid": 1', False),  # escaped
+    ],
+)
+def test_string_ids_are_read_natively_as_fields_ident_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ids: str, native: bool
+) -> None:
+    text = ",".join(f'{{"ph":"X","name":"a","ts":{i},"dur":1,{ids}}}' for i in range(5))
+    chunk, _, _ = _scan(text.encode() + b",")
+    assert (chunk.cols["cls"] != chrome_native.OTHER).all() == native
+    assert len(chunk.others) == (0 if native else 5)
+    path = tmp_path / "ids.json"
+    path.write_text(f"[{text}]", "utf-8")
+    trace = _assert_all_same(path, monkeypatch)
+    assert len(trace) == 5
 
 
 def test_args_are_kept_as_the_file_writes_them() -> None:
