@@ -529,6 +529,21 @@ def test_bad_files_are_read_or_refused_as_the_per_event_path_does(
     _assert_all_same(path, monkeypatch)
 
 
+def test_ids_that_look_like_numbers_to_isdigit_but_not_to_int_are_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # int("--5") and int("²") raise: the import raised ValueError on every path before
+    path = tmp_path / "ids.json"
+    path.write_text(json.dumps([{"ph": "X", "ts": 1, "dur": 1, "pid": "--5", "tid": "²"},
+                                {"ph": "X", "ts": 2, "dur": 1, "pid": " 12 ", "tid": "１２"}]),
+                    "utf-8")  # fmt: skip
+    trace = _assert_all_same(path, monkeypatch)
+    assert [(trace.processes[t.process].pid, t.name) for t in trace.threads] == [
+        ("--5", "Thread ²"),
+        (12, "Thread 12"),
+    ]
+
+
 # -- property: any events ------------------------------------------------------------------------
 
 _any_numbers = st.one_of(
