@@ -296,11 +296,12 @@ class Builder:
             name = graph if len(pids_of[graph]) == 1 else f"{graph} (pid {pid})"
             by_series: dict[str, list[tuple[float, float]]] = {}
             for ts, key, value in samples:
-                by_series.setdefault(key, []).append((ts, value))
-            series[name] = {
-                key: _sorted_samples([(round((t - base) * scale), v) for t, v in got])
-                for key, got in by_series.items()
-            }
+                ns = round((ts - base) * scale)
+                if -(2**63) <= ns < 2**63:
+                    by_series.setdefault(key, []).append((ns, value))
+                else:  # the spans' and flows' stamps chose ns or µs; this one fits neither
+                    self.skipped["counter samples out of range"] += 1
+            series[name] = {key: _sorted_samples(got) for key, got in by_series.items()}
         return series
 
     def _warnings(self, unfinished: int, notes: list[str], flow_notes: list[str]) -> list[str]:

@@ -513,6 +513,8 @@ def test_a_file_cut_short_reads_as_before(
 
 
 BAD_FILES = [b'[{"ph":"X","ts":1,"dur":1,"args":{"n":' + b"7" * 5000 + b'}}, {"ph":"i","ts":1}]',
+             b'[{"ts": 9223372036854776.0, "ph": "C", "pid": 0, "name": 0, "args": {"v": 1}},'
+             b' {"ts": 5, "ph": "C", "name": "c", "args": {"v": 2}}]',  # past int64 as ns
              b"", b"   ", b"{", b"[", b"[}", b"[1, 2, 3]", b'{"traceEvents": 5}', b"\x00\x01\x02",
              b'[{"ph":"X","ts":1,"dur":1}, 7, "x", {"ph":"X","ts":2,"dur":1}]',
              b'[{"ph":"X","ts":1,"dur":1} {"ph":"X","ts":2,"dur":1}]',
