@@ -1,16 +1,18 @@
 # The two commands of the README: `make run` and `make test`.
 # Both create .venv on first use and install the project into it; the install builds the
-# tracepoints' C modules in place (setup.py), again whenever their sources change.
+# C modules in place (setup.py: tracepoints, the Chrome JSON kernel), again whenever their
+# sources change.
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench fuzz soak models torch clean
+.PHONY: run test lint format bench fuzz asan soak models torch clean
 
 NATIVE := setup.py profiler_core/formats/pvti/_ring.c profiler_core/formats/pvti/_ring.h \
-	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h)
+	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h profiler_core/trace/*.c \
+	profiler_core/trace/*.h)
 
 $(STAMP): pyproject.toml $(NATIVE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,11 +41,31 @@ FUZZ_EXAMPLES ?= 10000
 FUZZ_TESTS := tests/profiler_core/test_trace_fuzz.py tests/profiler_core/test_report_fuzz.py \
 	tests/profiler_core/test_profile_pop_bad_input.py tests/profiler_core/test_debug_cbor.py \
 	tests/profiler_core/test_debug_cbor_v1.py tests/profiler_core/test_chrome_events_fuzz.py \
-	tests/ipu_engine/test_engine_fuzz.py
+	tests/profiler_core/test_chrome_native_path.py tests/ipu_engine/test_engine_fuzz.py
 
 fuzz: $(STAMP)
 	POPVISION_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q \
 		--hypothesis-show-statistics $(FUZZ_TESTS)
+
+# The Chrome JSON kernel and the nesting walk (profiler_core/trace/*.c) built with
+# AddressSanitizer and run under their tests: any read past a buffer fails the run. The
+# in-place modules are rebuilt as usual afterwards.
+ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
+ASAN_TESTS := tests/profiler_core/test_chrome_native_path.py tests/profiler_core/test_trace_nesting.py \
+	tests/profiler_core/test_chrome_tolerant.py tests/profiler_core/test_trace_bad_input.py
+
+ASAN_CFLAGS = -shared -fPIC -fsanitize=address -fno-omit-frame-pointer -g -O1 \
+	-I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+EXT = $$($(PY) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+
+asan: $(STAMP)
+	$(CC) $(ASAN_CFLAGS) profiler_core/trace/_chrome_scan.c profiler_core/trace/_chrome_event.c \
+		profiler_core/trace/_chrome_intern.c profiler_core/trace/_json_text.c \
+		profiler_core/trace/_json_number.c -o profiler_core/trace/_chrome_scan$(EXT)
+	$(CC) $(ASAN_CFLAGS) profiler_core/trace/_walk.c -o profiler_core/trace/_walk$(EXT)
+	PYTHONMALLOC=malloc LD_PRELOAD=$(ASAN_LIB) ASAN_OPTIONS=detect_leaks=0 \
+		QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(ASAN_TESTS); \
+		status=$$?; $(PY) -m pip install --quiet -e '.[dev]'; exit $$status
 
 # The window soak of issue 30 at full length: 200 cycles of open / compare / every page / close
 # in one process (make test runs 40); the memory after the last cycle within 10% of after

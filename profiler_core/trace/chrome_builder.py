@@ -22,7 +22,6 @@ from profiler_core.trace.chrome_columns import (
     Column,
     relative_ns,
     sort_in_walk_order,
-    stamps,
 )
 from profiler_core.trace.chrome_fields import Skip
 from profiler_core.trace.chrome_flows import FlowPoints, SpanColumns
@@ -70,7 +69,7 @@ class Builder:
         self.open_async: dict[int, list[tuple[float, str, str, dict | None]]] = {}
         self.counters: dict[tuple[Any, str], list[tuple[float, str, float]]] = {}
         self.flows = FlowPoints()
-        self.flow_ts: list[float] = []  # µs of each flow point, scaled with the rest
+        self.flow_ts = Column()  # µs of each flow point, scaled with the rest
 
     # -- one event ---------------------------------------------------------------------
 
@@ -221,7 +220,7 @@ class Builder:
     # -- result --------------------------------------------------------------------------
 
     def trace(self, origin: int, units: dict[str, str], notes: list[str]) -> Trace:
-        highs = [c.max() for c in (self.end, self.ts)] + [max(self.flow_ts, default=None)]
+        highs = [c.max() for c in (self.end, self.ts, self.flow_ts)]
         last = max((h for h in highs if h is not None), default=0.0)
         unfinished = 0
         for stacks in (self.open_b, self.open_async):
@@ -229,7 +228,7 @@ class Builder:
                 for ts, name, cat, args, *_ in stack:  # did not finish, as Chrome shows it
                     self.row(track, ts, max(last, ts), name, cat, EventKind.OPEN, args)
                     unfinished += 1
-        points_us = stamps(self.flow_ts)
+        points_us = self.flow_ts.array()
         # µs as the format says; a trace whose stamps only fit as ns (> 9.2e15) wrote ns
         highs = [abs(points_us).max()] if len(points_us) else []
         highs += [c.highest_abs() for c in (self.ts, self.end) if len(c)]
@@ -297,11 +296,12 @@ class Builder:
             name = graph if len(pids_of[graph]) == 1 else f"{graph} (pid {pid})"
             by_series: dict[str, list[tuple[float, float]]] = {}
             for ts, key, value in samples:
-                by_series.setdefault(key, []).append((ts, value))
-            series[name] = {
-                key: _sorted_samples([(round((t - base) * scale), v) for t, v in got])
-                for key, got in by_series.items()
-            }
+                ns = round((ts - base) * scale)
+                if -(2**63) <= ns < 2**63:
+                    by_series.setdefault(key, []).append((ns, value))
+                else:  # the spans' and flows' stamps chose ns or µs; this one fits neither
+                    self.skipped["counter samples out of range"] += 1
+            series[name] = {key: _sorted_samples(got) for key, got in by_series.items()}
         return series
 
     def _warnings(self, unfinished: int, notes: list[str], flow_notes: list[str]) -> list[str]:

@@ -35,8 +35,13 @@ class Column:
         self.pending: list[Any] = []
         self.append = self.pending.append  # the per-event path's one call per field
         self._n = 0
+        # small chunks (a few thousand rows each) joined into parts of _PART_ROWS: fewer
+        # parts to walk when the column is joined; before any row appended since
+        self.staged: list[np.ndarray] = []
+        self._staged_n = 0
 
     def _flush(self) -> None:
+        self._join_staged()
         if self.pending:
             values = self.pending
             part = stamps(values) if self.dtype is None else np.array(values, self.dtype)
@@ -45,10 +50,23 @@ class Column:
             values.clear()  # the same list: ``append`` stays bound to it
 
     def extend(self, part: np.ndarray) -> None:
-        self._flush()
-        if len(part):
-            self.parts.append(part)
-            self._n += len(part)
+        if self.pending:
+            self._flush()
+        if not len(part):
+            return
+        if self.staged and self.staged[0].dtype != part.dtype:  # never promoted here
+            self._join_staged()
+        self.staged.append(part)
+        self._staged_n += len(part)
+        self._n += len(part)
+        if self._staged_n >= _PART_ROWS:
+            self._join_staged()
+
+    def _join_staged(self) -> None:
+        if self.staged:
+            staged = self.staged
+            self.parts.append(staged[0] if len(staged) == 1 else np.concatenate(staged))
+            self.staged, self._staged_n = [], 0
 
     def __len__(self) -> int:
         return self._n + len(self.pending)
@@ -115,12 +133,15 @@ class Column:
 
     def max(self) -> int | float | None:
         """The largest value (as a Python number), None when empty."""
+        self._join_staged()
         highs = [p.max().item() for p in self.parts if len(p)]
         if self.pending:
             highs.append(max(self.pending))
         return max(highs) if highs else None
 
 
+#: rows of a part made of small chunks (``Column.extend``)
+_PART_ROWS = 1 << 16
 #: chunk bytes let go between hand-backs of the heap while a column is joined
 _RELEASE_BYTES = 32 << 20
 

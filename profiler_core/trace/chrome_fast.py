@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from profiler_core.trace import chrome_fields as fields
-from profiler_core.trace import chrome_run_dicts, chrome_run_typed
+from profiler_core.trace import chrome_native, chrome_run_dicts, chrome_run_typed
+from profiler_core.trace.chrome_columns import stamps
 from profiler_core.trace.chrome_run_columns import NO_TID, Memo, Rows
 from profiler_core.trace.json_typed import TypedEvents
 
@@ -35,7 +36,10 @@ _FLOWS = frozenset(("s", "t", "f"))
 
 def add_chunk(builder: Builder, chunk: list[Any]) -> None:
     """Add ``chunk``'s events in order: runs of plain X/i events at once, the rest (and any
-    run that is not plain after all) one by one."""
+    run that is not plain after all) one by one; a chunk the native kernel read, its way."""
+    if isinstance(chunk, chrome_native.NativeEvents):
+        chrome_native.add_chunk(builder, chunk)
+        return
     typed = isinstance(chunk, TypedEvents)
     if typed:
         phases = chrome_run_typed.values(chunk, "ph")  # a string, or MISSING
@@ -106,7 +110,7 @@ def add_run(builder: Builder, events: list, phases: list[str]) -> bool:
         _add_rows(builder, rows, track[~flow_mask])
     ts, ids, cats, phs, bp_e, _, _ = points
     builder.flows.extend(cats, ids, phs, track[flow_mask].tolist(), bp_e)
-    builder.flow_ts.extend(ts)
+    builder.flow_ts.extend(stamps(ts))
     return True
 
 

@@ -71,7 +71,10 @@ def ident(ev: dict, key: str, default: Any = None) -> int | str:
     if isinstance(value, str):
         text = value.strip()
         if text.lstrip("-").isdigit() and len(text) < 20:
-            return int(text)
+            try:
+                return int(text)
+            except ValueError:  # "--5", "²": digits to str.isdigit(), not to int()
+                return value
         return value
     raise Skip(f"'{key}' is not an id")
 

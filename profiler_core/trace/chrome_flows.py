@@ -59,6 +59,14 @@ class FlowPoints:
         self.track += tracks
         self.enclosing += [e or p != END for e, p in zip(bp_e, phases, strict=True)]
 
+    def extend_keyed(self, key: np.ndarray, phase: np.ndarray, track: np.ndarray,
+                     enclosing: np.ndarray) -> None:  # fmt: skip
+        """Flow points whose keys are already interned (the native kernel's runs)."""
+        self.key += key.tolist()
+        self.phase += phase.tolist()
+        self.track += track.tolist()
+        self.enclosing += enclosing.tolist()
+
     def bind(self, bind_id: Any, row: int, flow_in: bool, flow_out: bool) -> None:
         """Span ``row`` carries ``bind_id``: a start (out), an end (in) or a step (both)."""
         if flow_in or flow_out:

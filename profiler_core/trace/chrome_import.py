@@ -54,8 +54,9 @@ def import_chrome_file(
     # cyclic collector would walk them again and again (a quarter of the import's time).
     gc.disable()
     try:
-        for n, chunk in enumerate(read_events(path, stream, max_bytes=max_bytes,
-                                              max_depth=max_depth, typed=fast)):  # fmt: skip
+        chunks = read_events(path, stream, max_bytes=max_bytes, max_depth=max_depth,
+                             typed=fast, native=fast)  # fmt: skip
+        for n, chunk in enumerate(chunks):
             if fast:
                 add_chunk(builder, chunk)
             else:

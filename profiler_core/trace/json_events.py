@@ -11,7 +11,9 @@ so memory holds one chunk, not the document.
 A chunk is parsed by ``json_parse.loads``: orjson where it reads the text as ``json.loads``
 does, the standard library elsewhere. Asked for ``typed`` events, a chunk is decoded by
 msgspec into ``json_typed.TraceEvent`` structs instead (no dict per event) wherever msgspec
-reads it as ``json.loads`` would; any other chunk is still parsed into dicts.
+reads it as ``json.loads`` would; any other chunk is still parsed into dicts. Asked for
+``native`` events, a chunk is first offered to the C kernel (``chrome_native``), which reads
+its common events straight into columns or leaves the chunk to the paths above.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 
 from profiler_core.errors import ReportError
 from profiler_core.formats.files import regular_file_size
+from profiler_core.trace import chrome_native
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH, drop_escaped_quotes
 from profiler_core.trace.json_parse import loads
 from profiler_core.trace.json_typed import TypedEvents, decode
@@ -35,6 +38,9 @@ from profiler_core.trace.json_typed import TypedEvents, decode
 #: a chunk's parsed events (~7x its bytes as dicts) stay in the CPU's caches while they are
 #: read field by field: 4 MB chunks' ~28 MB did not, and a 1M-event file took ~17% longer
 CHUNK_BYTES = 256 << 10
+#: the native kernel makes no object per event: its per-chunk calls are what a chunk costs,
+#: so it reads 1 MB at a time (a chunk it refuses is read as before, 1 MB of it)
+NATIVE_CHUNK_BYTES = 1 << 20
 #: a Chrome JSON trace is streamed (memory holds a chunk and the event columns, not the
 #: document), so its limit is far above whole-document JSON's DEFAULT_MAX_BYTES
 MAX_TRACE_BYTES = 4 << 30
@@ -117,23 +123,30 @@ def read_events(
     *,
     max_bytes: int = MAX_TRACE_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    chunk_bytes: int = CHUNK_BYTES,
+    chunk_bytes: int | None = None,
     typed: bool = False,
-) -> Iterator[list[Any]]:
+    native: bool = False,
+) -> Iterator[Any]:
     """The events of ``path``, a list per chunk, in file order; ``stream`` collects the
     document's other keys and what was skipped. With ``typed``, a chunk msgspec reads is a
-    ``TypedEvents`` of structs, any other a list of dicts."""
+    ``TypedEvents`` of structs, any other a list of dicts; with ``native`` too, a chunk the
+    C kernel reads is a ``chrome_native.NativeEvents`` (columns)."""
     with _open(path) as raw:
         reader = _Limited(raw, path, max_bytes)
-        yield from _Events(reader, stream, max_depth, chunk_bytes, typed).run()
+        if chunk_bytes is None:
+            chunk_bytes = (
+                NATIVE_CHUNK_BYTES if native and chrome_native.available() else CHUNK_BYTES
+            )
+        yield from _Events(reader, stream, max_depth, chunk_bytes, typed, native).run()
 
 
 class _Events:
-    def __init__(
-        self, reader: _Limited, stream: EventStream, max_depth: int, chunk: int, typed: bool
-    ) -> None:
+    def __init__(self, reader: _Limited, stream: EventStream, max_depth: int, chunk: int,
+                 typed: bool, native: bool = False) -> None:  # fmt: skip
         self.reader, self.stream = reader, stream
         self.max_depth, self.chunk, self.typed = max_depth, chunk, typed
+        use_native = native and chrome_native.available()
+        self.native = chrome_native.NativeReader(max_depth) if use_native else None
         self.outside = bytearray()  # the document's bytes outside the events array
 
     def run(self) -> Iterator[list[Any]]:
@@ -209,6 +222,13 @@ class _Events:
     def _complete_events(self, buf: bytes, depth: int, eof: bool) -> tuple[list[Any], bytes, bool]:
         """The events complete in ``buf`` (which starts at array depth, outside strings),
         the bytes left after them, and whether the array's ``]`` was met."""
+        if self.native is not None:
+            got = self.native.read(buf)
+            if got is not None:
+                events, keep_from, array_end = got
+                if array_end >= 0:
+                    return events, buf[array_end + 1 :], True
+                return events, buf[keep_from:], False
         s = _scan_brackets(buf, depth)
         closing = np.flatnonzero((s.depth == depth) & (s.byte == ord("]")))
         array_end = int(s.pos[closing[0]]) if len(closing) else -1

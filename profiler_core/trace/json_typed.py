@@ -5,10 +5,11 @@ msgspec decodes a chunk in C into ``TraceEvent`` structs (unknown keys skipped, 
 given twice read as its last value, as ``json.loads`` does). A chunk it would read
 otherwise than ``json.loads`` is refused (None) and read as dicts: a field of another
 type than declared here (a bool pid, a null tid, a float id, a number as a name), NaN or
-Infinity, a number past float's range, an escaped lone surrogate, and text that is not
-UTF-8 (msgspec does not check the UTF-8 of a value it skips or keeps raw, so the chunk is
-checked first, as ``json.loads`` decodes bytes: UTF-8 with surrogates passed). Without
-msgspec installed every chunk is read as dicts.
+Infinity, a number past float's range, an escaped lone surrogate, an integer of more than
+640 digits (Python may refuse to make it an int), and text that is not UTF-8 (msgspec does
+not check the UTF-8 of a value it skips or keeps raw, so the chunk is checked first, as
+``json.loads`` decodes bytes: UTF-8 with surrogates passed). Without msgspec installed
+every chunk is read as dicts.
 """
 
 from __future__ import annotations
@@ -56,6 +57,14 @@ else:  # pragma: no cover - msgspec is a dependency; this keeps the dict path wo
     _REFUSED = ()
 
 
+#: digits kept, everything else a space (bytes.translate): a run of this many digits is an
+#: integer literal Python may refuse to make an int (sys.get_int_max_str_digits(), 4300 by
+#: default, checked from 640), so json.loads refuses its event; msgspec would keep it in a
+#: raw args or skip it in an unknown key, so such a chunk is read as dicts
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_TOO_LONG = b"0" * 641
+
+
 class TypedEvents(list):
     """A chunk's events as ``TraceEvent`` structs, in file order, with the chunk's text to
     read any of them again as the dicts ``json.loads`` makes (events of other phases)."""
@@ -73,6 +82,8 @@ def decode(text: bytes) -> list | None:
     """The objects of the JSON array ``text`` as ``TraceEvent`` structs; None when msgspec
     is missing or would read ``text`` otherwise than ``json.loads`` (see the module)."""
     if _DECODER is None:
+        return None
+    if _TOO_LONG in text.translate(_DIGITS):  # json.loads refuses such an int: see _TOO_LONG
         return None
     if not text.isascii():
         try:

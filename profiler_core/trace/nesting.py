@@ -6,6 +6,9 @@ chrome://tracing stacks them. When the spans of every thread nest properly (each
 all spans open at its start, the usual case), that depth is a count -- spans begun before
 it minus spans ended by its start -- and is found with numpy over all events at once.
 Spans that cross (one starts inside another and ends after it) take the stack walk.
+Where the C module ``_walk`` is built, the walk order of a trace written in time order per
+thread is a counting sort of its threads, and the stack walk is one C pass over the
+columns (issue 42: ~2.5 s of numpy sorts at 10M events became ~0.1 s).
 """
 
 from __future__ import annotations
@@ -13,6 +16,11 @@ from __future__ import annotations
 from itertools import pairwise
 
 import numpy as np
+
+try:
+    from profiler_core.trace import _walk
+except ImportError:  # not built: numpy's sorts and counts give the same order and depths
+    _walk = None
 
 #: events counted at once (whole threads): the counting's temporaries (~300 bytes an
 #: event, ~20 MB) stay bounded by this, not by the trace
@@ -27,6 +35,10 @@ def walk_order(
     ``-end`` orders them as ``start - end`` does; ``negate_end`` (the caller's own column,
     read by no one else meanwhile) negates ``end`` where it is for the sort and back, so
     no key column is made beside the columns (80 MB at 10M events)."""
+    if _walk is not None and _walk_dtypes(thread, start, end):
+        order = np.empty(len(thread), np.int32 if len(thread) < 2**31 else np.int64)
+        if _walk.thread_order(thread, start, end, order):  # each thread in order already
+            return order
     if negate_end:
         np.negative(end, out=end)
         try:
@@ -46,6 +58,15 @@ def nesting_depths(
     depths of events so sorted never decrease among ties, so they stay sorted by (thread,
     start, depth) too)."""
     order = None if in_walk_order else walk_order(thread, start, end)
+    if _walk is not None and _walk_dtypes(thread, start, end):
+        depth = np.zeros(len(thread), np.int32)
+        if order is None:
+            _walk.stack_depths(thread, start, end, depth)
+        else:
+            walked = np.empty(len(thread), np.int32)
+            _walk.stack_depths(thread[order], start[order], end[order], walked)
+            depth[order] = walked
+        return depth
     depth = np.zeros(len(thread), np.int32)
     batches = _thread_batches(thread if order is None else thread[order])
     if order is None:  # a long thread is cut where its walk's stack is empty
@@ -58,6 +79,17 @@ def nesting_depths(
         else:
             depth[part] = counted
     return depth
+
+
+def _walk_dtypes(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> bool:
+    """Columns the C passes read as they are: int32 threads, int64 times, contiguous."""
+    return (
+        thread.dtype == np.int32
+        and start.dtype == np.int64
+        and end.dtype == np.int64
+        and all(c.ndim == 1 and c.flags.c_contiguous for c in (thread, start, end))
+        and len(thread) == len(start) == len(end)
+    )
 
 
 def _thread_batches(sorted_thread: np.ndarray) -> list[slice]:

@@ -56,3 +56,33 @@ def test_ids_renumbered_while_joined() -> None:
     table = np.array([7, 9, 8], np.int32)
     got = column.looked_up(table)
     assert got.dtype == np.int32 and got.tolist() == [7, 8, 9, 9, 7, 8]
+
+
+def test_small_chunks_and_rows_keep_their_order_when_staged_into_parts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # chunks are staged into parts of _PART_ROWS (the native path's thousands of small
+    # chunks): interleaved with rows and of two dtypes, the column is still each value in
+    # the order it came, with the stamps' dtype rule
+    monkeypatch.setattr(chrome_columns, "_PART_ROWS", 7)
+    rng = np.random.default_rng(3)
+    column, expected = Column(), []
+    for k in range(200):
+        if k % 9 == 4:
+            row = int(rng.integers(-50, 50)) if k % 2 else float(rng.integers(-50, 50)) + 0.5
+            column.append(row)
+            expected.append(row)
+        else:
+            part = rng.integers(-(2**40), 2**40, int(rng.integers(0, 5)))
+            part = part.astype(np.float64) + 0.25 if k % 5 == 0 else part
+            column.extend(part)
+            expected += part.tolist()
+        assert len(column) == len(expected)
+        if k % 50 == 49:  # the largest value, read mid-way as the builder reads it
+            assert column.max() == max(expected)
+    assert column.dtype_joined() == np.float64
+    assert column.array().tolist() == np.array(expected, np.float64).tolist()
+    ints = Column(np.int32)
+    for k in range(30):
+        ints.extend(np.arange(k, dtype=np.int32))
+    assert ints.array().tolist() == [i for k in range(30) for i in range(k)]

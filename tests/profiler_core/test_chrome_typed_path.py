@@ -1,7 +1,9 @@
 """The typed fast path (a chunk decoded by msgspec into structs, args kept as the file
 writes them) gives exactly the Trace the per-event path gives, on generated traces with
 every field shape and layout; a chunk msgspec would read otherwise than ``json.loads``
-is read as dicts, and args are the text ``json.dumps`` makes of the parsed object."""
+is read as dicts, and args are the text ``json.dumps`` makes of the parsed object. The
+native kernel is turned off here: the typed path reads every chunk the kernel refuses
+(``test_chrome_native_path.py`` compares the kernel with it)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profiler_core.trace import chrome_fast, chrome_import, json_events, json_typed
+from profiler_core.trace import chrome_fast, chrome_import, chrome_native, json_events, json_typed
 from profiler_core.trace.event_args import EventArgs
 from profiler_core.trace.model import Trace
 from tests.profiler_core.test_chrome_fast_path import assert_same_trace
@@ -23,6 +25,11 @@ NAMES = ["aten::mm", "ünïcödé ✓", "kernel<float, 4>(float*)", "名前", 'a
          "tab\tnew\nline", "", "\u2028"]  # fmt: skip
 ARGS = [None, {}, {"a": 1}, {"External id": 12, "grid": [1, 2.50, "x"], "k": {"é": None}},
         {"big": 10**25, "neg": -0.0, "exp": 1.5e300, "t": True}, {"a": 1, "pvti": "no"}]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _typed_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(chrome_native, "available", lambda: False)
 
 
 def _events(rng: random.Random, n: int) -> list[dict[str, Any]]:

@@ -135,3 +135,48 @@ def test_the_walk_order_sorted_on_the_negated_end_is_thread_start_longest_first(
     assert nesting.walk_order(thread, start, end, negate_end=True).tolist() == want
     assert nesting.walk_order(thread, start, end).tolist() == want
     assert end.tolist() == kept.tolist()
+
+
+@settings(max_examples=examples(400), derandomize=DERANDOMIZE, deadline=None)
+@given(spans, st.booleans())
+def test_the_c_walk_order_and_depths_equal_numpys(rows, presorted):
+    from profiler_core.trace import nesting
+
+    thread, start, end = _columns(rows)
+    if presorted:  # written in time order per thread, threads interleaved: the counting sort
+        by_time = np.lexsort((-(end - start), start))
+        thread, start, end = thread[by_time], start[by_time], end[by_time]
+    expected = np.lexsort((-end, start, thread))
+    assert nesting.walk_order(thread, start, end).tolist() == expected.tolist()
+    assert nesting.walk_order(thread, start, end, negate_end=True).tolist() == expected.tolist()
+    c_depths = nesting.nesting_depths(thread, start, end)
+    real = nesting._walk
+    nesting._walk = None
+    try:
+        numpy_depths = nesting.nesting_depths(thread, start, end)
+        assert nesting.walk_order(thread, start, end).tolist() == expected.tolist()
+    finally:
+        nesting._walk = real
+    assert c_depths.tolist() == numpy_depths.tolist()
+    assert c_depths.tolist() == stacked_depths(thread, start, end).tolist()
+
+
+def test_the_c_walk_takes_a_presorted_trace_by_counting_its_threads():
+    from profiler_core.trace import nesting
+
+    if nesting._walk is None:
+        return
+    thread = np.array([1, 0, 1, 0], np.int32)
+    start = np.array([0, 0, 5, 1], np.int64)
+    end = np.array([9, 4, 6, 2], np.int64)
+    order = np.empty(4, np.int32)
+    assert nesting._walk.thread_order(thread, start, end, order)
+    assert order.tolist() == [1, 3, 0, 2]
+    start[2] = -1  # thread 1 out of time order: numpy sorts it
+    assert not nesting._walk.thread_order(thread, start, end, order)
+    for bad in (np.zeros(3, np.int64), np.zeros(4, np.int64)):  # length, dtype
+        try:
+            nesting._walk.stack_depths(thread, start, end, bad)
+        except (TypeError, ValueError):
+            continue
+        raise AssertionError("a bad output buffer was accepted")
