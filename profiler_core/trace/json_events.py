@@ -19,19 +19,18 @@ its common events straight into columns or leaves the chunk to the paths above.
 from __future__ import annotations
 
 import json
-import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
 from profiler_core.errors import ReportError
-from profiler_core.formats.files import regular_file_size
 from profiler_core.trace import chrome_native
 from profiler_core.trace.json_guard import DEFAULT_MAX_DEPTH, drop_escaped_quotes
+from profiler_core.trace.json_limits import MAX_TRACE_BYTES, LimitedReader, open_trace
 from profiler_core.trace.json_parse import loads
 from profiler_core.trace.json_typed import TypedEvents, decode
 
@@ -41,12 +40,6 @@ CHUNK_BYTES = 256 << 10
 #: the native kernel makes no object per event: its per-chunk calls are what a chunk costs,
 #: so it reads 1 MB at a time (a chunk it refuses is read as before, 1 MB of it)
 NATIVE_CHUNK_BYTES = 1 << 20
-#: a Chrome JSON trace is streamed (memory holds a chunk and the event columns, not the
-#: document), so its limit is far above whole-document JSON's DEFAULT_MAX_BYTES
-MAX_TRACE_BYTES = 4 << 30
-#: a gzip stream may expand this much before it is taken for a bomb (text traces gzip ~10-30x)
-MAX_GZIP_RATIO = 200
-_GZIP_MAGIC = b"\x1f\x8b"
 
 # Byte classes: 0 other, 1 quote, 2 opener, 3 closer, 4 backslash, 5 colon, 6 comma.
 _CLASS = np.zeros(256, np.uint8)
@@ -131,8 +124,8 @@ def read_events(
     document's other keys and what was skipped. With ``typed``, a chunk msgspec reads is a
     ``TypedEvents`` of structs, any other a list of dicts; with ``native`` too, a chunk the
     C kernel reads is a ``chrome_native.NativeEvents`` (columns)."""
-    with _open(path) as raw:
-        reader = _Limited(raw, path, max_bytes)
+    with open_trace(path) as raw:
+        reader = LimitedReader(raw, path, max_bytes)
         if chunk_bytes is None:
             chunk_bytes = (
                 NATIVE_CHUNK_BYTES if native and chrome_native.available() else CHUNK_BYTES
@@ -141,7 +134,7 @@ def read_events(
 
 
 class _Events:
-    def __init__(self, reader: _Limited, stream: EventStream, max_depth: int, chunk: int,
+    def __init__(self, reader: LimitedReader, stream: EventStream, max_depth: int, chunk: int,
                  typed: bool, native: bool = False) -> None:  # fmt: skip
         self.reader, self.stream = reader, stream
         self.max_depth, self.chunk, self.typed = max_depth, chunk, typed
@@ -344,70 +337,3 @@ def _deepest(s: _Structure, opens: np.ndarray, closes: np.ndarray) -> np.ndarray
     last = np.searchsorted(s.pos, closes)
     inner = np.append(s.depth + (s.byte == ord("{")) + (s.byte == ord("[")), 0)
     return np.maximum.reduceat(inner, np.ravel(np.column_stack((first, last + 1))))[::2]
-
-
-class _Limited:
-    """Reads at most ``max_bytes`` of decoded data; a gzip stream is inflated as it is read,
-    with its expansion bounded."""
-
-    def __init__(self, raw: BinaryIO, path: Path, max_bytes: int) -> None:
-        self.raw, self.path, self.max_bytes = raw, path, max_bytes
-        self.total = 0
-        head = raw.read(2)
-        self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if head == _GZIP_MAGIC else None
-        self.pending = head if self.inflate is None else self.inflate.decompress(head)
-        self.compressed = len(head)
-
-    def read(self, n: int) -> bytes:
-        out = self.pending
-        self.pending = b""
-        while len(out) < n:
-            if self.inflate is not None and self.inflate.unconsumed_tail:
-                raw = b""  # inflate what an earlier read left over before reading more
-            else:
-                raw = self.raw.read(n if self.inflate is None else max(n // 16, 1 << 16))
-                if not raw:
-                    break
-                self.compressed += len(raw)
-            if self.inflate is None:
-                out += raw
-            else:
-                out += self._inflate(raw, n - len(out))
-        if len(out) > n:
-            out, self.pending = out[:n], out[n:]
-        self.total += len(out)
-        if self.total > self.max_bytes:
-            raise ReportError(
-                self.path,
-                f"over the {self.max_bytes / 2**20:.0f} MiB limit for JSON traces (pass a larger "
-                "max_bytes to open it anyway)",
-            )
-        return out
-
-    def _inflate(self, raw: bytes, want: int) -> bytes:
-        try:
-            out = self.inflate.decompress(raw or self.inflate.unconsumed_tail, max(want, 1 << 16))
-            while self.inflate.unconsumed_tail and len(out) < want:
-                out += self.inflate.decompress(self.inflate.unconsumed_tail, want - len(out))
-        except zlib.error as exc:
-            raise ReportError(self.path, f"damaged gzip stream: {exc}") from None
-        if self.total + len(out) > MAX_GZIP_RATIO * max(self.compressed, 1 << 16):
-            raise ReportError(
-                self.path,
-                f"gzip stream expands more than {MAX_GZIP_RATIO}x: refused as a decompression bomb",
-            )
-        return out
-
-    def read_rest(self, limit: int = 1 << 20) -> bytes:
-        """What follows, up to ``limit`` bytes (the document's keys after the events)."""
-        return self.read(limit)
-
-
-def _open(path: Path) -> BinaryIO:
-    try:
-        regular_file_size(path)  # never opens a FIFO or device
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise ReportError(path, "no such file") from None
-    except OSError as exc:
-        raise ReportError(path, f"cannot be read: {exc.strerror or exc}") from None
