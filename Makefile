@@ -1,6 +1,7 @@
 # The two commands of the README: `make run` and `make test`.
 # Both create .venv on first use and install the project into it; the install builds the
-# tracepoints' C modules in place (setup.py), again whenever their sources change.
+# C modules in place (setup.py: the tracepoints' and the codelets' kernels), again whenever
+# their sources change.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,7 +11,8 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint format bench fuzz soak models torch clean
 
 NATIVE := setup.py profiler_core/formats/pvti/_ring.c profiler_core/formats/pvti/_ring.h \
-	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h)
+	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h) \
+	$(wildcard ipu_engine/codelets/*.c ipu_engine/codelets/*.h)
 
 $(STAMP): pyproject.toml $(NATIVE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -1,15 +1,19 @@
-"""The two C modules of the tracepoints' hot path (issue 42); everything else about the
-package is in pyproject.toml. ``pip install -e .`` builds them in place.
+"""The C modules: the tracepoints' hot path (issue 42) and the built-in codelets' native
+kernels (issue 39); everything else about the package is in pyproject.toml.
+``pip install -e .`` builds them in place.
 
 ``profiler_core.formats.pvti._ring`` is the record ring the .pvti writer owns;
 ``ipu_engine.pvti._tracepoint`` is the Tracepoint type that appends to it through the ring's
-header (``_ring.h``), so the engine depends on profiler_core and never the reverse."""
+header (``_ring.h``), so the engine depends on profiler_core and never the reverse.
+``ipu_engine.codelets._kernels`` computes convolution sums and partials in float32 exactly as
+the vertices round them: built without fused multiply-adds (-ffp-contract=off)."""
 
 from setuptools import Extension, setup
 
 RING = "profiler_core/formats/pvti"
 HEADER = [f"{RING}/_ring.h"]
 TRACEPOINT = ("_tracepoint", "_thread_stack", "_channel", "_traced_call")
+KERNELS = ("_kernels", "_depthwise", "_partials", "_strided")
 setup(
     ext_modules=[
         Extension("profiler_core.formats.pvti._ring", [f"{RING}/_ring.c"], depends=HEADER),
@@ -18,6 +22,12 @@ setup(
             [f"ipu_engine/pvti/{name}.c" for name in TRACEPOINT],
             include_dirs=[RING],
             depends=[*HEADER, "ipu_engine/pvti/_tracepoint.h"],
+        ),
+        Extension(
+            "ipu_engine.codelets._kernels",
+            [f"ipu_engine/codelets/{name}.c" for name in KERNELS],
+            depends=["ipu_engine/codelets/_kernels.h"],
+            extra_compile_args=["-O3", "-ffp-contract=off"],
         ),
     ]
 )

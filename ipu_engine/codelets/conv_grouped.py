@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.codelets import kernels
 from ipu_engine.codelets.alike_edges import selection_key
 from ipu_engine.codelets.conv_products import _overhang, multiply
 from ipu_engine.codelets.conv_rows import merged_row_blocks
@@ -210,8 +211,6 @@ def run_alike(
     bias = edges["bias"].read(batch.pool("bias"), grid) if with_bias else None
     out_edge = edges["out"]
     if g["inChans"] == 1:  # sums [*grid, G, F, rows, cols], written with the bias added
-        if bias is not None:
-            bias = bias.astype(np.float32, copy=False)[..., None, None]
         if direct and out_edge.view is not None:
             dest = np.moveaxis(out_edge.read(batch.pool("out"), grid), (-2, -1), (-4, -3))
             _depthwise(x, w, bias, g, dest)
@@ -236,90 +235,28 @@ def run_alike(
 def _depthwise(
     x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int], dest: np.ndarray
 ) -> None:
-    """``dest`` [*grid, G, F, rows, cols] = the sums of ``_outer_products`` + bias."""
-    _finish(_outer_products(x, w, g), bias, dest)
-
-
-def _finish(sums: np.ndarray, bias: np.ndarray | None, dest: np.ndarray) -> None:
-    """``dest[...] = sums + bias``: the bias added to the float32 sums, as the vertex adds
-    it, then rounded to ``dest``'s type as it is written. Walked in ``dest``'s memory
-    order (every array's axes put in the order of ``dest``'s strides): channel-major sums
-    written into an NHWC output go a row of channels at a time, not a channel at a time
-    across the rows (0.26 -> 0.17 ms for a 64-channel 56x56 layer)."""
-    if bias is not None and dest.dtype != np.float32:
-        sums += bias
-        bias = None
-    order = sorted(range(dest.ndim), key=lambda axis: -abs(dest.strides[axis]))
-    dest, sums = dest.transpose(order), sums.transpose(order)
-    if bias is None:
-        dest[...] = sums
-    else:
-        bias = bias.reshape((1,) * (len(order) - bias.ndim) + bias.shape)
-        np.add(sums, bias.transpose(order), out=dest)
-
-
-def _outer_products(x: np.ndarray, w: np.ndarray, g: dict[str, int]) -> np.ndarray:
     """One input channel per group: x [*grid, rows, width, G, 1], w [*grid, KH, KW, 1, G,
-    F] -> float32 sums [*grid, G, F, outRows, outWidth] (a view of scratch memory, valid
-    until the next call), each kernel position one multiply-add of the whole group's
-    windows, in the vertex's order (kernel row, kernel column).
-
-    The input is first copied into a zero-padded contiguous image per group, so that a
-    kernel position's windows are one strided view of it and the sums one contiguous
-    array: at stride 1, an output row as wide as the padded input (its last columns
-    thrown away) makes every window and the sums one run per vertex, a multiply-add over
-    a few hundred elements at a time instead of one output row's. The image, the sums
-    and each product are scratch arrays reused from run to run (``scratch``): fresh ones
-    of a few MB cost more than the arithmetic."""
-    rows, cols = g["outRows"], g["outWidth"]
-    sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
-    kh, kw, groups = g["kernelH"], g["kernelW"], g["groups"]
-    top, bottom, left, right = _overhang(g)
-    lead, (h, width) = x.shape[:-4], x.shape[-4:-2]
-    hp, wp = max(top + h + bottom, top + h), max(left + width + right, left + width)
-    span = wp if sh == sw == 1 else cols  # columns of each row of sums
-    tail = (kw - 1) * dw
-    padded = scratch("conv_image", (*lead, groups, hp * wp + tail), np.float32)
-    image = padded[..., : hp * wp].reshape(*lead, groups, hp, wp)
-    _zero_border(padded, image, top, h, left, width, tail)
-    image[..., top : top + h, left : left + width] = np.moveaxis(x[..., 0], -1, -3)
-    w = np.moveaxis(w[..., 0, :, :].astype(np.float32, copy=False), (-2, -1), (-4, -3))
-    f = w.shape[-3]
-    acc = scratch("conv_sums", (*lead, groups, f, rows, span), np.float32)
-    term = scratch("conv_term", acc.shape, np.float32)
-    item = padded.itemsize
-    shape = (*lead, groups, 1, rows, span)
-    strides = (*padded.strides[:-1], 0, sh * wp * item, sw * item)
-    for a in range(kh):
-        for b in range(kw):
-            offset = (a * dh * wp + b * dw) * item
-            # every window is whole (the padding is in the image)
-            window = np.ndarray(shape, np.float32, padded, offset, strides)
-            weight = w[..., a, b, None, None]  # [*grid, G, F, 1, 1]
-            if a == b == 0:
-                np.multiply(window, weight, out=acc)
-            else:
-                np.multiply(window, weight, out=term)
-                acc += term
-    return acc[..., :cols]
-
-
-def _zero_border(
-    padded: np.ndarray, image: np.ndarray, top: int, h: int, left: int, width: int, tail: int
-) -> None:
-    """Zeros around the image's interior (rows above and below, columns left and right)
-    and in the tail the last windows overhang into: scratch memory holds old values. One
-    fill of the whole buffer when there are columns to clear (a memset, where a column
-    per row is a strided write per row: ~8x slower for a MobileNet layer)."""
-    if left or image.shape[-1] > left + width:
-        padded.fill(0)
-        return
-    if top:
-        image[..., :top, :] = 0
-    if image.shape[-2] > top + h:
-        image[..., top + h :, :] = 0
-    if tail:
-        padded[..., -tail:] = 0
+    F], bias [*grid, G, F] -> ``dest`` [*grid, G, F, outRows, outWidth]: each output 0 +
+    its window's products, kernel row by kernel row, column by column, in float32, then
+    the bias added, as the vertex sums (``kernels.depthwise``, one C call for the group:
+    numpy took ~20 passes over the whole layer). Sums into ``dest`` where it is float32,
+    else into scratch memory, rounded to ``dest``'s type as they are written."""
+    top, _, left, _ = _overhang(g)
+    geometry = (top, left, g["strideH"], g["strideW"], g["dilationH"], g["dilationW"])
+    x = x[..., 0].astype(np.float32, copy=False)
+    w = w[..., 0, :, :].astype(np.float32, copy=False)
+    if bias is not None:
+        bias = bias.astype(np.float32, copy=False)
+    sums = dest if dest.dtype == np.float32 else scratch("conv_sums", dest.shape, np.float32)
+    lead = x.ndim - 3
+    if lead <= kernels.MAX_LEAD_DIMS:
+        kernels.depthwise(x, w, bias, sums, *geometry)
+    else:  # a grid of more axes than the kernel takes: its outer ones walked here
+        for i in np.ndindex(x.shape[: lead - kernels.MAX_LEAD_DIMS]):
+            b = None if bias is None else bias[i]
+            kernels.depthwise(x[i], w[i], b, sums[i], *geometry)
+    if sums is not dest:
+        dest[...] = sums
 
 
 def _products(
