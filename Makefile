@@ -12,7 +12,8 @@ STAMP := $(VENV)/.installed
 
 NATIVE := setup.py profiler_core/formats/pvti/_ring.c profiler_core/formats/pvti/_ring.h \
 	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h) \
-	$(wildcard ipu_engine/codelets/*.c ipu_engine/codelets/*.h)
+	$(wildcard ipu_engine/codelets/*.c ipu_engine/codelets/*.h) \
+	$(wildcard ipu_engine/poplar/*.c ipu_engine/poplar/*.h)
 
 $(STAMP): pyproject.toml $(NATIVE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -225,7 +225,7 @@ depthwise_sums(const Strided *x, const Strided *w, const Strided *bias, const St
     if (!failed) {
         for (Py_ssize_t t = 0; t < taps; t++)
             m.taps[t] = (t / s.kw) * g->dilation_h * s.plane_w + (t % s.kw) * g->dilation_w;
-        Py_ssize_t index[KERNELS_MAX_DIMS] = {0};
+        Py_ssize_t index[STRIDED_MAX_DIMS] = {0};
         for (Py_ssize_t v = 0; v < count; v++) {
             Py_ssize_t *at = m.lead + 4 * v;
             at[0] = at[1] = at[2] = at[3] = 0;

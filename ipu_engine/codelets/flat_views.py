@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.codelets.scratch import scratch
+from ipu_engine.poplar import strided
 from ipu_engine.poplar.arrays import memory_view, strided_pattern
 from ipu_engine.poplar.vertex import VertexBatch
 
@@ -34,32 +36,35 @@ class FlatView:
         return memory_view(pool, self.first, self.shape, self.steps)
 
 
-# output rows (channels) from which a transposing op runs in its operand's order: below,
-# numpy's own order was as fast or faster (64 channels: 0.9 against 1.2 ms for 800k)
-_SOURCE_ORDER_MIN_ROWS = 128
-
-
 def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarray) -> None:
-    """``fn(*args, out=out)``; when an operand is read across the output's rows (an NHWC
-    activation into an NCHW one: [C, H x W] with steps [1, C]) and the rows are many, in
-    that operand's order: ``fn`` over every array transposed, so each of its rows is read
-    contiguously and written across the output's rows. Measured against numpy's order
-    and against blocks of the output's columns (a ResNet-50 batch-norm's scale, [256,
-    3136]: 0.7-1.1 ms against 1.0-2.3 ms; [512, 784]: 0.24 against 0.55 ms). The same
-    values: an element-wise op does not depend on the order (numpy copies an operand
-    that overlaps the output first)."""
-    if _transposing(args, out):
-        fn(*(a.T for a in args), out=out.T)
-    else:
-        fn(*args, out=out)
+    """``fn(*args, out=out)``; an operand read across the output's rows (an NHWC
+    activation into an NCHW one: [C, H x W] with steps [1, C]) is first copied in the
+    output's order into scratch memory by ``strided.copy`` -- a transpose in 16 x 16
+    tiles -- so that ``fn`` runs on contiguous rows. numpy reads such an operand a cache
+    line per element in either order: a ResNet-50 batch-norm's scale ([256, 3136]) took
+    0.67 ms in the operand's order, 0.29 ms copied first; the MobileNet block's ReLU6
+    ([64, 3136]) 0.14 against 0.07 ms. The same values: an element-wise op does not
+    depend on the order, and a copy made before ``fn`` writes is what numpy makes of an
+    operand that overlaps the output."""
+    if out.ndim == 2 and out.strides[1] == out.itemsize:
+        args = [
+            _in_rows(a, out.shape, f"flat_views_operand{i}") if _across_rows(a) else a
+            for i, a in enumerate(args)
+        ]
+    fn(*args, out=out)
 
 
-def _transposing(args: list[np.ndarray], out: np.ndarray) -> bool:
-    """Whether a 2-D output of many rows, written row by row, has an operand whose rows
-    are closer in memory than its columns."""
-    if out.ndim != 2 or out.strides[1] != out.itemsize or out.shape[0] < _SOURCE_ORDER_MIN_ROWS:
-        return False
-    return any(0 < abs(a.strides[0]) < abs(a.strides[1]) for a in args)
+def _across_rows(a: np.ndarray) -> bool:
+    """Whether a 2-D operand's rows are closer in memory than its columns."""
+    return a.ndim == 2 and 0 < abs(a.strides[0]) < abs(a.strides[1]) and a.shape[1] > 1
+
+
+def _in_rows(a: np.ndarray, shape: tuple[int, ...], purpose: str) -> np.ndarray:
+    """``a`` copied into contiguous scratch rows of ``shape`` (valid until the next use
+    of ``purpose``)."""
+    rows = scratch(purpose, shape, a.dtype)
+    strided.copy(rows, np.broadcast_to(a, shape))
+    return rows
 
 
 def _common_sizes(patterns: list[list[int]]) -> list[int] | None:

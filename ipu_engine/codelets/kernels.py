@@ -1,9 +1,10 @@
 """The built-in codelets' native kernels (``_kernels.c`` and its files): what numpy would
 do in many passes or many small calls, done in one pass over strided views of engine
-memory -- a depthwise convolution's sums, a reduce's partials, a cache-blocked strided
-copy. Each computes what the vertices compute, in the same float32 operations and order
-(built without fused multiply-adds); ``tests/ipu_engine/test_codelet_kernels.py`` holds
-them to numpy references. There is no Python fallback: C is the path."""
+memory -- a depthwise convolution's sums, a reduce's partials (the strided copy is the
+engine's: ``poplar/strided.py``). Each computes what the vertices compute, in the same
+float32 operations and order (built without fused multiply-adds);
+``tests/ipu_engine/test_native_kernels.py`` holds them to numpy references. There is no
+Python fallback: C is the path."""
 
 from __future__ import annotations
 
@@ -22,8 +23,6 @@ except ImportError as exc:  # a checkout whose C modules were never built
 depthwise = _kernels.depthwise
 #: ``sum_partials(partials [D, N], out [N])``, float32: out = partial 0 + 1 + 2 ...
 sum_partials = _kernels.sum_partials
-#: ``copy(dst, src)``: ``dst[...] = src`` (same shape and item type) in tiles.
-copy = _kernels.copy
 
 #: Lead dimensions ``depthwise`` takes.
 MAX_LEAD_DIMS = 8

@@ -91,19 +91,19 @@ def test_an_in_place_op_on_every_other_element_is_gathered() -> None:
     assert found == [None]
 
 
-def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
+def test_a_transposing_op_copies_its_operand_into_rows_first(monkeypatch) -> None:
     """A per-channel scale of a 320-channel NHWC activation into its NCHW view (1 MB):
-    the activation read across the output's rows, so the op runs in the activation's
-    order (its rows read contiguously); the same numbers as numpy's."""
+    the activation is read across the output's rows, so it is first copied in the
+    output's order (``strided.copy``, tiles in registers), the scale is not; the same
+    numbers as numpy's."""
     blocks = []
-    real = flat_views_module._transposing
+    real = flat_views_module._in_rows
 
-    def spy(args, out):
-        found = real(args, out)
-        blocks.append(found)
-        return found
+    def spy(a, shape, purpose):
+        blocks.append(a.strides)
+        return real(a, shape, purpose)
 
-    monkeypatch.setattr(flat_views_module, "_transposing", spy)
+    monkeypatch.setattr(flat_views_module, "_in_rows", spy)
     h, w, c = 28, 28, 320
     device = IPUModel("ipu2", tiles_per_ipu=8).create_device()
     graph = Graph(device.target)
@@ -121,7 +121,7 @@ def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
     }
     _, got = run_program(graph, device, prog, values, ["y"])
     np.testing.assert_array_equal(got["y"], values["x"].transpose(0, 3, 1, 2) * values["scale"])
-    assert blocks == [True]
+    assert blocks == [(4, 4 * c)]  # the activation alone, [C, H x W] by [1, C] elements
 
 
 def test_an_operand_overlapping_the_output_is_read_before_it_is_written() -> None:
