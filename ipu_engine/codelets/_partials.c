@@ -1,19 +1,54 @@
 /* A reduce's partials summed in one pass: each output is its first partial plus its
  * second, plus its third, ... in that order, as the numpy path adds them partial by
  * partial (no identity added first: 0.0 + -0.0 would lose the sign of an exact -0.0
- * sum). Block by block of outputs, so that a block's sums stay in the first level of
- * cache while every partial of it is added, instead of one pass over memory per partial. */
+ * sum). 64 outputs at a time are kept in vector registers while every partial of them is
+ * added, so memory is read once and written once, instead of a pass over the outputs per
+ * partial. */
 #include "_kernels.h"
 
 #include <string.h>
 
-#define BLOCK 1024
+#define LANES 16
+
+typedef float Lanes __attribute__((vector_size(LANES * sizeof(float))));
+
+static inline __attribute__((always_inline)) Lanes
+load(const char *at)
+{
+    Lanes v;
+    memcpy(&v, at, sizeof(v));
+    return v;
+}
 
 KERNEL_CLONES static void
-add_run(float *restrict acc, const float *restrict run, Py_ssize_t n)
+sum_contiguous(char *out, const char *first, Py_ssize_t shift, Py_ssize_t depth, Py_ssize_t n)
 {
-    for (Py_ssize_t i = 0; i < n; i++)
-        acc[i] = acc[i] + run[i];
+    const Py_ssize_t step = LANES * sizeof(float);
+    Py_ssize_t i = 0;
+    for (; i + 4 * LANES <= n; i += 4 * LANES) {
+        const char *at = first + i * sizeof(float);
+        Lanes a0 = load(at), a1 = load(at + step), a2 = load(at + 2 * step);
+        Lanes a3 = load(at + 3 * step);
+        for (Py_ssize_t p = 1; p < depth; p++) {
+            at += shift;
+            a0 = a0 + load(at);
+            a1 = a1 + load(at + step);
+            a2 = a2 + load(at + 2 * step);
+            a3 = a3 + load(at + 3 * step);
+        }
+        char *dst = out + i * sizeof(float);
+        memcpy(dst, &a0, sizeof(a0));
+        memcpy(dst + step, &a1, sizeof(a1));
+        memcpy(dst + 2 * step, &a2, sizeof(a2));
+        memcpy(dst + 3 * step, &a3, sizeof(a3));
+    }
+    for (; i < n; i++) {
+        const char *at = first + i * sizeof(float);
+        float acc = *(const float *)at;
+        for (Py_ssize_t p = 1; p < depth; p++)
+            acc = acc + *(const float *)(at + p * shift);
+        ((float *)out)[i] = acc;
+    }
 }
 
 void
@@ -21,27 +56,15 @@ sum_partials(const Strided *partials, const Strided *out)
 {
     Py_ssize_t depth = partials->shape[0], size = partials->shape[1];
     Py_ssize_t step = partials->strides[1], shift = partials->strides[0];
-    float acc[BLOCK], run[BLOCK];
-    for (Py_ssize_t lo = 0; lo < size; lo += BLOCK) {
-        Py_ssize_t n = size - lo < BLOCK ? size - lo : BLOCK;
-        for (Py_ssize_t p = 0; p < depth; p++) {
-            const char *src = partials->data + p * shift + lo * step;
-            const float *values = (const float *)src;
-            if (step != (Py_ssize_t)sizeof(float)) { /* gathered into a run first */
-                for (Py_ssize_t i = 0; i < n; i++)
-                    run[i] = *(const float *)(src + i * step);
-                values = run;
-            }
-            if (p == 0)
-                memcpy(acc, values, (size_t)n * sizeof(float));
-            else
-                add_run(acc, values, n);
-        }
-        char *dst = out->data + lo * out->strides[0];
-        if (out->strides[0] == (Py_ssize_t)sizeof(float))
-            memcpy(dst, acc, (size_t)n * sizeof(float));
-        else
-            for (Py_ssize_t i = 0; i < n; i++)
-                *(float *)(dst + i * out->strides[0]) = acc[i];
+    if (step == (Py_ssize_t)sizeof(float) && out->strides[0] == (Py_ssize_t)sizeof(float)) {
+        sum_contiguous(out->data, partials->data, shift, depth, size);
+        return;
+    }
+    for (Py_ssize_t i = 0; i < size; i++) { /* strided: element by element */
+        const char *at = partials->data + i * step;
+        float acc = *(const float *)at;
+        for (Py_ssize_t p = 1; p < depth; p++)
+            acc = acc + *(const float *)(at + p * shift);
+        *(float *)(out->data + i * out->strides[0]) = acc;
     }
 }
