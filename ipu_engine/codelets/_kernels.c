@@ -94,10 +94,40 @@ py_sum_partials(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* bound(x, out, c, maximum): out = np.maximum(x, c) if maximum else np.minimum(x, c). */
+static PyObject *
+py_bound(PyObject *module, PyObject *args)
+{
+    PyObject *xo, *oo;
+    float c;
+    int maximum;
+    if (!PyArg_ParseTuple(args, "OOfp:bound", &xo, &oo, &c, &maximum))
+        return NULL;
+    Strided x, out;
+    if (strided_array(xo, &x, -1, 'f', 0, 0, "bound: x") < 0)
+        return NULL;
+    if (strided_array(oo, &out, x.ndim, 'f', 1, 0, "bound: out") < 0) {
+        strided_release(&x);
+        return NULL;
+    }
+    int ok = strided_same_dims(&x, 0, &out, 0, x.ndim, "bound: out") == 0;
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        bound(&x, &out, c, maximum);
+        Py_END_ALLOW_THREADS
+    }
+    strided_release(&x);
+    strided_release(&out);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"depthwise", py_depthwise, METH_VARARGS,
      "depthwise(x, w, bias, out, top, left, stride_h, stride_w, dilation_h, dilation_w)"},
     {"sum_partials", py_sum_partials, METH_VARARGS, "sum_partials(partials, out)"},
+    {"bound", py_bound, METH_VARARGS, "bound(x, out, c, maximum)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,13 +12,8 @@
 
 typedef float Lanes __attribute__((vector_size(LANES * sizeof(float))));
 
-static inline __attribute__((always_inline)) Lanes
-load(const char *at)
-{
-    Lanes v;
-    memcpy(&v, at, sizeof(v));
-    return v;
-}
+/* A vector of LANES floats at ``at`` (any alignment) into ``v``. */
+#define LOAD(v, at) memcpy(&(v), (at), sizeof(Lanes))
 
 KERNEL_CLONES static void
 sum_contiguous(char *out, const char *first, Py_ssize_t shift, Py_ssize_t depth, Py_ssize_t n)
@@ -27,14 +22,15 @@ sum_contiguous(char *out, const char *first, Py_ssize_t shift, Py_ssize_t depth,
     Py_ssize_t i = 0;
     for (; i + 4 * LANES <= n; i += 4 * LANES) {
         const char *at = first + i * sizeof(float);
-        Lanes a0 = load(at), a1 = load(at + step), a2 = load(at + 2 * step);
-        Lanes a3 = load(at + 3 * step);
+        Lanes a0, a1, a2, a3, v0, v1, v2, v3;
+        LOAD(a0, at), LOAD(a1, at + step), LOAD(a2, at + 2 * step), LOAD(a3, at + 3 * step);
         for (Py_ssize_t p = 1; p < depth; p++) {
             at += shift;
-            a0 = a0 + load(at);
-            a1 = a1 + load(at + step);
-            a2 = a2 + load(at + 2 * step);
-            a3 = a3 + load(at + 3 * step);
+            LOAD(v0, at), LOAD(v1, at + step), LOAD(v2, at + 2 * step), LOAD(v3, at + 3 * step);
+            a0 = a0 + v0;
+            a1 = a1 + v1;
+            a2 = a2 + v2;
+            a3 = a3 + v3;
         }
         char *dst = out + i * sizeof(float);
         memcpy(dst, &a0, sizeof(a0));

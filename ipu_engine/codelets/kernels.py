@@ -1,10 +1,10 @@
 """The built-in codelets' native kernels (``_kernels.c`` and its files): what numpy would
 do in many passes or many small calls, done in one pass over strided views of engine
-memory -- a depthwise convolution's sums, a reduce's partials (the strided copy is the
-engine's: ``poplar/strided.py``). Each computes what the vertices compute, in the same
-float32 operations and order (built without fused multiply-adds);
-``tests/ipu_engine/test_native_kernels.py`` holds them to numpy references. There is no
-Python fallback: C is the path."""
+memory -- a depthwise convolution's sums, a reduce's partials, a maximum or minimum with
+one value (ReLU, Clip); the strided copy is the engine's (``poplar/strided.py``). Each
+computes what the vertices compute, in the same float32 operations and order (built
+without fused multiply-adds); ``tests/ipu_engine/test_native_kernels.py`` holds them to
+numpy references. There is no Python fallback: C is the path."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ except ImportError as exc:  # a checkout whose C modules were never built
 depthwise = _kernels.depthwise
 #: ``sum_partials(partials [D, N], out [N])``, float32: out = partial 0 + 1 + 2 ...
 sum_partials = _kernels.sum_partials
+#: ``bound(x, out, c, maximum)``: ``out = np.maximum(x, c)`` (or ``np.minimum``) bit for
+#: bit, float32, ``out`` either ``x`` itself or apart from it.
+bound = _kernels.bound
 
 #: Lead dimensions ``depthwise`` takes.
 MAX_LEAD_DIMS = 8

@@ -166,3 +166,30 @@ def test_wrong_calls_are_python_errors() -> None:
         strided.copy(np.zeros(3, np.float32), np.zeros(3, np.int32))
     with pytest.raises(ValueError, match="dimension"):
         strided.copy(np.zeros(3, np.float32), np.zeros(4, np.float32))
+
+
+SPECIALS = np.concatenate(
+    [
+        np.array([-0.0, 0.0, np.nan, -np.nan, -1, 1, -np.inf, np.inf, 6, 1e-42, -1e-42]),
+        np.array([0x7FC00001, 0xFFC00123], np.uint32).view(np.float32),  # NaN payloads
+    ]
+).astype(np.float32)
+
+
+@pytest.mark.parametrize("maximum", [True, False])
+def test_a_bound_by_one_value_is_numpys_bit_for_bit(maximum) -> None:
+    """ReLU's and a Clip's maximum and minimum: NaNs kept with their payloads, -0.0 and
+    0.0 as numpy orders them, every layout (contiguous, strided, in place, 0-d, 3-d)."""
+    fn = np.maximum if maximum else np.minimum
+    rng = np.random.default_rng(8)
+    values = np.concatenate([SPECIALS, rng.standard_normal(1000).astype(np.float32) * 8])
+    for c in (0.0, -0.0, 6.0, -1.0, np.inf, np.nan):
+        c = np.float32(c)
+        for x in (values, values[::3], values[:999].reshape(9, 111)[:, ::-2], values[5]):
+            want = fn(x, c)
+            out = np.empty_like(want)
+            kernels.bound(np.asarray(x), out, c, maximum)
+            assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
+        in_place = values.copy()
+        kernels.bound(in_place, in_place, c, maximum)
+        assert np.array_equal(in_place.view(np.uint32), fn(values, c).view(np.uint32))
