@@ -17,7 +17,7 @@ HEADER = [f"{RING}/_ring.h"]
 TRACEPOINT = ("_tracepoint", "_thread_stack", "_channel", "_traced_call")
 STRIDED = ("ipu_engine/poplar/_strided.c", "ipu_engine/poplar/_strided_copy.c")
 STRIDED_ARRAY = "ipu_engine/poplar/_strided_array.c"
-KERNELS = ("_kernels", "_depthwise", "_partials", "_bounds")
+KERNELS = ("_kernels", "_depthwise", "_partials", "_bounds", "_add")
 NATIVE_ARGS = ["-O3", "-ffp-contract=off"]
 setup(
     ext_modules=[

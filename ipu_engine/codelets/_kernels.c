@@ -123,11 +123,39 @@ py_bound(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* add_into(out, other): out += other, float32, one shape. */
+static PyObject *
+py_add_into(PyObject *module, PyObject *args)
+{
+    PyObject *oo, *po;
+    if (!PyArg_ParseTuple(args, "OO:add_into", &oo, &po))
+        return NULL;
+    Strided out, other;
+    if (strided_array(oo, &out, -1, 'f', 1, 0, "add_into: out") < 0)
+        return NULL;
+    if (strided_array(po, &other, out.ndim, 'f', 0, 0, "add_into: other") < 0) {
+        strided_release(&out);
+        return NULL;
+    }
+    int ok = strided_same_dims(&out, 0, &other, 0, out.ndim, "add_into: other") == 0;
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        add_into(&out, &other);
+        Py_END_ALLOW_THREADS
+    }
+    strided_release(&out);
+    strided_release(&other);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"depthwise", py_depthwise, METH_VARARGS,
      "depthwise(x, w, bias, out, top, left, stride_h, stride_w, dilation_h, dilation_w)"},
     {"sum_partials", py_sum_partials, METH_VARARGS, "sum_partials(partials, out)"},
     {"bound", py_bound, METH_VARARGS, "bound(x, out, c, maximum)"},
+    {"add_into", py_add_into, METH_VARARGS, "add_into(out, other): out += other"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,7 +1,8 @@
 /* The built-in codelets' native kernels: what numpy does in many passes or many calls,
  * done in one pass over strided views of engine memory (issue 39). _kernels.c is the
  * module and the argument checks; _depthwise.c the depthwise convolution's sums,
- * _partials.c a reduce's partials summed, _bounds.c a maximum or minimum with one value. Arrays are the engine's strided views
+ * _partials.c a reduce's partials summed, _bounds.c a maximum or minimum with one value,
+ * _add.c a bias added to strided rows. Arrays are the engine's strided views
  * (ipu_engine/poplar/_strided.h).
  *
  * Every kernel computes what the numpy path it replaces computes, element by element in
@@ -31,5 +32,8 @@ void sum_partials(const Strided *partials, const Strided *out);
 /* out = np.maximum(x, c) (``maximum``) or np.minimum(x, c), bit for bit, float32; x and
  * out of one shape, out either x itself or apart from it. */
 void bound(const Strided *x, const Strided *out, float c, int maximum);
+
+/* out += other, float32, one shape (other may have zero strides: broadcast). */
+void add_into(const Strided *out, const Strided *other);
 
 #endif

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.codelets import kernels
+
 
 def _as_float(values: np.ndarray) -> np.ndarray:
     return values.astype(np.float32, copy=False)
@@ -134,8 +136,8 @@ def multiply(
         direct = _matrix_view(target, (d, groups, u * pixels, wb * f))
         if direct is not None:
             np.matmul(patches, weights, out=direct)
-            if b is not None:
-                direct += b
+            if b is not None:  # rows of output channels in longer rows of memory
+                kernels.add_into(direct, np.broadcast_to(b, direct.shape))
             return None
     r = np.matmul(patches, weights)
     if b is not None:

@@ -1,10 +1,11 @@
 """The built-in codelets' native kernels (``_kernels.c`` and its files): what numpy would
 do in many passes or many small calls, done in one pass over strided views of engine
 memory -- a depthwise convolution's sums, a reduce's partials, a maximum or minimum with
-one value (ReLU, Clip); the strided copy is the engine's (``poplar/strided.py``). Each
-computes what the vertices compute, in the same float32 operations and order (built
-without fused multiply-adds); ``tests/ipu_engine/test_native_kernels.py`` holds them to
-numpy references. There is no Python fallback: C is the path."""
+one value (ReLU, Clip), a bias added to strided rows; the strided copy is the engine's
+(``poplar/strided.py``). Each computes what the vertices compute, in the same float32
+operations and order (built without fused multiply-adds);
+``tests/ipu_engine/test_native_kernels.py`` holds them to numpy references. There is no
+Python fallback: C is the path."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ sum_partials = _kernels.sum_partials
 #: ``bound(x, out, c, maximum)``: ``out = np.maximum(x, c)`` (or ``np.minimum``) bit for
 #: bit, float32, ``out`` either ``x`` itself or apart from it.
 bound = _kernels.bound
+#: ``add_into(out, other)``: ``out += other``, float32, one shape (``other`` may be a
+#: broadcast view: a bias over rows), each row one vectorised run.
+add_into = _kernels.add_into
 
 #: Lead dimensions ``depthwise`` takes.
 MAX_LEAD_DIMS = 8

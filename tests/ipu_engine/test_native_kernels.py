@@ -193,3 +193,22 @@ def test_a_bound_by_one_value_is_numpys_bit_for_bit(maximum) -> None:
         in_place = values.copy()
         kernels.bound(in_place, in_place, c, maximum)
         assert np.array_equal(in_place.view(np.uint32), fn(values, c).view(np.uint32))
+
+
+def test_a_bias_added_to_strided_rows_is_numpys_sum() -> None:
+    """A grid product's output-channel block (52 of every 64 elements of a pixel) plus
+    its bias broadcast over the pixels; and other layouts: the same as ``out += other``."""
+    rng = np.random.default_rng(9)
+    memory = rng.standard_normal((3136, 64)).astype(np.float32)
+    bias = rng.standard_normal(52).astype(np.float32)
+    want = memory.copy()
+    want[:, 6:58] += bias
+    kernels.add_into(memory[:, 6:58], np.broadcast_to(bias, (3136, 52)))
+    np.testing.assert_array_equal(memory, want)
+    for shape in ((5, 7, 33), (1,), (40, 3)):
+        out = rng.standard_normal(shape).astype(np.float32)
+        other = np.ascontiguousarray(rng.standard_normal(shape[::-1]).astype(np.float32).T)
+        want = out + other.T.T
+        view = np.asfortranarray(out)  # an output walked against its memory order
+        kernels.add_into(view, other)
+        np.testing.assert_array_equal(view, want)
