@@ -36,22 +36,48 @@ class FlatView:
         return memory_view(pool, self.first, self.shape, self.steps)
 
 
+# output rows (channels) from which a transposing op runs in its operand's order: there
+# numpy reads each of the operand's rows contiguously and writes across the output's
+# rows; below, the operand is copied into rows first (see ``apply_on_views``)
+_SOURCE_ORDER_MIN_ROWS = 128
+
+
 def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarray) -> None:
-    """``fn(*args, out=out)``; an operand read across the output's rows (an NHWC
-    activation into an NCHW one: [C, H x W] with steps [1, C]) is first copied in the
-    output's order into scratch memory by ``strided.copy`` -- a transpose in 16 x 16
-    tiles -- so that ``fn`` runs on contiguous rows. numpy reads such an operand a cache
-    line per element in either order: a ResNet-50 batch-norm's scale ([256, 3136]) took
-    0.67 ms in the operand's order, 0.29 ms copied first; the MobileNet block's ReLU6
-    ([64, 3136]) 0.14 against 0.07 ms. The same values: an element-wise op does not
-    depend on the order, and a copy made before ``fn`` writes is what numpy makes of an
-    operand that overlaps the output."""
-    if out.ndim == 2 and out.strides[1] == out.itemsize:
-        args = [
+    """``fn(*args, out=out)``; when an operand is read across the output's rows (an NHWC
+    activation into an NCHW one: [C, H x W] with steps [1, C]):
+    - of many rows, in that operand's order: ``fn`` over every array transposed, so each
+      of its rows is read contiguously and written across the output's rows (a ResNet-50
+      batch-norm's scale, [256, 3136]: 0.7-1.1 ms against numpy's 1.0-2.3 ms; copying
+      the operand first, below, was slower there in whole runs: 26 against 18 ms of
+      ResNet-50's batch-norm scales, its copies of MBs leaving the cache);
+    - of fewer rows, the operand is first copied in the output's order into scratch rows
+      by ``strided.copy`` (16 x 16 tiles transposed in registers), and ``fn`` runs on
+      contiguous rows: numpy read it a cache line per element (the MobileNet block's
+      ReLU6, [64, 3136]: 0.25 -> 0.13 ms).
+    The same values: an element-wise op does not depend on the order, and a copy made
+    before ``fn`` writes is what numpy makes of an operand that overlaps the output."""
+    if _transposing(args, out):
+        fn(*(a.T for a in args), out=out.T)
+    elif _rows_out(out) and any(map(_across_rows, args)):
+        rows = [
             _in_rows(a, out.shape, f"flat_views_operand{i}") if _across_rows(a) else a
             for i, a in enumerate(args)
         ]
-    fn(*args, out=out)
+        fn(*rows, out=out)
+    else:
+        fn(*args, out=out)
+
+
+def _rows_out(out: np.ndarray) -> bool:
+    """Whether the output is 2-D, written row by row."""
+    return out.ndim == 2 and out.strides[1] == out.itemsize
+
+
+def _transposing(args: list[np.ndarray], out: np.ndarray) -> bool:
+    """Whether an output of many rows, written row by row, has an operand whose rows are
+    closer in memory than its columns."""
+    rows = _rows_out(out) and out.shape[0] >= _SOURCE_ORDER_MIN_ROWS
+    return rows and any(map(_across_rows, args))
 
 
 def _across_rows(a: np.ndarray) -> bool:
