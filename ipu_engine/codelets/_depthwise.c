@@ -135,8 +135,28 @@ write_chunk(char *out, const Py_ssize_t *offsets, Py_ssize_t count, const Py_ssi
         }
         return;
     }
+    /* CHUNK channels side by side in memory (an NHWC output): 16 pixels of them at a
+     * time are transposed in registers and written a pixel's channels at a time */
+    int side_by_side = count == CHUNK && CHUNK == 16;
+    for (Py_ssize_t k = 1; side_by_side && k < count; k++)
+        side_by_side = offsets[k] - offsets[0] == k * (Py_ssize_t)sizeof(float);
+    Row16 bias16 = {0.0f};
+    if (side_by_side && biases != NULL)
+        memcpy(&bias16, biases, sizeof(bias16));
     for (Py_ssize_t r = 0; r < s->rows; r++) {
-        for (Py_ssize_t c = 0; c < s->cols; c++) {
+        Py_ssize_t c = 0;
+        for (; side_by_side && c + 16 <= s->cols; c += 16) {
+            Row16 tile[16];
+            for (int k = 0; k < 16; k++)
+                memcpy(&tile[k], sums + k * plane + r * s->span + c, sizeof(Row16));
+            transpose16(tile); /* tile[j]: the channels of pixel c + j */
+            char *dst = out + offsets[0] + r * row_step + c * col_step;
+            for (int j = 0; j < 16; j++) {
+                Row16 pixel = biases != NULL ? tile[j] + bias16 : tile[j];
+                memcpy(dst + j * col_step, &pixel, sizeof(pixel));
+            }
+        }
+        for (; c < s->cols; c++) {
             char *dst = out + r * row_step + c * col_step;
             const float *src = sums + r * s->span + c;
             if (biases != NULL)

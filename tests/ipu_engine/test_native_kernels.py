@@ -81,18 +81,20 @@ def test_depthwise_sums_equal_the_vertex_order_to_the_bit(seed) -> None:
 
 
 def test_a_depthwise_layer_of_mobilenet_size_and_its_padding_products() -> None:
-    """64 channels of 56 x 56 (every output row a vector run and a tail), weights with an
-    infinity: a padded window's product is 0 * inf = NaN, as the vertex's."""
+    """64 channels of 56 x 56 (every output row a vector run and a tail), written in
+    channel-major rows and as NHWC (16 channels' pixels transposed in registers), weights
+    with an infinity: a padded window's product is 0 * inf = NaN, as the vertex's."""
     rng = np.random.default_rng(39)
     x = rng.standard_normal((64, 58, 56, 1)).astype(np.float32)
     w = rng.standard_normal((64, 3, 3, 1, 1)).astype(np.float32)
     w[5, 0, 0] = np.inf
     bias = rng.standard_normal((64, 1, 1)).astype(np.float32)
-    out = np.empty((64, 1, 1, 58, 56), np.float32)
-    kernels.depthwise(x, w, bias, out, 1, 1, 1, 1, 1, 1)
     want = depthwise_reference(x, w, bias, 1, 1, 1, 1, 1, 1, 58, 56)
-    np.testing.assert_array_equal(out, want)
-    assert np.isnan(out[5, 0, 0, 0]).all() and not np.isnan(out[5, 0, 0, 1:, 1:]).any()
+    nhwc = np.empty((58, 56, 64), np.float32)  # the engine's: channels innermost
+    for out in (np.empty((64, 1, 1, 58, 56), np.float32), nhwc.transpose(2, 0, 1)[:, None, None]):
+        kernels.depthwise(x, w, bias, out, 1, 1, 1, 1, 1, 1)
+        np.testing.assert_array_equal(out, want)
+        assert np.isnan(out[5, 0, 0, 0]).all() and not np.isnan(out[5, 0, 0, 1:, 1:]).any()
 
 
 def test_partials_are_summed_in_order_to_the_bit() -> None:
