@@ -7,9 +7,10 @@ Once per compiled compute set (``batch.cache``) each edge of the group is found 
 a strided view of memory over a grid of its vertices, ``[*grid, ...the field's own
 shape]`` -- their addresses are affine in the vertices' order, the usual case, since the
 vertices are made in a meshgrid of images, groups and row blocks -- or else as one index
-array (a gather, or a scatter for the output). Each run is then a few numpy calls for the
-whole group: kernel position by kernel position multiply-adds when each group has one
-input channel (depthwise: an outer product, nothing for BLAS to gain), else
+array (a gather, or a scatter for the output). Each run is then one call for the whole
+group: when each group has one input channel (depthwise: an outer product, nothing for
+BLAS to gain) the C kernel ``kernels.depthwise`` sums every output's window kernel
+position by kernel position, in the vertex's order, into the output's memory; else
 ``conv_products.multiply`` with each vertex a layer of the batch (its patches times its
 weights, one batched BLAS product). Sums accumulate in float32, the bias added last, as
 the vertex adds it; outputs are written as views of memory where they are one.
