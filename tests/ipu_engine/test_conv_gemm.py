@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ipu_engine import FLOAT, Graph, IPUModel, Sequence, poplin, poputil
+from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv as conv_codelet
 from ipu_engine.codelets.alike_edges import affine_steps, strided_view
 from ipu_engine.codelets.conv import conv_partial
@@ -211,3 +211,41 @@ def test_input_channel_blocks_of_a_pointwise_convolution_run_as_stacks(grids, nc
     assert close(out["out"], reference_conv(x, w, (1, 1), ((0, 0), (0, 0)), (1, 1), 1, b), 1e-5)
     stacks = [s for seen in grids if seen["grid"] is not None for s in seen["grid"].stacks]
     assert stacks and max(s.depth for s in stacks) > 1
+
+
+@pytest.mark.parametrize("nchw", [False, True])
+def test_a_kept_product_computes_every_run_from_memorys_values(nchw) -> None:
+    """A pointwise convolution's products whose operands are views of memory are kept from
+    one run to the next (``conv_gemm._keep_product``): a second run with new inputs,
+    weights and biases computes from those, as a fresh engine does."""
+    device = IPUModel("ipu2", tiles_per_ipu=32).create_device()
+    graph = Graph(device.target)
+    shapes = {"x": (1, 64, 8, 8) if nchw else (1, 8, 8, 64), "w": (1, 1, 64, 32), "b": (32,)}
+    t = {}
+    for name, shape in shapes.items():
+        t[name] = graph.add_variable(FLOAT, list(shape), name)
+        poputil.map_tensor_linearly(graph, t[name])
+        graph.create_host_write(name, t[name])
+    prog = Sequence()
+    image = t["x"].dim_shuffle([0, 2, 3, 1]) if nchw else t["x"]
+    options = {"availableMemoryProportion": 0.002}
+    y = poplin.convolution(graph, image, t["w"], prog, "y", bias=t["b"], options=options)
+    graph.create_host_read("y", y)
+    engine = Engine(graph, prog)
+    engine.load(device)
+    for _ in range(2):
+        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+        for name, value in values.items():
+            engine.write_tensor(name, value)
+        engine.run(0)
+        x = values["x"].transpose(0, 2, 3, 1) if nchw else values["x"]
+        want = reference_conv(x, values["w"], (1, 1), ((0, 0), (0, 0)), (1, 1), 1, values["b"])
+        assert close(engine.read_tensor("y"), want, 1e-5)
+    kept = [
+        key
+        for plan in engine.executable.plans.values()
+        for runner in plan.runners
+        for key in runner.cache
+        if isinstance(key, tuple) and key[0] in ("stack", "block")
+    ]
+    assert kept
