@@ -196,6 +196,11 @@ def run_alike(
     ``direct``: the output is written to memory (as a view or scattered), else into
     ``batch["out"]``, which the engine stores back."""
     names = ("in", "weights", "out") + (("bias",) if with_bias else ())
+    pools = tuple(batch.pool(name) for name in names)
+    kept = batch.cache.get(("kept_depthwise", selection_key(batch, sel)))
+    if kept is not None and all(a is b for a, b in zip(kept[0], pools, strict=True)):
+        kernels.depthwise(*kept[1])  # its views of memory, as the last run made them
+        return
     found = alike_edges(batch, sel, g, names, channel_major)
     grid, edges = found.grid, found.edges
     if g["inChans"] == 1 and direct:  # row blocks of one image summed as one (conv_rows)
@@ -214,7 +219,10 @@ def run_alike(
     if g["inChans"] == 1:  # sums [*grid, G, F, rows, cols], written with the bias added
         if direct and out_edge.view is not None:
             dest = np.moveaxis(out_edge.read(batch.pool("out"), grid), (-2, -1), (-4, -3))
-            _depthwise(x, w, bias, g, dest)
+            call = _depthwise(x, w, bias, g, dest)
+            if call is not None and _views_of_memory(call, names, pools):
+                # the same call computes the next run too, from memory's values then
+                batch.cache[("kept_depthwise", selection_key(batch, sel))] = (pools, call)
             return
         shape = (*grid, g["groups"], g["outChans"], g["outRows"], g["outWidth"])
         y = np.empty(shape, np.float32)
@@ -233,15 +241,26 @@ def run_alike(
         batch.pool("out")[out_edge.index] = y
 
 
+def _views_of_memory(call: tuple, names: tuple[str, ...], pools: tuple[np.ndarray, ...]) -> bool:
+    """Whether ``kernels.depthwise``'s x, w, out (and bias) are views of their edges'
+    memory, not copies made for this run."""
+    x, w, bias, sums = call[:4]
+    arrays = {"in": x, "weights": w, "out": sums, "bias": bias}
+    return all(np.may_share_memory(arrays[n], p) for n, p in zip(names, pools, strict=True))
+
+
 def _depthwise(
     x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int], dest: np.ndarray
-) -> None:
+) -> tuple | None:
     """One input channel per group: x [*grid, rows, width, G, 1], w [*grid, KH, KW, 1, G,
     F], bias [*grid, G, F] -> ``dest`` [*grid, G, F, outRows, outWidth]: each output 0 +
     its window's products, kernel row by kernel row, column by column, in float32, then
     the bias added, as the vertex sums (``kernels.depthwise``, one C call for the group:
     numpy took ~20 passes over the whole layer). Sums into ``dest`` where it is float32,
-    else into scratch memory, rounded to ``dest``'s type as they are written."""
+    else into scratch memory, rounded to ``dest``'s type as they are written. Returns the
+    kernel's arguments when one call made the sums in ``dest`` (else None): when they are
+    all views of memory, the caller keeps them for the next run, a call without the
+    ~15 numpy calls that find the views (``run_alike``)."""
     top, _, left, _ = _overhang(g)
     geometry = (top, left, g["strideH"], g["strideW"], g["dilationH"], g["dilationW"])
     x = x[..., 0].astype(np.float32, copy=False)
@@ -256,8 +275,11 @@ def _depthwise(
         for i in np.ndindex(x.shape[: lead - kernels.MAX_LEAD_DIMS]):
             b = None if bias is None else bias[i]
             kernels.depthwise(x[i], w[i], b, sums[i], *geometry)
+        return None
     if sums is not dest:
         dest[...] = sums
+        return None
+    return (x, w, bias, sums, *geometry)
 
 
 def _products(
