@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.codelets import conv_kept
 from ipu_engine.codelets.alike_edges import (
     GroupRuns,
     affine_steps,
@@ -236,7 +237,7 @@ def run_grid(
     """Every stack and block of ``grid``: one batched product each, written where it goes."""
     in_size, w_size, _ = sizes_of(g)
     bias_size = g["groups"] * g["outChans"]
-    names = ("in", "weights", "bias", "out") if with_bias else ("in", "weights", "out")
+    names = ("in", "weights", "out") + (("bias",) if with_bias else ())
     pools = tuple(batch.pool(name) for name in names)
     for stack in grid.stacks:
         if not _kept_product(batch, ("stack", id(stack)), pools):
@@ -258,6 +259,7 @@ def run_grid(
             out = out[None]
             if _keep_product(batch, ("block", id(block)), pools, x, w, bias, g, channel_major, out):
                 continue
+        conv_kept.missed(batch)
         y = multiply(x, w, bias, g, channel_major, out)
         if y is not None:
             _write(batch, block, sel, y[0], in_place)
@@ -270,6 +272,7 @@ def _kept_product(batch: VertexBatch, key: tuple, pools: tuple[np.ndarray, ...])
     if kept is None or any(a is not b for a, b in zip(kept[0], pools, strict=True)):
         return False
     product(*kept[1])
+    conv_kept.log_call(batch, product, kept[1])
     return True
 
 
@@ -294,6 +297,7 @@ def _keep_product(
         return False
     batch.cache[key] = (pools, operands)
     product(*operands)
+    conv_kept.log_call(batch, product, operands)
     return True
 
 
@@ -322,6 +326,7 @@ def _run_stack(
     row = g["groups"] * g["outChans"]
     out = strided_view(batch.pool("out"), *stack.out, (depth, ub, wb, pixels), row)
     if not _keep_product(batch, ("stack", id(stack)), pools, x, w, bias, g, channel_major, out):
+        conv_kept.missed(batch)
         multiply(x, w, bias, g, channel_major, out)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.codelets import kernels
+from ipu_engine.codelets import conv_kept, kernels
 from ipu_engine.codelets.alike_edges import selection_key
 from ipu_engine.codelets.conv_products import _overhang, multiply
 from ipu_engine.codelets.conv_rows import merged_row_blocks
@@ -200,7 +200,23 @@ def run_alike(
     kept = batch.cache.get(("kept_depthwise", selection_key(batch, sel)))
     if kept is not None and all(a is b for a, b in zip(kept[0], pools, strict=True)):
         kernels.depthwise(*kept[1])  # its views of memory, as the last run made them
+        conv_kept.log_call(batch, kernels.depthwise, kept[1])
         return
+    if not _run_group(batch, sel, g, names, pools, with_bias, channel_major, direct):
+        conv_kept.missed(batch)
+
+
+def _run_group(
+    batch: VertexBatch,
+    sel: np.ndarray,
+    g: dict[str, int],
+    names: tuple[str, ...],
+    pools: tuple[np.ndarray, ...],
+    with_bias: bool,
+    channel_major: bool,
+    direct: bool,
+) -> bool:
+    """``run_alike``'s work; whether it was one kernel call of views of memory, kept."""
     found = alike_edges(batch, sel, g, names, channel_major)
     grid, edges = found.grid, found.edges
     if g["inChans"] == 1 and direct:  # row blocks of one image summed as one (conv_rows)
@@ -220,10 +236,12 @@ def run_alike(
         if direct and out_edge.view is not None:
             dest = np.moveaxis(out_edge.read(batch.pool("out"), grid), (-2, -1), (-4, -3))
             call = _depthwise(x, w, bias, g, dest)
-            if call is not None and _views_of_memory(call, names, pools):
-                # the same call computes the next run too, from memory's values then
-                batch.cache[("kept_depthwise", selection_key(batch, sel))] = (pools, call)
-            return
+            if call is None or not _views_of_memory(call, names, pools):
+                return False
+            # the same call computes the next run too, from memory's values then
+            batch.cache[("kept_depthwise", selection_key(batch, sel))] = (pools, call)
+            conv_kept.log_call(batch, kernels.depthwise, call)
+            return True
         shape = (*grid, g["groups"], g["outChans"], g["outRows"], g["outWidth"])
         y = np.empty(shape, np.float32)
         _depthwise(x, w, bias, g, y)
@@ -239,6 +257,7 @@ def run_alike(
     else:
         assert out_edge.index is not None
         batch.pool("out")[out_edge.index] = y
+    return False
 
 
 def _views_of_memory(call: tuple, names: tuple[str, ...], pools: tuple[np.ndarray, ...]) -> bool:

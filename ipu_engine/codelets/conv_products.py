@@ -159,7 +159,7 @@ def prepare(
 ) -> Operands | None:
     """``multiply``'s (patches, weights, bias rows, output matrix) when the product is
     written straight into ``out`` and each operand is a view of engine ``memory`` (the
-    edges' pools, in that order: a 1x1 kernel without padding, weights that are one
+    pools of in, weights, out and bias: a 1x1 kernel without padding, weights that are one
     matrix): then the same arrays, given to ``product``, compute the next run's product
     too, from memory's values then. None when any of them is a copy (patches of a padded
     window, gathered weights, an edge gathered for this run)."""
@@ -168,7 +168,7 @@ def prepare(
     patches, weights, b = _operands(x, w, bias, g, channel_major)
     target = out.reshape(d, u, wb, pixels, groups, f).transpose(0, 4, 1, 3, 2, 5)
     direct = _matrix_view(target, (d, groups, u * pixels, wb * f))
-    made = [patches, weights] + ([] if b is None else [b]) + [direct]
+    made = [patches, weights, direct] + ([] if b is None else [b])
     if direct is None or not all(map(np.may_share_memory, made, memory)):
         return None
     return patches, weights, b, direct

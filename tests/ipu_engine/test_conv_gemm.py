@@ -249,3 +249,42 @@ def test_a_kept_product_computes_every_run_from_memorys_values(nchw) -> None:
         if isinstance(key, tuple) and key[0] in ("stack", "block")
     ]
     assert kept
+
+
+def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> None:
+    """The MobileNet block's pointwise convolution (64 -> 64 channels, 56 x 56, NCHW input
+    read channel by channel): the plan splits the output channels into blocks of 12 and 13
+    (products of 12 and 52 columns), which the kept plan joins into products of all 64
+    (``conv_kept``); every run, with new values, equals numpy's convolution."""
+    device = IPUModel("ipu2").create_device()
+    graph = Graph(device.target)
+    shapes = {"x": (1, 64, 56, 56), "w": (1, 1, 64, 64), "b": (64,)}
+    t = {}
+    for name, shape in shapes.items():
+        t[name] = graph.add_variable(FLOAT, list(shape), name)
+        poputil.map_tensor_linearly(graph, t[name])
+        graph.create_host_write(name, t[name])
+    prog = Sequence()
+    image = t["x"].dim_shuffle([0, 2, 3, 1])
+    y = poplin.convolution(graph, image, t["w"], prog, "y", bias=t["b"])
+    graph.create_host_read("y", y)
+    engine = Engine(graph, prog)
+    engine.load(device)
+    for _ in range(3):
+        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+        for name, value in values.items():
+            engine.write_tensor(name, value)
+        engine.run(0)
+        x = values["x"].transpose(0, 2, 3, 1)
+        want = reference_conv(x, values["w"], (1, 1), ((0, 0), (0, 0)), (1, 1), 1, values["b"])
+        assert close(engine.read_tensor("y"), want, 1e-5)
+    caches = [r.cache for plan in engine.executable.plans.values() for r in plan.runners]
+    kept = [
+        v[1]
+        for c in caches
+        for k, v in c.items()
+        if isinstance(k, tuple) and k[0] in ("stack", "block")
+    ]
+    joined = [args for c in caches for _, args in c.get("kept_calls_plan", (None, []))[1]]
+    assert kept and max(operands[1].shape[-1] for operands in kept) < 64
+    assert joined and all(operands[1].shape[-1] == 64 for operands in joined)
