@@ -39,7 +39,7 @@ class FlatView:
 # output rows (channels) from which a transposing op runs in its operand's order: there
 # numpy reads each of the operand's rows contiguously and writes across the output's
 # rows; below, the operand is copied into rows first (see ``apply_on_views``)
-_SOURCE_ORDER_MIN_ROWS = 128
+SOURCE_ORDER_MIN_ROWS = 128
 
 
 def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarray) -> None:
@@ -58,9 +58,9 @@ def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarr
     before ``fn`` writes is what numpy makes of an operand that overlaps the output."""
     if _transposing(args, out):
         fn(*(a.T for a in args), out=out.T)
-    elif _rows_out(out) and any(map(_across_rows, args)):
+    elif _rows_out(out) and any(map(across_rows, args)):
         rows = [
-            _in_rows(a, out.shape, f"flat_views_operand{i}") if _across_rows(a) else a
+            in_rows(a, out.shape, f"flat_views_operand{i}") if across_rows(a) else a
             for i, a in enumerate(args)
         ]
         fn(*rows, out=out)
@@ -76,16 +76,16 @@ def _rows_out(out: np.ndarray) -> bool:
 def _transposing(args: list[np.ndarray], out: np.ndarray) -> bool:
     """Whether an output of many rows, written row by row, has an operand whose rows are
     closer in memory than its columns."""
-    rows = _rows_out(out) and out.shape[0] >= _SOURCE_ORDER_MIN_ROWS
-    return rows and any(map(_across_rows, args))
+    rows = _rows_out(out) and out.shape[0] >= SOURCE_ORDER_MIN_ROWS
+    return rows and any(map(across_rows, args))
 
 
-def _across_rows(a: np.ndarray) -> bool:
+def across_rows(a: np.ndarray) -> bool:
     """Whether a 2-D operand's rows are closer in memory than its columns."""
     return a.ndim == 2 and 0 < abs(a.strides[0]) < abs(a.strides[1]) and a.shape[1] > 1
 
 
-def _in_rows(a: np.ndarray, shape: tuple[int, ...], purpose: str) -> np.ndarray:
+def in_rows(a: np.ndarray, shape: tuple[int, ...], purpose: str) -> np.ndarray:
     """``a`` copied into contiguous scratch rows of ``shape`` (valid until the next use
     of ``purpose``)."""
     rows = scratch(purpose, shape, a.dtype)

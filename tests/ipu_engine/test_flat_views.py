@@ -130,13 +130,13 @@ def test_a_transposing_op_of_fewer_rows_copies_its_operand_into_rows_first(monke
     order (``strided.copy``, tiles in registers), the scale is not; the same numbers as
     numpy's."""
     blocks = []
-    real = flat_views_module._in_rows
+    real = flat_views_module.in_rows
 
     def spy(a, shape, purpose):
         blocks.append(a.strides)
         return real(a, shape, purpose)
 
-    monkeypatch.setattr(flat_views_module, "_in_rows", spy)
+    monkeypatch.setattr(flat_views_module, "in_rows", spy)
     h, w, c = 28, 30, 64
     device = IPUModel("ipu2", tiles_per_ipu=8).create_device()
     graph = Graph(device.target)
