@@ -25,7 +25,8 @@ depthwise = _kernels.depthwise
 #: ``sum_partials(partials [D, N], out [N])``, float32: out = partial 0 + 1 + 2 ...
 sum_partials = _kernels.sum_partials
 #: ``bound(x, out, c, maximum)``: ``out = np.maximum(x, c)`` (or ``np.minimum``) bit for
-#: bit, float32, ``out`` either ``x`` itself or apart from it.
+#: bit, float32, ``out`` either ``x`` itself or apart from it (a transposed 2-D ``x`` is
+#: read in 16 x 16 tiles).
 bound = _kernels.bound
 #: ``add_into(out, other)``: ``out += other``, float32, one shape (``other`` may be a
 #: broadcast view: a bias over rows), each row one vectorised run.

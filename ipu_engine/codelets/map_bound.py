@@ -5,9 +5,10 @@ The general map evaluates its expression tree in Python on every run (constants 
 into arrays, shapes broadcast, types found: ~20 us) after finding its views (~15 us);
 for a bound by one value that is most of its time on the MobileNet block's 200k
 elements. The views are found once (``flat_views``) and kept while memory is the same
-arrays; an operand read across fewer than 128 output rows is copied into rows first, as
-``apply_on_views`` does (more rows: the general path). The values are numpy's bit for
-bit (``kernels.bound``).
+arrays; an operand read across fewer than 128 output rows (an NHWC activation read as
+NCHW) is bound 16 rows at a time, copied in tiles transposed in registers and bound
+while in cache (more rows: the general path, which runs in the operand's order). The
+values are numpy's bit for bit (``kernels.bound``).
 """
 
 from __future__ import annotations
@@ -17,12 +18,7 @@ import re
 import numpy as np
 
 from ipu_engine.codelets import kernels
-from ipu_engine.codelets.flat_views import (
-    SOURCE_ORDER_MIN_ROWS,
-    across_rows,
-    flat_views,
-    in_rows,
-)
+from ipu_engine.codelets.flat_views import SOURCE_ORDER_MIN_ROWS, across_rows, flat_views
 from ipu_engine.poplar.vertex import VertexBatch
 
 _BOUND = re.compile(r"(maximum|minimum)\(_1, ([^(),_]+)\)")
@@ -56,11 +52,18 @@ def run_bound(batch: VertexBatch, c: float, maximum: bool) -> bool:
         same = x.__array_interface__ == out.__array_interface__
         if rows and out.shape[0] >= SOURCE_ORDER_MIN_ROWS:
             return False  # run in the operand's order (``apply_on_views``): the general path
-        if not rows and not same and np.may_share_memory(x, out):
+        if not same and not _apart(x, out):
             return False  # numpy copies an overlapping operand first: the general path
-        kept = batch.cache[_KEPT] = (pools, x, out, rows)
-    _, x, out, rows = kept
-    if rows:  # an NHWC activation read as NCHW: copied into rows (tiles) first
-        x = in_rows(x, out.shape, "map_bound_rows")
+        kept = batch.cache[_KEPT] = (pools, x, out)
+    _, x, out = kept
     kernels.bound(x, out, np.float32(c), maximum)
     return True
+
+
+def _apart(x: np.ndarray, out: np.ndarray) -> bool:
+    """Whether no element of ``x`` is one of ``out`` (engine memory interleaves tensors
+    tile by tile, so their bounds overlap where their elements do not)."""
+    try:
+        return not np.shares_memory(x, out, max_work=100_000)
+    except np.exceptions.TooHardError:
+        return False

@@ -195,6 +195,11 @@ def test_a_bound_by_one_value_is_numpys_bit_for_bit(maximum) -> None:
         in_place = values.copy()
         kernels.bound(in_place, in_place, c, maximum)
         assert np.array_equal(in_place.view(np.uint32), fn(values, c).view(np.uint32))
+        for rows, cols in ((64, 3136), (17, 33), (16, 16), (3, 40)):  # NCHW views of NHWC
+            nhwc = rng.choice(values, size=(cols, rows))
+            out = np.empty((rows, cols), np.float32)
+            kernels.bound(nhwc.T, out, c, maximum)  # 16 x 16 tiles through registers
+            assert np.array_equal(out.view(np.uint32), fn(nhwc.T, c).view(np.uint32))
 
 
 def test_a_bias_added_to_strided_rows_is_numpys_sum() -> None:
