@@ -255,7 +255,8 @@ def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> Non
     """The MobileNet block's pointwise convolution (64 -> 64 channels, 56 x 56, NCHW input
     read channel by channel): the plan splits the output channels into blocks of 12 and 13
     (products of 12 and 52 columns), which the kept plan joins into products of all 64
-    (``conv_kept``); every run, with new values, equals numpy's convolution."""
+    (``conv_kept``), and its partials' reduction keeps its views too; every run, with new
+    values, equals numpy's convolution."""
     device = IPUModel("ipu2").create_device()
     graph = Graph(device.target)
     shapes = {"x": (1, 64, 56, 56), "w": (1, 1, 64, 64), "b": (64,)}
@@ -279,6 +280,7 @@ def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> Non
         want = reference_conv(x, values["w"], (1, 1), ((0, 0), (0, 0)), (1, 1), 1, values["b"])
         assert close(engine.read_tensor("y"), want, 1e-5)
     caches = [r.cache for plan in engine.executable.plans.values() for r in plan.runners]
+    assert any("kept_sum" in c for c in caches)  # the partials' reduction kept its views
     kept = [
         v[1]
         for c in caches
