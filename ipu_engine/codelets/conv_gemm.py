@@ -270,6 +270,8 @@ def _kept_product(batch: VertexBatch, key: tuple, pools: tuple[np.ndarray, ...])
     arrays its views are of; whether it ran."""
     kept = batch.cache.get(key)
     if kept is None or any(a is not b for a, b in zip(kept[0], pools, strict=True)):
+        if kept is not None:  # memory is other arrays: found again
+            del batch.cache[key]
         return False
     product(*kept[1])
     conv_kept.log_call(batch, product, kept[1])
@@ -292,8 +294,11 @@ def _keep_product(
     product is its BLAS call alone from the next run on: the ~20 numpy calls that shape
     the views (a few us each) were ~0.15 ms of the MobileNet block's pointwise
     convolution."""
+    if key in batch.cache:  # found not to be views of memory: not tried again
+        return False
     operands = prepare(x, w, bias, g, channel_major, out, pools)
     if operands is None:
+        batch.cache[key] = None  # (its im2col copied twice a run, else: ResNet-50 +9 ms)
         return False
     batch.cache[key] = (pools, operands)
     product(*operands)

@@ -10,6 +10,7 @@ import pytest
 
 from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv as conv_codelet
+from ipu_engine.codelets import conv_products
 from ipu_engine.codelets.alike_edges import affine_steps, strided_view
 from ipu_engine.codelets.conv import conv_partial
 from ipu_engine.poplar.program import Execute
@@ -290,3 +291,35 @@ def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> Non
     joined = [args for c in caches for _, args in c.get("kept_calls_plan", (None, []))[1]]
     assert kept and max(operands[1].shape[-1] for operands in kept) < 64
     assert joined and all(operands[1].shape[-1] == 64 for operands in joined)
+
+
+def test_a_product_whose_patches_are_a_copy_makes_them_once_a_run(monkeypatch) -> None:
+    """A padded 3x3 convolution's patches are a copy (im2col), so its products cannot be
+    kept: found so on the first run, later runs make each product's patches once."""
+    made = []
+    real = conv_products.patch_matrix
+    monkeypatch.setattr(conv_products, "patch_matrix", lambda *a: made.append(1) or real(*a))
+    device = IPUModel("ipu2", tiles_per_ipu=16).create_device()
+    graph = Graph(device.target)
+    shapes = {"x": (1, 10, 10, 16), "w": (3, 3, 16, 16)}
+    t = {}
+    for name, shape in shapes.items():
+        t[name] = graph.add_variable(FLOAT, list(shape), name)
+        poputil.map_tensor_linearly(graph, t[name])
+        graph.create_host_write(name, t[name])
+    prog = Sequence()
+    y = poplin.convolution(graph, t["x"], t["w"], prog, "y", padding=1)
+    graph.create_host_read("y", y)
+    engine = Engine(graph, prog)
+    engine.load(device)
+    counts = []
+    for _ in range(3):
+        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+        for name, value in values.items():
+            engine.write_tensor(name, value)
+        made.clear()
+        engine.run(0)
+        counts.append(len(made))
+        want = reference_conv(values["x"], values["w"], (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+        assert close(engine.read_tensor("y"), want, 1e-5)
+    assert counts[0] == 2 * counts[1] == 2 * counts[2] > 0  # tried once, then not again
