@@ -219,3 +219,22 @@ def test_a_bias_added_to_strided_rows_is_numpys_sum() -> None:
         view = np.asfortranarray(out)  # an output walked against its memory order
         kernels.add_into(view, other)
         np.testing.assert_array_equal(view, want)
+
+
+def test_a_grid_of_more_axes_than_the_kernel_takes_is_walked_outside_it() -> None:
+    """``conv_grouped._depthwise`` with 9 grid axes (the kernel takes 8): its outer axis is
+    walked in Python, each call the kernel's; the same sums as the reference."""
+    from ipu_engine.codelets import conv_grouped
+
+    rng = np.random.default_rng(10)
+    grid = (2,) + (1,) * 7 + (3,)
+    g = {"outRows": 4, "outWidth": 5, "inRows": 6, "width": 7, "groups": 2, "outChans": 1,
+         "kernelH": 3, "kernelW": 3, "strideH": 1, "strideW": 1, "dilationH": 1,
+         "dilationW": 1, "padTop": 0, "padLeft": 0, "inChans": 1}  # fmt: skip
+    x = rng.standard_normal((*grid, 6, 7, 2, 1)).astype(np.float32)
+    w = rng.standard_normal((*grid, 3, 3, 1, 2, 1)).astype(np.float32)
+    bias = rng.standard_normal((*grid, 2, 1)).astype(np.float32)
+    dest = np.empty((*grid, 2, 1, 4, 5), np.float32)
+    assert conv_grouped._depthwise(x, w, bias, g, dest) is None  # walked: not one call
+    want = depthwise_reference(x[..., 0], w[..., 0, :, :], bias, 0, 0, 1, 1, 1, 1, 4, 5)
+    np.testing.assert_array_equal(dest, want)
