@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` and `make test`.
 # Both create .venv on first use and install the project into it; the install builds the
-# C modules in place (setup.py: tracepoints, the Chrome JSON kernel), again whenever their
-# sources change.
+# C modules in place (setup.py: the tracepoints', the Chrome JSON import's and the
+# codelets' kernels), again whenever their sources change.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -11,8 +11,10 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint format bench fuzz asan soak models torch clean
 
 NATIVE := setup.py profiler_core/formats/pvti/_ring.c profiler_core/formats/pvti/_ring.h \
-	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h profiler_core/trace/*.c \
-	profiler_core/trace/*.h)
+	$(wildcard ipu_engine/pvti/*.c ipu_engine/pvti/*.h) \
+	$(wildcard profiler_core/trace/*.c profiler_core/trace/*.h) \
+	$(wildcard ipu_engine/codelets/*.c ipu_engine/codelets/*.h) \
+	$(wildcard ipu_engine/poplar/*.c ipu_engine/poplar/*.h)
 
 $(STAMP): pyproject.toml $(NATIVE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -8,6 +8,7 @@ import functools
 
 import numpy as np
 
+from ipu_engine.codelets import conv_kept
 from ipu_engine.codelets.alike_edges import (
     alike_vertices,
     read_group,
@@ -132,6 +133,10 @@ def _path(
 
 
 def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype, channel_major: bool) -> None:
+    names = ("in", "weights", "out") + (("bias",) if with_bias else ())
+    pools = tuple(batch.pool(name) for name in names)
+    if conv_kept.run_plan(batch, pools):  # every group's calls kept from the last run
+        return
     alike = alike_vertices(batch, _STATE)
     out_sizes = [
         (sel, g["outRows"] * g["outWidth"] * g["groups"] * g["outChans"]) for g, sel in alike
@@ -147,7 +152,9 @@ def _compute(batch: VertexBatch, with_bias: bool, partials: np.dtype, channel_ma
         elif path == "grid":
             run_grid(batch, grid, sel, g, channel_major, in_place, with_bias)
         else:
+            conv_kept.missed(batch)
             _compute_alike(batch, sel, g, with_bias, partials, channel_major, in_place)
+    conv_kept.finish(batch, pools)
 
 
 def _compute_alike(

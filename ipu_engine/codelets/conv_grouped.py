@@ -7,9 +7,10 @@ Once per compiled compute set (``batch.cache``) each edge of the group is found 
 a strided view of memory over a grid of its vertices, ``[*grid, ...the field's own
 shape]`` -- their addresses are affine in the vertices' order, the usual case, since the
 vertices are made in a meshgrid of images, groups and row blocks -- or else as one index
-array (a gather, or a scatter for the output). Each run is then a few numpy calls for the
-whole group: kernel position by kernel position multiply-adds when each group has one
-input channel (depthwise: an outer product, nothing for BLAS to gain), else
+array (a gather, or a scatter for the output). Each run is then one call for the whole
+group: when each group has one input channel (depthwise: an outer product, nothing for
+BLAS to gain) the C kernel ``kernels.depthwise`` sums every output's window kernel
+position by kernel position, in the vertex's order, into the output's memory; else
 ``conv_products.multiply`` with each vertex a layer of the batch (its patches times its
 weights, one batched BLAS product). Sums accumulate in float32, the bias added last, as
 the vertex adds it; outputs are written as views of memory where they are one.
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.codelets import conv_kept, kernels
 from ipu_engine.codelets.alike_edges import selection_key
 from ipu_engine.codelets.conv_products import _overhang, multiply
 from ipu_engine.codelets.conv_rows import merged_row_blocks
@@ -194,6 +196,27 @@ def run_alike(
     ``direct``: the output is written to memory (as a view or scattered), else into
     ``batch["out"]``, which the engine stores back."""
     names = ("in", "weights", "out") + (("bias",) if with_bias else ())
+    pools = tuple(batch.pool(name) for name in names)
+    kept = batch.cache.get(("kept_depthwise", selection_key(batch, sel)))
+    if kept is not None and all(a is b for a, b in zip(kept[0], pools, strict=True)):
+        kernels.depthwise(*kept[1])  # its views of memory, as the last run made them
+        conv_kept.log_call(batch, kernels.depthwise, kept[1])
+        return
+    if not _run_group(batch, sel, g, names, pools, with_bias, channel_major, direct):
+        conv_kept.missed(batch)
+
+
+def _run_group(
+    batch: VertexBatch,
+    sel: np.ndarray,
+    g: dict[str, int],
+    names: tuple[str, ...],
+    pools: tuple[np.ndarray, ...],
+    with_bias: bool,
+    channel_major: bool,
+    direct: bool,
+) -> bool:
+    """``run_alike``'s work; whether it was one kernel call of views of memory, kept."""
     found = alike_edges(batch, sel, g, names, channel_major)
     grid, edges = found.grid, found.edges
     if g["inChans"] == 1 and direct:  # row blocks of one image summed as one (conv_rows)
@@ -210,12 +233,15 @@ def run_alike(
     bias = edges["bias"].read(batch.pool("bias"), grid) if with_bias else None
     out_edge = edges["out"]
     if g["inChans"] == 1:  # sums [*grid, G, F, rows, cols], written with the bias added
-        if bias is not None:
-            bias = bias.astype(np.float32, copy=False)[..., None, None]
         if direct and out_edge.view is not None:
             dest = np.moveaxis(out_edge.read(batch.pool("out"), grid), (-2, -1), (-4, -3))
-            _depthwise(x, w, bias, g, dest)
-            return
+            call = _depthwise(x, w, bias, g, dest)
+            if call is None or not _views_of_memory(call, names, pools):
+                return False
+            # the same call computes the next run too, from memory's values then
+            batch.cache[("kept_depthwise", selection_key(batch, sel))] = (pools, call)
+            conv_kept.log_call(batch, kernels.depthwise, call)
+            return True
         shape = (*grid, g["groups"], g["outChans"], g["outRows"], g["outWidth"])
         y = np.empty(shape, np.float32)
         _depthwise(x, w, bias, g, y)
@@ -231,95 +257,48 @@ def run_alike(
     else:
         assert out_edge.index is not None
         batch.pool("out")[out_edge.index] = y
+    return False
+
+
+def _views_of_memory(call: tuple, names: tuple[str, ...], pools: tuple[np.ndarray, ...]) -> bool:
+    """Whether ``kernels.depthwise``'s x, w, out (and bias) are views of their edges'
+    memory, not copies made for this run."""
+    x, w, bias, sums = call[:4]
+    arrays = {"in": x, "weights": w, "out": sums, "bias": bias}
+    return all(np.may_share_memory(arrays[n], p) for n, p in zip(names, pools, strict=True))
 
 
 def _depthwise(
     x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int], dest: np.ndarray
-) -> None:
-    """``dest`` [*grid, G, F, rows, cols] = the sums of ``_outer_products`` + bias."""
-    _finish(_outer_products(x, w, g), bias, dest)
-
-
-def _finish(sums: np.ndarray, bias: np.ndarray | None, dest: np.ndarray) -> None:
-    """``dest[...] = sums + bias``: the bias added to the float32 sums, as the vertex adds
-    it, then rounded to ``dest``'s type as it is written. Walked in ``dest``'s memory
-    order (every array's axes put in the order of ``dest``'s strides): channel-major sums
-    written into an NHWC output go a row of channels at a time, not a channel at a time
-    across the rows (0.26 -> 0.17 ms for a 64-channel 56x56 layer)."""
-    if bias is not None and dest.dtype != np.float32:
-        sums += bias
-        bias = None
-    order = sorted(range(dest.ndim), key=lambda axis: -abs(dest.strides[axis]))
-    dest, sums = dest.transpose(order), sums.transpose(order)
-    if bias is None:
-        dest[...] = sums
-    else:
-        bias = bias.reshape((1,) * (len(order) - bias.ndim) + bias.shape)
-        np.add(sums, bias.transpose(order), out=dest)
-
-
-def _outer_products(x: np.ndarray, w: np.ndarray, g: dict[str, int]) -> np.ndarray:
+) -> tuple | None:
     """One input channel per group: x [*grid, rows, width, G, 1], w [*grid, KH, KW, 1, G,
-    F] -> float32 sums [*grid, G, F, outRows, outWidth] (a view of scratch memory, valid
-    until the next call), each kernel position one multiply-add of the whole group's
-    windows, in the vertex's order (kernel row, kernel column).
-
-    The input is first copied into a zero-padded contiguous image per group, so that a
-    kernel position's windows are one strided view of it and the sums one contiguous
-    array: at stride 1, an output row as wide as the padded input (its last columns
-    thrown away) makes every window and the sums one run per vertex, a multiply-add over
-    a few hundred elements at a time instead of one output row's. The image, the sums
-    and each product are scratch arrays reused from run to run (``scratch``): fresh ones
-    of a few MB cost more than the arithmetic."""
-    rows, cols = g["outRows"], g["outWidth"]
-    sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
-    kh, kw, groups = g["kernelH"], g["kernelW"], g["groups"]
-    top, bottom, left, right = _overhang(g)
-    lead, (h, width) = x.shape[:-4], x.shape[-4:-2]
-    hp, wp = max(top + h + bottom, top + h), max(left + width + right, left + width)
-    span = wp if sh == sw == 1 else cols  # columns of each row of sums
-    tail = (kw - 1) * dw
-    padded = scratch("conv_image", (*lead, groups, hp * wp + tail), np.float32)
-    image = padded[..., : hp * wp].reshape(*lead, groups, hp, wp)
-    _zero_border(padded, image, top, h, left, width, tail)
-    image[..., top : top + h, left : left + width] = np.moveaxis(x[..., 0], -1, -3)
-    w = np.moveaxis(w[..., 0, :, :].astype(np.float32, copy=False), (-2, -1), (-4, -3))
-    f = w.shape[-3]
-    acc = scratch("conv_sums", (*lead, groups, f, rows, span), np.float32)
-    term = scratch("conv_term", acc.shape, np.float32)
-    item = padded.itemsize
-    shape = (*lead, groups, 1, rows, span)
-    strides = (*padded.strides[:-1], 0, sh * wp * item, sw * item)
-    for a in range(kh):
-        for b in range(kw):
-            offset = (a * dh * wp + b * dw) * item
-            # every window is whole (the padding is in the image)
-            window = np.ndarray(shape, np.float32, padded, offset, strides)
-            weight = w[..., a, b, None, None]  # [*grid, G, F, 1, 1]
-            if a == b == 0:
-                np.multiply(window, weight, out=acc)
-            else:
-                np.multiply(window, weight, out=term)
-                acc += term
-    return acc[..., :cols]
-
-
-def _zero_border(
-    padded: np.ndarray, image: np.ndarray, top: int, h: int, left: int, width: int, tail: int
-) -> None:
-    """Zeros around the image's interior (rows above and below, columns left and right)
-    and in the tail the last windows overhang into: scratch memory holds old values. One
-    fill of the whole buffer when there are columns to clear (a memset, where a column
-    per row is a strided write per row: ~8x slower for a MobileNet layer)."""
-    if left or image.shape[-1] > left + width:
-        padded.fill(0)
-        return
-    if top:
-        image[..., :top, :] = 0
-    if image.shape[-2] > top + h:
-        image[..., top + h :, :] = 0
-    if tail:
-        padded[..., -tail:] = 0
+    F], bias [*grid, G, F] -> ``dest`` [*grid, G, F, outRows, outWidth]: each output 0 +
+    its window's products, kernel row by kernel row, column by column, in float32, then
+    the bias added, as the vertex sums (``kernels.depthwise``, one C call for the group:
+    numpy took ~20 passes over the whole layer). Sums into ``dest`` where it is float32,
+    else into scratch memory, rounded to ``dest``'s type as they are written. Returns the
+    kernel's arguments when one call made the sums in ``dest`` (else None): when they are
+    all views of memory, the caller keeps them for the next run, a call without the
+    ~15 numpy calls that find the views (``run_alike``)."""
+    top, _, left, _ = _overhang(g)
+    geometry = (top, left, g["strideH"], g["strideW"], g["dilationH"], g["dilationW"])
+    x = x[..., 0].astype(np.float32, copy=False)
+    w = w[..., 0, :, :].astype(np.float32, copy=False)
+    if bias is not None:
+        bias = bias.astype(np.float32, copy=False)
+    sums = dest if dest.dtype == np.float32 else scratch("conv_sums", dest.shape, np.float32)
+    lead = x.ndim - 3
+    if lead <= kernels.MAX_LEAD_DIMS:
+        kernels.depthwise(x, w, bias, sums, *geometry)
+    else:  # a grid of more axes than the kernel takes: its outer ones walked here
+        for i in np.ndindex(x.shape[: lead - kernels.MAX_LEAD_DIMS]):
+            b = None if bias is None else bias[i]
+            kernels.depthwise(x[i], w[i], b, sums[i], *geometry)
+        return None
+    if sums is not dest:
+        dest[...] = sums
+        return None
+    return (x, w, bias, sums, *geometry)
 
 
 def _products(

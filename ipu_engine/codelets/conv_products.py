@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ipu_engine.codelets import kernels
+
 
 def _as_float(values: np.ndarray) -> np.ndarray:
     return values.astype(np.float32, copy=False)
@@ -125,17 +127,13 @@ def multiply(
     else returned as such an array (float32)."""
     d, u, wb = x.shape[0], x.shape[1], w.shape[1]
     groups, f, pixels = g["groups"], g["outChans"], g["outRows"] * g["outWidth"]
-    patches = patch_matrix(input_images(x, g, channel_major), g)
-    weights = weight_matrix(w, g)
-    b = None if bias is None else _bias_rows(bias, g)
+    patches, weights, b = _operands(x, w, bias, g, channel_major)
     target = None
     if out is not None:  # [depth, groups, inputs, pixels, columns, F]
         target = out.reshape(d, u, wb, pixels, groups, f).transpose(0, 4, 1, 3, 2, 5)
         direct = _matrix_view(target, (d, groups, u * pixels, wb * f))
         if direct is not None:
-            np.matmul(patches, weights, out=direct)
-            if b is not None:
-                direct += b
+            product(patches, weights, b, direct)
             return None
     r = np.matmul(patches, weights)
     if b is not None:
@@ -145,6 +143,53 @@ def multiply(
         target[...] = r
         return None
     return r.transpose(0, 2, 4, 3, 1, 5).reshape(d, u, wb, pixels, groups * f)
+
+
+Operands = tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]
+
+
+def prepare(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None,
+    g: dict[str, int],
+    channel_major: bool,
+    out: np.ndarray,
+    memory: tuple[np.ndarray, ...],
+) -> Operands | None:
+    """``multiply``'s (patches, weights, bias rows, output matrix) when the product is
+    written straight into ``out`` and each operand is a view of engine ``memory`` (the
+    pools of in, weights, out and bias: a 1x1 kernel without padding, weights that are one
+    matrix): then the same arrays, given to ``product``, compute the next run's product
+    too, from memory's values then. None when any of them is a copy (patches of a padded
+    window, gathered weights, an edge gathered for this run)."""
+    d, u, wb = x.shape[0], x.shape[1], w.shape[1]
+    groups, f, pixels = g["groups"], g["outChans"], g["outRows"] * g["outWidth"]
+    patches, weights, b = _operands(x, w, bias, g, channel_major)
+    target = out.reshape(d, u, wb, pixels, groups, f).transpose(0, 4, 1, 3, 2, 5)
+    direct = _matrix_view(target, (d, groups, u * pixels, wb * f))
+    made = [patches, weights, direct] + ([] if b is None else [b])
+    if direct is None or not all(map(np.may_share_memory, made, memory)):
+        return None
+    return patches, weights, b, direct
+
+
+def product(
+    patches: np.ndarray, weights: np.ndarray, b: np.ndarray | None, direct: np.ndarray
+) -> None:
+    """``direct = patches @ weights (+ b)``: one BLAS product per layer, the bias added
+    to its rows (``kernels.add_into``: the output channels' rows in longer rows of
+    memory)."""
+    np.matmul(patches, weights, out=direct)
+    if b is not None:
+        kernels.add_into(direct, np.broadcast_to(b, direct.shape))
+
+
+def _operands(
+    x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, g: dict[str, int], channel_major: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    patches = patch_matrix(input_images(x, g, channel_major), g)
+    return patches, weight_matrix(w, g), None if bias is None else _bias_rows(bias, g)
 
 
 def _matrix_view(target: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:

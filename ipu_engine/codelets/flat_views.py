@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.codelets.scratch import scratch
+from ipu_engine.poplar import strided
 from ipu_engine.poplar.arrays import memory_view, strided_pattern
 from ipu_engine.poplar.vertex import VertexBatch
 
@@ -34,32 +36,61 @@ class FlatView:
         return memory_view(pool, self.first, self.shape, self.steps)
 
 
-# output rows (channels) from which a transposing op runs in its operand's order: below,
-# numpy's own order was as fast or faster (64 channels: 0.9 against 1.2 ms for 800k)
-_SOURCE_ORDER_MIN_ROWS = 128
+# output rows (channels) from which a transposing op runs in its operand's order: there
+# numpy reads each of the operand's rows contiguously and writes across the output's
+# rows; below, the operand is copied into rows first (see ``apply_on_views``)
+SOURCE_ORDER_MIN_ROWS = 128
 
 
 def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarray) -> None:
     """``fn(*args, out=out)``; when an operand is read across the output's rows (an NHWC
-    activation into an NCHW one: [C, H x W] with steps [1, C]) and the rows are many, in
-    that operand's order: ``fn`` over every array transposed, so each of its rows is read
-    contiguously and written across the output's rows. Measured against numpy's order
-    and against blocks of the output's columns (a ResNet-50 batch-norm's scale, [256,
-    3136]: 0.7-1.1 ms against 1.0-2.3 ms; [512, 784]: 0.24 against 0.55 ms). The same
-    values: an element-wise op does not depend on the order (numpy copies an operand
-    that overlaps the output first)."""
+    activation into an NCHW one: [C, H x W] with steps [1, C]):
+    - of many rows, in that operand's order: ``fn`` over every array transposed, so each
+      of its rows is read contiguously and written across the output's rows (a ResNet-50
+      batch-norm's scale, [256, 3136]: 0.7-1.1 ms against numpy's 1.0-2.3 ms; copying
+      the operand first, below, was slower there in whole runs: 26 against 18 ms of
+      ResNet-50's batch-norm scales, its copies of MBs leaving the cache);
+    - of fewer rows, the operand is first copied in the output's order into scratch rows
+      by ``strided.copy`` (16 x 16 tiles transposed in registers), and ``fn`` runs on
+      contiguous rows: numpy read it a cache line per element (the MobileNet block's
+      ReLU6, [64, 3136]: 0.25 -> 0.13 ms).
+    The same values: an element-wise op does not depend on the order, and a copy made
+    before ``fn`` writes is what numpy makes of an operand that overlaps the output."""
     if _transposing(args, out):
         fn(*(a.T for a in args), out=out.T)
+    elif _rows_out(out) and any(map(across_rows, args)):
+        rows = [
+            in_rows(a, out.shape, f"flat_views_operand{i}") if across_rows(a) else a
+            for i, a in enumerate(args)
+        ]
+        fn(*rows, out=out)
     else:
         fn(*args, out=out)
 
 
+def _rows_out(out: np.ndarray) -> bool:
+    """Whether the output is 2-D, written row by row."""
+    return out.ndim == 2 and out.strides[1] == out.itemsize
+
+
 def _transposing(args: list[np.ndarray], out: np.ndarray) -> bool:
-    """Whether a 2-D output of many rows, written row by row, has an operand whose rows
-    are closer in memory than its columns."""
-    if out.ndim != 2 or out.strides[1] != out.itemsize or out.shape[0] < _SOURCE_ORDER_MIN_ROWS:
-        return False
-    return any(0 < abs(a.strides[0]) < abs(a.strides[1]) for a in args)
+    """Whether an output of many rows, written row by row, has an operand whose rows are
+    closer in memory than its columns."""
+    rows = _rows_out(out) and out.shape[0] >= SOURCE_ORDER_MIN_ROWS
+    return rows and any(map(across_rows, args))
+
+
+def across_rows(a: np.ndarray) -> bool:
+    """Whether a 2-D operand's rows are closer in memory than its columns."""
+    return a.ndim == 2 and 0 < abs(a.strides[0]) < abs(a.strides[1]) and a.shape[1] > 1
+
+
+def in_rows(a: np.ndarray, shape: tuple[int, ...], purpose: str) -> np.ndarray:
+    """``a`` copied into contiguous scratch rows of ``shape`` (valid until the next use
+    of ``purpose``)."""
+    rows = scratch(purpose, shape, a.dtype)
+    strided.copy(rows, np.broadcast_to(a, shape))
+    return rows
 
 
 def _common_sizes(patterns: list[list[int]]) -> list[int] | None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ipu_engine.codelets.elementwise import ElementwiseVertex
 from ipu_engine.codelets.flat_views import apply_on_views, flat_views
+from ipu_engine.codelets.map_bound import bound_of, run_bound
 from ipu_engine.common.types import BOOL, Type
 from ipu_engine.poplar.codelet_registry import register_builtin
 from ipu_engine.poplar.vertex import Input, Output, VertexBatch
@@ -51,7 +52,11 @@ def _map_codelet(text: str, expr: Expr, in_types: tuple[Type, ...], out_type: Ty
     fields = {f"in{i}": Input(t) for i, t in enumerate(in_types)}
     dtype = in_types[0].numpy_dtype
 
+    bound = bound_of(text, dtype) if len(in_types) == 1 else None
+
     def compute_batch(cls: type, batch: VertexBatch) -> None:
+        if bound is not None and run_bound(batch, *bound):  # ReLU6, Clip: one C call
+            return
         names = tuple(f"in{i}" for i in range(cls.num_inputs))
         # on strided views of memory in the outputs' address order, as element-wise ops
         # run (an NCHW view of an NHWC activation is read where it lies, not gathered)

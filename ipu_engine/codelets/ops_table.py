@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipu_engine.codelets import kernels
+
 
 def _int_divide(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
     """C integer division: truncates toward zero (numpy's // floors). x / 0 gives 0."""
@@ -32,8 +34,42 @@ def _remainder(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
     return np.fmod(a, b, out=out)
 
 
+def _bound(fn: np.ufunc, maximum: bool) -> Callable[..., np.ndarray]:
+    """``fn`` (np.maximum or np.minimum); a float32 array with one float32 value (ReLU,
+    a Clip's bounds) in C (``kernels.bound``, bit for bit numpy's result: numpy runs a
+    scalar operand one element at a time, ~3x slower than its vector loops)."""
+
+    def apply(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+        if (
+            isinstance(a, np.ndarray)
+            and a.dtype == np.float32
+            and isinstance(out, np.ndarray)
+            and out.dtype == np.float32
+            and a.shape == out.shape
+            and np.ndim(b) == 0
+            and np.asarray(b).dtype == np.float32
+            and (not np.may_share_memory(a, out) or _same_view(a, out))
+        ):
+            kernels.bound(a, out, float(b), maximum)
+            return out
+        return fn(a, b, out=out)
+
+    return apply
+
+
+def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and (
+        a.strides == b.strides
+    )
+
+
+_maximum = _bound(np.maximum, True)
+_minimum = _bound(np.minimum, False)
+
+
 def _relu(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0, out=out)
+    zero = np.float32(0) if x.dtype == np.float32 else 0
+    return _maximum(x, zero, out=out)
 
 
 def _sigmoid(x: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -79,8 +115,8 @@ BINARY_OPS = _ops(
     ElementOp("SUBTRACT", np.subtract, 2, 0.5),
     ElementOp("MULTIPLY", np.multiply, 2, 0.5),
     ElementOp("DIVIDE", _int_divide, 2, 4.0),
-    ElementOp("MAXIMUM", np.maximum, 2, 0.5),
-    ElementOp("MINIMUM", np.minimum, 2, 0.5),
+    ElementOp("MAXIMUM", _maximum, 2, 0.5),
+    ElementOp("MINIMUM", _minimum, 2, 0.5),
     ElementOp("POWER", np.power, 2, 20.0, 8, float_only=True),
     ElementOp("REMAINDER", _remainder, 2, 6.0),
     ElementOp("ATAN2", np.arctan2, 2, 30.0, 10, float_only=True),

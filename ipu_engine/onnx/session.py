@@ -171,6 +171,7 @@ class InferenceSession:
             with computing_in(self.float_type):
                 program = self._programs[key] = self._build(streamed, fixed, per_call)
         values = dict(program.host_outputs)
+        fresh: set[str] = set()  # arrays made for this run: returned without a copy
         if program.compiled is not None:
             self.last = program.compiled
             try:
@@ -181,8 +182,15 @@ class InferenceSession:
                 raise OnnxError(f"{self.model.source}: {exc}") from exc
             results = (result,) if isinstance(result, np.ndarray) else result
             values.update(zip(program.traced_outputs, results, strict=True))
+            fresh.update(program.traced_outputs)
         types = {o.name: self._output_dtype(o.dtype) for o in self.model.outputs}
-        return [np.asarray(values[name]).astype(types[name]) for name in wanted]
+        # an output known without running is the program's own array: each caller a copy
+        return [
+            np.asarray(values[name]).astype(
+                types[name], copy=name not in fresh or wanted.count(name) > 1
+            )
+            for name in wanted
+        ]
 
     def _output_dtype(self, declared: np.dtype) -> np.dtype:
         """A float output of a model computed in half comes back in half; else as declared."""

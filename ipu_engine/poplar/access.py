@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ipu_engine.common.types import Type
+from ipu_engine.poplar import strided
 from ipu_engine.poplar.arrays import memory_view, strided_pattern
 from ipu_engine.poplar.runs import Runs, merge_adjacent, narrowed
 
@@ -56,6 +57,16 @@ class Access:
                 values.flags.writeable = False
             return values
         return pool[self.index]
+
+    def read_into(self, memory: Memory, out: np.ndarray) -> None:
+        """The values copied into ``out`` (``size`` elements of this type, contiguous): a
+        strided pattern (a tensor stored NHWC read as NCHW) by ``strided.copy``, in
+        tiles, where ``read`` would copy it once in numpy's order and the caller again."""
+        if self.pattern is not None:
+            view = memory_view(memory[self.type], *self.pattern)
+            strided.copy(out.reshape(view.shape), view)
+        else:
+            out[...] = self.read(memory)
 
     def writable(self, memory: Memory) -> np.ndarray:
         """An array to write results into: memory itself when possible, else a copy
@@ -153,6 +164,10 @@ class RunsAccess:
             values.flags.writeable = False
             return values
         return pool[self.runs.addresses()]
+
+    def read_into(self, memory: Memory, out: np.ndarray) -> None:
+        """The values copied into ``out`` (``size`` elements, contiguous)."""
+        out[...] = self.read(memory)
 
     def writable(self, memory: Memory, addresses: np.ndarray | None = None) -> np.ndarray:
         """As ``Access.writable``; ``addresses`` (from ``gather_addresses``) saves making

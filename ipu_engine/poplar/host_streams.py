@@ -14,6 +14,7 @@ import numpy as np
 from ipu_engine import pvti
 from ipu_engine.common.arguments import host_values
 from ipu_engine.common.errors import StreamError
+from ipu_engine.poplar.access import Access, Memory, RunsAccess
 from ipu_engine.poplar.streams import DataStream, StreamDirection
 
 
@@ -66,6 +67,13 @@ class CircularBuffer:
             self.flat[self.position : self.position + n] = values
             self.position = (self.position + n) % max(self.flat.size, 1)
 
+    def push_from(self, source: Access | RunsAccess, memory: Memory) -> None:
+        """``push`` of ``source``'s values, copied from memory straight into the buffer."""
+        with pvti.Tracepoint(pvti.tracePoplar, f"StreamCopy {self.stream.name}"):
+            n = source.size
+            source.read_into(memory, self.flat[self.position : self.position + n])
+            self.position = (self.position + n) % max(self.flat.size, 1)
+
 
 class CallbackStream:
     """A stream whose host end is a Python function."""
@@ -84,3 +92,6 @@ class CallbackStream:
 
     def push(self, values: np.ndarray) -> None:
         self.callback(np.array(values, copy=True))
+
+    def push_from(self, source: Access | RunsAccess, memory: Memory) -> None:
+        self.push(source.read(memory))

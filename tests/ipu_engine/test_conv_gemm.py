@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ipu_engine import FLOAT, Graph, IPUModel, Sequence, poplin, poputil
+from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, poplin, poputil
 from ipu_engine.codelets import conv as conv_codelet
+from ipu_engine.codelets import conv_products
 from ipu_engine.codelets.alike_edges import affine_steps, strided_view
 from ipu_engine.codelets.conv import conv_partial
 from ipu_engine.poplar.program import Execute
@@ -211,3 +212,114 @@ def test_input_channel_blocks_of_a_pointwise_convolution_run_as_stacks(grids, nc
     assert close(out["out"], reference_conv(x, w, (1, 1), ((0, 0), (0, 0)), (1, 1), 1, b), 1e-5)
     stacks = [s for seen in grids if seen["grid"] is not None for s in seen["grid"].stacks]
     assert stacks and max(s.depth for s in stacks) > 1
+
+
+@pytest.mark.parametrize("nchw", [False, True])
+def test_a_kept_product_computes_every_run_from_memorys_values(nchw) -> None:
+    """A pointwise convolution's products whose operands are views of memory are kept from
+    one run to the next (``conv_gemm._keep_product``): a second run with new inputs,
+    weights and biases computes from those, as a fresh engine does."""
+    device = IPUModel("ipu2", tiles_per_ipu=32).create_device()
+    graph = Graph(device.target)
+    shapes = {"x": (1, 64, 8, 8) if nchw else (1, 8, 8, 64), "w": (1, 1, 64, 32), "b": (32,)}
+    t = {}
+    for name, shape in shapes.items():
+        t[name] = graph.add_variable(FLOAT, list(shape), name)
+        poputil.map_tensor_linearly(graph, t[name])
+        graph.create_host_write(name, t[name])
+    prog = Sequence()
+    image = t["x"].dim_shuffle([0, 2, 3, 1]) if nchw else t["x"]
+    options = {"availableMemoryProportion": 0.002}
+    y = poplin.convolution(graph, image, t["w"], prog, "y", bias=t["b"], options=options)
+    graph.create_host_read("y", y)
+    engine = Engine(graph, prog)
+    engine.load(device)
+    for _ in range(2):
+        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+        for name, value in values.items():
+            engine.write_tensor(name, value)
+        engine.run(0)
+        x = values["x"].transpose(0, 2, 3, 1) if nchw else values["x"]
+        want = reference_conv(x, values["w"], (1, 1), ((0, 0), (0, 0)), (1, 1), 1, values["b"])
+        assert close(engine.read_tensor("y"), want, 1e-5)
+    kept = [
+        key
+        for plan in engine.executable.plans.values()
+        for runner in plan.runners
+        for key in runner.cache
+        if isinstance(key, tuple) and key[0] in ("stack", "block")
+    ]
+    assert kept
+
+
+def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> None:
+    """The MobileNet block's pointwise convolution (64 -> 64 channels, 56 x 56, NCHW input
+    read channel by channel): the plan splits the output channels into blocks of 12 and 13
+    (products of 12 and 52 columns), which the kept plan joins into products of all 64
+    (``conv_kept``), and its partials' reduction keeps its views too; every run, with new
+    values, equals numpy's convolution."""
+    device = IPUModel("ipu2").create_device()
+    graph = Graph(device.target)
+    shapes = {"x": (1, 64, 56, 56), "w": (1, 1, 64, 64), "b": (64,)}
+    t = {}
+    for name, shape in shapes.items():
+        t[name] = graph.add_variable(FLOAT, list(shape), name)
+        poputil.map_tensor_linearly(graph, t[name])
+        graph.create_host_write(name, t[name])
+    prog = Sequence()
+    image = t["x"].dim_shuffle([0, 2, 3, 1])
+    y = poplin.convolution(graph, image, t["w"], prog, "y", bias=t["b"])
+    graph.create_host_read("y", y)
+    engine = Engine(graph, prog)
+    engine.load(device)
+    for _ in range(3):
+        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+        for name, value in values.items():
+            engine.write_tensor(name, value)
+        engine.run(0)
+        x = values["x"].transpose(0, 2, 3, 1)
+        want = reference_conv(x, values["w"], (1, 1), ((0, 0), (0, 0)), (1, 1), 1, values["b"])
+        assert close(engine.read_tensor("y"), want, 1e-5)
+    caches = [r.cache for plan in engine.executable.plans.values() for r in plan.runners]
+    assert any("kept_sum" in c for c in caches)  # the partials' reduction kept its views
+    kept = [
+        v[1]
+        for c in caches
+        for k, v in c.items()
+        if isinstance(k, tuple) and k[0] in ("stack", "block")
+    ]
+    joined = [args for c in caches for _, args in c.get("kept_calls_plan", (None, []))[1]]
+    assert kept and max(operands[1].shape[-1] for operands in kept) < 64
+    assert joined and all(operands[1].shape[-1] == 64 for operands in joined)
+
+
+def test_a_product_whose_patches_are_a_copy_makes_them_once_a_run(monkeypatch) -> None:
+    """A padded 3x3 convolution's patches are a copy (im2col), so its products cannot be
+    kept: found so on the first run, later runs make each product's patches once."""
+    made = []
+    real = conv_products.patch_matrix
+    monkeypatch.setattr(conv_products, "patch_matrix", lambda *a: made.append(1) or real(*a))
+    device = IPUModel("ipu2", tiles_per_ipu=16).create_device()
+    graph = Graph(device.target)
+    shapes = {"x": (1, 10, 10, 16), "w": (3, 3, 16, 16)}
+    t = {}
+    for name, shape in shapes.items():
+        t[name] = graph.add_variable(FLOAT, list(shape), name)
+        poputil.map_tensor_linearly(graph, t[name])
+        graph.create_host_write(name, t[name])
+    prog = Sequence()
+    y = poplin.convolution(graph, t["x"], t["w"], prog, "y", padding=1)
+    graph.create_host_read("y", y)
+    engine = Engine(graph, prog)
+    engine.load(device)
+    counts = []
+    for _ in range(3):
+        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+        for name, value in values.items():
+            engine.write_tensor(name, value)
+        made.clear()
+        engine.run(0)
+        counts.append(len(made))
+        want = reference_conv(values["x"], values["w"], (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+        assert close(engine.read_tensor("y"), want, 1e-5)
+    assert counts[0] == 2 * counts[1] == 2 * counts[2] > 0  # tried once, then not again

@@ -124,15 +124,51 @@ def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
     assert blocks == [True]
 
 
+def test_a_transposing_op_of_fewer_rows_copies_its_operand_into_rows_first(monkeypatch) -> None:
+    """A per-channel scale of a 64-channel NHWC activation into its NCHW view: the
+    activation is read across the output's rows, so it is first copied in the output's
+    order (``strided.copy``, tiles in registers), the scale is not; the same numbers as
+    numpy's."""
+    blocks = []
+    real = flat_views_module.in_rows
+
+    def spy(a, shape, purpose):
+        blocks.append(a.strides)
+        return real(a, shape, purpose)
+
+    monkeypatch.setattr(flat_views_module, "in_rows", spy)
+    h, w, c = 28, 30, 64
+    device = IPUModel("ipu2", tiles_per_ipu=8).create_device()
+    graph = Graph(device.target)
+    x = graph.add_variable(FLOAT, [1, h, w, c], "x")
+    scale = graph.add_variable(FLOAT, [1, c, 1, 1], "scale")
+    for name, t in (("x", x), ("scale", scale)):
+        poputil.map_tensor_linearly(graph, t)
+        graph.create_host_write(name, t)
+    prog = Sequence()
+    y = popops.mul(graph, x.dim_shuffle([0, 3, 1, 2]), scale, prog)
+    graph.create_host_read("y", y)
+    values = {
+        "x": RNG.standard_normal((1, h, w, c)).astype(np.float32),
+        "scale": RNG.standard_normal((1, c, 1, 1)).astype(np.float32),
+    }
+    _, got = run_program(graph, device, prog, values, ["y"])
+    np.testing.assert_array_equal(got["y"], values["x"].transpose(0, 3, 1, 2) * values["scale"])
+    assert blocks == [(4, 4 * c)]  # the activation alone, [C, H x W] by [1, C] elements
+
+
 def test_an_operand_overlapping_the_output_is_read_before_it_is_written() -> None:
-    """out = out.T + 1 in one buffer, run in the operand's order: numpy reads an operand
-    overlapping the output first, so the same numbers as out-of-place."""
-    values = RNG.standard_normal((512, 512)).astype(np.float32)
-    out = values.copy()
-    one = np.broadcast_to(np.float32(1), out.shape)  # a constant, as a zero-step view
-    apply_on_views(np.add, [out.T, one], out)
-    np.testing.assert_array_equal(out, values.T + 1)
+    """out = out.T + 1 in one buffer, run in the operand's order (numpy reads an operand
+    overlapping the output first) or copied into rows first: the same numbers as
+    out-of-place."""
+    for n in (512, 64):  # run in the operand's order; copied into rows first
+        values = RNG.standard_normal((n, n)).astype(np.float32)
+        out = values.copy()
+        one = np.broadcast_to(np.float32(1), out.shape)  # a constant, as a zero-step view
+        apply_on_views(np.add, [out.T, one], out)
+        np.testing.assert_array_equal(out, values.T + 1)
     scaled = RNG.standard_normal((512, 512)).astype(np.float32)
     result = np.empty_like(scaled)  # apart from its operand: the same numbers
-    apply_on_views(np.multiply, [scaled.T, one * 3], result)
+    three = np.broadcast_to(np.float32(3), scaled.shape)
+    apply_on_views(np.multiply, [scaled.T, three], result)
     np.testing.assert_array_equal(result, scaled.T * 3)

@@ -253,7 +253,7 @@ class Lowering:
         else:
 
             def action(ctx: Any) -> None:
-                ctx.streams[name].push(acc.read(ctx.memory))
+                ctx.streams[name].push_from(acc, ctx.memory)
 
         variables = variables_of(self.graph, tensor)
         facts = {

@@ -1,0 +1,19 @@
+"""Engine memory copied between strided views in C (``_strided.c``): ``copy(dst, src)`` is
+``dst[...] = src`` for two arrays of one shape and item type, walked in 16 x 16 tiles of
+their innermost axes (a transpose of 4-byte items through registers), where numpy reads or
+writes one of them a cache line per element. Used where engine memory is read in another
+order than it lies: an NCHW view of an NHWC activation streamed to the host, an
+element-wise operand read across its output's rows. There is no Python fallback."""
+
+from __future__ import annotations
+
+try:
+    from ipu_engine.poplar import _strided
+except ImportError as exc:  # a checkout whose C modules were never built
+    raise ImportError(
+        f"{exc}: engine memory's strided copy is a C module built by `pip install -e .` in "
+        "the checkout (`make run` and `make test` do it; a C compiler and Python's headers "
+        "are needed)"
+    ) from exc
+
+copy = _strided.copy
