@@ -98,9 +98,16 @@ def make_half(trace: Trace, names: set[str]) -> None:
             continue
         inputs = []
         for i in node.inputs:
-            if i.type.is_float and i.type != want and i.op in ("const", "param"):
+            if (
+                i.type.is_float
+                and i.type != want
+                and i.op in ("const", "param")
+                and (i.id not in halves)
+            ):
                 # a constant or a small weight (a batch norm's scale) follows the values it
-                # meets, as PopART's half conversion makes it: no casts around every op
+                # meets, as PopART's half conversion makes it: no casts around every op (a
+                # weight the change made half stays half: an op reading it in float, such as
+                # the backward pass's transpose, casts it up)
                 i.type = want
                 if isinstance(i.attrs.get("value"), np.ndarray):
                     i.attrs["value"] = i.attrs["value"].astype(want.numpy_dtype)

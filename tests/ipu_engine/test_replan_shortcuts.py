@@ -128,12 +128,11 @@ def recorded(request, tmp_path_factory) -> tuple[str, dict, dict]:
 
 
 def _changes(name: str, record: dict) -> list[Change | None]:
-    """The program as recorded; the CNN also with its weights in half and split over two
+    """The program as recorded and with its weights in half; the CNN also split over two
     IPUs (the pipelined program crosses IPUs as it is)."""
-    if name != "onnx_cnn":
-        return [None]
     weights = tuple(str(k) for k, _ in record["trace"]["params"])
-    return [None, Change("", "type", "half", weights), Change("", "ipus", 2)]
+    half = Change("", "type", "half", weights)
+    return [None, half, Change("", "ipus", 2)] if name == "onnx_cnn" else [None, half]
 
 
 def test_predictions_with_shortcuts_equal_those_without(recorded, monkeypatch) -> None:
