@@ -185,6 +185,17 @@ class OperationsViewModel(OperationPartsMixin):
         found = np.flatnonzero(self.columns.rows == source)
         return int(found[0]) if found.size else -1
 
+    def label_holding(self, steps: np.ndarray) -> str | None:
+        """The label of the row holding most of the cycles of program ``steps`` -- an
+        operation picked in another grouping (a graph node's op: its layer, its library
+        op) -- or None when no row ran any of them. A step never run counts one cycle."""
+        pieces, rows = self.index.pieces, self.index.groups.piece
+        mine = np.isin(pieces.step, steps) & (rows >= 0)
+        if not mine.any():
+            return None
+        held = np.bincount(rows[mine], weights=pieces.cycles[mine] + 1)
+        return self.index.labels[int(held.argmax())]
+
     def hidden_sums(self, hidden: Iterable[str]) -> dict[str, bool]:
         """Fill the columns of the cycles in hidden columns for the ``hidden`` headers, and
         say which of them to show: one whose family (the cycle classes, the phases) has a

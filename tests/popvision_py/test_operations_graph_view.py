@@ -220,3 +220,28 @@ def test_export_csv_lists_every_shown_node_with_its_figures(pipelined_page, tmp_
 
 def window_report(view: OperationsGraphView):
     return view.opened.report
+
+
+def test_a_click_shows_the_row_holding_the_node_in_another_grouping(qtbot, window, pipelined_page):
+    """Operations grouped by layer: a node's click selects its layer's row there, and the
+    selection stays the node's operation (the graph keeps the node, not the layer)."""
+    view = pipelined_page
+    operations = window.view("Operations")
+    box = operations.control_bar.group_by
+    box.setCurrentIndex(box.findData("layer"))
+    window.show_view("Operations Graph")
+    model = view.model
+    shown = int(model.shown.shown_of_node[model.graph.key.index("linear2/matmul")])
+    qtbot.mouseClick(
+        view.canvas.viewport(), Qt.MouseButton.LeftButton, pos=node_corner(view, shown, 12)
+    )
+    selection = window.opened[0].selection
+    assert selection.operation == "linear2/matmul" and selection.operation_group_by != "layer"
+    row = operations.table.currentIndex().row()
+    assert operations.model.label_at(row) == "linear2"
+    summary = operations.operation.summary.model.table
+    rows = dict(zip(summary.columns[0].values, summary.columns[1].values, strict=True))
+    table = operations_table(window.opened[0].report, "layer")
+    cycles = int(table.total_cycles[table.row("linear2")])
+    assert rows["Total cycles"] == f"{cycles:,}"  # the layer's own figures
+    assert np.flatnonzero(model.marked()).tolist() == [shown]

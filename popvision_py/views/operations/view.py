@@ -244,10 +244,36 @@ class OperationsView(FollowsSelection, ChartDetailsView):
         elif what == "operation" and selection.operation != self._current:
             if selection.operation and selection.operation_group_by == self.model.group_by:
                 self._select_label(selection.operation)
-            elif not selection.operation:
+            elif selection.operation:
+                self._show_holding(selection.operation_steps)
+            else:
                 self._current = ""
                 self.table.clearSelection()
                 self.operation.show_none()
+
+    def _show_holding(self, steps: object) -> None:
+        """An operation picked in another grouping (a graph node): the row holding its
+        steps here is selected and shown, without picking that row for the other pages."""
+        assert self.model is not None
+        label = self.model.label_holding(steps)
+        row = self.model.shown_row_of(label) if label is not None else -1
+        blocker = self.table.selectionModel()
+        blocker.blockSignals(True)
+        try:
+            if row < 0:
+                self.table.clearSelection()
+            else:
+                self.table.selectRow(row)
+                self.table.scrollTo(self.table_model.index(row, 0))
+        finally:
+            blocker.blockSignals(False)
+        self.table.viewport().update()
+        if row < 0:
+            self._current = ""
+            self.operation.show_none()
+            return
+        self._current = operation_label(label, self.model.group_by)
+        self.operation.show_operation(self.model, self.model.parts(label))
 
     # -- exports and help -------------------------------------------------------------------
     def csv_rows(self) -> list[list[object]] | None:
