@@ -16,39 +16,6 @@
 #define KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define KERNEL_CLONES
-typedef float Row16 __attribute__((vector_size(16 * sizeof(float))));
-typedef int32_t Lane16 __attribute__((vector_size(16 * sizeof(int32_t))));
-
-#define LOW8 {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23}
-#define HIGH8 {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}
-#define LOW4 {0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27}
-#define HIGH4 {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31}
-#define LOW2 {0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29}
-#define HIGH2 {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}
-#define LOW1 {0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30}
-#define HIGH1 {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}
-
-/* One butterfly stage: the off-diagonal d x d blocks of every 2d x 2d block swapped. */
-#define STAGE(r, d, low, high)                                                             \
-    for (int i = 0; i < 16; i++) {                                                         \
-        if (i & (d))                                                                       \
-            continue;                                                                      \
-        Row16 a = r[i], b = r[i + (d)];                                                    \
-        r[i] = __builtin_shuffle(a, b, (Lane16)low);                                       \
-        r[i + (d)] = __builtin_shuffle(a, b, (Lane16)high);                                \
-    }
-
-/* r[i][j] <-> r[j][i] for a 16 x 16 tile of 4-byte items in registers: four butterfly
- * stages (a strided copy's transposes, a depthwise convolution's NHWC writes). */
-static inline __attribute__((always_inline)) void
-transpose16(Row16 *r)
-{
-    STAGE(r, 8, LOW8, HIGH8)
-    STAGE(r, 4, LOW4, HIGH4)
-    STAGE(r, 2, LOW2, HIGH2)
-    STAGE(r, 1, LOW1, HIGH1)
-}
-
 #endif
 
 /* A strided array taken through the buffer protocol: byte strides, any sign. */
