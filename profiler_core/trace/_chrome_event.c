@@ -77,14 +77,8 @@ parse_event(const uint8_t **pp, const uint8_t *end, int limit, Event *ev)
         int f = esc ? -1 : field_of(k0 + 1, p - k0 - 2);
         if (esc)
             ev->duplicate = 1;
-        p = skip_ws(p, end);
-        if (p == end)
-            return SCAN_INCOMPLETE;
-        if (*p != ':')
-            return SCAN_BAD;
-        p = skip_ws(p + 1, end);
-        if (p == end)
-            return SCAN_INCOMPLETE;
+        if ((rc = skip_colon(&p, end)) != SCAN_OK)
+            return rc;
         if (f >= 0 && ev->kind[f] != V_ABSENT)
             ev->duplicate = 1; /* json.loads keeps the last: the per-event path reads it */
         const uint8_t *v0 = p;

@@ -90,6 +90,22 @@ skip_ws(const uint8_t *p, const uint8_t *end)
     return p;
 }
 
+/* After an object's key: the colon and the whitespace around it; *pp left on the value. */
+static inline int
+skip_colon(const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = skip_ws(*pp, end);
+    if (p == end)
+        return SCAN_INCOMPLETE;
+    if (*p != ':')
+        return SCAN_BAD;
+    p = skip_ws(p + 1, end);
+    if (p == end)
+        return SCAN_INCOMPLETE;
+    *pp = p;
+    return SCAN_OK;
+}
+
 /* _json_number.c: a number's grammar and Python's value of it */
 int parse_number(const uint8_t **pp, const uint8_t *end, Number *num, int want_value);
 

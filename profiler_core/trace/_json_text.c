@@ -145,14 +145,8 @@ parse_container(const uint8_t **pp, const uint8_t *end, int depth, int limit, Ob
                 if (esc || (p - k0 == 11 && memcmp(k0 + 1, "pvti_open", 9) == 0))
                     keys->odd_key = 1;
             }
-            p = skip_ws(p, end);
-            if (p == end)
-                return SCAN_INCOMPLETE;
-            if (*p != ':')
-                return SCAN_BAD;
-            p = skip_ws(p + 1, end);
-            if (p == end)
-                return SCAN_INCOMPLETE;
+            if ((rc = skip_colon(&p, end)) != SCAN_OK)
+                return rc;
         }
         if ((rc = parse_value(&p, end, depth, limit, NULL)) != SCAN_OK)
             return rc;
