@@ -53,7 +53,8 @@ fuzz: $(STAMP)
 # AddressSanitizer and run under their tests: any read past a buffer fails the run. The
 # in-place modules are rebuilt as usual afterwards.
 ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
-ASAN_TESTS := tests/profiler_core/test_chrome_native_path.py tests/profiler_core/test_trace_nesting.py \
+ASAN_TESTS := tests/profiler_core/test_chrome_native_path.py tests/profiler_core/test_chrome_native_kernel.py \
+	tests/profiler_core/test_trace_nesting.py \
 	tests/profiler_core/test_chrome_tolerant.py tests/profiler_core/test_trace_bad_input.py
 
 ASAN_CFLAGS = -shared -fPIC -fsanitize=address -fno-omit-frame-pointer -g -O1 \

@@ -9,14 +9,9 @@ Python fallback: C is the path."""
 
 from __future__ import annotations
 
-try:
-    from ipu_engine.codelets import _kernels
-except ImportError as exc:  # a checkout whose C modules were never built
-    raise ImportError(
-        f"{exc}: the codelets' kernels are a C module built by `pip install -e .` in the "
-        "checkout (`make run` and `make test` do it; a C compiler and Python's headers are "
-        "needed)"
-    ) from exc
+from profiler_core.native import native_module
+
+_kernels = native_module("ipu_engine.codelets._kernels", "the codelets' kernels are a C module")
 
 #: ``depthwise(x, w, bias, out, top, left, stride_h, stride_w, dilation_h, dilation_w)``:
 #: x [*lead, H, W, G], w [*lead, KH, KW, G, F], bias [*lead, G, F] or None, out [*lead,

@@ -7,13 +7,8 @@ element-wise operand read across its output's rows. There is no Python fallback.
 
 from __future__ import annotations
 
-try:
-    from ipu_engine.poplar import _strided
-except ImportError as exc:  # a checkout whose C modules were never built
-    raise ImportError(
-        f"{exc}: engine memory's strided copy is a C module built by `pip install -e .` in "
-        "the checkout (`make run` and `make test` do it; a C compiler and Python's headers "
-        "are needed)"
-    ) from exc
+from profiler_core.native import native_module
+
+_strided = native_module("ipu_engine.poplar._strided", "engine memory's strided copy is a C module")
 
 copy = _strided.copy

@@ -22,14 +22,9 @@ from ipu_engine.pvti.errors import PvtiOptionsError, PvtiWriteWarning
 from ipu_engine.pvti.options import ENV_VAR, MAX_DURATION_S, PvtiOptions, parse_options
 from profiler_core.errors import ReportError
 from profiler_core.formats.pvti import PvtiWriter  # first: it says if _ring was never built
+from profiler_core.native import native_module
 
-try:
-    import ipu_engine.pvti._tracepoint as _tracepoint
-except ImportError as exc:  # a checkout whose C modules were never built
-    raise ImportError(
-        f"{exc}: the tracepoints are a C module built by `pip install -e .` in the checkout "
-        "(`make run` and `make test` do it; a C compiler and Python's headers are needed)"
-    ) from exc
+_tracepoint = native_module("ipu_engine.pvti._tracepoint", "the tracepoints are a C module")
 
 ChannelBase, ThreadStack = _tracepoint.ChannelBase, _tracepoint.ThreadStack
 

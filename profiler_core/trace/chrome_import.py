@@ -42,10 +42,13 @@ def import_chrome_file(
     max_bytes: int = MAX_TRACE_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
     fast: bool = True,
+    native: bool = True,
 ) -> Trace:
     """The Trace in Chrome Trace Event JSON file ``path`` (plain or gzip): every event that
     can be read, with ``Trace.warnings`` counting what was skipped or has no place.
-    ``fast=False`` reads every event one by one (the fast path's oracle in the tests)."""
+    ``fast=False`` reads every event one by one (the fast path's oracle in the tests);
+    ``native=False`` reads the chunks without the C kernel, with the typed path alone (the
+    kernel's other oracle)."""
     path = Path(path)
     stream = EventStream(path)
     builder = Builder(path, stream.skipped)
@@ -55,7 +58,7 @@ def import_chrome_file(
     gc.disable()
     try:
         chunks = read_events(path, stream, max_bytes=max_bytes, max_depth=max_depth,
-                             typed=fast, native=fast)  # fmt: skip
+                             typed=fast, native=fast and native)  # fmt: skip
         for n, chunk in enumerate(chunks):
             if fast:
                 add_chunk(builder, chunk)

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from profiler_core.formats.pvti import EventKind
+from profiler_core.native import native_module
 from profiler_core.trace.json_parse import loads
 
-try:
-    from profiler_core.trace import _chrome_scan
-except ImportError:  # not built (a checkout without `pip install -e .`): the typed path reads
-    _chrome_scan = None
+_chrome_scan = native_module(
+    "profiler_core.trace._chrome_scan", "the Chrome JSON import's kernel is a C module"
+)
 
 if TYPE_CHECKING:
     from profiler_core.trace.chrome_builder import Builder
@@ -46,11 +46,6 @@ _DTYPES = (np.uint8, np.uint8, np.int64, np.float64, np.int64, np.float64, np.in
 _MOST_OTHERS = 0.25
 _NAMES = ("cls", "flags", "ts_i", "ts_f", "end_i", "end_f", "name", "cat", "pair", "id",
           "args_at", "args_len", "start", "stop")  # fmt: skip
-
-
-def available() -> bool:
-    """Whether the kernel is built."""
-    return _chrome_scan is not None
 
 
 class NativeReader:

@@ -128,7 +128,7 @@ def read_events(
         reader = LimitedReader(raw, path, max_bytes)
         if chunk_bytes is None:
             chunk_bytes = (
-                NATIVE_CHUNK_BYTES if native and chrome_native.available() else CHUNK_BYTES
+                NATIVE_CHUNK_BYTES if native else CHUNK_BYTES
             )
         yield from _Events(reader, stream, max_depth, chunk_bytes, typed, native).run()
 
@@ -138,8 +138,7 @@ class _Events:
                  typed: bool, native: bool = False) -> None:  # fmt: skip
         self.reader, self.stream = reader, stream
         self.max_depth, self.chunk, self.typed = max_depth, chunk, typed
-        use_native = native and chrome_native.available()
-        self.native = chrome_native.NativeReader(max_depth) if use_native else None
+        self.native = chrome_native.NativeReader(max_depth) if native else None
         self.outside = bytearray()  # the document's bytes outside the events array
 
     def run(self) -> Iterator[list[Any]]:

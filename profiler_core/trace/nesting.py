@@ -6,9 +6,10 @@ chrome://tracing stacks them. When the spans of every thread nest properly (each
 all spans open at its start, the usual case), that depth is a count -- spans begun before
 it minus spans ended by its start -- and is found with numpy over all events at once.
 Spans that cross (one starts inside another and ends after it) take the stack walk.
-Where the C module ``_walk`` is built, the walk order of a trace written in time order per
-thread is a counting sort of its threads, and the stack walk is one C pass over the
-columns (issue 42: ~2.5 s of numpy sorts at 10M events became ~0.1 s).
+For the columns the importer makes (int32 threads, int64 times), the walk order of a trace
+written in time order per thread is a counting sort of its threads, and the stack walk is
+one C pass over the columns (``_walk``; issue 42: ~2.5 s of numpy sorts at 10M events
+became ~0.1 s); other columns take numpy's sorts and counts, which give the same.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from itertools import pairwise
 
 import numpy as np
 
-try:
-    from profiler_core.trace import _walk
-except ImportError:  # not built: numpy's sorts and counts give the same order and depths
-    _walk = None
+from profiler_core.native import native_module
+
+_walk = native_module("profiler_core.trace._walk", "the trace's nesting walk is a C module")
 
 #: events counted at once (whole threads): the counting's temporaries (~300 bytes an
 #: event, ~20 MB) stay bounded by this, not by the trace
@@ -35,7 +35,7 @@ def walk_order(
     ``-end`` orders them as ``start - end`` does; ``negate_end`` (the caller's own column,
     read by no one else meanwhile) negates ``end`` where it is for the sort and back, so
     no key column is made beside the columns (80 MB at 10M events)."""
-    if _walk is not None and _walk_dtypes(thread, start, end):
+    if _walk_dtypes(thread, start, end):
         order = np.empty(len(thread), np.int32 if len(thread) < 2**31 else np.int64)
         if _walk.thread_order(thread, start, end, order):  # each thread in order already
             return order
@@ -58,7 +58,7 @@ def nesting_depths(
     depths of events so sorted never decrease among ties, so they stay sorted by (thread,
     start, depth) too)."""
     order = None if in_walk_order else walk_order(thread, start, end)
-    if _walk is not None and _walk_dtypes(thread, start, end):
+    if _walk_dtypes(thread, start, end):
         depth = np.zeros(len(thread), np.int32)
         if order is None:
             _walk.stack_depths(thread, start, end, depth)

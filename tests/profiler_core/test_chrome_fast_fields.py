@@ -111,9 +111,7 @@ def test_fast_path_reads_each_field_as_the_json_says(
             add_native(builder, chunk, a, b)
 
         monkeypatch.setattr(chrome_native, "_add_run", counted_native)
-    else:
-        monkeypatch.setattr(chrome_native, "available", lambda: False)
-    trace = import_chrome_file(path)
+    trace = import_chrome_file(path, native=native)
     # the fast path read most of them; the kernel takes only events whose names have no
     # escapes and whose pid and tid are numbers (few here): Builder.add reads the rest
     assert fast_runs[True] > (20 if native else 2500)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profiler_core.trace import chrome_fast, chrome_import, chrome_native, json_events, json_typed
+from profiler_core.trace import chrome_fast, chrome_import, json_events, json_typed
 from profiler_core.trace.event_args import EventArgs
 from profiler_core.trace.model import Trace
 from tests.profiler_core.test_chrome_fast_path import assert_same_trace
@@ -25,11 +25,6 @@ NAMES = ["aten::mm", "ünïcödé ✓", "kernel<float, 4>(float*)", "名前", 'a
          "tab\tnew\nline", "", "\u2028"]  # fmt: skip
 ARGS = [None, {}, {"a": 1}, {"External id": 12, "grid": [1, 2.50, "x"], "k": {"é": None}},
         {"big": 10**25, "neg": -0.0, "exp": 1.5e300, "t": True}, {"a": 1, "pvti": "no"}]  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _typed_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(chrome_native, "available", lambda: False)
 
 
 def _events(rng: random.Random, n: int) -> list[dict[str, Any]]:
@@ -104,7 +99,7 @@ def _typed_chunks(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
 
 def _both(path: Path) -> tuple[Trace, Trace]:
-    fast = chrome_import.import_chrome_file(path)
+    fast = chrome_import.import_chrome_file(path, native=False)
     return fast, chrome_import.import_chrome_file(path, fast=False)
 
 
@@ -231,7 +226,7 @@ def test_without_msgspec_every_chunk_is_read_as_dicts(
     evs = _events(random.Random(7), 600)
     path = tmp_path / "t.json"
     _write(path, evs, "kineto")
-    typed = chrome_import.import_chrome_file(path)
+    typed = chrome_import.import_chrome_file(path, native=False)
     monkeypatch.setattr(json_typed, "_DECODER", None)
     seen = _typed_chunks(monkeypatch)
     as_dicts, slow = _both(path)
@@ -262,10 +257,12 @@ def test_events_nested_past_the_default_limit_read_as_one_by_one_under_a_higher_
     path.write_text(f'[{PLAIN},{{"ph":"X","name":"deep","ts":3,"dur":1,"pid":1,"tid":1,'
                     f'"zz":{deep}}},{{"ph":"M","name":"thread_name","pid":1,"tid":1,'
                     f'"args":{{"name":"t","zz":{deep}}}}}]')  # fmt: skip
-    fast = chrome_import.import_chrome_file(path, max_depth=600)
+    fast = chrome_import.import_chrome_file(path, max_depth=600, native=False)
     assert_same_trace(fast, chrome_import.import_chrome_file(path, max_depth=600, fast=False))
     assert len(fast) == 2 and fast.threads[0].name == "t"
-    assert len(chrome_import.import_chrome_file(path)) == 1  # the default limit skips it
+    assert (
+        len(chrome_import.import_chrome_file(path, native=False)) == 1
+    )  # the default limit skips it
 
 
 @pytest.mark.parametrize("pids", [[3, 1, 3, 2], [-(2**63), 2**63 - 1, 0, 7], [2**70, 1, 2**70, 5]])

@@ -23,15 +23,10 @@ from typing import Any
 import numpy as np
 
 from profiler_core.formats.pvti.schema import EventKind
+from profiler_core.native import native_module
 
-try:
-    from profiler_core.formats.pvti._ring import RECORD_SIZE, RingBase
-except ImportError as exc:  # a checkout whose C modules were never built
-    raise ImportError(
-        f"{exc}: the .pvti record ring is a C module built by `pip install -e .` in the "
-        "checkout (`make run` and `make test` do it; a C compiler and Python's headers are "
-        "needed)"
-    ) from exc
+_ring = native_module("profiler_core.formats.pvti._ring", "the .pvti record ring is a C module")
+RECORD_SIZE, RingBase = _ring.RECORD_SIZE, _ring.RingBase
 
 #: One record, as ``pack_into`` writes it and numpy reads it back (a power of two bytes, so
 #: a claimed byte offset is made a slot's with one ``&``).
