@@ -17,6 +17,7 @@ from ipu_engine.poplar.program import Execute
 from ipu_engine.poplar.runs import Runs
 from ipu_engine.poplar.vertices import EdgeColumn
 from tests.ipu_engine.conftest import run_program
+from tests.ipu_engine.conv_reruns import conv_reruns, runner_caches
 from tests.ipu_engine.op_harness import run_op
 from tests.ipu_engine.test_conv_groups import CASES, close, conv_case, reference_conv
 
@@ -219,37 +220,11 @@ def test_a_kept_product_computes_every_run_from_memorys_values(nchw) -> None:
     """A pointwise convolution's products whose operands are views of memory are kept from
     one run to the next (``conv_gemm._keep_product``): a second run with new inputs,
     weights and biases computes from those, as a fresh engine does."""
-    device = IPUModel("ipu2", tiles_per_ipu=32).create_device()
-    graph = Graph(device.target)
     shapes = {"x": (1, 64, 8, 8) if nchw else (1, 8, 8, 64), "w": (1, 1, 64, 32), "b": (32,)}
-    t = {}
-    for name, shape in shapes.items():
-        t[name] = graph.add_variable(FLOAT, list(shape), name)
-        poputil.map_tensor_linearly(graph, t[name])
-        graph.create_host_write(name, t[name])
-    prog = Sequence()
-    image = t["x"].dim_shuffle([0, 2, 3, 1]) if nchw else t["x"]
     options = {"availableMemoryProportion": 0.002}
-    y = poplin.convolution(graph, image, t["w"], prog, "y", bias=t["b"], options=options)
-    graph.create_host_read("y", y)
-    engine = Engine(graph, prog)
-    engine.load(device)
-    for _ in range(2):
-        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
-        for name, value in values.items():
-            engine.write_tensor(name, value)
-        engine.run(0)
-        x = values["x"].transpose(0, 2, 3, 1) if nchw else values["x"]
-        want = reference_conv(x, values["w"], (1, 1), ((0, 0), (0, 0)), (1, 1), 1, values["b"])
-        assert close(engine.read_tensor("y"), want, 1e-5)
-    kept = [
-        key
-        for plan in engine.executable.plans.values()
-        for runner in plan.runners
-        for key in runner.cache
-        if isinstance(key, tuple) and key[0] in ("stack", "block")
-    ]
-    assert kept
+    engine = conv_reruns(shapes, 2, nchw=nchw, tiles_per_ipu=32, options=options)
+    caches = runner_caches(engine)
+    assert [k for c in caches for k in c if isinstance(k, tuple) and k[0] in ("stack", "block")]
 
 
 def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> None:
@@ -258,29 +233,8 @@ def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> Non
     (products of 12 and 52 columns), which the kept plan joins into products of all 64
     (``conv_kept``), and its partials' reduction keeps its views too; every run, with new
     values, equals numpy's convolution."""
-    device = IPUModel("ipu2").create_device()
-    graph = Graph(device.target)
     shapes = {"x": (1, 64, 56, 56), "w": (1, 1, 64, 64), "b": (64,)}
-    t = {}
-    for name, shape in shapes.items():
-        t[name] = graph.add_variable(FLOAT, list(shape), name)
-        poputil.map_tensor_linearly(graph, t[name])
-        graph.create_host_write(name, t[name])
-    prog = Sequence()
-    image = t["x"].dim_shuffle([0, 2, 3, 1])
-    y = poplin.convolution(graph, image, t["w"], prog, "y", bias=t["b"])
-    graph.create_host_read("y", y)
-    engine = Engine(graph, prog)
-    engine.load(device)
-    for _ in range(3):
-        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
-        for name, value in values.items():
-            engine.write_tensor(name, value)
-        engine.run(0)
-        x = values["x"].transpose(0, 2, 3, 1)
-        want = reference_conv(x, values["w"], (1, 1), ((0, 0), (0, 0)), (1, 1), 1, values["b"])
-        assert close(engine.read_tensor("y"), want, 1e-5)
-    caches = [r.cache for plan in engine.executable.plans.values() for r in plan.runners]
+    caches = runner_caches(conv_reruns(shapes, 3, nchw=True))
     assert any("kept_sum" in c for c in caches)  # the partials' reduction kept its views
     kept = [
         v[1]

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ipu_engine import FLOAT, Engine, Graph, IPUModel, Sequence, concat, poplin, poputil
+from ipu_engine import concat, poplin
 from ipu_engine.codelets import conv as conv_codelet
 from ipu_engine.codelets import conv_grouped
 from ipu_engine.codelets.conv_grouped import vertex_grid
+from tests.ipu_engine.conv_reruns import conv_reruns, runner_caches
 from tests.ipu_engine.op_harness import run_op
 from tests.ipu_engine.test_conv_groups import close, reference_conv
 
@@ -149,27 +150,7 @@ def test_a_kept_depthwise_call_computes_every_run_from_memorys_values(nchw) -> N
     """A depthwise group whose edges are views of memory keeps its kernel call from one run
     to the next (``run_alike``): a second run with new inputs, weights and biases computes
     from those."""
-    device = IPUModel("ipu2", tiles_per_ipu=64).create_device()
-    graph = Graph(device.target)
     shapes = {"x": (1, 16, 12, 12) if nchw else (1, 12, 12, 16), "w": (3, 3, 1, 16), "b": (16,)}
-    t = {}
-    for name, shape in shapes.items():
-        t[name] = graph.add_variable(FLOAT, list(shape), name)
-        poputil.map_tensor_linearly(graph, t[name])
-        graph.create_host_write(name, t[name])
-    prog = Sequence()
-    image = t["x"].dim_shuffle([0, 2, 3, 1]) if nchw else t["x"]
-    y = poplin.convolution(graph, image, t["w"], prog, "y", groups=16, padding=1, bias=t["b"])
-    graph.create_host_read("y", y)
-    engine = Engine(graph, prog)
-    engine.load(device)
-    for _ in range(2):
-        values = {n: RNG.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
-        for name, value in values.items():
-            engine.write_tensor(name, value)
-        engine.run(0)
-        x = values["x"].transpose(0, 2, 3, 1) if nchw else values["x"]
-        want = reference_conv(x, values["w"], (1, 1), ((1, 1), (1, 1)), (1, 1), 16, values["b"])
-        assert close(engine.read_tensor("y"), want, 1e-5)
-    caches = [r.cache for plan in engine.executable.plans.values() for r in plan.runners]
+    engine = conv_reruns(shapes, 2, nchw=nchw, tiles_per_ipu=64, padding=1, groups=16)
+    caches = runner_caches(engine)
     assert any(isinstance(k, tuple) and k[0] == "kept_depthwise" for c in caches for k in c)

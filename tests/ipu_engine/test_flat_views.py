@@ -91,20 +91,9 @@ def test_an_in_place_op_on_every_other_element_is_gathered() -> None:
     assert found == [None]
 
 
-def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
-    """A per-channel scale of a 320-channel NHWC activation into its NCHW view (1 MB):
-    the activation read across the output's rows, so the op runs in the activation's
-    order (its rows read contiguously); the same numbers as numpy's."""
-    blocks = []
-    real = flat_views_module._transposing
-
-    def spy(args, out):
-        found = real(args, out)
-        blocks.append(found)
-        return found
-
-    monkeypatch.setattr(flat_views_module, "_transposing", spy)
-    h, w, c = 28, 28, 320
+def _scale_nhwc_into_nchw(h: int, w: int, c: int) -> None:
+    """A per-channel scale of an NHWC activation into its NCHW view, run; the same numbers
+    as numpy's."""
     device = IPUModel("ipu2", tiles_per_ipu=8).create_device()
     graph = Graph(device.target)
     x = graph.add_variable(FLOAT, [1, h, w, c], "x")
@@ -121,6 +110,22 @@ def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
     }
     _, got = run_program(graph, device, prog, values, ["y"])
     np.testing.assert_array_equal(got["y"], values["x"].transpose(0, 3, 1, 2) * values["scale"])
+
+
+def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
+    """A per-channel scale of a 320-channel NHWC activation into its NCHW view (1 MB):
+    the activation read across the output's rows, so the op runs in the activation's
+    order (its rows read contiguously); the same numbers as numpy's."""
+    blocks = []
+    real = flat_views_module._transposing
+
+    def spy(args, out):
+        found = real(args, out)
+        blocks.append(found)
+        return found
+
+    monkeypatch.setattr(flat_views_module, "_transposing", spy)
+    _scale_nhwc_into_nchw(28, 28, 320)
     assert blocks == [True]
 
 
@@ -137,23 +142,8 @@ def test_a_transposing_op_of_fewer_rows_copies_its_operand_into_rows_first(monke
         return real(a, shape, purpose)
 
     monkeypatch.setattr(flat_views_module, "in_rows", spy)
-    h, w, c = 28, 30, 64
-    device = IPUModel("ipu2", tiles_per_ipu=8).create_device()
-    graph = Graph(device.target)
-    x = graph.add_variable(FLOAT, [1, h, w, c], "x")
-    scale = graph.add_variable(FLOAT, [1, c, 1, 1], "scale")
-    for name, t in (("x", x), ("scale", scale)):
-        poputil.map_tensor_linearly(graph, t)
-        graph.create_host_write(name, t)
-    prog = Sequence()
-    y = popops.mul(graph, x.dim_shuffle([0, 3, 1, 2]), scale, prog)
-    graph.create_host_read("y", y)
-    values = {
-        "x": RNG.standard_normal((1, h, w, c)).astype(np.float32),
-        "scale": RNG.standard_normal((1, c, 1, 1)).astype(np.float32),
-    }
-    _, got = run_program(graph, device, prog, values, ["y"])
-    np.testing.assert_array_equal(got["y"], values["x"].transpose(0, 3, 1, 2) * values["scale"])
+    c = 64
+    _scale_nhwc_into_nchw(28, 30, c)
     assert blocks == [(4, 4 * c)]  # the activation alone, [C, H x W] by [1, C] elements
 
 
