@@ -48,6 +48,20 @@ def grab(view: OperationsGraphView) -> QImage:
     return view.canvas.grab().toImage()
 
 
+def click_node_grouped(qtbot, window, view: OperationsGraphView, key: str, group_by: str):
+    """The Operations page grouped ``group_by``, then a click on node ``key`` of the graph:
+    the Operations page and the node's shown index."""
+    operations = window.view("Operations")
+    box = operations.control_bar.group_by
+    box.setCurrentIndex(box.findData(group_by))
+    window.show_view("Operations Graph")
+    shown = int(view.model.shown.shown_of_node[view.model.graph.key.index(key)])
+    qtbot.mouseClick(
+        view.canvas.viewport(), Qt.MouseButton.LeftButton, pos=node_corner(view, shown, 12)
+    )
+    return operations, shown
+
+
 @pytest.fixture
 def pipelined_page(qtbot, window, pipelined_folder, monkeypatch) -> OperationsGraphView:
     return graph_page(qtbot, window, pipelined_folder, monkeypatch)
@@ -98,15 +112,8 @@ def test_edge_labels_show_each_tensors_type_and_shape(pipelined_page):
 
 def test_a_click_selects_the_nodes_operation_on_the_operations_page(qtbot, window, pipelined_page):
     view = pipelined_page
-    operations = window.view("Operations")
-    box = operations.control_bar.group_by
-    box.setCurrentIndex(box.findData("name"))
-    window.show_view("Operations Graph")
+    operations, shown = click_node_grouped(qtbot, window, view, "linear0/matmul", "name")
     model = view.model
-    shown = int(model.shown.shown_of_node[model.graph.key.index("linear0/matmul")])
-    qtbot.mouseClick(
-        view.canvas.viewport(), Qt.MouseButton.LeftButton, pos=node_corner(view, shown, 12)
-    )
     selection = window.opened[0].selection
     assert selection.operation == "linear0/matmul" and selection.operation_steps.size
     assert view.node_details.value_of("Node") == "matmul matmul (#4)"
@@ -226,15 +233,8 @@ def test_a_click_shows_the_row_holding_the_node_in_another_grouping(qtbot, windo
     """Operations grouped by layer: a node's click selects its layer's row there, and the
     selection stays the node's operation (the graph keeps the node, not the layer)."""
     view = pipelined_page
-    operations = window.view("Operations")
-    box = operations.control_bar.group_by
-    box.setCurrentIndex(box.findData("layer"))
-    window.show_view("Operations Graph")
+    operations, shown = click_node_grouped(qtbot, window, view, "linear2/matmul", "layer")
     model = view.model
-    shown = int(model.shown.shown_of_node[model.graph.key.index("linear2/matmul")])
-    qtbot.mouseClick(
-        view.canvas.viewport(), Qt.MouseButton.LeftButton, pos=node_corner(view, shown, 12)
-    )
     selection = window.opened[0].selection
     assert selection.operation == "linear2/matmul" and selection.operation_group_by != "layer"
     row = operations.table.currentIndex().row()
