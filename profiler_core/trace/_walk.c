@@ -42,6 +42,23 @@ get(PyObject *obj, Held *h, const char *format, Py_ssize_t itemsize, int writabl
     return 0;
 }
 
+/* The columns both passes read, h[0..2]: thread (int32), start and end (int64) of one
+ * length, which is returned (-1 with a Python error set). */
+static Py_ssize_t
+get_columns(PyObject *const *args, Held *h, const char *what)
+{
+    if (get(args[0], &h[0], "i", 4, 0, "thread") < 0 ||
+        get(args[1], &h[1], "lq", 8, 0, "start") < 0 ||
+        get(args[2], &h[2], "lq", 8, 0, "end") < 0)
+        return -1;
+    Py_ssize_t n = h[0].view.len / 4;
+    if (h[1].view.len != 8 * n || h[2].view.len != 8 * n) {
+        PyErr_Format(PyExc_ValueError, "%s: columns of different lengths", what);
+        return -1;
+    }
+    return n;
+}
+
 static void
 release(Held *h, int n)
 {
@@ -62,18 +79,16 @@ thread_order(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     memset(h, 0, sizeof(h));
     PyObject *result = NULL;
     Py_ssize_t *next = NULL;
-    if (get(args[0], &h[0], "i", 4, 0, "thread") < 0 ||
-        get(args[1], &h[1], "lq", 8, 0, "start") < 0 ||
-        get(args[2], &h[2], "lq", 8, 0, "end") < 0)
+    Py_ssize_t n = get_columns(args, h, "thread_order");
+    if (n < 0)
         goto done;
     if (PyObject_GetBuffer(args[3], &h[3].view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
                                                      PyBUF_WRITABLE) < 0)
         goto done;
     h[3].held = 1;
-    Py_ssize_t n = h[0].view.len / 4;
     Py_ssize_t out_size = h[3].view.itemsize;
-    if (h[1].view.len != 8 * n || h[2].view.len != 8 * n || h[3].view.len != out_size * n ||
-        (out_size != 4 && out_size != 8) || (out_size == 4 && n > INT32_MAX)) {
+    if (h[3].view.len != out_size * n || (out_size != 4 && out_size != 8) ||
+        (out_size == 4 && n > INT32_MAX)) {
         PyErr_SetString(PyExc_ValueError, "thread_order: columns of different lengths");
         goto done;
     }
@@ -144,13 +159,10 @@ stack_depths(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     memset(h, 0, sizeof(h));
     PyObject *result = NULL;
     int64_t *stack = NULL;
-    if (get(args[0], &h[0], "i", 4, 0, "thread") < 0 ||
-        get(args[1], &h[1], "lq", 8, 0, "start") < 0 ||
-        get(args[2], &h[2], "lq", 8, 0, "end") < 0 ||
-        get(args[3], &h[3], "i", 4, 1, "out") < 0)
+    Py_ssize_t n = get_columns(args, h, "stack_depths");
+    if (n < 0 || get(args[3], &h[3], "i", 4, 1, "out") < 0)
         goto done;
-    Py_ssize_t n = h[0].view.len / 4;
-    if (h[1].view.len != 8 * n || h[2].view.len != 8 * n || h[3].view.len != 4 * n) {
+    if (h[3].view.len != 4 * n) {
         PyErr_SetString(PyExc_ValueError, "stack_depths: columns of different lengths");
         goto done;
     }
