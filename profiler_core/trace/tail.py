@@ -17,8 +17,8 @@ import numpy as np
 
 from profiler_core.formats.pvti import PvtiReader
 from profiler_core.formats.pvti.reader import PvtiNotStartedError
+from profiler_core.model.growing import GrowingRows
 from profiler_core.trace.build import EVENT_FIELDS, build_trace
-from profiler_core.trace.growing import GrowingRows
 from profiler_core.trace.model import Heatmap, Process, SeriesMap, Thread, Trace
 from profiler_core.trace.pieces import PiecedTrace, TracePieces
 

@@ -30,8 +30,8 @@ from ipu_engine.poplar.compiler.one_path import OnePath
 from ipu_engine.poplar.cost_model.compile_model import CompileModel
 from ipu_engine.poplar.executor import Runner
 from ipu_engine.poplar.options import EngineOptions
-from ipu_engine.poplar.report.growing_columns import GrowingColumns
 from ipu_engine.poplar.target import Target
+from profiler_core.model.growing import GrowingColumns
 from profiler_core.model.kinds import BlockKind, StepKind
 from profiler_core.model.profile import BlocksData, RunData
 from profiler_core.model.strings import StringInterner, Strings
