@@ -127,9 +127,7 @@ def read_events(
     with open_trace(path) as raw:
         reader = LimitedReader(raw, path, max_bytes)
         if chunk_bytes is None:
-            chunk_bytes = (
-                NATIVE_CHUNK_BYTES if native else CHUNK_BYTES
-            )
+            chunk_bytes = NATIVE_CHUNK_BYTES if native else CHUNK_BYTES
         yield from _Events(reader, stream, max_depth, chunk_bytes, typed, native).run()
 
 
