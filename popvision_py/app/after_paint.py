@@ -54,7 +54,10 @@ class AfterPaintDecoding(QObject):
         opened, self.pending = self.pending, None
         if opened is None or opened is not self.current():
             return
-        job = lambda progress, stopped: decode_after_paint(opened, stopped, progress)  # noqa: E731
+
+        def job(progress: object, stopped: Callable[[], bool]) -> tuple:
+            return opened, decode_after_paint(opened, stopped, progress)
+
         self.loader.start(job, opened[0].folder)
 
     def cancel(self) -> None:
@@ -64,9 +67,14 @@ class AfterPaintDecoding(QObject):
     def wait(self, msecs: int = 10_000) -> None:
         self.loader.wait(msecs)
 
-    def _on_decoded(self, errors: dict[int, dict[str, ReportError]]) -> None:
+    def _on_decoded(
+        self, result: tuple[list[OpenedReport], dict[int, dict[str, ReportError]]]
+    ) -> None:
+        decoded, errors = result
         opened = self.current()
-        if not errors or len(opened) <= max(errors):
+        # the errors are of the reports decoded: others opened since (the same folder
+        # again, read by a new reader) must not take a closed reader's errors as theirs
+        if not errors or decoded is not opened:
             return
         for i, found in errors.items():
             opened[i].errors.update(found)

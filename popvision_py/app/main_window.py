@@ -232,6 +232,7 @@ class MainWindow(PageBuilding, QMainWindow):
         carry_selections(self.opened, opened)
         compare_opening.apply_labels(self, opened)
         self.page_computer.cancel_all()  # pages computed for the reports shown before
+        self.after_paint.cancel()  # their sections' decoding: their readers close next
         for old in self.opened:
             old.report.close()
         self.opened = opened
