@@ -27,7 +27,7 @@ from ipu_engine.codelets.alike_edges import (
     selection_key,
     strided_view,
 )
-from ipu_engine.codelets.conv_products import multiply, prepare, product
+from ipu_engine.codelets.conv_products import multiply, prepare
 from ipu_engine.poplar.vertex import VertexBatch
 
 Affine = tuple[int, tuple[int, ...]]  # first address, step per axis
@@ -273,8 +273,9 @@ def _kept_product(batch: VertexBatch, key: tuple, pools: tuple[np.ndarray, ...])
         if kept is not None:  # memory is other arrays: found again
             del batch.cache[key]
         return False
-    product(*kept[1])
-    conv_kept.log_call(batch, product, kept[1])
+    fn, args = kept[1]
+    fn(*args)
+    conv_kept.log_call(batch, fn, args)
     return True
 
 
@@ -289,20 +290,21 @@ def _keep_product(
     channel_major: bool,
     out: np.ndarray,
 ) -> bool:
-    """The product's operands as views of memory (``conv_products.prepare``), kept in
-    ``batch.cache`` and run; False (nothing run) when one of them is a copy. A kept
-    product is its BLAS call alone from the next run on: the ~20 numpy calls that shape
-    the views (a few us each) were ~0.15 ms of the MobileNet block's pointwise
-    convolution."""
+    """The product as a call of views of memory (``conv_products.prepare``), kept in
+    ``batch.cache`` and run; False (nothing run) when an operand is a copy. A kept product
+    is its window copies and BLAS call alone from the next run on: the ~20 numpy calls
+    that shape the views (a few us each) were ~0.15 ms of the MobileNet block's pointwise
+    convolution, and ResNet-50's padded windows ~10 ms a run."""
     if key in batch.cache:  # found not to be views of memory: not tried again
         return False
-    operands = prepare(x, w, bias, g, channel_major, out, pools)
-    if operands is None:
+    call = prepare(x, w, bias, g, channel_major, out, pools)
+    if call is None:
         batch.cache[key] = None  # (its im2col copied twice a run, else: ResNet-50 +9 ms)
         return False
-    batch.cache[key] = (pools, operands)
-    product(*operands)
-    conv_kept.log_call(batch, product, operands)
+    batch.cache[key] = (pools, call)
+    fn, args = call
+    fn(*args)
+    conv_kept.log_call(batch, fn, args)
     return True
 
 

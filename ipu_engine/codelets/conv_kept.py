@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.codelets import plan_parts, workers
 from ipu_engine.codelets.conv_products import Operands, product
 from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
@@ -35,8 +36,7 @@ def run_plan(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> bool:
     if plan is None or any(a is not b for a, b in zip(plan[0], pools, strict=True)):
         batch.cache[_LOG] = []
         return False
-    for fn, args in plan[1]:
-        fn(*args)
+    plan_parts.run_parts(plan[1])
     return True
 
 
@@ -54,10 +54,12 @@ def missed(batch: VertexBatch) -> None:
 
 def finish(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> None:
     """Keep this run's calls as the plan when every group logged its calls, its products
-    joined where they continue each other; ``pools``: in, weights, out (, bias)."""
+    joined where they continue each other, then cut into a part per core (``plan_parts``);
+    ``pools``: in, weights, out (, bias)."""
     calls = batch.cache.pop(_LOG, None)
     if calls:
-        batch.cache[_PLAN] = (pools, _joined(calls, pools))
+        parts = plan_parts.parts_of(_joined(calls, pools), workers.allowed())
+        batch.cache[_PLAN] = (pools, parts)
 
 
 def _joined(calls: list[Call], pools: tuple[np.ndarray, ...]) -> list[Call]:

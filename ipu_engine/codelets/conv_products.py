@@ -15,6 +15,8 @@ Every sum is accumulated in float32 by BLAS, as before; the order within a sum i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ipu_engine.codelets import kernels
@@ -56,15 +58,40 @@ def patch_matrix(images: np.ndarray, g: dict[str, int]) -> np.ndarray:
     """Images [depth, inputs, groups, rows, width, C] -> [depth, groups, inputs x outRows x
     outWidth, KH x KW x C] float32: the kernel window of every output pixel (zeros where it
     overhangs the image). A 1x1 kernel without overhang is the strided pixels themselves."""
+    pixels = _pixels(images, g)
+    if pixels is not None:
+        return _as_float(pixels)
+    matrix, copies = window_copies(images, g)
+    for target, source in copies:
+        target[...] = source
+    return matrix
+
+
+def _pixels(images: np.ndarray, g: dict[str, int]) -> np.ndarray | None:
+    """A 1x1 kernel's patch matrix without overhang: the input's strided pixels (a view
+    where numpy can reshape them so), else None."""
+    if not g["kernelH"] == g["kernelW"] == 1 or any(_overhang(g)):
+        return None
+    d, u, groups, _, _, c = images.shape
+    rows, cols, sh, sw = g["outRows"], g["outWidth"], g["strideH"], g["strideW"]
+    pixels = images[:, :, :, : (rows - 1) * sh + 1 : sh, : (cols - 1) * sw + 1 : sw]
+    pixels = pixels.transpose(0, 2, 1, 3, 4, 5)  # depth, groups, inputs, rows, cols, C
+    return pixels.reshape(d, groups, u * rows * cols, c)
+
+
+Copies = tuple[tuple[np.ndarray, np.ndarray], ...]
+
+
+def window_copies(images: np.ndarray, g: dict[str, int]) -> tuple[np.ndarray, Copies]:
+    """``patch_matrix``'s matrix as a new float32 array (zeros where the windows overhang
+    the image) and the copies that fill it: (a view of it, a view of ``images``), a kernel
+    position each. Made again, the copies refill the same matrix from the images' values
+    then; the overhang stays zero."""
     d, u, groups, h, w, c = images.shape
     rows, cols = g["outRows"], g["outWidth"]
     sh, sw, dh, dw = g["strideH"], g["strideW"], g["dilationH"], g["dilationW"]
     kh, kw = g["kernelH"], g["kernelW"]
     top, bottom, left, right = _overhang(g)
-    if kh == kw == 1 and not (top or bottom or left or right):
-        pixels = images[:, :, :, : (rows - 1) * sh + 1 : sh, : (cols - 1) * sw + 1 : sw]
-        pixels = pixels.transpose(0, 2, 1, 3, 4, 5)  # depth, groups, inputs, rows, cols, C
-        return _as_float(pixels.reshape(d, groups, u * rows * cols, c))
     make = np.zeros if top or bottom or left or right else np.empty
     # the window copies run along the input's contiguous axis: channels of an NHWC
     # image, pixels of an NCHW one (whose patches are then made [taps, C, pixels] and
@@ -76,6 +103,7 @@ def patch_matrix(images: np.ndarray, g: dict[str, int]) -> np.ndarray:
     else:
         patches = make((d, groups, u, rows, cols, kh * kw, c), np.float32)
         source = images.transpose(0, 2, 1, 3, 4, 5)  # depth, groups, inputs, H, W, C
+    copies = []
     for a in range(kh):
         r0, r1 = _valid(rows, h, a * dh - top, sh)
         for b in range(kw):
@@ -86,23 +114,41 @@ def patch_matrix(images: np.ndarray, g: dict[str, int]) -> np.ndarray:
             hs = slice(first_h, first_h + (r1 - r0 - 1) * sh + 1, sh)
             ws = slice(first_w, first_w + (c1 - c0 - 1) * sw + 1, sw)
             if pixels_inner:
-                patches[:, :, a * kw + b, :, :, r0:r1, c0:c1] = source[..., hs, ws]
+                copies.append((patches[:, :, a * kw + b, :, :, r0:r1, c0:c1], source[..., hs, ws]))
             else:
-                patches[:, :, :, r0:r1, c0:c1, a * kw + b] = source[:, :, :, hs, ws]
+                copies.append((patches[:, :, :, r0:r1, c0:c1, a * kw + b], source[:, :, :, hs, ws]))
     if pixels_inner:
-        flat = patches.reshape(d, groups, kh * kw * c, u * rows * cols)
-        return flat.swapaxes(2, 3)
-    return patches.reshape(d, groups, u * rows * cols, kh * kw * c)
+        matrix = patches.reshape(d, groups, kh * kw * c, u * rows * cols).swapaxes(2, 3)
+    else:
+        matrix = patches.reshape(d, groups, u * rows * cols, kh * kw * c)
+    return matrix, tuple(copies)
 
 
 def weight_matrix(w: np.ndarray, g: dict[str, int]) -> np.ndarray:
     """Weights [depth, columns, ...their elements] -> [depth, groups, KH x KW x C,
     columns x F] float32: a view of memory when the block is one matrix of it."""
+    d, wb, groups = w.shape[0], w.shape[1], g["groups"]
+    k, f = g["kernelH"] * g["kernelW"] * g["inChans"], g["outChans"]
+    return _as_float(_weight_axes(w, g).reshape(d, groups, k, wb * f))
+
+
+def weight_copy(w: np.ndarray, g: dict[str, int]) -> tuple[np.ndarray, Copies]:
+    """``weight_matrix`` as a new float32 array and the copy that fills it (a view of it,
+    a view of ``w``): weights whose block is not one matrix of memory (several output
+    channel blocks of a kernel with taps), made again from memory on each run."""
+    d, wb, groups = w.shape[0], w.shape[1], g["groups"]
+    k, f = g["kernelH"] * g["kernelW"] * g["inChans"], g["outChans"]
+    source = _weight_axes(w, g)
+    matrix = np.empty((d, groups, k, wb * f), np.float32)
+    return matrix, ((matrix.reshape(source.shape), source),)
+
+
+def _weight_axes(w: np.ndarray, g: dict[str, int]) -> np.ndarray:
+    """Weights [depth, columns, ...] -> [depth, groups, KH, KW, C, columns, F] (a view)."""
     d, wb = w.shape[0], w.shape[1]
     groups, c, f = g["groups"], g["inChans"], g["outChans"]
-    kh, kw = g["kernelH"], g["kernelW"]
-    w7 = w.reshape(d, wb, kh, kw, c, groups, f).transpose(0, 5, 2, 3, 4, 1, 6)
-    return _as_float(w7.reshape(d, groups, kh * kw * c, wb * f))
+    w7 = w.reshape(d, wb, g["kernelH"], g["kernelW"], c, groups, f)
+    return w7.transpose(0, 5, 2, 3, 4, 1, 6)
 
 
 def _bias_rows(bias: np.ndarray, g: dict[str, int]) -> np.ndarray:
@@ -156,22 +202,36 @@ def prepare(
     channel_major: bool,
     out: np.ndarray,
     memory: tuple[np.ndarray, ...],
-) -> Operands | None:
-    """``multiply``'s (patches, weights, bias rows, output matrix) when the product is
-    written straight into ``out`` and each operand is a view of engine ``memory`` (the
-    pools of in, weights, out and bias: a 1x1 kernel without padding, weights that are one
-    matrix): then the same arrays, given to ``product``, compute the next run's product
-    too, from memory's values then. None when any of them is a copy (patches of a padded
-    window, gathered weights, an edge gathered for this run)."""
+) -> tuple[Callable[..., None], tuple] | None:
+    """``multiply``'s work as a call whose arguments are views of engine ``memory`` (the
+    pools of in, weights, out and bias) -- ``product(patches, weights, bias rows, output
+    matrix)``, or ``windowed(copies, ...)`` when the patches or the weights are made
+    (``window_copies``, ``weight_copy``: into matrices kept with the call) -- so that the
+    same call computes the next run's product too, from memory's values then. None when
+    an edge is a copy of memory (gathered for this run) or the product cannot be written
+    straight into ``out``."""
+    if not (np.may_share_memory(x, memory[0]) and np.may_share_memory(w, memory[1])):
+        return None
     d, u, wb = x.shape[0], x.shape[1], w.shape[1]
     groups, f, pixels = g["groups"], g["outChans"], g["outRows"] * g["outWidth"]
-    patches, weights, b = _operands(x, w, bias, g, channel_major)
+    images = input_images(x, g, channel_major)
+    patches, copies = _pixels(images, g), ()
+    if patches is None or patches.dtype != np.float32 or not np.may_share_memory(x, patches):
+        patches, copies = window_copies(images, g)
+    weights = weight_matrix(w, g)
+    if not np.may_share_memory(w, weights):
+        weights, made = weight_copy(w, g)
+        copies += made
+    b = None if bias is None else _bias_rows(bias, g)
     target = out.reshape(d, u, wb, pixels, groups, f).transpose(0, 4, 1, 3, 2, 5)
     direct = _matrix_view(target, (d, groups, u * pixels, wb * f))
-    made = [patches, weights, direct] + ([] if b is None else [b])
-    if direct is None or not all(map(np.may_share_memory, made, memory)):
+    if direct is None or not np.may_share_memory(direct, memory[2]):
         return None
-    return patches, weights, b, direct
+    if b is not None and not np.may_share_memory(b, memory[3]):
+        return None
+    if copies:
+        return windowed, (copies, patches, weights, b, direct)
+    return product, (patches, weights, b, direct)
 
 
 def product(
@@ -183,6 +243,20 @@ def product(
     np.matmul(patches, weights, out=direct)
     if b is not None:
         kernels.add_into(direct, np.broadcast_to(b, direct.shape))
+
+
+def windowed(
+    copies: Copies,
+    patches: np.ndarray,
+    weights: np.ndarray,
+    b: np.ndarray | None,
+    direct: np.ndarray,
+) -> None:
+    """``product`` of patches and weights made by ``copies`` (``window_copies``,
+    ``weight_copy``) first."""
+    for target, source in copies:
+        np.copyto(target, source)
+    product(patches, weights, b, direct)
 
 
 def _operands(

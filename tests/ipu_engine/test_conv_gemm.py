@@ -237,22 +237,28 @@ def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> Non
     caches = runner_caches(conv_reruns(shapes, 3, nchw=True))
     assert any("kept_sum" in c for c in caches)  # the partials' reduction kept its views
     kept = [
-        v[1]
+        v[1][1]
         for c in caches
         for k, v in c.items()
         if isinstance(k, tuple) and k[0] in ("stack", "block")
     ]
-    joined = [args for c in caches for _, args in c.get("kept_calls_plan", (None, []))[1]]
+    parts = [part for c in caches for part in c.get("kept_calls_plan", (None, []))[1]]
+    joined = [args for part in parts for _, args in part]
     assert kept and max(operands[1].shape[-1] for operands in kept) < 64
     assert joined and all(operands[1].shape[-1] == 64 for operands in joined)
 
 
-def test_a_product_whose_patches_are_a_copy_makes_them_once_a_run(monkeypatch) -> None:
-    """A padded 3x3 convolution's patches are a copy (im2col), so its products cannot be
-    kept: found so on the first run, later runs make each product's patches once."""
-    made = []
-    real = conv_products.patch_matrix
-    monkeypatch.setattr(conv_products, "patch_matrix", lambda *a: made.append(1) or real(*a))
+def test_a_padded_windows_copies_are_kept_with_its_product(monkeypatch) -> None:
+    """A padded 3x3 convolution's patches (im2col) and its output-channel blocks' weights
+    are copies, made into matrices kept with the product (``conv_products.windowed``):
+    found on the first run only, while every run, with new inputs and weights, equals
+    numpy's convolution."""
+    made, weights = [], []
+    real, real_weights = conv_products.window_copies, conv_products.weight_copy
+    monkeypatch.setattr(conv_products, "window_copies", lambda *a: made.append(1) or real(*a))
+    monkeypatch.setattr(
+        conv_products, "weight_copy", lambda *a: weights.append(1) or real_weights(*a)
+    )
     device = IPUModel("ipu2", tiles_per_ipu=16).create_device()
     graph = Graph(device.target)
     shapes = {"x": (1, 10, 10, 16), "w": (3, 3, 16, 16)}
@@ -276,4 +282,8 @@ def test_a_product_whose_patches_are_a_copy_makes_them_once_a_run(monkeypatch) -
         counts.append(len(made))
         want = reference_conv(values["x"], values["w"], (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
         assert close(engine.read_tensor("y"), want, 1e-5)
-    assert counts[0] == 2 * counts[1] == 2 * counts[2] > 0  # tried once, then not again
+    assert counts[0] > 0 and counts[1] == counts[2] == 0  # found once, then kept
+    assert weights  # some products' weights are made too (several output-channel blocks)
+    plans = [c["kept_calls_plan"][1] for c in runner_caches(engine) if "kept_calls_plan" in c]
+    calls = [fn for parts in plans for part in parts for fn, _ in part]
+    assert conv_products.windowed in calls

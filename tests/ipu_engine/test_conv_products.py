@@ -24,19 +24,27 @@ def products(monkeypatch) -> list[dict]:
     strided view of memory, whether the result went straight into it (None: gathered
     outputs, stored back by the engine)."""
     seen: list[dict] = []
-    real_patches, real_view = conv_products.patch_matrix, conv_products._matrix_view
+    real_pixels, real_copies = conv_products._pixels, conv_products.window_copies
+    real_view = conv_products._matrix_view
 
-    def patches(images, g):
-        p = real_patches(images, g)
-        seen.append({"patches_in_memory": np.shares_memory(p, images), "direct": None})
+    def pixels(images, g):  # a 1x1 kernel's patches: memory itself when a float32 view
+        p = real_pixels(images, g)
+        if p is not None:
+            in_memory = p.dtype == np.float32 and np.shares_memory(p, images)
+            seen.append({"patches_in_memory": in_memory, "direct": None})
         return p
+
+    def copies(images, g):  # patches made by window copies
+        seen.append({"patches_in_memory": False, "direct": None})
+        return real_copies(images, g)
 
     def view(target, shape):
         found = real_view(target, shape)
         seen[-1]["direct"] = found is not None
         return found
 
-    monkeypatch.setattr(conv_products, "patch_matrix", patches)
+    monkeypatch.setattr(conv_products, "_pixels", pixels)
+    monkeypatch.setattr(conv_products, "window_copies", copies)
     monkeypatch.setattr(conv_products, "_matrix_view", view)
     return seen
 

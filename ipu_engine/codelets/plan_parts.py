@@ -1,0 +1,112 @@
+"""A compute set's kept calls cut into parts of about equal work, one per core.
+
+The calls of a kept plan (``conv_kept``) write apart and read nothing another writes, as
+the vertices they stand for. A BLAS product is cut by its depth (a layer per BLAS call
+either way) or, one layer deep, by its rows (whole rows of at least ``MIN_ROWS``: OpenBLAS
+sums a row the same in a taller product, only a one-row product takes another path), so
+each piece computes its elements as the whole call does, to the bit. A windowed product
+(``conv_products.windowed``) is cut by its depth, each piece with its layers' copies. The
+pieces and the other calls (depthwise kernels, whole) are then dealt longest first to the
+lightest part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ipu_engine.codelets import workers
+from ipu_engine.codelets.conv_products import Operands, product, windowed
+
+Call = tuple[Callable[..., Any], tuple]
+
+#: Rows below which a one-layer product is not cut (see the module's note).
+MIN_ROWS = 64
+#: Work (in seconds, as estimated) below which a plan runs as one part: handing a part
+#: to a helper and waiting for it costs some tens of microseconds.
+MIN_SPLIT_SECONDS = 150e-6
+#: Rough speeds of one core: BLAS multiply-adds, and bytes a memory-bound kernel touches.
+_MACS_PER_SECOND = 40e9
+_BYTES_PER_SECOND = 4e9
+
+
+def parts_of(calls: list[Call], count: int) -> list[list[Call]]:
+    """``calls`` as at most ``count`` parts of about equal estimated time, each in the
+    plan's order; one part when the plan is small."""
+    if count < 2 or sum(map(_seconds, calls)) < MIN_SPLIT_SECONDS:
+        return [calls]
+    pieces: list[Call] = []
+    for call in calls:
+        pieces.extend(_pieces(call, count))
+    order = sorted(range(len(pieces)), key=lambda i: -_seconds(pieces[i]))
+    loads, members = [0.0] * count, [[] for _ in range(count)]
+    for i in order:
+        k = loads.index(min(loads))
+        loads[k] += _seconds(pieces[i])
+        members[k].append(i)
+    return [[pieces[i] for i in sorted(m)] for m in members if m]
+
+
+def run_parts(parts: list[list[Call]]) -> None:
+    """Every call of every part, the parts at once on the machine's cores."""
+    if len(parts) == 1:
+        _run(parts[0])
+        return
+    workers.run_all([lambda calls=calls: _run(calls) for calls in parts])
+
+
+def _run(calls: list[Call]) -> None:
+    for fn, args in calls:
+        fn(*args)
+
+
+def _seconds(call: Call) -> float:
+    fn, args = call
+    if fn is windowed:  # its copies, then its product
+        made = sum(target.nbytes for target, _ in args[0]) * 2 / _BYTES_PER_SECOND
+        return made + _seconds((product, args[1:]))
+    if fn is product:
+        patches, weights = args[0], args[1]
+        return float(np.prod(patches.shape)) * weights.shape[-1] / _MACS_PER_SECOND
+    touched = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+    return touched / _BYTES_PER_SECOND
+
+
+def _pieces(call: Call, count: int) -> list[Call]:
+    """A product as up to ``count`` pieces (by depth, else by rows), a windowed product by
+    depth (its copies with it); other calls whole."""
+    fn, args = call
+    if fn is windowed:
+        copies, operands = args[0], args[1:]
+        depth = operands[0].shape[0]
+        if depth < 2:
+            return [call]
+        return [
+            (windowed, (tuple((t[part], s[part]) for t, s in copies), *_layers(operands, part)))
+            for part in workers.split(depth, count)
+        ]
+    if fn is not product:
+        return [call]
+    patches, weights, bias, direct = args
+    depth, rows = patches.shape[0], patches.shape[2]
+    if depth >= 2:
+        return [(product, _layers(args, part)) for part in workers.split(depth, count)]
+    cuts = min(count, rows // MIN_ROWS)
+    if cuts < 2:
+        return [call]
+    return [
+        (product, (patches[:, :, part], weights, bias, direct[:, :, part]))
+        for part in workers.split(rows, cuts)
+    ]
+
+
+def _layers(args: Operands, part: slice) -> Operands:
+    """The product's operands of layers ``part`` (an operand broadcast over the depth,
+    one layer of it, is kept whole)."""
+    depth = args[0].shape[0]
+    patches, weights, bias, direct = (
+        a if a is None or a.shape[0] != depth else a[part] for a in args
+    )
+    return patches, weights, bias, direct
