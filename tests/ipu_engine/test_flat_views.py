@@ -162,3 +162,38 @@ def test_an_operand_overlapping_the_output_is_read_before_it_is_written() -> Non
     three = np.broadcast_to(np.float32(3), scaled.shape)
     apply_on_views(np.multiply, [scaled.T, three], result)
     np.testing.assert_array_equal(result, scaled.T * 3)
+
+
+def test_a_large_transposing_op_apart_from_its_output_is_copied_into_it_first(
+    monkeypatch,
+) -> None:
+    """Many rows read across the output's rows: the operand is copied into the output by
+    ``strided.copy``, then the op runs in place -- in the operand's place, so a
+    subtraction or division keeps its order; numpy's values to the bit. An operand that
+    shares the output's memory is not copied over (it would be overwritten first)."""
+    copies = []
+    real = flat_views_module.strided.copy
+    monkeypatch.setattr(
+        flat_views_module.strided, "copy", lambda d, s: copies.append(d.shape) or real(d, s)
+    )
+    rows, cols = 256, 300
+    nhwc = RNG.standard_normal((cols, rows)).astype(np.float32)
+    x = nhwc.T  # [rows, cols] read across rows
+    scale = np.broadcast_to(RNG.standard_normal((rows, 1)).astype(np.float32), (rows, cols))
+    for fn, args, want in (
+        (np.multiply, [x, scale], x * scale),
+        (np.subtract, [scale, x], scale - x),
+        (np.divide, [x, scale], x / scale),
+    ):
+        out = np.empty((rows, cols), np.float32)
+        copies.clear()
+        apply_on_views(fn, args, out)
+        np.testing.assert_array_equal(out, want)
+        assert copies == [(rows, cols)]
+    # in place: the output is the operand's own memory, read in the operand's order
+    square = RNG.standard_normal((rows, rows)).astype(np.float32)
+    both = square.copy()
+    copies.clear()
+    apply_on_views(np.add, [both.T, np.float32(1)], both)
+    np.testing.assert_array_equal(both, square.T + 1)
+    assert copies == []

@@ -1,0 +1,150 @@
+"""A kept convolution plan cut into parts run at once on the machine's cores
+(``codelets/plan_parts.py``, ``codelets/workers.py``): the parts compute what the whole
+plan computes on one thread, to the bit; the work is dealt evenly; small plans and busy
+machines stay on the calling thread; an error in a helper's part reaches the caller."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from ipu_engine.codelets import conv_products, plan_parts, workers
+from ipu_engine.codelets.conv_products import product, window_copies, windowed
+
+RNG = np.random.default_rng(71)
+
+
+def _geometry(rows: int, width: int, c: int, f: int, pad: int) -> dict[str, int]:
+    return {
+        "groups": 1, "inChans": c, "outChans": f, "inRows": rows, "width": width,
+        "outRows": rows + 2 * pad - 2, "outWidth": width + 2 * pad - 2, "kernelH": 3,
+        "kernelW": 3, "strideH": 1, "strideW": 1, "dilationH": 1, "dilationW": 1,
+        "padTop": pad, "padLeft": pad,
+    }  # fmt: skip
+
+
+def _plan() -> tuple[list, list[np.ndarray]]:
+    """Three calls over fresh arrays: a stacked product with biases (3 layers), a tall
+    one-layer product (300 rows), and a padded 3x3 window's product (2 layers, its
+    patches made by copies); and the outputs they write."""
+    f32 = np.float32
+    stack = (
+        RNG.standard_normal((3, 1, 100, 20)).astype(f32),
+        RNG.standard_normal((3, 1, 20, 30)).astype(f32),
+        RNG.standard_normal((3, 1, 1, 30)).astype(f32),
+        np.zeros((3, 1, 100, 30), f32),
+    )
+    tall = (
+        RNG.standard_normal((1, 1, 300, 40)).astype(f32),
+        RNG.standard_normal((1, 1, 40, 64)).astype(f32),
+        None,
+        np.zeros((1, 1, 300, 64), f32),
+    )
+    g = _geometry(8, 9, 5, 7, 1)
+    images = RNG.standard_normal((2, 1, 1, 8, 9, 5)).astype(f32)  # depth, inputs, groups, ...
+    patches, copies = window_copies(images, g)
+    weights = RNG.standard_normal((2, 1, 45, 7)).astype(f32)
+    out = np.zeros((2, 1, 72, 7), f32)
+    calls = [(product, stack), (product, tall), (windowed, (copies, patches, weights, None, out))]
+    return calls, [stack[3], tall[3], out]
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    monkeypatch.setattr(workers, "cores", lambda: 2)
+    monkeypatch.setattr(plan_parts, "MIN_SPLIT_SECONDS", 0.0)
+
+
+def test_parts_compute_what_the_whole_plan_computes_to_the_bit(two_cores, monkeypatch) -> None:
+    calls, outputs = _plan()
+    plan_parts.run_parts(plan_parts.parts_of(calls, 1))
+    whole = [o.copy() for o in outputs]
+    for o in outputs:
+        o[...] = np.nan
+    threads = []
+    real_run = plan_parts._run
+    monkeypatch.setattr(
+        plan_parts, "_run", lambda c: threads.append(threading.current_thread().name) or real_run(c)
+    )
+    parts = plan_parts.parts_of(calls, 2)
+    pieces = sum(len(p) for p in parts)
+    assert len(parts) == 2 and pieces == 6  # every call cut in two: by layers, rows, layers
+    plan_parts.run_parts(parts)
+    for got, want in zip(outputs, whole, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert any(name.startswith("ipu-codelet") for name in threads)
+    # and the whole is the convolution: the window's product against numpy's im2col
+    _, (copies, patches, weights, _, out) = calls[2]
+    np.testing.assert_allclose(out, patches @ weights, rtol=1e-5, atol=1e-5)
+
+
+def test_the_work_is_dealt_evenly_and_small_plans_stay_whole(two_cores, monkeypatch) -> None:
+    calls, _ = _plan()
+    loads = [sum(map(plan_parts._seconds, part)) for part in plan_parts.parts_of(calls, 2)]
+    assert max(loads) <= 1.25 * min(loads)
+    monkeypatch.setattr(plan_parts, "MIN_SPLIT_SECONDS", 1.0)  # more than the plan's work
+    assert plan_parts.parts_of(calls, 2) == [calls]
+
+
+def test_a_one_row_piece_is_never_cut(two_cores) -> None:
+    """A one-layer product of fewer than twice ``MIN_ROWS`` rows stays whole (a product
+    of one row is computed by another BLAS path, rounded otherwise)."""
+    rows = 2 * plan_parts.MIN_ROWS - 1
+    operands = (
+        np.ones((1, 1, rows, 8), np.float32),
+        np.ones((1, 1, 8, 4), np.float32),
+        None,
+        np.zeros((1, 1, rows, 4), np.float32),
+    )
+    assert plan_parts._pieces((product, operands), 2) == [(product, operands)]
+
+
+def test_on_a_busy_machine_every_part_runs_on_the_calling_thread(monkeypatch) -> None:
+    monkeypatch.setattr(workers, "cores", lambda: 1)
+    ran = []
+    workers.run_all(
+        [lambda k=k: ran.append((k, threading.current_thread().name)) for k in range(3)]
+    )
+    assert ran == [(k, threading.current_thread().name) for k in range(3)]
+
+
+def test_an_error_in_a_helpers_part_is_raised_on_the_caller_after_all_parts(monkeypatch) -> None:
+    monkeypatch.setattr(workers, "cores", lambda: 2)
+    ended = threading.Event()
+
+    def fails() -> None:
+        raise ValueError("part two failed")
+
+    def slow() -> None:
+        ended.wait(0.05)
+        ended.set()
+
+    with pytest.raises(ValueError, match="part two failed"):
+        workers.run_all([slow, fails])
+    assert ended.is_set()
+
+
+def test_cores_leave_out_those_other_processes_keep_busy(monkeypatch) -> None:
+    monkeypatch.setattr(workers, "allowed", lambda: 4)
+    monkeypatch.setattr(workers.os, "getloadavg", lambda: (3.0, 0.0, 0.0))
+    assert workers._usable(own=1.0) == 2  # 3 busy, 1 of them this process
+    assert workers._usable(own=0.0) == 1
+    monkeypatch.setattr(workers.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    assert workers._usable(own=0.2) == 4
+
+
+def test_a_windowed_product_refills_its_patches_from_the_images_values_then() -> None:
+    """The kept copies read the images' memory on each call: new values, new product;
+    the padding stays zero."""
+    g = _geometry(6, 6, 3, 4, 1)
+    images = RNG.standard_normal((1, 1, 1, 6, 6, 3)).astype(np.float32)
+    patches, copies = window_copies(images, g)
+    weights = RNG.standard_normal((1, 1, 27, 4)).astype(np.float32)
+    out = np.zeros((1, 1, 36, 4), np.float32)
+    for _ in range(2):
+        images[...] = RNG.standard_normal(images.shape)
+        windowed(copies, patches, weights, None, out)
+        want = conv_products.patch_matrix(images, g) @ weights
+        np.testing.assert_array_equal(out, want)
