@@ -14,11 +14,12 @@ them where the edges already are.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from ipu_engine.codelets import conv_kept
+from ipu_engine.codelets import conv_kept, window_space
 from ipu_engine.codelets.alike_edges import (
     GroupRuns,
     affine_steps,
@@ -297,7 +298,8 @@ def _keep_product(
     convolution, and ResNet-50's padded windows ~10 ms a run."""
     if key in batch.cache:  # found not to be views of memory: not tried again
         return False
-    call = prepare(x, w, bias, g, channel_major, out, pools)
+    make = functools.partial(window_space.take, batch, pools[0])
+    call = prepare(x, w, bias, g, channel_major, out, pools, make)
     if call is None:
         batch.cache[key] = None  # (its im2col copied twice a run, else: ResNet-50 +9 ms)
         return False

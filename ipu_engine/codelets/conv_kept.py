@@ -36,7 +36,7 @@ def run_plan(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> bool:
     if plan is None or any(a is not b for a, b in zip(plan[0], pools, strict=True)):
         batch.cache[_LOG] = []
         return False
-    plan_parts.run_parts(plan[1])
+    workers.run_parts(plan[1])
     return True
 
 

@@ -49,24 +49,12 @@ def parts_of(calls: list[Call], count: int) -> list[list[Call]]:
     return [[pieces[i] for i in sorted(m)] for m in members if m]
 
 
-def run_parts(parts: list[list[Call]]) -> None:
-    """Every call of every part, the parts at once on the machine's cores."""
-    if len(parts) == 1:
-        _run(parts[0])
-        return
-    workers.run_all([lambda calls=calls: _run(calls) for calls in parts])
-
-
-def _run(calls: list[Call]) -> None:
-    for fn, args in calls:
-        fn(*args)
-
-
 def _seconds(call: Call) -> float:
     fn, args = call
-    if fn is windowed:  # its copies, then its product
-        made = sum(target.nbytes for target, _ in args[0]) * 2 / _BYTES_PER_SECOND
-        return made + _seconds((product, args[1:]))
+    if fn is windowed:  # its blanks and copies, then its product
+        made = sum(target.nbytes for target, _ in args[0]) * 2
+        made += 0 if args[1] is None else args[1][1].size * 4 * args[2].shape[0]
+        return made / _BYTES_PER_SECOND + _seconds((product, args[2:]))
     if fn is product:
         patches, weights = args[0], args[1]
         return float(np.prod(patches.shape)) * weights.shape[-1] / _MACS_PER_SECOND
@@ -79,12 +67,19 @@ def _pieces(call: Call, count: int) -> list[Call]:
     depth (its copies with it); other calls whole."""
     fn, args = call
     if fn is windowed:
-        copies, operands = args[0], args[1:]
+        copies, blanks, operands = args[0], args[1], args[2:]
         depth = operands[0].shape[0]
         if depth < 2:
             return [call]
         return [
-            (windowed, (tuple((t[part], s[part]) for t, s in copies), *_layers(operands, part)))
+            (
+                windowed,
+                (
+                    tuple((t[part], s[part]) for t, s in copies),
+                    None if blanks is None else (blanks[0][part], blanks[1]),
+                    *_layers(operands, part),
+                ),
+            )
             for part in workers.split(depth, count)
         ]
     if fn is not product:

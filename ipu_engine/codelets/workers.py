@@ -10,7 +10,7 @@ be on one thread, on fewer rows, so the values are the same to the bit.
 
 A part no helper has begun when the caller has finished its own is run by the caller, so a
 machine whose other cores are taken costs about what one thread does; ``cores`` leaves out
-cores other processes keep busy, and then nothing is handed out at all.
+the cores other processes keep busy now, and then nothing is handed out at all.
 """
 
 from __future__ import annotations
@@ -20,28 +20,36 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 _HELPER_PREFIX = "ipu-codelet"
 
 
 def cores() -> int:
     """Cores this process may use now: those it may run on, less those other processes
-    keep busy -- the 1-minute load average less this process's own share of it (its CPU
-    time over the wall time since the last look), read at most every half second. On a
-    machine whose other cores are taken, a second thread only waits for one and fights
-    for the GIL: on 2 cores at load 3, ResNet-50's run took 374 ms on two threads against
-    312 on one."""
+    kept busy over the last half second or more (the machine's busy time in
+    ``/proc/stat`` less this process's own CPU time; the 1-minute load average where
+    there is no ``/proc/stat``), looked at most every half second. On a machine whose
+    other cores are taken, a second thread only waits for one and fights for the GIL:
+    on 2 cores at load 3, ResNet-50's run took 374 ms on two threads against 312 on one.
+    The load average was this module's measure once, and it still counted this
+    process's own second thread a minute after a run had ended."""
     now = time.monotonic()
-    last_wall, last_cpu, found = _SEEN
+    last_wall, last_cpu, last_busy, found = _SEEN
     if now - last_wall > 0.5:
-        cpu = time.process_time()
-        own = (cpu - last_cpu) / (now - last_wall) if last_wall > 0 else 1.0
-        _SEEN[:] = [now, cpu, _usable(own)]
-        found = _SEEN[2]
+        cpu, busy = time.process_time(), _machine_busy()
+        if last_wall < 0 or busy is None or last_busy is None:
+            found = _by_load_average()
+        else:
+            others = (busy - last_busy - (cpu - last_cpu)) / (now - last_wall)
+            found = _usable(others)
+        _SEEN[:] = [now, cpu, busy, found]
     return int(found)
 
 
-_SEEN: list[float] = [-1.0, 0.0, 1]  # when last looked (wall, CPU time), what it found
+# when last looked (wall, own CPU time, the machine's busy seconds), what it found
+_SEEN: list = [-1.0, 0.0, None, 1]
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def allowed() -> int:
@@ -51,14 +59,32 @@ def allowed() -> int:
         return os.cpu_count() or 1
 
 
-def _usable(own: float) -> int:
-    """Cores left for this process when its own threads ran ``own`` cores' worth."""
-    mine = allowed()
+def _machine_busy() -> float | None:
+    """Seconds every core of the machine has been busy since boot (not idle, not waiting
+    for I/O; a virtual machine's stolen time counts as busy), or None."""
     try:
-        others = max(0.0, os.getloadavg()[0] - min(own, mine))
+        with open("/proc/stat", "rb") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 5 or fields[0] != b"cpu":
+        return None
+    ticks = [int(f) for f in fields[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return (sum(ticks[:8]) - idle) / _TICKS
+
+
+def _by_load_average() -> int:
+    try:
+        return _usable(max(0.0, os.getloadavg()[0] - 1.0))  # less this process's own
     except (AttributeError, OSError):
-        others = 0.0
-    return max(1, min(mine, int(mine - others + 0.5)))
+        return allowed()
+
+
+def _usable(others: float) -> int:
+    """Cores left for this process when other processes keep ``others`` cores busy."""
+    mine = allowed()
+    return max(1, min(mine, int(mine - max(0.0, others) + 0.5)))
 
 
 class _Part:
@@ -151,3 +177,20 @@ def split(count: int, parts: int) -> list[slice]:
     parts = max(1, min(parts, count))
     bounds = [count * k // parts for k in range(parts + 1)]
     return [slice(bounds[k], bounds[k + 1]) for k in range(parts)]
+
+
+Call = tuple[Callable[..., Any], tuple]
+
+
+def run_parts(parts: Sequence[Sequence[Call]]) -> None:
+    """Every call ``fn(*args)`` of every part, in order within a part, the parts at once
+    (``run_all``)."""
+    if len(parts) == 1:
+        _run(parts[0])
+        return
+    run_all([lambda calls=calls: _run(calls) for calls in parts])
+
+
+def _run(calls: Sequence[Call]) -> None:
+    for fn, args in calls:
+        fn(*args)

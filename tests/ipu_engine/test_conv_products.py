@@ -34,9 +34,9 @@ def products(monkeypatch) -> list[dict]:
             seen.append({"patches_in_memory": in_memory, "direct": None})
         return p
 
-    def copies(images, g):  # patches made by window copies
+    def copies(images, g, make=None):  # patches made by window copies
         seen.append({"patches_in_memory": False, "direct": None})
-        return real_copies(images, g)
+        return real_copies(images, g, make)
 
     def view(target, shape):
         found = real_view(target, shape)

@@ -5,6 +5,7 @@ machines stay on the calling thread; an error in a helper's part reaches the cal
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -44,10 +45,11 @@ def _plan() -> tuple[list, list[np.ndarray]]:
     )
     g = _geometry(8, 9, 5, 7, 1)
     images = RNG.standard_normal((2, 1, 1, 8, 9, 5)).astype(f32)  # depth, inputs, groups, ...
-    patches, copies = window_copies(images, g)
+    patches, copies, blanks = window_copies(images, g)
     weights = RNG.standard_normal((2, 1, 45, 7)).astype(f32)
     out = np.zeros((2, 1, 72, 7), f32)
-    calls = [(product, stack), (product, tall), (windowed, (copies, patches, weights, None, out))]
+    window = (copies, blanks, patches, weights, None, out)
+    calls = [(product, stack), (product, tall), (windowed, window)]
     return calls, [stack[3], tall[3], out]
 
 
@@ -57,26 +59,20 @@ def two_cores(monkeypatch):
     monkeypatch.setattr(plan_parts, "MIN_SPLIT_SECONDS", 0.0)
 
 
-def test_parts_compute_what_the_whole_plan_computes_to_the_bit(two_cores, monkeypatch) -> None:
+def test_parts_compute_what_the_whole_plan_computes_to_the_bit(two_cores) -> None:
     calls, outputs = _plan()
-    plan_parts.run_parts(plan_parts.parts_of(calls, 1))
+    workers.run_parts(plan_parts.parts_of(calls, 1))
     whole = [o.copy() for o in outputs]
     for o in outputs:
         o[...] = np.nan
-    threads = []
-    real_run = plan_parts._run
-    monkeypatch.setattr(
-        plan_parts, "_run", lambda c: threads.append(threading.current_thread().name) or real_run(c)
-    )
     parts = plan_parts.parts_of(calls, 2)
     pieces = sum(len(p) for p in parts)
     assert len(parts) == 2 and pieces == 6  # every call cut in two: by layers, rows, layers
-    plan_parts.run_parts(parts)
+    workers.run_parts(parts)
     for got, want in zip(outputs, whole, strict=True):
         np.testing.assert_array_equal(got, want)
-    assert any(name.startswith("ipu-codelet") for name in threads)
     # and the whole is the convolution: the window's product against numpy's im2col
-    _, (copies, patches, weights, _, out) = calls[2]
+    _, (_, _, patches, weights, _, out) = calls[2]
     np.testing.assert_allclose(out, patches @ weights, rtol=1e-5, atol=1e-5)
 
 
@@ -99,6 +95,23 @@ def test_a_one_row_piece_is_never_cut(two_cores) -> None:
         np.zeros((1, 1, rows, 4), np.float32),
     )
     assert plan_parts._pieces((product, operands), 2) == [(product, operands)]
+
+
+def test_parts_run_at_once_on_a_helper_thread(monkeypatch) -> None:
+    """The caller's part waits for the other part to begin: it can only end because a
+    helper thread runs that part meanwhile."""
+    monkeypatch.setattr(workers, "cores", lambda: 2)
+    begun, seen = threading.Event(), {}
+
+    def first() -> None:
+        seen["met"] = begun.wait(10)
+
+    def second() -> None:
+        seen["thread"] = threading.current_thread().name
+        begun.set()
+
+    workers.run_all([first, second])
+    assert seen["met"] and seen["thread"].startswith("ipu-codelet")
 
 
 def test_on_a_busy_machine_every_part_runs_on_the_calling_thread(monkeypatch) -> None:
@@ -126,25 +139,46 @@ def test_an_error_in_a_helpers_part_is_raised_on_the_caller_after_all_parts(monk
     assert ended.is_set()
 
 
-def test_cores_leave_out_those_other_processes_keep_busy(monkeypatch) -> None:
+def test_cores_leave_out_those_other_processes_keep_busy_now(monkeypatch) -> None:
+    """Over the last look's half second: the machine's busy time less this process's own
+    CPU time is what other processes took."""
     monkeypatch.setattr(workers, "allowed", lambda: 4)
-    monkeypatch.setattr(workers.os, "getloadavg", lambda: (3.0, 0.0, 0.0))
-    assert workers._usable(own=1.0) == 2  # 3 busy, 1 of them this process
-    assert workers._usable(own=0.0) == 1
-    monkeypatch.setattr(workers.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
-    assert workers._usable(own=0.2) == 4
+    clock = {"wall": 100.0, "cpu": 10.0, "busy": 500.0}
+    monkeypatch.setattr(workers.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(workers.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(workers, "_machine_busy", lambda: clock["busy"])
+    monkeypatch.setattr(workers, "_SEEN", [50.0, 9.0, 499.0, 4])
+    # 1 s: the machine busy 3 core-seconds, 1 of them this process's
+    clock.update(wall=51.0, cpu=10.0, busy=502.0)
+    assert workers.cores() == 2
+    clock.update(wall=51.2, busy=504.0)  # within half a second: not looked again
+    assert workers.cores() == 2
+    clock.update(wall=52.0, cpu=11.8, busy=504.0)  # 2 busy, 1.8 of them its own
+    assert workers.cores() == 4
+    assert workers._usable(-0.3) == 4 and workers._usable(7.0) == 1
+
+
+def test_the_machines_busy_time_is_read_from_proc_stat() -> None:
+    """Busy core-seconds since boot: more than none, less than every core since boot."""
+    with open("/proc/uptime") as uptime:
+        since_boot = float(uptime.read().split()[0])
+    busy = workers._machine_busy()
+    assert busy is not None and 0 < busy <= since_boot * (os.cpu_count() or 1) + 1
 
 
 def test_a_windowed_product_refills_its_patches_from_the_images_values_then() -> None:
-    """The kept copies read the images' memory on each call: new values, new product;
-    the padding stays zero."""
+    """The kept copies read the images' memory on each call: new values, new product. Its
+    matrix lies in space other compute sets overwrite (``window_space``): the padding is
+    zeroed again on each call."""
     g = _geometry(6, 6, 3, 4, 1)
     images = RNG.standard_normal((1, 1, 1, 6, 6, 3)).astype(np.float32)
-    patches, copies = window_copies(images, g)
+    patches, copies, blanks = window_copies(images, g, lambda s: np.full(s, np.nan, np.float32))
+    assert blanks is not None and np.isnan(patches).any()
     weights = RNG.standard_normal((1, 1, 27, 4)).astype(np.float32)
     out = np.zeros((1, 1, 36, 4), np.float32)
     for _ in range(2):
         images[...] = RNG.standard_normal(images.shape)
-        windowed(copies, patches, weights, None, out)
+        patches.base[...] = np.nan  # another compute set's values
+        windowed(copies, blanks, patches, weights, None, out)
         want = conv_products.patch_matrix(images, g) @ weights
         np.testing.assert_array_equal(out, want)
