@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.codelets import plan_parts, workers
+from ipu_engine.codelets import plan_parts
 from ipu_engine.codelets.conv_products import Operands, product
+from ipu_engine.poplar import workers
 from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
 
@@ -36,7 +37,7 @@ def run_plan(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> bool:
     if plan is None or any(a is not b for a, b in zip(plan[0], pools, strict=True)):
         batch.cache[_LOG] = []
         return False
-    workers.run_parts(plan[1])
+    workers.run_parts(plan[1], plan[2])
     return True
 
 
@@ -59,7 +60,7 @@ def finish(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> None:
     calls = batch.cache.pop(_LOG, None)
     if calls:
         parts = plan_parts.parts_of(_joined(calls, pools), workers.allowed())
-        batch.cache[_PLAN] = (pools, parts)
+        batch.cache[_PLAN] = (pools, parts, [plan_parts.seconds(part) for part in parts])
 
 
 def _joined(calls: list[Call], pools: tuple[np.ndarray, ...]) -> list[Call]:

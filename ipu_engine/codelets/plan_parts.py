@@ -6,8 +6,8 @@ either way) or, one layer deep, by its rows (whole rows of at least ``MIN_ROWS``
 sums a row the same in a taller product, only a one-row product takes another path), so
 each piece computes its elements as the whole call does, to the bit. A windowed product
 (``conv_products.windowed``) is cut by its depth, each piece with its layers' copies. The
-pieces and the other calls (depthwise kernels, whole) are then dealt longest first to the
-lightest part.
+depthwise kernel's call is cut by its lead axis or its groups. The pieces (and other calls,
+whole) are then dealt longest first to the lightest part.
 """
 
 from __future__ import annotations
@@ -17,16 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ipu_engine.codelets import workers
+from ipu_engine.codelets import kernels
 from ipu_engine.codelets.conv_products import Operands, product, windowed
+from ipu_engine.poplar import workers
 
 Call = tuple[Callable[..., Any], tuple]
 
 #: Rows below which a one-layer product is not cut (see the module's note).
 MIN_ROWS = 64
-#: Work (in seconds, as estimated) below which a plan runs as one part: handing a part
-#: to a helper and waiting for it costs some tens of microseconds.
-MIN_SPLIT_SECONDS = 150e-6
 #: Rough speeds of one core: BLAS multiply-adds, and bytes a memory-bound kernel touches.
 _MACS_PER_SECOND = 40e9
 _BYTES_PER_SECOND = 4e9
@@ -35,7 +33,7 @@ _BYTES_PER_SECOND = 4e9
 def parts_of(calls: list[Call], count: int) -> list[list[Call]]:
     """``calls`` as at most ``count`` parts of about equal estimated time, each in the
     plan's order; one part when the plan is small."""
-    if count < 2 or sum(map(_seconds, calls)) < MIN_SPLIT_SECONDS:
+    if count < 2 or sum(map(_seconds, calls)) < workers.MIN_SPLIT_SECONDS:
         return [calls]
     pieces: list[Call] = []
     for call in calls:
@@ -47,6 +45,11 @@ def parts_of(calls: list[Call], count: int) -> list[list[Call]]:
         loads[k] += _seconds(pieces[i])
         members[k].append(i)
     return [[pieces[i] for i in sorted(m)] for m in members if m]
+
+
+def seconds(calls: list[Call]) -> float:
+    """The estimated time of ``calls``."""
+    return sum(map(_seconds, calls))
 
 
 def _seconds(call: Call) -> float:
@@ -82,6 +85,8 @@ def _pieces(call: Call, count: int) -> list[Call]:
             )
             for part in workers.split(depth, count)
         ]
+    if fn is kernels.depthwise:
+        return [(fn, args) for args in _depthwise_pieces(args, count)]
     if fn is not product:
         return [call]
     patches, weights, bias, direct = args
@@ -95,6 +100,30 @@ def _pieces(call: Call, count: int) -> list[Call]:
         (product, (patches[:, :, part], weights, bias, direct[:, :, part]))
         for part in workers.split(rows, cuts)
     ]
+
+
+def _depthwise_pieces(args: tuple, count: int) -> list[tuple]:
+    """A depthwise call's arguments cut by its first lead axis, else by its groups (each
+    group's sums are its own: the same to the bit)."""
+    x, w, bias, out, *geometry = args
+    lead = x.ndim - 3
+    if lead and x.shape[0] >= 2:
+        cuts = [(p,) for p in workers.split(x.shape[0], count)]
+        at = {"x": 0, "w": 0, "bias": 0, "out": 0}
+    elif x.shape[-1] >= 2:
+        cuts = [(p,) for p in workers.split(x.shape[-1], count)]
+        at = {"x": x.ndim - 1, "w": lead + 2, "bias": lead, "out": lead}
+    else:
+        return [args]
+
+    def cut(a: np.ndarray | None, axis: int, part: slice) -> np.ndarray | None:
+        return None if a is None else a[(slice(None),) * axis + (part,)]
+
+    return [
+        (cut(x, at["x"], part), cut(w, at["w"], part), cut(bias, at["bias"], part),
+         cut(out, at["out"], part), *geometry)
+        for (part,) in cuts
+    ]  # fmt: skip
 
 
 def _layers(args: Operands, part: slice) -> Operands:

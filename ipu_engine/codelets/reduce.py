@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ipu_engine.codelets import kernels, workers
+from ipu_engine.codelets import kernels
 from ipu_engine.codelets.partials_runs import ShiftedPartials, output_span, shifted_partials
 from ipu_engine.common.types import FLOAT, UNSIGNED_INT, Type
 from ipu_engine.poplar.arrays import memory_view
@@ -76,7 +76,7 @@ def reduce_codelet(
         pools = (batch.pool("in"), batch.pool("out"))
         kept = batch.cache.get("kept_sum")
         if kept is not None and kept[0][0] is pools[0] and kept[0][1] is pools[1]:
-            workers.run_parts(kept[1])  # the views the last run found, memory's values
+            kernels.sum_partials(*kept[1])  # the views the last run found, memory's values
             return
         shifted = shifted_partials(batch)
         if shifted is not None:
@@ -166,12 +166,9 @@ def _reduce_shifted(
             # memory per partial -- a ResNet-50 run's partials are ~200 MB of it)
             if ufunc is np.add and pool.dtype == np.float32:
                 partials = memory_view(pool, lo, (shifted.depth, hi - lo), (shifted.shift, 1))
-                # the same views sum the next run's partials (kept while memory is the
-                # same), their outputs cut into a part per core when large
-                parts = [[(kernels.sum_partials, (partials[:, s], out[s]))]
-                         for s in workers.split(hi - lo, _sum_parts(partials))]  # fmt: skip
-                workers.run_parts(parts)
-                batch.cache["kept_sum"] = ((pool, batch.pool("out")), parts)
+                kernels.sum_partials(partials, out)
+                # the same views sum the next run's partials (kept while memory is the same)
+                batch.cache["kept_sum"] = ((pool, batch.pool("out")), (partials, out))
                 return
             out[...] = pool[lo:hi]
             for p in range(1, shifted.depth):
@@ -202,16 +199,6 @@ def _reduce_shifted(
     if np.any(scale != 1):
         result = result * scale
     batch.output("out")[...] = result
-
-
-#: Bytes of partials below which their sum is one part: a part handed to a helper thread
-#: costs some tens of microseconds.
-SPLIT_SUM_BYTES = 1 << 20
-
-
-def _sum_parts(partials: np.ndarray) -> int:
-    """Parts to cut a sum of ``partials`` [depth, outputs] into: one per core when large."""
-    return workers.allowed() if partials.nbytes >= SPLIT_SUM_BYTES else 1
 
 
 def _sum_partials(

@@ -13,6 +13,8 @@ from ipu_engine.codelets import conv as conv_codelet
 from ipu_engine.codelets import conv_products
 from ipu_engine.codelets.alike_edges import affine_steps, strided_view
 from ipu_engine.codelets.conv import conv_partial
+from ipu_engine.common.errors import ExecutionError
+from ipu_engine.poplar import workers
 from ipu_engine.poplar.program import Execute
 from ipu_engine.poplar.runs import Runs
 from ipu_engine.poplar.vertices import EdgeColumn
@@ -287,3 +289,25 @@ def test_a_padded_windows_copies_are_kept_with_its_product(monkeypatch) -> None:
     plans = [c["kept_calls_plan"][1] for c in runner_caches(engine) if "kept_calls_plan" in c]
     calls = [fn for parts in plans for part in parts for fn, _ in part]
     assert conv_products.windowed in calls
+
+
+def test_a_compute_sets_groups_run_their_kept_calls_together(monkeypatch) -> None:
+    """The pointwise convolution's vertices with and without a bias are two codelet
+    groups of one compute set: their kept calls are gathered (``workers.gathered``) and
+    run as the compute set ends -- every run equal to numpy's (``conv_reruns``) -- and a
+    call that fails there is an ExecutionError naming the compute set."""
+    monkeypatch.setattr(workers, "cores", lambda: 2)
+    monkeypatch.setattr(workers, "MIN_SPLIT_SECONDS", 0.0)  # dealt to two parts
+    shapes = {"x": (1, 64, 56, 56), "w": (1, 1, 64, 64), "b": (64,)}
+    engine = conv_reruns(shapes, 3, nchw=True)
+    both = [p for p in engine.executable.plans.values() if len(p.runners) > 1]
+    assert both and all("kept_calls_plan" in r.cache for r in both[0].runners)
+
+    def fails(*_):
+        raise ValueError("a kept call failed")
+
+    parts = both[0].runners[0].cache["kept_calls_plan"][1]
+    parts[0][0] = (fails, ())
+    name = both[0].groups[0].compute_set.name
+    with pytest.raises(ExecutionError, match=f"compute set '{name}' failed: a kept call"):
+        engine.run(0)  # raised as the gathered calls ran, after both groups gave theirs

@@ -11,8 +11,9 @@ import threading
 import numpy as np
 import pytest
 
-from ipu_engine.codelets import conv_products, plan_parts, workers
+from ipu_engine.codelets import conv_products, plan_parts
 from ipu_engine.codelets.conv_products import product, window_copies, windowed
+from ipu_engine.poplar import workers
 
 RNG = np.random.default_rng(71)
 
@@ -56,7 +57,7 @@ def _plan() -> tuple[list, list[np.ndarray]]:
 @pytest.fixture
 def two_cores(monkeypatch):
     monkeypatch.setattr(workers, "cores", lambda: 2)
-    monkeypatch.setattr(plan_parts, "MIN_SPLIT_SECONDS", 0.0)
+    monkeypatch.setattr(workers, "MIN_SPLIT_SECONDS", 0.0)
 
 
 def test_parts_compute_what_the_whole_plan_computes_to_the_bit(two_cores) -> None:
@@ -80,7 +81,7 @@ def test_the_work_is_dealt_evenly_and_small_plans_stay_whole(two_cores, monkeypa
     calls, _ = _plan()
     loads = [sum(map(plan_parts._seconds, part)) for part in plan_parts.parts_of(calls, 2)]
     assert max(loads) <= 1.25 * min(loads)
-    monkeypatch.setattr(plan_parts, "MIN_SPLIT_SECONDS", 1.0)  # more than the plan's work
+    monkeypatch.setattr(workers, "MIN_SPLIT_SECONDS", 1.0)  # more than the plan's work
     assert plan_parts.parts_of(calls, 2) == [calls]
 
 
@@ -182,3 +183,44 @@ def test_a_windowed_product_refills_its_patches_from_the_images_values_then() ->
         windowed(copies, blanks, patches, weights, None, out)
         want = conv_products.patch_matrix(images, g) @ weights
         np.testing.assert_array_equal(out, want)
+
+
+def test_parts_given_within_gathered_run_together_as_it_ends(monkeypatch) -> None:
+    """A compute set's codelet groups give their parts to ``run_parts`` within
+    ``gathered``: nothing runs until the block ends, then every call runs once, the
+    parts dealt to two sets by their loads; a block that raises runs none of them."""
+    monkeypatch.setattr(workers, "cores", lambda: 2)
+    monkeypatch.setattr(workers, "MIN_SPLIT_SECONDS", 0.0)
+    ran: list[str] = []
+    seen = []
+    real = workers.run_parts
+
+    def spy(parts, loads=None):
+        seen.append([[args[0] for _, args in part] for part in parts])
+        real(parts, loads)
+
+    monkeypatch.setattr(workers, "run_parts", spy)
+
+    def call(name: str):
+        return (ran.append, (name,))
+
+    with workers.gathered():
+        real([[call("a1")], [call("a2")]], [2.0, 1.0])
+        real([[call("b")]], [1.5])
+        assert ran == []
+    assert sorted(ran) == ["a1", "a2", "b"]
+    assert seen[-1] == [["a1"], ["a2", "b"]]  # b dealt to the lighter part
+    ran.clear()
+    with pytest.raises(RuntimeError), workers.gathered():
+        real([[call("c")]])
+        raise RuntimeError("a group failed")
+    assert ran == []
+
+
+def test_small_gathered_work_runs_on_the_calling_thread(monkeypatch) -> None:
+    monkeypatch.setattr(workers, "cores", lambda: 2)
+    threads = []
+    with workers.gathered():
+        for _ in range(2):
+            workers.run_parts([[(lambda: threads.append(threading.current_thread()), ())]], [1e-6])
+    assert threads == [threading.current_thread()] * 2

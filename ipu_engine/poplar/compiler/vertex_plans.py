@@ -14,6 +14,7 @@ import numpy as np
 
 from ipu_engine.common.errors import ExecutionError
 from ipu_engine.common.types import Type
+from ipu_engine.poplar import workers
 from ipu_engine.poplar.access import Access, Memory, RunsAccess, column_access, strided_rows
 from ipu_engine.poplar.graph import Graph
 from ipu_engine.poplar.runs import Runs, expand
@@ -127,8 +128,18 @@ class ComputeSetPlan:
         self.may_fail = any(not g.codelet.builtin for g in self.groups)
 
     def __call__(self, memory: Memory) -> None:
-        for runner in self.runners:
-            runner(memory)
+        if len(self.runners) == 1:
+            self.runners[0](memory)
+            return
+        try:
+            with workers.gathered():  # the groups' parts handed to the helpers at once
+                for runner in self.runners:
+                    runner(memory)
+        except ExecutionError:
+            raise
+        except Exception as exc:  # a part the groups gave, run as the block ended
+            name = self.groups[0].compute_set.name
+            raise ExecutionError(f"compute set {name!r} failed: {exc}") from exc
 
 
 class _BatchRunner:
