@@ -9,7 +9,9 @@ same patches by weights whose columns continue each other, into outputs whose co
 continue each other, are joined into one product: the pointwise convolution of the
 MobileNet block has 12- and 13-channel output blocks side by side (the plan's split),
 whose products of 12 and 52 columns become one of 64 -- BLAS runs wider products faster,
-and the sums are the same products (in BLAS's order, as before: float32 rounding).
+and the sums are the same products (in BLAS's order, as before: float32 rounding). So are
+windowed products whose window copies are the same (ResNet-50's 7x7 convolution made its
+12,208 x 147 patches twice a run, for 60 and for 4 output channels).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ipu_engine.codelets import plan_parts
-from ipu_engine.codelets.conv_products import Operands, product
+from ipu_engine.codelets.conv_products import Operands, product, windowed
 from ipu_engine.poplar import workers
 from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.vertex import VertexBatch
@@ -64,24 +66,50 @@ def finish(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> None:
 
 
 def _joined(calls: list[Call], pools: tuple[np.ndarray, ...]) -> list[Call]:
-    others = [c for c in calls if c[0] is not product]
-    by_patches: dict[tuple, list[Operands]] = {}
-    for _, operands in (c for c in calls if c[0] is product):
-        patches = operands[0]
-        key = (_address(patches), patches.shape, patches.strides, operands[2] is None)
-        by_patches.setdefault(key, []).append(operands)
+    """``calls`` with the products of the same patches (the same window copies, for
+    windowed products) joined where their columns continue each other."""
+    others, by_patches = [], {}
+    for call in calls:
+        key = _patches_key(call)
+        if key is None:
+            others.append(call)
+        else:
+            by_patches.setdefault(key, []).append(call)
     products: list[Call] = []
     for alike in by_patches.values():
-        alike.sort(key=lambda operands: _address(operands[3]))
+        alike.sort(key=lambda call: _address(_operands(call)[3]))
         joined = [alike[0]]
-        for operands in alike[1:]:
-            both = _join(joined[-1], operands, pools)
+        for call in alike[1:]:
+            both = _join(_operands(joined[-1]), _operands(call), pools)
             if both is None:
-                joined.append(operands)
-            else:
-                joined[-1] = both
-        products.extend((product, operands) for operands in joined)
+                joined.append(call)
+            else:  # the first call's patches (and window copies), both calls' columns
+                fn, args = joined[-1]
+                joined[-1] = (fn, both if fn is product else (*args[:2], *both))
+        products.extend(joined)
     return products + others
+
+
+def _operands(call: Call) -> Operands:
+    fn, args = call
+    return args if fn is product else args[2:]
+
+
+def _patches_key(call: Call) -> tuple | None:
+    """What calls of the same patches share: the patches' memory (a product's), or the
+    copies that make them (a windowed product's, when its weights are memory's own: made
+    weights are not joined); None for other calls."""
+    fn, args = call
+    if fn is product:
+        patches = args[0]
+        return (_address(patches), patches.shape, patches.strides, args[2] is None)
+    if fn is not windowed:
+        return None
+    copies, patches = args[0], args[2]
+    if not all(np.may_share_memory(target, patches) for target, _ in copies):
+        return None
+    sources = tuple((_address(s), s.shape, s.strides, s.dtype.str) for _, s in copies)
+    return (sources, patches.shape, patches.strides, args[4] is None)
 
 
 def _join(a: Operands, b: Operands, pools: tuple[np.ndarray, ...]) -> Operands | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ipu_engine.codelets import conv_kept
-from ipu_engine.codelets.conv_products import product
+from ipu_engine.codelets.conv_products import product, window_copies, windowed
 
 RNG = np.random.default_rng(43)
 
@@ -58,3 +58,46 @@ def test_columns_apart_or_of_other_patches_stay_apart() -> None:
     for then in (apart, other, no_bias):
         calls = [(product, first), (product, then)]
         assert len(conv_kept._joined(calls, (pool, pool, pool, pool))) == 2
+
+
+def _window(pool, images, column: int, width: int, made_weights: bool = False):
+    """A windowed product of a padded 3x3 window of ``images`` (5 x 5, 13 channels: K =
+    117), its weights [117, width] at ``column`` of 64-wide rows of the pool from 2000
+    (or made by a weight copy), outputs [25, width] from 12000."""
+    g = {
+        "groups": 1, "inChans": 13, "outChans": width, "inRows": 5, "width": 5,
+        "outRows": 5, "outWidth": 5, "kernelH": 3, "kernelW": 3, "strideH": 1,
+        "strideW": 1, "dilationH": 1, "dilationW": 1, "padTop": 1, "padLeft": 1,
+    }  # fmt: skip
+    matrix, copies, blanks = window_copies(images, g, lambda s: np.full(s, np.nan, np.float32))
+    weights = pool[2000 + column : 2000 + column + 117 * 64].reshape(117, 64)[:, :width]
+    weights = weights[None, None]
+    if made_weights:
+        made = np.empty_like(weights)
+        copies += ((made, weights),)
+        weights = made
+    out = pool[12000 + column : 12000 + column + 25 * 64].reshape(25, 64)[:, :width]
+    return windowed, (copies, blanks, matrix, weights, None, out[None, None])
+
+
+def test_windowed_products_of_the_same_window_copies_are_one_product() -> None:
+    """Two output-channel blocks of one padded window make the same patches: joined,
+    the window is copied once and one product computes both blocks' columns; made
+    weights, or another window, keep them apart."""
+    pool = RNG.standard_normal(20_000).astype(np.float32)
+    images = pool[:325].reshape(1, 1, 1, 5, 5, 13)
+    pools = (pool, pool, pool, pool)
+    calls = [_window(pool, images, 12, 52), _window(pool, images, 0, 12)]
+    (joined,) = conv_kept._joined(calls, pools)
+    fn, args = joined
+    assert fn is windowed and args[3].shape[-1] == 64 and args[5].shape[-1] == 64
+    fn(*args)
+    w = pool[2000 : 2000 + 117 * 64].reshape(117, 64)
+    g = args[2]  # the patches the window copies made
+    np.testing.assert_allclose(pool[12000 : 12000 + 25 * 64].reshape(25, 64), g[0, 0] @ w,
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    made = [_window(pool, images, 12, 52, made_weights=True), _window(pool, images, 0, 12)]
+    assert len(conv_kept._joined(made, pools)) == 2
+    other = pool[400:725].reshape(1, 1, 1, 5, 5, 13)
+    apart = [_window(pool, other, 12, 52), _window(pool, images, 0, 12)]
+    assert len(conv_kept._joined(apart, pools)) == 2
