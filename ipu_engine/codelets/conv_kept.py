@@ -39,7 +39,7 @@ def run_plan(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> bool:
     if plan is None or any(a is not b for a, b in zip(plan[0], pools, strict=True)):
         batch.cache[_LOG] = []
         return False
-    workers.run_parts(plan[1], plan[2])
+    workers.run_pieces(plan[1])
     return True
 
 
@@ -57,12 +57,13 @@ def missed(batch: VertexBatch) -> None:
 
 def finish(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> None:
     """Keep this run's calls as the plan when every group logged its calls, its products
-    joined where they continue each other, then cut into a part per core (``plan_parts``);
+    joined where they continue each other, then cut into pieces for the cores
+    (``plan_parts``);
     ``pools``: in, weights, out (, bias)."""
     calls = batch.cache.pop(_LOG, None)
     if calls:
-        parts = plan_parts.parts_of(_joined(calls, pools), workers.allowed())
-        batch.cache[_PLAN] = (pools, parts, [plan_parts.seconds(part) for part in parts])
+        pieces = plan_parts.pieces_of(_joined(calls, pools), workers.allowed())
+        batch.cache[_PLAN] = (pools, pieces)
 
 
 def _joined(calls: list[Call], pools: tuple[np.ndarray, ...]) -> list[Call]:

@@ -1,13 +1,13 @@
-"""A compute set's kept calls cut into parts of about equal work, one per core.
+"""A compute set's kept calls cut into pieces that the machine's cores take in turn.
 
 The calls of a kept plan (``conv_kept``) write apart and read nothing another writes, as
 the vertices they stand for. A BLAS product is cut by its depth (a layer per BLAS call
 either way) or, one layer deep, by its rows (whole rows of at least ``MIN_ROWS``: OpenBLAS
 sums a row the same in a taller product, only a one-row product takes another path), so
 each piece computes its elements as the whole call does, to the bit. A windowed product
-(``conv_products.windowed``) is cut by its depth, each piece with its layers' copies. The
-depthwise kernel's call is cut by its lead axis or its groups. The pieces (and other calls,
-whole) are then dealt longest first to the lightest part.
+(``conv_products.windowed``) is cut by its depth, each piece with its layers' copies; a
+depthwise kernel's call by its lead axis or its groups. The pieces, longest first, are
+then taken by the caller and the helpers in turn (``workers.run_pieces``).
 """
 
 from __future__ import annotations
@@ -30,24 +30,17 @@ _MACS_PER_SECOND = 40e9
 _BYTES_PER_SECOND = 4e9
 
 
-def parts_of(calls: list[Call], count: int) -> list[list[Call]]:
-    """``calls`` as at most ``count`` parts of about equal estimated time, each in the
-    plan's order; one part when the plan is small."""
-    if count < 2 or sum(map(_seconds, calls)) < workers.MIN_SPLIT_SECONDS:
-        return [calls]
-    pieces: list[Call] = []
-    for call in calls:
-        pieces.extend(_pieces(call, count))
-    order = sorted(range(len(pieces)), key=lambda i: -_seconds(pieces[i]))
-    loads, members = [0.0] * count, [[] for _ in range(count)]
-    for i in order:
-        k = loads.index(min(loads))
-        loads[k] += _seconds(pieces[i])
-        members[k].append(i)
-    return [[pieces[i] for i in sorted(m)] for m in members if m]
+def pieces_of(calls: list[Call], count: int) -> workers.Pieces:
+    """``calls`` cut into pieces for ``count`` cores (``workers.run_pieces``), longest
+    first; whole, in the plan's order, when the plan is small."""
+    if count < 2 or seconds(calls) < workers.MIN_SPLIT_SECONDS:
+        return workers.Pieces(tuple(calls), tuple(map(_seconds, calls)))
+    pieces = [piece for call in calls for piece in _pieces(call, count)]
+    pieces.sort(key=_seconds, reverse=True)
+    return workers.Pieces(tuple(pieces), tuple(map(_seconds, pieces)))
 
 
-def seconds(calls: list[Call]) -> float:
+def seconds(calls: list[Call] | tuple[Call, ...]) -> float:
     """The estimated time of ``calls``."""
     return sum(map(_seconds, calls))
 

@@ -15,12 +15,14 @@ the cores other processes keep busy now, and then nothing is handed out at all.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 _HELPER_PREFIX = "ipu-codelet"
@@ -182,63 +184,73 @@ def split(count: int, parts: int) -> list[slice]:
 
 Call = tuple[Callable[..., Any], tuple]
 
-_GATHERING = threading.local()  # .plans: the parts given to ``run_parts`` in ``gathered``
+
+@dataclass(frozen=True)
+class Pieces:
+    """Independent calls (none reads what another writes), longest first, with each
+    one's estimated seconds."""
+
+    calls: tuple[Call, ...]
+    seconds: tuple[float, ...]
+
+
+#: Work (in seconds, as estimated) below which pieces run one after another on the calling
+#: thread: handing work to a helper and waiting for it costs ~50 us, and split, the
+#: MobileNet block's convolutions (~0.2 ms each) made its run 0.80 -> 0.89 ms.
+MIN_SPLIT_SECONDS = 400e-6
+
+_GATHERING = threading.local()  # .pieces: what ``run_pieces`` was given in ``gathered``
 
 
 @contextlib.contextmanager
 def gathered() -> Iterator[None]:
-    """Parts given to ``run_parts`` within the block are run together as it ends, their
-    k-th parts dealt to the lightest of one set of parts: a compute set's codelet groups
-    (a convolution's vertices with and without a bias) are independent as its vertices
-    are, and hand their work to the helpers once instead of once each. Not run when the
-    block raises; a nested block's parts are the outer one's."""
-    if getattr(_GATHERING, "plans", None) is not None:
+    """Pieces given to ``run_pieces`` within the block run together as it ends: a
+    compute set's codelet groups (a convolution's vertices with and without a bias) are
+    independent as its vertices are, and hand their work to the helpers once instead of
+    once each. Not run when the block raises; a nested block's are the outer one's."""
+    if getattr(_GATHERING, "pieces", None) is not None:
         yield
         return
-    _GATHERING.plans = plans = []
+    _GATHERING.pieces = given = []
     try:
         yield
     finally:
-        _GATHERING.plans = None
-    if plans:
-        _run_dealt(plans)
+        _GATHERING.pieces = None
+    if given:
+        _run_at_once(given)
 
 
-def run_parts(parts: Sequence[Sequence[Call]], loads: Sequence[float] | None = None) -> None:
-    """Every call ``fn(*args)`` of every part, in order within a part, the parts at once
-    (``run_all``); within ``gathered``, when it ends. ``loads``: each part's estimated
-    seconds, to deal them with others' (equal when not given)."""
-    plans = getattr(_GATHERING, "plans", None)
-    if plans is not None:
-        plans.append((parts, loads or [1.0] * len(parts)))
-    elif len(parts) == 1:
-        _run(parts[0])
+def run_pieces(pieces: Pieces) -> None:
+    """Every call of ``pieces``, on the machine's free cores when there is enough work:
+    the caller and the helpers each take the next call until none is left (so the cores
+    end together whatever the estimates missed); within ``gathered``, when it ends."""
+    given = getattr(_GATHERING, "pieces", None)
+    if given is not None:
+        given.append(pieces)
     else:
-        run_all([lambda calls=calls: _run(calls) for calls in parts])
+        _run_at_once([pieces])
 
 
-#: Work (in seconds, as estimated) below which parts run one after another on the calling
-#: thread: handing a part to a helper and waiting for it costs ~50 us, and split, the
-#: MobileNet block's convolutions (~0.2 ms each) made its run 0.80 -> 0.89 ms.
-MIN_SPLIT_SECONDS = 400e-6
-
-
-def _run_dealt(plans: list[tuple[Sequence[Sequence[Call]], Sequence[float]]]) -> None:
-    if len(plans) == 1:
-        run_parts(plans[0][0])
+def _run_at_once(given: list[Pieces]) -> None:
+    if len(given) == 1:
+        calls = list(given[0].calls)
+    else:  # longest first across them all (sorted stably: ties in the order given)
+        timed = [(t, call) for p in given for call, t in zip(p.calls, p.seconds, strict=True)]
+        calls = [call for _, call in sorted(timed, key=lambda item: -item[0])]
+    if len(calls) < 2 or sum(sum(p.seconds) for p in given) < MIN_SPLIT_SECONDS:
+        _run(calls)
         return
-    if sum(sum(loads) for _, loads in plans) < MIN_SPLIT_SECONDS:
-        _run([call for parts, _ in plans for calls in parts for call in calls])
-        return
-    count = max(max(len(parts) for parts, _ in plans), allowed())
-    dealt: list[list[Call]] = [[] for _ in range(count)]
-    totals = [0.0] * count
-    for parts, loads in plans:
-        for k in sorted(range(len(parts)), key=lambda k: -loads[k]):
-            lightest = totals.index(min(totals))
-            dealt[lightest].extend(parts[k])
-            totals[lightest] += loads[k]
-    run_parts([calls for calls in dealt if calls])
+    left = collections.deque(calls)
+
+    def take() -> None:
+        while True:
+            try:
+                fn, args = left.popleft()
+            except IndexError:
+                return
+            fn(*args)
+
+    run_all([take] * min(allowed(), len(calls)))
 
 
 def _run(calls: Sequence[Call]) -> None:

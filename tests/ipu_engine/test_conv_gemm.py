@@ -244,8 +244,8 @@ def test_output_channel_blocks_side_by_side_are_joined_into_one_product() -> Non
         for k, v in c.items()
         if isinstance(k, tuple) and k[0] in ("stack", "block")
     ]
-    parts = [part for c in caches for part in c.get("kept_calls_plan", (None, []))[1]]
-    joined = [args for part in parts for _, args in part]
+    plans = [c["kept_calls_plan"][1] for c in caches if "kept_calls_plan" in c]
+    joined = [args for pieces in plans for _, args in pieces.calls]
     assert kept and max(operands[1].shape[-1] for operands in kept) < 64
     assert joined and all(operands[1].shape[-1] == 64 for operands in joined)
 
@@ -287,7 +287,7 @@ def test_a_padded_windows_copies_are_kept_with_its_product(monkeypatch) -> None:
     assert counts[0] > 0 and counts[1] == counts[2] == 0  # found once, then kept
     assert weights  # some products' weights are made too (several output-channel blocks)
     plans = [c["kept_calls_plan"][1] for c in runner_caches(engine) if "kept_calls_plan" in c]
-    calls = [fn for parts in plans for part in parts for fn, _ in part]
+    calls = [fn for pieces in plans for fn, _ in pieces.calls]
     assert conv_products.windowed in calls
 
 
@@ -306,8 +306,9 @@ def test_a_compute_sets_groups_run_their_kept_calls_together(monkeypatch) -> Non
     def fails(*_):
         raise ValueError("a kept call failed")
 
-    parts = both[0].runners[0].cache["kept_calls_plan"][1]
-    parts[0][0] = (fails, ())
+    pools, pieces = both[0].runners[0].cache["kept_calls_plan"]
+    failing = workers.Pieces(((fails, ()), *pieces.calls[1:]), pieces.seconds)
+    both[0].runners[0].cache["kept_calls_plan"] = (pools, failing)
     name = both[0].groups[0].compute_set.name
     with pytest.raises(ExecutionError, match=f"compute set '{name}' failed: a kept call"):
         engine.run(0)  # raised as the gathered calls ran, after both groups gave theirs
