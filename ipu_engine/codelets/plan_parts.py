@@ -25,9 +25,11 @@ Call = tuple[Callable[..., Any], tuple]
 
 #: Rows below which a one-layer product is not cut (see the module's note).
 MIN_ROWS = 64
-#: Rough speeds of one core: BLAS multiply-adds, and bytes a memory-bound kernel touches.
+#: Rough speeds of one core: BLAS multiply-adds (ResNet-50's products ran 25-45 G a second),
+#: and bytes a memory-bound call touches (the MobileNet block's depthwise call, 1.6 MB in
+#: 0.19 ms: estimated at 4 GB/s it was split, and ran slower side by side with onnxruntime).
 _MACS_PER_SECOND = 40e9
-_BYTES_PER_SECOND = 4e9
+_BYTES_PER_SECOND = 8e9
 
 
 def pieces_of(calls: list[Call], count: int) -> workers.Pieces:
