@@ -297,7 +297,7 @@ def test_a_compute_sets_groups_run_their_kept_calls_together(monkeypatch) -> Non
     run as the compute set ends -- every run equal to numpy's (``conv_reruns``) -- and a
     call that fails there is an ExecutionError naming the compute set."""
     monkeypatch.setattr(workers, "cores", lambda: 2)
-    monkeypatch.setattr(workers, "MIN_SPLIT_SECONDS", 0.0)  # dealt to two parts
+    monkeypatch.setattr(workers, "MIN_SPLIT_SECONDS", 0.0)  # cut for two cores
     shapes = {"x": (1, 64, 56, 56), "w": (1, 1, 64, 64), "b": (64,)}
     engine = conv_reruns(shapes, 3, nchw=True)
     both = [p for p in engine.executable.plans.values() if len(p.runners) > 1]

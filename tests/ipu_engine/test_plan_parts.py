@@ -1,7 +1,8 @@
-"""A kept convolution plan cut into parts run at once on the machine's cores
-(``codelets/plan_parts.py``, ``codelets/workers.py``): the parts compute what the whole
-plan computes on one thread, to the bit; the work is dealt evenly; small plans and busy
-machines stay on the calling thread; an error in a helper's part reaches the caller."""
+"""A kept convolution plan cut into pieces that the machine's cores take in turn
+(``codelets/plan_parts.py``, ``poplar/workers.py``): the pieces compute what the whole plan
+computes on one thread, to the bit; they go longest first, the cores take them as they
+free up; small plans and busy machines stay on the calling thread; an error in a helper's
+part reaches the caller; a compute set's groups give their pieces together."""
 
 from __future__ import annotations
 
