@@ -22,7 +22,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 _HELPER_PREFIX = "ipu-codelet"
@@ -188,10 +188,14 @@ Call = tuple[Callable[..., Any], tuple]
 @dataclass(frozen=True)
 class Pieces:
     """Independent calls (none reads what another writes), longest first, with each
-    one's estimated seconds."""
+    one's estimated seconds and their sum (found once: a kept plan runs every run)."""
 
     calls: tuple[Call, ...]
     seconds: tuple[float, ...]
+    total: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total", sum(self.seconds))
 
 
 #: Work (in seconds, as estimated) below which pieces run one after another on the calling
@@ -233,11 +237,11 @@ def run_pieces(pieces: Pieces) -> None:
 
 def _run_at_once(given: list[Pieces]) -> None:
     if len(given) == 1:
-        calls = list(given[0].calls)
+        calls: Sequence[Call] = given[0].calls
     else:  # longest first across them all (sorted stably: ties in the order given)
         timed = [(t, call) for p in given for call, t in zip(p.calls, p.seconds, strict=True)]
         calls = [call for _, call in sorted(timed, key=lambda item: -item[0])]
-    if len(calls) < 2 or sum(sum(p.seconds) for p in given) < MIN_SPLIT_SECONDS:
+    if len(calls) < 2 or sum(p.total for p in given) < MIN_SPLIT_SECONDS:
         _run(calls)
         return
     left = collections.deque(calls)
