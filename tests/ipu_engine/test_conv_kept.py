@@ -8,6 +8,7 @@ import numpy as np
 
 from ipu_engine.codelets import conv_kept
 from ipu_engine.codelets.conv_products import product, window_copies, windowed
+from tests.ipu_engine.test_conv_groups import reference_conv
 
 RNG = np.random.default_rng(43)
 
@@ -92,10 +93,11 @@ def test_windowed_products_of_the_same_window_copies_are_one_product() -> None:
     fn, args = joined
     assert fn is windowed and args[3].shape[-1] == 64 and args[5].shape[-1] == 64
     fn(*args)
-    w = pool[2000 : 2000 + 117 * 64].reshape(117, 64)
-    g = args[2]  # the patches the window copies made
-    np.testing.assert_allclose(pool[12000 : 12000 + 25 * 64].reshape(25, 64), g[0, 0] @ w,
-                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    # numpy's convolution of the image (NHWC) by the 64 columns' weights as HWIO
+    w = pool[2000 : 2000 + 117 * 64].reshape(3, 3, 13, 64)
+    want = reference_conv(images[0, 0, 0][None], w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    got = pool[12000 : 12000 + 25 * 64].reshape(1, 5, 5, 64)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     made = [_window(pool, images, 12, 52, made_weights=True), _window(pool, images, 0, 12)]
     assert len(conv_kept._joined(made, pools)) == 2
     other = pool[400:725].reshape(1, 1, 1, 5, 5, 13)
