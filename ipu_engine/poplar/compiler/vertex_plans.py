@@ -132,7 +132,7 @@ class ComputeSetPlan:
             self.runners[0](memory)
             return
         try:
-            with workers.gathered():  # the groups' parts handed to the helpers at once
+            with workers.gathered():  # the groups' pieces handed to the helpers at once
                 for runner in self.runners:
                     runner(memory)
         except ExecutionError:
