@@ -18,7 +18,7 @@ TRACEPOINT = ("_tracepoint", "_thread_stack", "_channel", "_traced_call")
 CHROME_SCAN = ("_chrome_scan", "_chrome_event", "_chrome_intern", "_json_text", "_json_number")
 STRIDED = ("ipu_engine/poplar/_strided.c", "ipu_engine/poplar/_strided_copy.c")
 STRIDED_ARRAY = "ipu_engine/poplar/_strided_array.c"
-KERNELS = ("_kernels", "_depthwise", "_partials", "_bounds", "_add")
+KERNELS = ("_kernels", "_depthwise", "_partials", "_bounds", "_add", "_team", "_team_steps")
 NATIVE_ARGS = ["-O3", "-ffp-contract=off"]
 setup(
     ext_modules=[
@@ -43,9 +43,17 @@ setup(
         ),
         Extension(
             "ipu_engine.codelets._kernels",
-            [*(f"ipu_engine/codelets/{name}.c" for name in KERNELS), STRIDED_ARRAY],
+            [
+                *(f"ipu_engine/codelets/{name}.c" for name in KERNELS),
+                "ipu_engine/poplar/_strided_copy.c",
+                STRIDED_ARRAY,
+            ],
             include_dirs=["ipu_engine/poplar"],
-            depends=["ipu_engine/codelets/_kernels.h", "ipu_engine/poplar/_strided.h"],
+            depends=[
+                "ipu_engine/codelets/_kernels.h",
+                "ipu_engine/codelets/_team.h",
+                "ipu_engine/poplar/_strided.h",
+            ],
             extra_compile_args=NATIVE_ARGS,
         ),
     ]

@@ -170,5 +170,8 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__kernels(void)
 {
-    return PyModule_Create(&module_def);
+    PyObject *module = PyModule_Create(&module_def);
+    if (module != NULL && team_init(module) < 0)
+        Py_CLEAR(module);
+    return module;
 }

@@ -2,7 +2,7 @@
  * done in one pass over strided views of engine memory (issue 39). _kernels.c is the
  * module and the argument checks; _depthwise.c the depthwise convolution's sums,
  * _partials.c a reduce's partials summed, _bounds.c a maximum or minimum with one value,
- * _add.c a bias added to strided rows. Arrays are the engine's strided views
+ * _add.c a bias added to strided rows, _team.c a kept plan run on every core. Arrays are the engine's strided views
  * (ipu_engine/poplar/_strided.h).
  *
  * Every kernel computes what the numpy path it replaces computes, element by element in
@@ -35,5 +35,9 @@ void bound(const Strided *x, const Strided *out, float c, int maximum);
 
 /* out += other, float32, one shape (other may have zero strides: broadcast). */
 void add_into(const Strided *out, const Strided *other);
+
+/* The team (_team.c): a kept plan's steps run on every core without the GIL; adds
+ * TeamPlan, team_plan, set_sgemm and team_helpers to the module. 0, or -1 with an error. */
+int team_init(PyObject *module);
 
 #endif

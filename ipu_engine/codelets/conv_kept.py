@@ -16,12 +16,13 @@ windowed products whose window copies are the same (ResNet-50's 7x7 convolution 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ipu_engine.codelets import plan_parts
+from ipu_engine.codelets import plan_parts, team
 from ipu_engine.codelets.conv_products import Operands, product, windowed
 from ipu_engine.poplar import workers
 from ipu_engine.poplar.arrays import memory_view
@@ -62,7 +63,13 @@ def finish(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> None:
     ``pools``: in, weights, out (, bias)."""
     calls = batch.cache.pop(_LOG, None)
     if calls:
-        pieces = plan_parts.pieces_of(_joined(calls, pools), workers.allowed())
+        joined, cores = _joined(calls, pools), workers.allowed()
+        pieces = plan_parts.pieces_of(joined, cores, team.MIN_SPLIT_SECONDS)
+        native = team.compiled(pieces)
+        if native is None:  # a call C does not compute alike: the Python pieces
+            pieces = plan_parts.pieces_of(joined, cores)
+        else:
+            pieces = dataclasses.replace(pieces, native=native)
         batch.cache[_PLAN] = (pools, pieces)
 
 

@@ -32,10 +32,12 @@ _MACS_PER_SECOND = 40e9
 _BYTES_PER_SECOND = 8e9
 
 
-def pieces_of(calls: list[Call], count: int) -> workers.Pieces:
+def pieces_of(calls: list[Call], count: int, min_seconds: float | None = None) -> workers.Pieces:
     """``calls`` cut into pieces for ``count`` cores (``workers.run_pieces``), longest
-    first; whole, in the plan's order, when the plan is small."""
-    if count < 2 or seconds(calls) < workers.MIN_SPLIT_SECONDS:
+    first; whole, in the plan's order, when the plan is under ``min_seconds`` (default
+    ``workers.MIN_SPLIT_SECONDS``)."""
+    least = workers.MIN_SPLIT_SECONDS if min_seconds is None else min_seconds
+    if count < 2 or seconds(calls) < least:
         return workers.Pieces(tuple(calls), tuple(map(_seconds, calls)))
     pieces = [piece for call in calls for piece in _pieces(call, count)]
     pieces.sort(key=_seconds, reverse=True)

@@ -188,10 +188,13 @@ Call = tuple[Callable[..., Any], tuple]
 @dataclass(frozen=True)
 class Pieces:
     """Independent calls (none reads what another writes), longest first, with each
-    one's estimated seconds and their sum (found once: a kept plan runs every run)."""
+    one's estimated seconds and their sum (found once: a kept plan runs every run);
+    ``native``: the same calls compiled to run without the GIL (``codelets.team``: an
+    object whose ``run(threads, others)`` runs them and other such pieces' at once)."""
 
     calls: tuple[Call, ...]
     seconds: tuple[float, ...]
+    native: Any = None
     total: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -236,6 +239,10 @@ def run_pieces(pieces: Pieces) -> None:
 
 
 def _run_at_once(given: list[Pieces]) -> None:
+    if all(p.native is not None for p in given):
+        on_helper = threading.current_thread().name.startswith(_HELPER_PREFIX)
+        given[0].native.run(1 if on_helper else cores(), [p.native for p in given[1:]])
+        return
     if len(given) == 1:
         calls: Sequence[Call] = given[0].calls
     else:  # longest first across them all (sorted stably: ties in the order given)
