@@ -12,9 +12,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ipu_engine.codelets.flat_views import apply_on_views, flat_views
+from ipu_engine.codelets.flat_views import apply_on_views, flat_views, views_plan
 from ipu_engine.codelets.ops_table import BINARY_OPS, UNARY_OPS, ElementOp
 from ipu_engine.common.types import BOOL, Type
+from ipu_engine.poplar import workers
 from ipu_engine.poplar.codelet_registry import register_builtin
 from ipu_engine.poplar.cost_model.constants import SUPERVISOR_OVERHEAD_CYCLES
 from ipu_engine.poplar.vertex import InOut, Input, Output, State, Vertex, VertexBatch, VertexSizes
@@ -58,18 +59,41 @@ def _codelet(class_name: str, type_name: str, compute_batch: Callable, **attrs: 
     return register_builtin(type(class_name, (ElementwiseVertex,), namespace))
 
 
+_TEAM = "views_plan"  # (the pools, the team plan found on them or None)
+
+
 def _apply_op(cls: type, batch: VertexBatch) -> None:
     """``out = op(operands...)`` over every vertex's elements at once: on strided views of
     memory in the outputs' address order when they are (see ``flat_views``)."""
     result = cls.elements_field
     views = flat_views(batch, cls.operands, result)
     if views is not None:
-        args = [views[f].of(batch.pool(f)) for f in cls.operands]
-        apply_on_views(cls.op.fn, args, views[result].of(batch.pool(result)))
+        _run_on_views(cls, batch, views)
         return
     # an output that is not also an operand is written whole: its old values are not read
     out = batch[result] if result in cls.operands else batch.output(result)
     cls.op.fn(*(batch[f] for f in cls.operands), out=out)
+
+
+def _run_on_views(cls: type, batch: VertexBatch, views: dict) -> None:
+    """The op on the views of memory: by the team's threads, a range of the output's rows
+    each, when C computes it alike (``flat_views.views_plan``: found on the first run, kept
+    while memory is the same arrays); else ``apply_on_views``."""
+    fields = (*cls.operands, cls.elements_field)
+    pools = tuple(batch.pool(f) for f in fields)
+    kept = batch.cache.get(_TEAM)
+    found = kept is not None and all(a is b for a, b in zip(kept[0], pools, strict=True))
+    if found and kept[1] is not None:
+        kept[1].run(workers.cores())
+        return
+    args = [views[f].of(batch.pool(f)) for f in cls.operands]
+    out = views[cls.elements_field].of(batch.pool(cls.elements_field))
+    if not found:
+        kept = batch.cache[_TEAM] = (pools, views_plan(cls.op.fn, args, out))
+        if kept[1] is not None:
+            kept[1].run(workers.cores())
+            return
+    apply_on_views(cls.op.fn, args, out)
 
 
 @functools.cache

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ipu_engine.codelets import team
 from ipu_engine.codelets.scratch import scratch
 from ipu_engine.poplar import strided
 from ipu_engine.poplar.arrays import memory_view, strided_pattern
@@ -72,6 +73,26 @@ def apply_on_views(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarr
         fn(*rows, out=out)
     else:
         fn(*args, out=out)
+
+
+def views_plan(fn: Callable[..., Any], args: list[np.ndarray], out: np.ndarray) -> Any:
+    """``apply_on_views``' work as a team plan cut by the output's rows (``team``: run on
+    every core without the GIL, the same values), when C computes ``fn`` alike
+    (``team.map_steps``): on the views as they are, or -- an operand read across the
+    output's rows, of any count of rows -- on the output after that operand is copied
+    into it (``strided.copy``'s tiles); else None (``apply_on_views`` runs it)."""
+    nbytes = sum(a.nbytes for a in args) + out.nbytes
+    if not (_rows_out(out) and any(map(across_rows, args))):
+        steps = team.map_steps(fn, args, out)
+        return None if steps is None else team.rows_plan(steps, len(out), nbytes)
+    into = _into_output(args, out)
+    if into is None:
+        return None
+    source = args[into]
+    made = team.map_steps(fn, [out if k == into else a for k, a in enumerate(args)], out)
+    if made is None:
+        return None
+    return team.rows_plan(lambda r: [("copy", out[r], source[r]), *made(r)], len(out), nbytes)
 
 
 def _rows_out(out: np.ndarray) -> bool:

@@ -17,8 +17,9 @@ import re
 
 import numpy as np
 
-from ipu_engine.codelets import kernels
+from ipu_engine.codelets import kernels, team
 from ipu_engine.codelets.flat_views import SOURCE_ORDER_MIN_ROWS, across_rows, flat_views
+from ipu_engine.poplar import workers
 from ipu_engine.poplar.vertex import VertexBatch
 
 _BOUND = re.compile(r"(maximum|minimum)\(_1, ([^(),_]+)\)")
@@ -54,9 +55,16 @@ def run_bound(batch: VertexBatch, c: float, maximum: bool) -> bool:
             return False  # run in the operand's order (``apply_on_views``): the general path
         if not same and not _apart(x, out):
             return False  # numpy copies an overlapping operand first: the general path
-        kept = batch.cache[_KEPT] = (pools, x, out)
-    _, x, out = kept
-    kernels.bound(x, out, np.float32(c), maximum)
+        native = team.rows_plan(
+            lambda r: [("bound", x[r], out[r], c, maximum)], out.shape[0] if out.ndim else 0,
+            x.nbytes + out.nbytes,
+        )  # fmt: skip
+        kept = batch.cache[_KEPT] = (pools, x, out, native)
+    _, x, out, native = kept
+    if native is not None:  # the team's threads, a range of rows each
+        native.run(workers.cores())
+    else:
+        kernels.bound(x, out, np.float32(c), maximum)
     return True
 
 

@@ -48,7 +48,7 @@ def _bound(fn: np.ufunc, maximum: bool) -> Callable[..., np.ndarray]:
             and a.shape == out.shape
             and np.ndim(b) == 0
             and np.asarray(b).dtype == np.float32
-            and (not np.may_share_memory(a, out) or _same_view(a, out))
+            and (not np.may_share_memory(a, out) or same_view(a, out))
         ):
             kernels.bound(a, out, float(b), maximum)
             return out
@@ -57,7 +57,7 @@ def _bound(fn: np.ufunc, maximum: bool) -> Callable[..., np.ndarray]:
     return apply
 
 
-def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
+def same_view(a: np.ndarray, b: np.ndarray) -> bool:
     return a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and (
         a.strides == b.strides
     )
@@ -67,7 +67,7 @@ _maximum = _bound(np.maximum, True)
 _minimum = _bound(np.minimum, False)
 
 
-def _relu(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+def relu(x: np.ndarray, out: np.ndarray) -> np.ndarray:
     zero = np.float32(0) if x.dtype == np.float32 else 0
     return _maximum(x, zero, out=out)
 
@@ -141,7 +141,7 @@ UNARY_OPS = _ops(
     ElementOp("INVERSE", np.reciprocal, 1, 4.0, float_only=True),
     ElementOp("TANH", np.tanh, 1, 12.0, 6, float_only=True),
     ElementOp("SIGMOID", _sigmoid, 1, 14.0, 6, float_only=True),
-    ElementOp("RELU", _relu, 1, 0.5),
+    ElementOp("RELU", relu, 1, 0.5),
     ElementOp("GELU", _gelu, 1, 20.0, 10, float_only=True),
     ElementOp("SIGNUM", np.sign, 1, 1.0),
     ElementOp("CEIL", np.ceil, 1, 1.0, float_only=True),

@@ -8,9 +8,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from ipu_engine.codelets import kernels
+from ipu_engine.codelets import kernels, team
 from ipu_engine.codelets.partials_runs import ShiftedPartials, output_span, shifted_partials
 from ipu_engine.common.types import FLOAT, UNSIGNED_INT, Type
+from ipu_engine.poplar import workers
 from ipu_engine.poplar.arrays import memory_view
 from ipu_engine.poplar.codelet_registry import register_builtin
 from ipu_engine.poplar.cost_model.constants import SUPERVISOR_OVERHEAD_CYCLES
@@ -76,7 +77,7 @@ def reduce_codelet(
         pools = (batch.pool("in"), batch.pool("out"))
         kept = batch.cache.get("kept_sum")
         if kept is not None and kept[0][0] is pools[0] and kept[0][1] is pools[1]:
-            kernels.sum_partials(*kept[1])  # the views the last run found, memory's values
+            _sum_kept(kept[1])  # the views the last run found, memory's values
             return
         shifted = shifted_partials(batch)
         if shifted is not None:
@@ -166,9 +167,15 @@ def _reduce_shifted(
             # memory per partial -- a ResNet-50 run's partials are ~200 MB of it)
             if ufunc is np.add and pool.dtype == np.float32:
                 partials = memory_view(pool, lo, (shifted.depth, hi - lo), (shifted.shift, 1))
-                kernels.sum_partials(partials, out)
-                # the same views sum the next run's partials (kept while memory is the same)
-                batch.cache["kept_sum"] = ((pool, batch.pool("out")), (partials, out))
+                # the same views sum the next run's partials (kept while memory is the same),
+                # by the team's threads a range of outputs each (the same sums: each its own)
+                native = team.rows_plan(
+                    lambda r: [("partials", partials[:, r], out[r])], out.size,
+                    partials.nbytes + out.nbytes,
+                )  # fmt: skip
+                kept = (partials, out) if native is None else native
+                batch.cache["kept_sum"] = ((pool, batch.pool("out")), kept)
+                _sum_kept(kept)
                 return
             out[...] = pool[lo:hi]
             for p in range(1, shifted.depth):
@@ -199,6 +206,14 @@ def _reduce_shifted(
     if np.any(scale != 1):
         result = result * scale
     batch.output("out")[...] = result
+
+
+def _sum_kept(kept: team.TeamPieces | tuple[np.ndarray, np.ndarray]) -> None:
+    """A kept reduction: its team plan, or its views summed by ``kernels.sum_partials``."""
+    if isinstance(kept, team.TeamPieces):
+        kept.run(workers.cores())
+    else:
+        kernels.sum_partials(*kept)
 
 
 def _sum_partials(

@@ -8,6 +8,7 @@ import numpy as np
 
 from ipu_engine import FLOAT, Graph, IPUModel, Sequence, popops, poputil
 from ipu_engine.codelets import flat_views as flat_views_module
+from ipu_engine.codelets import team
 from ipu_engine.codelets.flat_views import apply_on_views, strided_pattern
 from tests.ipu_engine.conftest import run_program
 
@@ -114,8 +115,10 @@ def _scale_nhwc_into_nchw(h: int, w: int, c: int) -> None:
 
 def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
     """A per-channel scale of a 320-channel NHWC activation into its NCHW view (1 MB):
-    the activation read across the output's rows, so the op runs in the activation's
+    the activation read across the output's rows, so -- without the team (``team``: its
+    copy into the output, then the op, on every core) -- the op runs in the activation's
     order (its rows read contiguously); the same numbers as numpy's."""
+    monkeypatch.setattr(team, "available", lambda: False)
     blocks = []
     real = flat_views_module._transposing
 
@@ -131,9 +134,10 @@ def test_a_large_transposing_op_runs_in_its_operands_order(monkeypatch) -> None:
 
 def test_a_transposing_op_of_fewer_rows_copies_its_operand_into_rows_first(monkeypatch) -> None:
     """A per-channel scale of a 64-channel NHWC activation into its NCHW view: the
-    activation is read across the output's rows, so it is first copied in the output's
-    order (``strided.copy``, tiles in registers), the scale is not; the same numbers as
-    numpy's."""
+    activation is read across the output's rows, so -- without the team -- it is first
+    copied in the output's order (``strided.copy``, tiles in registers), the scale is
+    not; the same numbers as numpy's."""
+    monkeypatch.setattr(team, "available", lambda: False)
     blocks = []
     real = flat_views_module.in_rows
 
