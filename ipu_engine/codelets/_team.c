@@ -14,6 +14,7 @@
 #include "_team.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,18 @@ relax(void)
 #endif
 }
 
+/* Waiting a turn: a pause at first, then the CPU given up, so that a thread sharing this
+ * CPU (the scheduler may wake a helper on its caller's) runs instead of waiting for a
+ * time slice to end. */
+static inline void
+wait_turn(unsigned *turns)
+{
+    if (++*turns < 64)
+        relax();
+    else
+        sched_yield();
+}
+
 static long long
 now_ns(void)
 {
@@ -221,7 +234,7 @@ helper_main(void *unused)
                 pthread_mutex_unlock(&lock);
                 break;
             }
-            relax();
+            sched_yield(); /* a caller on this CPU runs at once */
             now = atomic_load(&generation);
         }
         seen = now;
@@ -281,11 +294,12 @@ run_job(Job *job, int threads)
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
     work(job, 0);
+    unsigned turns = 0;
     while (atomic_load(&job->done) < job->count) /* a helper's last piece */
-        relax();
+        wait_turn(&turns);
     atomic_store(&open_job, 0);
     while (atomic_load(&inside) > 0) /* a helper that joined leaves it before it ends */
-        relax();
+        wait_turn(&turns);
 }
 
 static PyObject *
