@@ -40,13 +40,7 @@ add_into(const Strided *out, const Strided *other)
         else
             for (Py_ssize_t i = 0; i < n; i++)
                 *(float *)(dst + i * os) = *(float *)(dst + i * os) + *(const float *)(src + i * ps);
-        int k = inner - 1; /* the next index of the outer axes, last fastest */
-        for (; k >= 0; k--) {
-            if (++index[k] < out->shape[k])
-                break;
-            index[k] = 0;
-        }
-        if (k < 0)
+        if (!strided_next_outer(index, out->shape, inner))
             return;
     }
 }

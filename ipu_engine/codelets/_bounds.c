@@ -123,13 +123,7 @@ bound(const Strided *x, const Strided *out, float c, int maximum)
         else
             for (Py_ssize_t i = 0; i < n; i++)
                 *(float *)(dst + i * os) = bound_one(*(const float *)(src + i * xs), c, maximum);
-        int k = inner - 1; /* the next index of the outer axes, last fastest */
-        for (; k >= 0; k--) {
-            if (++index[k] < x->shape[k])
-                break;
-            index[k] = 0;
-        }
-        if (k < 0)
+        if (!strided_next_outer(index, x->shape, inner))
             return;
     }
 }

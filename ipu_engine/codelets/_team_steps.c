@@ -95,13 +95,7 @@ run_binary(const Strided *out, const Strided *a, const Strided *b, int op)
                 *(float *)(dst + i * os) =
                     binary_one(op, *(const float *)(pa + i * as), *(const float *)(pb + i * bs));
         }
-        int k = inner - 1; /* the next index of the outer axes, last fastest */
-        for (; k >= 0; k--) {
-            if (++index[k] < out->shape[k])
-                break;
-            index[k] = 0;
-        }
-        if (k < 0)
+        if (!strided_next_outer(index, out->shape, inner))
             return;
     }
 }

@@ -24,21 +24,30 @@ _SUFFIXES = ("", "64_")
 
 
 @functools.cache
-def _openblas() -> tuple[Any, Any] | None:
-    """(get_num_threads, set_num_threads) of the OpenBLAS numpy loaded, or None."""
+def openblas_libraries() -> tuple[Any, ...]:
+    """The OpenBLAS libraries this process has loaded (numpy's among them), as ctypes
+    libraries: found in ``/proc/self/maps``, as threadpoolctl finds them; none elsewhere."""
     import numpy  # noqa: F401 - loads the BLAS library first
 
     maps = Path("/proc/self/maps")
     try:
         lines = maps.read_text().splitlines() if maps.exists() else []
     except OSError:
-        return None
+        return ()
     paths = {line.split()[-1] for line in lines if "openblas" in line.lower() and "/" in line}
+    found = []
     for path in sorted(paths):
         try:
-            lib = ctypes.CDLL(path)
+            found.append(ctypes.CDLL(path))
         except OSError:
             continue
+    return tuple(found)
+
+
+@functools.cache
+def _openblas() -> tuple[Any, Any] | None:
+    """(get_num_threads, set_num_threads) of the OpenBLAS numpy loaded, or None."""
+    for lib in openblas_libraries():
         for prefix in _PREFIXES:
             for suffix in _SUFFIXES:
                 get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)

@@ -53,7 +53,7 @@ def run_bound(batch: VertexBatch, c: float, maximum: bool) -> bool:
         same = x.__array_interface__ == out.__array_interface__
         if rows and out.shape[0] >= SOURCE_ORDER_MIN_ROWS:
             return False  # run in the operand's order (``apply_on_views``): the general path
-        if not same and not _apart(x, out):
+        if not same and not team.apart(x, out):
             return False  # numpy copies an overlapping operand first: the general path
         native = team.rows_plan(
             lambda r: [("bound", x[r], out[r], c, maximum)], out.shape[0] if out.ndim else 0,
@@ -66,12 +66,3 @@ def run_bound(batch: VertexBatch, c: float, maximum: bool) -> bool:
     else:
         kernels.bound(x, out, np.float32(c), maximum)
     return True
-
-
-def _apart(x: np.ndarray, out: np.ndarray) -> bool:
-    """Whether no element of ``x`` is one of ``out`` (engine memory interleaves tensors
-    tile by tile, so their bounds overlap where their elements do not)."""
-    try:
-        return not np.shares_memory(x, out, max_work=100_000)
-    except np.exceptions.TooHardError:
-        return False

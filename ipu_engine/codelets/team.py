@@ -20,13 +20,12 @@ import ctypes
 import functools
 import itertools
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ipu_engine.codelets import kernels, ops_table
-from ipu_engine.codelets.blas_threads import one_blas_thread
+from ipu_engine.codelets.blas_threads import one_blas_thread, openblas_libraries
 from ipu_engine.codelets.conv_products import product, windowed
 from ipu_engine.poplar import workers
 
@@ -55,17 +54,7 @@ def available() -> bool:
 
 
 def _sgemm_address() -> int | None:
-    maps = Path("/proc/self/maps")
-    try:
-        lines = maps.read_text().splitlines() if maps.exists() else []
-    except OSError:
-        return None
-    paths = {line.split()[-1] for line in lines if "openblas" in line.lower() and "/" in line}
-    for path in sorted(paths):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for lib in openblas_libraries():
         for name in _SGEMM_NAMES:
             fn = getattr(lib, name, None)
             if fn is not None:
@@ -190,7 +179,7 @@ def map_steps(fn: Any, args: Sequence[np.ndarray], out: np.ndarray) -> Callable 
     arrays = [*args, out]
     if any(a.dtype != np.float32 or a.shape != out.shape for a in arrays) or out.ndim < 1:
         return None
-    if not all(ops_table.same_view(a, out) or _apart(a, out) for a in args):
+    if not all(ops_table.same_view(a, out) or apart(a, out) for a in args):
         return None  # numpy copies an operand that overlaps the output first
     if fn in _BINARY and len(args) == 2:
         op = _BINARY[fn]
@@ -200,7 +189,7 @@ def map_steps(fn: Any, args: Sequence[np.ndarray], out: np.ndarray) -> Callable 
     return None
 
 
-def _apart(a: np.ndarray, out: np.ndarray) -> bool:
+def apart(a: np.ndarray, out: np.ndarray) -> bool:
     """Whether no element of ``a`` is one of ``out`` (engine memory interleaves tensors
     tile by tile, so their bounds overlap where their elements do not)."""
     try:

@@ -46,6 +46,19 @@ int strided_same_dims(const Strided *a, int a0, const Strided *b, int b0, int co
  * time. */
 void strided_copy(const Strided *dst, const Strided *src);
 
+/* Steps ``index`` over the outer axes [0, inner) of ``shape``, the last fastest: 0 once
+ * every index has been visited. */
+static inline int
+strided_next_outer(Py_ssize_t *index, const Py_ssize_t *shape, int inner)
+{
+    for (int k = inner - 1; k >= 0; k--) {
+        if (++index[k] < shape[k])
+            return 1;
+        index[k] = 0;
+    }
+    return 0;
+}
+
 typedef float Row16 __attribute__((vector_size(16 * sizeof(float))));
 typedef int32_t Lane16 __attribute__((vector_size(16 * sizeof(int32_t))));
 
