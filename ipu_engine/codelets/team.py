@@ -3,7 +3,9 @@
 A compute set's kept calls (``conv_kept``) cut into pieces (``plan_parts``) are compiled
 once into steps C runs alone: the BLAS products through numpy's own OpenBLAS (its
 ``cblas_sgemm``, by address, with the arguments numpy's matmul gives it), the biases added
-to rows, the window copies, the blanks zeroed, the depthwise sums. Each compute set then
+to rows, the window copies, the blanks zeroed, the depthwise sums -- and so are the
+memory-bound steps, a range of the output's rows a piece (``rows_plan``: element-wise
+operations, ReLU and Clip's bounds, a reduction's partials). Each compute set then
 releases the GIL once; the caller and native helper threads take the pieces in turn, and a
 helper that has just run a piece watches for the next compute set's for a short while
 instead of sleeping. With Python helpers (``workers``) a hand-over cost ~50 us -- a
@@ -12,6 +14,7 @@ is a few microseconds, and work of a tenth of that is shared.
 
 A plan is compiled only when every call is one of these and C computes what the Python
 call does to the bit (numpy would make the same BLAS call); otherwise it stays Python.
+Without numpy's OpenBLAS product found (``available``) the team is off.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ class TeamPieces:
     @property
     def steps(self) -> list[tuple[str, ...]]:
         """Each piece's steps by kind (``gemm``, ``add``, ``copy``, ``zero``,
-        ``depthwise``)."""
+        ``depthwise``, ``binary``, ``bound``, ``partials``)."""
         return self.plan.steps
 
     def run(self, threads: int, others: Sequence[TeamPieces] = ()) -> None:
