@@ -157,7 +157,7 @@ fail:
 typedef struct {
     Plan *const *plans;
     Py_ssize_t plan_count, count; /* plans, pieces in all */
-    atomic_long next, done;
+    atomic_long next; /* the next piece to take */
     atomic_int failed;
 } Job;
 
@@ -225,7 +225,6 @@ work(Job *job, int helper)
                 atomic_store(&job->failed, 1);
         if (helper)
             atomic_fetch_add(&helped, 1);
-        atomic_fetch_add(&job->done, 1);
     }
 }
 
@@ -304,11 +303,9 @@ run_job(Job *job, int threads)
     atomic_store(&open_job, gen);
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
-    work(job, 0);
-    while (atomic_load(&job->done) < job->count) /* a helper's last piece */
-        wait_for(atomic_load(&helper_cpu));
+    work(job, 0); /* returns once every piece is taken */
     atomic_store(&open_job, 0);
-    while (atomic_load(&inside) > 0) /* a helper that joined leaves it before it ends */
+    while (atomic_load(&inside) > 0) /* the helpers' last pieces: each leaves after its own */
         wait_for(atomic_load(&helper_cpu));
 }
 
@@ -337,7 +334,6 @@ plan_run(Plan *self, PyObject *args)
     }
     Job job = {.plans = plans, .plan_count = given, .count = count};
     atomic_init(&job.next, 0);
-    atomic_init(&job.done, 0);
     atomic_init(&job.failed, 0);
     Py_BEGIN_ALLOW_THREADS
     run_job(&job, threads);

@@ -310,3 +310,34 @@ def test_an_engines_batch_norm_and_partials_run_as_team_plans_equal_to_numpy(mon
         np.testing.assert_array_equal(got["y"], np.maximum(scaled, np.float32(0)))
     kept = [c[elementwise._TEAM][1] for c in runner_caches(engine) if elementwise._TEAM in c]
     assert len(kept) == 3 and all(isinstance(k, team.TeamPieces) for k in kept)
+
+
+def test_callers_on_several_threads_each_get_their_own_results() -> None:
+    """Three Python threads run their own plans on the team at once, again and again (the
+    GIL is released in each run): every run of every plan computes its own outputs, none
+    left unwritten or written by another's job, and none waits forever."""
+    import threading
+
+    plans = []
+    for _ in range(3):
+        a, b = _random(64, 50), _random(50, 40)
+        outs = [np.zeros((64, 40), F32) for _ in range(16)]
+        plans.append((a @ b, outs, team._kernels.team_plan([[("gemm", a, b, c)] for c in outs])))
+    wrong: list[int] = []
+
+    def runs(want: np.ndarray, outs: list[np.ndarray], plan) -> None:
+        for i in range(200):
+            for c in outs:
+                c[...] = np.nan
+            plan.run(2)
+            if not all(np.array_equal(c, want) for c in outs):
+                wrong.append(i)
+                return
+
+    threads = [threading.Thread(target=runs, args=plan) for plan in plans]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
+    assert wrong == []
