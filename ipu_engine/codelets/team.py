@@ -131,22 +131,15 @@ def _product_steps(
     patches: np.ndarray, weights: np.ndarray, b: np.ndarray | None, direct: np.ndarray
 ) -> list[Step]:
     """``np.matmul(patches, weights, out=direct)`` as its layers' products (the calls
-    numpy's loop makes), then the bias added."""
-    steps: list[Step] = [
-        ("gemm", patches[_layer(patches, at)], weights[_layer(weights, at)], direct[at])
-        for at in np.ndindex(*direct.shape[:-2])
-    ]
+    numpy's loop makes, its operands broadcast over the output's layers as matmul
+    broadcasts them), then the bias added."""
+    lead = direct.shape[:-2]
+    patches = np.broadcast_to(patches, (*lead, *patches.shape[-2:]))
+    weights = np.broadcast_to(weights, (*lead, *weights.shape[-2:]))
+    steps: list[Step] = [("gemm", patches[at], weights[at], direct[at]) for at in np.ndindex(*lead)]
     if b is not None:
         steps.append(("add", direct, np.broadcast_to(b, direct.shape)))
     return steps
-
-
-def _layer(operand: np.ndarray, at: tuple[int, ...]) -> tuple[int, ...]:
-    """The index of the layer ``at`` of the output in ``operand``, broadcast as matmul
-    does (leading dimensions aligned from the right, a dimension of one for all)."""
-    lead = operand.ndim - 2
-    mine = zip(operand.shape[:lead], at[len(at) - lead :], strict=True)
-    return tuple(0 if n == 1 else i for n, i in mine)
 
 
 # numpy's float32 operations a "binary" step makes alike (one IEEE operation an element)
@@ -162,12 +155,10 @@ def rows_plan(steps_of: Callable[[slice], list[Step]], rows: int, nbytes: int) -
     transposing copy's tiles)."""
     if not available() or rows < 1:
         return None
-    count = min(rows, 4 * workers.allowed())
-    if rows >= 64:
-        bounds = [16 * ((rows * k // count) // 16) for k in range(count)] + [rows]
-    else:
-        bounds = [rows * k // count for k in range(count + 1)]
-    parts = [slice(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+    parts = workers.split(rows, 4 * workers.allowed())
+    if rows >= 64:  # each start moved down to a multiple of 16
+        bounds = [16 * (part.start // 16) for part in parts] + [rows]
+        parts = [slice(a, b) for a, b in itertools.pairwise(bounds) if b > a]
     try:
         plan = _kernels.team_plan([steps_of(part) for part in parts])
     except (ValueError, TypeError):
