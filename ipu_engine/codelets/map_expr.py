@@ -8,7 +8,7 @@ import numpy as np
 
 from ipu_engine.codelets.elementwise import ElementwiseVertex
 from ipu_engine.codelets.flat_views import apply_on_views, flat_views
-from ipu_engine.codelets.map_bound import bound_of, run_bound
+from ipu_engine.codelets.map_bound import bounds_of, run_bound
 from ipu_engine.common.types import BOOL, Type
 from ipu_engine.poplar.codelet_registry import register_builtin
 from ipu_engine.poplar.vertex import Input, Output, VertexBatch
@@ -52,10 +52,10 @@ def _map_codelet(text: str, expr: Expr, in_types: tuple[Type, ...], out_type: Ty
     fields = {f"in{i}": Input(t) for i, t in enumerate(in_types)}
     dtype = in_types[0].numpy_dtype
 
-    bound = bound_of(text, dtype) if len(in_types) == 1 else None
+    bounds = bounds_of(text, dtype) if len(in_types) == 1 else None
 
     def compute_batch(cls: type, batch: VertexBatch) -> None:
-        if bound is not None and run_bound(batch, *bound):  # ReLU6, Clip: one C call
+        if bounds is not None and run_bound(batch, bounds):  # ReLU6, Clip: C calls
             return
         names = tuple(f"in{i}" for i in range(cls.num_inputs))
         # on strided views of memory in the outputs' address order, as element-wise ops

@@ -202,11 +202,32 @@ def prelu(ctx: NodeContext, x: Any, slope: Any) -> Any:
 def clip(ctx: NodeContext, x: Any, low: Any = None, high: Any = None) -> Any:
     if ctx.opset < 11:
         low, high = ctx.attr("min"), ctx.attr("max")
+    clamp = _clamp(x, low, high)
+    if clamp is not None:
+        return map_expr(clamp, x)
     if low is not None:
         x = np.maximum(x, low) if not traced(x) else ops.maximum(*_operands(x, low))
     if high is not None:
         x = np.minimum(x, high) if not traced(x) else ops.minimum(*_operands(x, high))
     return x
+
+
+def _clamp(x: Any, low: Any, high: Any) -> pe.Expr | None:
+    """Clip of a traced float tensor by bounds known on the host as one map, as PopART
+    lowers it (popops' clamp): ``min(max(_1, low), high)``, one pass over memory. None
+    where a bound is traced or not one value."""
+    if not traced(x) or traced(low, high) or not x.dtype.is_float:
+        return None
+    bounds = [np.asarray(b) for b in (low, high) if b is not None]
+    if not bounds or any(b.size != 1 for b in bounds):
+        return None
+    dtype = x.dtype.numpy_dtype
+    e: pe.Expr = _1
+    if low is not None:
+        e = pe.max_(e, np.asarray(low, dtype).item())
+    if high is not None:
+        e = pe.min_(e, np.asarray(high, dtype).item())
+    return e
 
 
 _VARIADIC = {"Max": np.maximum, "Min": np.minimum, "Sum": np.add, "Mean": np.add}
