@@ -146,6 +146,18 @@ def test_a_transpose_copies_every_tile_and_edge() -> None:
         assert not memory[:, :2].any() and not memory[:, cols + 2 :].any()
 
 
+def test_rows_contiguous_in_both_are_copied_row_by_row_between_their_edges() -> None:
+    """Rows inside wider memory on both sides (a tile's rows of a tensor), copied a row at
+    a time: every row lands, nothing beside the rows is touched."""
+    rng = np.random.default_rng(7)
+    for rows, cols, lead in ((1, 200_704, 1), (64, 3136, 1), (5, 3, 2), (3, 17, 4)):
+        source = rng.standard_normal((lead, rows, cols + 7)).astype(np.float32)
+        memory = np.zeros((lead, rows, cols + 5), np.float32)
+        strided.copy(memory[:, :, 2 : cols + 2], source[:, :, 3 : cols + 3])
+        np.testing.assert_array_equal(memory[:, :, 2 : cols + 2], source[:, :, 3 : cols + 3])
+        assert not memory[..., :2].any() and not memory[..., cols + 2 :].any()
+
+
 def test_wrong_calls_are_python_errors() -> None:
     x = np.zeros((4, 4, 1), np.float32)
     w = np.zeros((3, 3, 1, 1), np.float32)
