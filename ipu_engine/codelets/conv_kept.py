@@ -17,12 +17,14 @@ windowed products whose window copies are the same (ResNet-50's 7x7 convolution 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ipu_engine.codelets import plan_parts, team
+from ipu_engine.codelets.blas_threads import one_blas_thread
 from ipu_engine.codelets.conv_products import Operands, product, windowed
 from ipu_engine.poplar import workers
 from ipu_engine.poplar.arrays import memory_view
@@ -40,8 +42,17 @@ def run_plan(batch: VertexBatch, pools: tuple[np.ndarray, ...]) -> bool:
     if plan is None or any(a is not b for a, b in zip(plan[0], pools, strict=True)):
         batch.cache[_LOG] = []
         return False
-    workers.run_pieces(plan[1])
+    _run_kept(plan[1])
+    batch.repeat(functools.partial(_run_kept, plan[1]))  # the next runs: this call alone
     return True
+
+
+def _run_kept(pieces: workers.Pieces) -> None:
+    if pieces.native is not None:  # the team's run keeps BLAS on one thread itself
+        workers.run_pieces(pieces)
+        return
+    with one_blas_thread():  # BLAS products on several cores at once
+        workers.run_pieces(pieces)
 
 
 def log_call(batch: VertexBatch, fn: Callable[..., Any], args: tuple) -> None:

@@ -84,7 +84,9 @@ def _run_on_views(cls: type, batch: VertexBatch, views: dict) -> None:
     kept = batch.cache.get(_TEAM)
     found = kept is not None and all(a is b for a, b in zip(kept[0], pools, strict=True))
     if found and kept[1] is not None:
-        kept[1].run(workers.cores())
+        run = functools.partial(_run_team, kept[1])
+        run()
+        batch.repeat(run)  # the next runs: this call alone
         return
     args = [views[f].of(batch.pool(f)) for f in cls.operands]
     out = views[cls.elements_field].of(batch.pool(cls.elements_field))
@@ -94,6 +96,10 @@ def _run_on_views(cls: type, batch: VertexBatch, views: dict) -> None:
             kept[1].run(workers.cores())
             return
     apply_on_views(cls.op.fn, args, out)
+
+
+def _run_team(plan: Any) -> None:  # a team.TeamPieces
+    plan.run(workers.cores())
 
 
 @functools.cache

@@ -15,6 +15,7 @@ values are numpy's bit for bit (``kernels.bound``).
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -71,13 +72,20 @@ def run_bound(batch: VertexBatch, bounds: list[Bound]) -> bool:
             len(bounds) * (x.nbytes + out.nbytes),
         )  # fmt: skip
         kept = batch.cache[_KEPT] = (pools, x, out, native)
-    _, x, out, native = kept
+    run = functools.partial(_run_kept, *kept[1:], bounds)
+    run()
+    batch.repeat(run)  # the next runs: this call alone
+    return True
+
+
+def _run_kept(
+    x: np.ndarray, out: np.ndarray, native: team.TeamPieces | None, bounds: list[Bound]
+) -> None:
     if native is not None:  # the team's threads, a range of rows each
         native.run(workers.cores())
-        return True
+        return
     for _, source, target, c, maximum in _steps(x, out, bounds):
         kernels.bound(source, target, np.float32(c), maximum)
-    return True
 
 
 def _steps(x: np.ndarray, out: np.ndarray, bounds: list[Bound]) -> list[tuple]:

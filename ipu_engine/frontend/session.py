@@ -9,6 +9,7 @@ arrays to the feeds, runs, and returns the outfeeds' arrays.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -139,7 +140,7 @@ class DeviceSession:
             self.engine.connect_stream(feed.name, host_input(array, feed))
         outputs = []
         for feed in self.built.outfeeds:
-            count = self.built.copies_per_run * feed.replicas * int(np.prod(feed.shape))
+            count = self.built.copies_per_run * feed.replicas * math.prod(feed.shape)
             out = np.empty(count, dtype=feed.type.numpy_dtype)
             self.engine.connect_stream(feed.name, out)
             outputs.append(out)

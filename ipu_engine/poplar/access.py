@@ -186,7 +186,9 @@ class RunsAccess:
         pool = memory[self.type]
         if self.rows is not None:
             grid = self._grid(pool)
-            grid[...] = np.broadcast_to(values, (self.size,)).reshape(grid.shape)
+            if values.size != self.size:  # one value for every element
+                values = np.broadcast_to(values, (self.size,))
+            grid[...] = values.reshape(grid.shape)
         else:
             pool[self.runs.addresses()] = values
 

@@ -192,6 +192,9 @@ class VertexSizes:
         return self._state[name]
 
 
+REPEAT = "repeat"  # the key ``VertexBatch.repeat`` keeps its run under, for the engine
+
+
 class VertexBatch:
     """Every vertex of one codelet in one compute set, as concatenated numpy columns.
 
@@ -272,6 +275,13 @@ class VertexBatch:
         """The engine memory of field ``name``'s element type (writing into it writes
         memory; write an output's elements only after reading the inputs)."""
         return self._per_vertex.pool(name)
+
+    def repeat(self, run: Callable[[], None]) -> None:
+        """Say that this run's work was ``run()`` on memory as it is: while memory is the
+        same arrays, the next runs of this codelet's vertices call ``run`` alone, without a
+        batch made or this codelet's ``compute_batch`` called (a plan kept in ``cache``,
+        made of views of memory, that reads memory's values when it runs)."""
+        self._cache[REPEAT] = run
 
     @property
     def cache(self) -> dict[Any, Any]:

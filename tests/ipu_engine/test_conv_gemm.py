@@ -292,6 +292,7 @@ def test_a_compute_sets_groups_run_their_kept_calls_together(monkeypatch) -> Non
     pools, pieces = both[0].runners[0].cache["kept_calls_plan"]
     failing = workers.Pieces(((fails, ()), *pieces.calls[1:]), pieces.seconds)
     both[0].runners[0].cache["kept_calls_plan"] = (pools, failing)
+    both[0].runners[0].repeat = None  # the old plan's run, repeated: found again
     name = both[0].groups[0].compute_set.name
     with pytest.raises(ExecutionError, match=f"compute set '{name}' failed: a kept call"):
         engine.run(0)  # raised as the gathered calls ran, after both groups gave theirs
