@@ -2,113 +2,24 @@
 
 Codelets that define ``compute_batch`` get every vertex of the compute set at once as
 concatenated columns (an ``Access`` per field); other codelets run vertex by vertex
-with each field bound as a numpy array.
+with each field bound as a numpy array (``vertex_runner``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import numpy as np
 
 from ipu_engine.common.errors import ExecutionError
-from ipu_engine.common.types import Type
 from ipu_engine.poplar import workers
 from ipu_engine.poplar.access import Access, Memory, RunsAccess, column_access, strided_rows
+from ipu_engine.poplar.compiler.codelet_group import CodeletGroup
+from ipu_engine.poplar.compiler.vertex_runner import VertexRunner
 from ipu_engine.poplar.graph import Graph
-from ipu_engine.poplar.runs import Runs, expand
-from ipu_engine.poplar.vertex import REPEAT, Field, Vertex, VertexBatch, VertexSizes
+from ipu_engine.poplar.runs import expand
+from ipu_engine.poplar.vertex import REPEAT, VertexBatch
 from ipu_engine.poplar.vertices import ComputeSet, EdgeColumn, VertexBlock
-
-
-@dataclass(eq=False)
-class MergedField:
-    """One field over every vertex of a codelet group, with its element type."""
-
-    spec: Field
-    type: Type
-    column: EdgeColumn
-
-
-class CodeletGroup:
-    """Every vertex of one codelet in one compute set."""
-
-    def __init__(self, graph: Graph, cs: ComputeSet, blocks: Sequence[VertexBlock]) -> None:
-        self.codelet: type[Vertex] = blocks[0].codelet
-        self.compute_set = cs
-        self.graph = graph
-        self.first_ids = np.concatenate([np.arange(b.count) + b.first_id for b in blocks])
-        self.tiles = np.concatenate([b.tiles for b in blocks])
-        self.count = int(self.tiles.size)
-        self.fields = {
-            name: _merge(graph, blocks, name, spec) for name, spec in self.codelet.fields.items()
-        }
-        self.state = {
-            name: np.concatenate([b.state[name] for b in blocks]) for name in self.codelet.state
-        }
-        perf = [
-            b.perf_estimate if b.perf_estimate is not None else np.full(b.count, -1, np.int64)
-            for b in blocks
-        ]
-        self.perf_estimate = np.concatenate(perf)
-
-    def edge_vertex(self, name: str) -> np.ndarray:
-        """Index (within the group) of the vertex owning each edge of field ``name``."""
-        col = self.fields[name].column
-        if col.edges_of_vertex is None:
-            return np.arange(self.count)
-        return np.repeat(np.arange(self.count), np.diff(col.edges_of_vertex))
-
-    def sizes(self) -> VertexSizes:
-        elements, edges = {}, {}
-        for name, f in self.fields.items():
-            col = f.column
-            if col.edges_of_vertex is None:
-                elements[name] = np.diff(col.offsets)
-                edges[name] = np.ones(self.count, dtype=np.int64)
-            else:
-                bounds = col.offsets[col.edges_of_vertex]
-                elements[name] = np.diff(bounds)
-                edges[name] = np.diff(col.edges_of_vertex)
-        return VertexSizes(self.count, elements, edges, self.state)
-
-
-def _merge(graph: Graph, blocks: Sequence[VertexBlock], name: str, spec: Field) -> MergedField:
-    columns = [b.edges[name] for b in blocks]
-    elem_type = _edge_type(graph, blocks[0], name, spec)
-    if len(columns) == 1:
-        return MergedField(spec, elem_type, columns[0])
-    sizes = [c.size for c in columns]
-    starts = np.cumsum([0] + sizes[:-1])
-    total = int(sum(sizes))
-    offsets = np.concatenate(
-        [c.offsets[:-1] + s for c, s in zip(columns, starts, strict=True)] + [[total]]
-    ).astype(np.int64)
-    edges_of_vertex = None
-    if spec.vector_of_edges:
-        edge_starts = np.cumsum([0] + [len(c.offsets) - 1 for c in columns[:-1]])
-        parts = [c.edges_of_vertex[:-1] + s for c, s in zip(columns, edge_starts, strict=True)]
-        edges_of_vertex = np.concatenate([*parts, [len(offsets) - 1]]).astype(np.int64)
-    if all(c.runs is not None for c in columns):
-        run_starts = np.cumsum([0] + [len(c.runs) for c in columns[:-1]])
-        run_offsets = np.concatenate(
-            [c.run_offsets[:-1] + s for c, s in zip(columns, run_starts, strict=True)]
-            + [[sum(len(c.runs) for c in columns)]]
-        ).astype(np.int64)
-        runs = Runs(
-            np.concatenate([c.runs.start for c in columns]),
-            np.concatenate([c.runs.length for c in columns]),
-        )
-        column = EdgeColumn(None, offsets, edges_of_vertex, runs=runs, run_offsets=run_offsets)
-        return MergedField(spec, elem_type, column)
-    addr = np.concatenate([c.addr for c in columns])
-    return MergedField(spec, elem_type, EdgeColumn(addr, offsets, edges_of_vertex))
-
-
-def _edge_type(graph: Graph, block: VertexBlock, name: str, spec: Field) -> Type:
-    """Templated fields take the type of what they are connected to."""
-    return spec.type or block.edge_types[name]
 
 
 class ComputeSetPlan:
@@ -122,7 +33,7 @@ class ComputeSetPlan:
             by_codelet.setdefault(key, []).append(block)
         self.groups = [CodeletGroup(graph, cs, blocks) for blocks in by_codelet.values()]
         self.runners = [
-            _BatchRunner(g) if g.codelet.compute_batch is not None else _VertexRunner(g)
+            _BatchRunner(g) if g.codelet.compute_batch is not None else VertexRunner(g)
             for g in self.groups
         ]
         self.may_fail = any(not g.codelet.builtin for g in self.groups)
@@ -314,97 +225,3 @@ def edge_grids(col: EdgeColumn) -> list[tuple[int, int, int, int]] | None:
     return list(
         zip(start[first].tolist(), counts.tolist(), n.tolist(), stride.tolist(), strict=True)
     )
-
-
-class _VertexRunner:
-    """Calls ``compute`` once per vertex with its fields bound as numpy arrays."""
-
-    def __init__(self, group: CodeletGroup) -> None:
-        self.group = group
-        # per-vertex codelets bind addresses: made from runs once, here
-        self._addr = {name: f.column.addr for name, f in group.fields.items()}
-        self.vertices = [self._bind(i) for i in range(group.count)]
-        del self._addr
-
-    def _bind(self, i: int) -> list[tuple[str, Field, list[Access] | Access]]:
-        bound = []
-        for name, f in self.group.fields.items():
-            col = f.column
-            addr = self._addr[name]
-            if f.spec.vector_of_edges:
-                e0, e1 = int(col.edges_of_vertex[i]), int(col.edges_of_vertex[i + 1])
-                bound.append(
-                    (
-                        name,
-                        f.spec,
-                        [
-                            Access(f.type, addr[col.offsets[e] : col.offsets[e + 1]])
-                            for e in range(e0, e1)
-                        ],
-                    )
-                )
-            else:
-                acc = Access(f.type, addr[col.offsets[i] : col.offsets[i + 1]])
-                bound.append((name, f.spec, acc))
-        return bound
-
-    def __call__(self, memory: Memory) -> None:
-        g = self.group
-        cls = g.codelet
-        attrs = cls.attributes
-        for i, bound in enumerate(self.vertices):
-            vertex = cls.__new__(cls)
-            given: dict[str, object] = {}
-            for name, spec, acc in bound:
-                value = _bind_value(memory, spec, acc)
-                given[name] = value
-                vertex.__dict__[attrs[name]] = value
-            for name, values in g.state.items():
-                vertex.__dict__[attrs[name]] = values[i]
-            try:
-                ok = vertex.compute()
-            except Exception as exc:
-                raise ExecutionError(
-                    f"{self._describe(i)} raised {type(exc).__name__}: {exc}"
-                ) from exc
-            if ok is False:
-                raise ExecutionError(f"{self._describe(i)} returned False from compute()")
-            for name, spec, acc in bound:
-                if spec.direction.writes:
-                    self._store(
-                        memory, i, name, spec, acc, given[name], vertex.__dict__[attrs[name]]
-                    )
-
-    def _describe(self, i: int) -> str:
-        g = self.group
-        return (
-            f"vertex {int(g.first_ids[i])} ({g.codelet.type_name}) on tile {int(g.tiles[i])} "
-            f"in compute set {g.compute_set.name!r}"
-        )
-
-    def _store(self, memory, i, name, spec, acc, given, result) -> None:  # noqa: ANN001
-        if spec.vector_of_edges:
-            for e, (edge_acc, edge_value) in enumerate(zip(acc, result, strict=True)):
-                self._store_one(memory, i, f"{name}[{e}]", edge_acc, given[e], edge_value)
-        else:
-            self._store_one(memory, i, name, acc, given, result)
-
-    def _store_one(self, memory, i, name, acc, given, result) -> None:  # noqa: ANN001
-        if result is given and isinstance(given, np.ndarray):
-            acc.store_back(memory, given)
-            return
-        values = np.asarray(result)
-        if values.size != acc.size:
-            raise ExecutionError(
-                f"{self._describe(i)}: output {name!r} got {values.size} values for a field "
-                f"of {acc.size} elements"
-            )
-        acc.store(memory, values.reshape(-1))
-
-
-def _bind_value(memory: Memory, spec: Field, acc: list[Access] | Access) -> object:
-    if isinstance(acc, list):
-        return [a.writable(memory) if spec.direction.writes else a.read(memory) for a in acc]
-    if spec.scalar:
-        return acc.read(memory)[0]
-    return acc.writable(memory) if spec.direction.writes else acc.read(memory)

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ipu_engine.poplar.arrays import unique_counts
+from ipu_engine.poplar.compiler.codelet_group import CodeletGroup
 from ipu_engine.poplar.compiler.steps import Step, StepKind
-from ipu_engine.poplar.compiler.vertex_plans import CodeletGroup, ComputeSetPlan
+from ipu_engine.poplar.compiler.vertex_plans import ComputeSetPlan
 from ipu_engine.poplar.cost_model import constants as C  # noqa: N812 - reads like a formula
 from ipu_engine.poplar.cost_model.exchange import ExchangeTraffic, RearrangedTraffic
 from ipu_engine.poplar.target import Target
