@@ -42,37 +42,20 @@ from ipu_engine.poplar.graph import Graph, graph_arg
 from ipu_engine.poplar.host_streams import CallbackStream, CircularBuffer
 from ipu_engine.poplar.journal_codec import journal_record
 from ipu_engine.poplar.options import EngineOptions, parse_options
+from ipu_engine.poplar.out_array import check_out
 from ipu_engine.poplar.program import Program
 from ipu_engine.poplar.report.autoreport import AutoReport, GraphRecord
 from ipu_engine.poplar.report.blocks import BlockRecorder
 from ipu_engine.poplar.report.builder import build_debug, build_profile, build_run, new_report_id
 from ipu_engine.poplar.report.ipu_tracks import project_run
 from ipu_engine.poplar.report.summary import profile_summary
+from ipu_engine.poplar.run_pace import RunPace
 from ipu_engine.poplar.target import Device
 from ipu_engine.poplar.tensor import Tensor
 from profiler_core.heap import release_free_memory
 from profiler_core.model.profile import ExecutionData, ProfileData, RunData
 
 log = logging.getLogger("poplar")
-
-
-def _check_out(out: Any, tensor: Tensor, what: str) -> None:
-    """``read_tensor``'s ``out``: a writable numpy array of the tensor's size whose dtype
-    holds the tensor's values without loss."""
-    if not isinstance(out, np.ndarray):
-        raise HandleError(f"{what}: out must be a numpy array, got {type(out).__name__}")
-    if not out.flags.writeable:
-        raise HandleError(f"{what}: out is a read-only array; pass a writable one")
-    if out.size != tensor.num_elements:
-        raise HandleError(
-            f"{what}: the output array has {out.size} elements but tensor {tensor.name!r} "
-            f"has {tensor.num_elements}"
-        )
-    if not np.can_cast(tensor.type.numpy_dtype, out.dtype, "same_kind"):
-        raise HandleError(
-            f"{what}: tensor {tensor.name!r} is {tensor.type!r}; an out array of "
-            f"{out.dtype} cannot hold its values (use {tensor.type.numpy_dtype})"
-        )
 
 
 class Engine:
@@ -139,6 +122,7 @@ class Engine:
         self._print_stream: IO[str] | None = None
         self._handles: dict[tuple[str, str], tuple[Tensor, Access | RunsAccess]] = {}
         self.run_count = 0
+        self._paces: dict[int, RunPace] = {}  # each program's: shared or on one core
         self.last_run_steps = np.zeros(0, dtype=np.int32)
         self._report = AutoReport(self.options, self.program_name)
         self._profile: ProfileData | None = None
@@ -269,7 +253,7 @@ class Engine:
                 pvti.Tracepoint(pvti.tracePoplar, f"Engine::run({index})"),
                 np.errstate(all="ignore"),
             ):
-                runner(ctx)
+                self._paces.setdefault(index, RunPace()).run(lambda: runner(ctx))
         except BaseException as exc:
             if snapshot is not None:
                 self._restore(snapshot)
@@ -375,7 +359,7 @@ class Engine:
         memory = self._loaded(f"read_tensor({handle!r})")
         tensor, access = self._handle("read", handle)
         if out is not None:
-            _check_out(out, tensor, f"read_tensor({handle!r})")
+            check_out(out, tensor, f"read_tensor({handle!r})")
         values = access.read(memory).reshape(tensor.shape).copy()
         if out is not None:
             # out[...] and not out.reshape(-1)[...]: a reshape of a strided array is a copy

@@ -29,7 +29,8 @@ _HELPER_PREFIX = "ipu-codelet"
 
 
 def cores() -> int:
-    """Cores this process may use now: those it may run on, less those other processes
+    """Cores this thread's work may use now (1 within ``alone``): those the process may
+    run on, less those other processes
     kept busy over the last half second or more (the machine's busy time in
     ``/proc/stat`` less this process's own CPU time; the 1-minute load average where
     there is no ``/proc/stat``), looked at most every half second. On a machine whose
@@ -37,6 +38,8 @@ def cores() -> int:
     on 2 cores at load 3, ResNet-50's run took 374 ms on two threads against 312 on one.
     The load average was this module's measure once, and it still counted this
     process's own second thread a minute after a run had ended."""
+    if getattr(_ALONE, "on", False):
+        return 1
     now = time.monotonic()
     last_wall, last_cpu, last_busy, found = _SEEN
     if now - last_wall > 0.5:
@@ -48,6 +51,20 @@ def cores() -> int:
             found = _usable(others)
         _SEEN[:] = [now, cpu, busy, found]
     return int(found)
+
+
+_ALONE = threading.local()  # ``on`` within ``alone`` on this thread
+
+
+@contextlib.contextmanager
+def alone() -> Iterator[None]:
+    """Within, the work this thread gives out runs on it alone (``cores`` is 1)."""
+    before = getattr(_ALONE, "on", False)
+    _ALONE.on = True
+    try:
+        yield
+    finally:
+        _ALONE.on = before
 
 
 # when last looked (wall, own CPU time, the machine's busy seconds), what it found
