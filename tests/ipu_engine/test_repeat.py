@@ -9,41 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
 
+from benchmarks.bench_depthwise import mobilenet_block
 from ipu_engine.onnx import InferenceSession
 from ipu_engine.poplar.compiler import vertex_plans
 
 RNG = np.random.default_rng(49)
-CHANNELS, SIZE = 64, 12
-
-
-def _block():
-    weights = {
-        "dw": RNG.standard_normal((CHANNELS, 1, 3, 3)).astype(np.float32),
-        "dw_bias": RNG.standard_normal(CHANNELS).astype(np.float32),
-        "pw": RNG.standard_normal((CHANNELS, CHANNELS, 1, 1)).astype(np.float32),
-        "low": np.array(0.0, np.float32),
-        "high": np.array(6.0, np.float32),
-    }
-    nodes = [
-        helper.make_node(
-            "Conv", ["x", "dw", "dw_bias"], ["d"], group=CHANNELS, kernel_shape=[3, 3],
-            pads=[1, 1, 1, 1],
-        ),
-        helper.make_node("Clip", ["d", "low", "high"], ["r"]),
-        helper.make_node("Conv", ["r", "pw"], ["y"], kernel_shape=[1, 1]),
-    ]  # fmt: skip
-    shape = [1, CHANNELS, SIZE, SIZE]
-    graph = helper.make_graph(
-        nodes, "block",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
-        [numpy_helper.from_array(v, k) for k, v in weights.items()],
-    )  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+CHANNELS, SIZE = 64, 12  # the benchmark's block (``bench_depthwise``) on a small image
 
 
 def test_kept_compute_sets_repeat_their_call_alone_reading_each_runs_values(monkeypatch) -> None:
@@ -55,7 +27,7 @@ def test_kept_compute_sets_repeat_their_call_alone_reading_each_runs_values(monk
             super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(vertex_plans, "VertexBatch", CountedBatch)
-    model = _block()
+    model = mobilenet_block(CHANNELS, SIZE)
     session = InferenceSession(model)
     reference = ort.InferenceSession(model.SerializeToString())
     inputs = [(RNG.standard_normal((1, CHANNELS, SIZE, SIZE)) * 3).astype(np.float32)]

@@ -12,11 +12,12 @@ import time
 import numpy as np
 import pytest
 
+from benchmarks.bench_depthwise import mobilenet_block
 from ipu_engine.codelets import team
 from ipu_engine.onnx import InferenceSession
 from ipu_engine.poplar import run_pace, workers
 from ipu_engine.poplar.run_pace import RunPace
-from tests.ipu_engine.test_repeat import CHANNELS, SIZE, _block
+from tests.ipu_engine.test_repeat import CHANNELS, SIZE
 
 EVERY = run_pace.PROBE_EVERY
 
@@ -99,7 +100,7 @@ def test_an_engines_runs_give_its_team_plans_the_threads_its_pace_says(monkeypat
         real(self, count, others)
 
     monkeypatch.setattr(team.TeamPieces, "run", run)
-    session = InferenceSession(_block())
+    session = InferenceSession(mobilenet_block(CHANNELS, SIZE))
     x = np.random.default_rng(5).standard_normal((1, CHANNELS, SIZE, SIZE)).astype(np.float32)
     want = [session.run(None, {"x": x})[0] for _ in range(3)][-1]
     pace = session.last.engine._paces[0]
